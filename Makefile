@@ -1,0 +1,41 @@
+# hearth's build. The Ollama runtime's llama.cpp is compiled by cgo and needs three C
+# headers the Go module zip leaves out; scripts/cgo-headers.sh provides them in
+# $(INCLUDE) (and installs Debian packages when it may).
+INCLUDE := $(CURDIR)/.cache/include
+export CGO_ENABLED := 1
+export CGO_CPPFLAGS := -I$(INCLUDE) -I/usr/include
+GO ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+# Test runs may set extra flags, e.g. make test TESTFLAGS='-run E2E -v'.
+TESTFLAGS ?=
+
+.PHONY: all build run test vet fmt headers clean
+
+all: build
+
+headers: $(INCLUDE)/miniaudio/miniaudio.h
+
+$(INCLUDE)/miniaudio/miniaudio.h: scripts/cgo-headers.sh
+	bash scripts/cgo-headers.sh $(INCLUDE)
+
+build: headers
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/hearth ./cmd/hearth
+
+run: build
+	./bin/hearth serve $(ARGS)
+
+# The end-to-end tests start the embedded runtime and create script models in a
+# temporary models directory; they need no network.
+test: headers
+	$(GO) vet ./...
+	$(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
+
+vet: headers
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w .
+
+clean:
+	rm -rf bin .cache

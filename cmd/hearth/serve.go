@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"hearth/engine/ollama"
+	"hearth/server"
+)
+
+type serveOptions struct {
+	addr        string
+	dataDir     string
+	ollamaURL   string
+	modelsDir   string
+	logLevel    string
+	shutdownFor time.Duration
+}
+
+func serveCommand() *cobra.Command {
+	o := serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the Open Responses API",
+		Long: `Serve the Open Responses API on --addr.
+
+The runtime: by default hearth starts Ollama's server inside this process on a private
+loopback port (never the 11434 of an Ollama you may run) and re-executes itself as
+"hearth runner" for model runners. --ollama, or OLLAMA_HOST, selects an Ollama server you
+already run instead.
+
+Models: the embedded runtime reads them from --models, else OLLAMA_MODELS, else Ollama's
+default directory (~/.ollama/models), so models you pulled with ollama are there.
+
+Environment: every flag can also be set as HEARTH_<FLAG> (shown next to each flag).
+OLLAMA_HOST selects an external runtime when --ollama is not given; OLLAMA_MODELS sets the
+models directory; other OLLAMA_* variables (OLLAMA_KEEP_ALIVE, OLLAMA_NUM_PARALLEL,
+OLLAMA_CONTEXT_LENGTH, OLLAMA_DEBUG, ...) configure the embedded runtime as they configure
+ollama serve.`,
+		Example: `  hearth serve
+  hearth serve --addr 0.0.0.0:8080 --data /var/lib/hearth
+  hearth serve --ollama http://127.0.0.1:11434`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd.Context(), o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	f.StringVar(&o.dataDir, "data", defaultDataDir(), "directory for hearth's database and keys")
+	f.StringVar(&o.ollamaURL, "ollama", "", "URL of an Ollama server to use instead of the embedded runtime (default $OLLAMA_HOST if set)")
+	f.StringVar(&o.modelsDir, "models", "", "models directory of the embedded runtime (default $OLLAMA_MODELS or ~/.ollama/models)")
+	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	f.DurationVar(&o.shutdownFor, "shutdown-timeout", 10*time.Second, "how long in-flight requests may run after SIGINT or SIGTERM")
+	bindEnv(cmd)
+	return cmd
+}
+
+func serve(parent context.Context, o serveOptions) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	// Signals end the server; the embedded runtime also hears them and stops its runners.
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+
+	rt, err := openRuntime(ctx, o, log)
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.addr, err)
+	}
+	srv := &http.Server{
+		Handler:           server.New(server.Config{Runtime: rt, Logger: log}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	log.Info("hearth listening", "addr", "http://"+ln.Addr().String(), "data", o.dataDir, "version", version)
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	select {
+	case err := <-served:
+		return err
+	case <-rt.Stopped():
+		log.Error("embedded runtime stopped; shutting down")
+	case <-ctx.Done():
+		log.Info("shutting down", "grace", o.shutdownFor)
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), o.shutdownFor)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		log.Warn("shutdown", "error", err)
+	}
+	srv.Close()
+	if rt.Embedded {
+		// The runtime stops its runners on the same signal; wait for that so no runner
+		// outlives hearth.
+		unloadCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		select {
+		case <-rt.Stopped():
+		case <-unloadCtx.Done():
+			_ = rt.UnloadAll(unloadCtx)
+		}
+	}
+	log.Info("stopped")
+	return nil
+}
+
+// openRuntime connects to an external runtime when one is named, else starts the
+// embedded one.
+func openRuntime(ctx context.Context, o serveOptions, log *slog.Logger) (*ollama.Runtime, error) {
+	external := o.ollamaURL
+	source := "--ollama"
+	if external == "" {
+		external, source = os.Getenv("OLLAMA_HOST"), "OLLAMA_HOST"
+	}
+	if external != "" {
+		rt, err := ollama.Connect(external)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+		readyCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		if err := rt.WaitReady(readyCtx); err != nil {
+			// Serve anyway: /healthz reports the runtime down until it comes up.
+			log.Warn("external runtime not reachable yet", "url", rt.URL.String(), "error", err)
+		}
+		log.Info("using external Ollama runtime", "url", rt.URL.String(), "from", source)
+		return rt, nil
+	}
+	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	rt, err := ollama.StartEmbedded(startCtx, ollama.EmbeddedConfig{ModelsDir: o.modelsDir})
+	if err != nil {
+		return nil, fmt.Errorf("start embedded runtime: %w", err)
+	}
+	log.Info("using embedded Ollama runtime", "url", rt.URL.String(), "models", rt.ModelsDir)
+	return rt, nil
+}

@@ -1,0 +1,97 @@
+package ollama
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+
+	"github.com/ollama/ollama/envconfig"
+	"github.com/ollama/ollama/runner"
+	"github.com/ollama/ollama/server"
+)
+
+// RunnerCommand is the sub-command the embedded runtime re-executes this binary with to
+// start a model runner. The program's main must hand it to RunRunner before anything else.
+const RunnerCommand = "runner"
+
+// RunRunner runs a model runner, as the ollama binary does for `ollama runner ...`.
+// args are the process arguments after the program name, starting with RunnerCommand.
+func RunRunner(args []string) error {
+	return runner.Execute(args)
+}
+
+// IsRunnerInvocation reports whether the process was started by the embedded runtime
+// as a model runner.
+func IsRunnerInvocation(args []string) bool {
+	return len(args) > 1 && args[1] == RunnerCommand
+}
+
+// EmbeddedConfig configures an in-process runtime.
+type EmbeddedConfig struct {
+	// Addr is the loopback address the runtime listens on; empty picks a free port, so
+	// hearth never collides with an Ollama the user runs on 11434.
+	Addr string
+	// ModelsDir overrides where models live; empty keeps OLLAMA_MODELS or Ollama's default
+	// (~/.ollama/models), so models the user already pulled are there.
+	ModelsDir string
+}
+
+// embeddedStarted guards against a second start: Ollama's server registers its routes on
+// net/http's default mux and keeps its scheduler in package state, so one process can
+// host exactly one.
+var embeddedStarted bool
+
+// StartEmbedded starts Ollama's own server inside this process and waits until it
+// answers. The runtime reads its configuration from OLLAMA_* environment variables when
+// it starts, so this sets the ones hearth decides (the listen address, the models
+// directory, no pruning of the user's model store) before starting it.
+//
+// The runtime stops model runners itself on SIGINT and SIGTERM; call UnloadAll to stop
+// them without a signal.
+func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Runtime, error) {
+	if embeddedStarted {
+		return nil, fmt.Errorf("an embedded runtime already runs in this process")
+	}
+	addr := cfg.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("embedded runtime listener: %w", err)
+	}
+	embeddedStarted = true
+
+	os.Setenv("OLLAMA_HOST", "http://"+ln.Addr().String())
+	if cfg.ModelsDir != "" {
+		os.Setenv("OLLAMA_MODELS", cfg.ModelsDir)
+	}
+	// Pruning deletes blobs no manifest names; an Ollama the user runs on the same store
+	// may be in the middle of a pull, so hearth never prunes.
+	if os.Getenv("OLLAMA_NOPRUNE") == "" {
+		os.Setenv("OLLAMA_NOPRUNE", "1")
+	}
+
+	u := &url.URL{Scheme: "http", Host: ln.Addr().String()}
+	rt := newRuntime(u)
+	rt.Embedded = true
+	rt.ModelsDir = envconfig.Models()
+	rt.stopped = make(chan struct{})
+	go func() {
+		rt.err = server.Serve(ln)
+		if rt.err == nil {
+			rt.err = fmt.Errorf("runtime server returned")
+		}
+		close(rt.stopped)
+	}()
+	if err := rt.WaitReady(ctx); err != nil {
+		return nil, err
+	}
+	return rt, nil
+}
+
+// Stopped is closed when an embedded runtime's server has returned (after SIGINT or
+// SIGTERM, or a failure). It is nil for an external runtime.
+func (r *Runtime) Stopped() <-chan struct{} { return r.stopped }

@@ -1,0 +1,103 @@
+package scriptmodel
+
+// Template is a hermes-style chat template (the shape Qwen 2.5/3 use: tools listed in
+// the system turn, calls as <tool_call> JSON, results as <tool_response>) whose last
+// token picks the script: EntryAnswer after tool results, EntryAssistant otherwise. One
+// model can therefore call tools on the first turn and answer once the results are in.
+const Template = `{{- if or .System .Tools }}<|system|>
+{{- if .System }}{{ .System }}{{ end }}
+{{- if .Tools }}
+# Tools
+You may call one or more functions to assist with the user query.
+<tools>
+{{- range .Tools }}
+{"type": "function", "function": {{ .Function }}}
+{{- end }}
+</tools>
+For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:
+<tool_call>
+{"name": <function-name>, "arguments": <args-json-object>}
+</tool_call>
+{{- end }}<|end|>
+{{ end }}
+{{- range $i, $_ := .Messages }}
+{{- $last := eq (len (slice $.Messages $i)) 1 -}}
+{{- if eq .Role "user" }}<|user|>{{ .Content }}<|end|>
+{{ else if eq .Role "system" }}<|system|>{{ .Content }}<|end|>
+{{ else if eq .Role "assistant" }}<|assistant|>
+{{- if .Thinking }}<think>{{ .Thinking }}</think>{{ end }}
+{{- if .Content }}{{ .Content }}{{ end }}
+{{- range .ToolCalls }}<tool_call>
+{"name": "{{ .Function.Name }}", "arguments": {{ .Function.Arguments }}}
+</tool_call>
+{{- end }}<|end|>
+{{ else if eq .Role "tool" }}<|tool|><tool_response>
+{{ .Content }}
+</tool_response><|end|>
+{{ end }}
+{{- if and $last (ne .Role "assistant") }}{{ if eq .Role "tool" }}` + EntryAnswer + `{{ else }}` + EntryAssistant + `{{ end }}{{ end }}
+{{- end }}`
+
+// Entry tokens of Template.
+const (
+	EntryAssistant = "<|assistant|>"
+	EntryAnswer    = "<|answer|>"
+)
+
+// Stop strings of the catalogue models.
+var Stop = []string{"<|end|>"}
+
+// The texts the catalogue's models write. Tests compare against Model.Text and
+// Model.Pieces rather than these constants, so the counts come from the model itself.
+const (
+	PlainText = "Hello from hearth. This reply comes from a script model."
+
+	ReasoningText = "<think>The user says hello. A short greeting back is right.</think>" +
+		"Hello! I thought about it first."
+
+	ToolsText = "<think>I need the weather and the local time.</think>" +
+		"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n" +
+		"<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"timezone\": \"Europe/Paris\"}}\n</tool_call>"
+	ToolsAnswerText = "It is sunny in Paris, and the local time is noon."
+
+	LongText = "Once upon a time there was a small server that lived on a laptop. " +
+		"Every morning it woke up, loaded its models, and waited for questions. " +
+		"People asked it about the weather, about code, about history and about food. " +
+		"It answered each one carefully, counting every token it wrote, and it never " +
+		"forgot where a conversation had left off, even after a restart."
+)
+
+// Names of the catalogue models as created in a runtime.
+const (
+	PlainModel     = "hearth-script-plain:latest"
+	ReasoningModel = "hearth-script-think:latest"
+	ToolsModel     = "hearth-script-tools:latest"
+	LongModel      = "hearth-script-long:latest"
+)
+
+// Catalog returns the specs of the standard script models by name: plain text;
+// reasoning then text; reasoning then two parallel tool calls, then an answer after the
+// tool results; and a long text (well over 40 tokens) for budgets.
+func Catalog() map[string]Spec {
+	one := func(text string) Spec {
+		return Spec{Template: Template, Stop: Stop, Scripts: []Script{{Entry: EntryAssistant, Text: text}}}
+	}
+	tools := Spec{Template: Template, Stop: Stop, Scripts: []Script{
+		{Entry: EntryAssistant, Text: ToolsText},
+		{Entry: EntryAnswer, Text: ToolsAnswerText},
+	}}
+	return map[string]Spec{
+		PlainModel:     one(PlainText),
+		ReasoningModel: one(ReasoningText),
+		ToolsModel:     tools,
+		LongModel:      one(LongText),
+	}
+}
+
+// Bench turns spec into its benchmark variant: the same scripts and template, with
+// several hundred million (zero, Q4_0) parameters so prompt processing and decoding cost
+// what a small real model costs.
+func Bench(spec Spec) Spec {
+	spec.Layers, spec.Width, spec.FFN, spec.Quantized = 8, 2048, 5632, true
+	return spec
+}

@@ -1,0 +1,54 @@
+package server
+
+import (
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+
+	"github.com/gin-gonic/gin"
+
+	"hearth/engine/ollama"
+)
+
+// newRuntimeProxy forwards requests unchanged to the runtime. FlushInterval -1 flushes
+// every write at once, so streamed generations and pull progress arrive as the runtime
+// sends them.
+func newRuntimeProxy(rt *ollama.Runtime, log *slog.Logger) *httputil.ReverseProxy {
+	target := rt.URL
+	return &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			// The runtime checks Host against its allow-list (DNS rebinding protection);
+			// it is hearth that talks to it now, from loopback.
+			pr.Out.Host = target.Host
+			pr.Out.Header.Del("Origin")
+		},
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			log.Warn("runtime passthrough failed", "path", r.URL.Path, "error", err)
+			http.Error(w, `{"error":"runtime unavailable: `+jsonEscape(err.Error())+`"}`, http.StatusBadGateway)
+		},
+	}
+}
+
+func (s *Server) passthrough(c *gin.Context) {
+	s.proxy.ServeHTTP(c.Writer, c.Request)
+}
+
+func jsonEscape(s string) string {
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		switch r {
+		case '"', '\\':
+			b = append(b, '\\', byte(r))
+		case '\n':
+			b = append(b, '\\', 'n')
+		default:
+			if r < 0x20 {
+				continue
+			}
+			b = append(b, string(r)...)
+		}
+	}
+	return string(b)
+}
