@@ -106,6 +106,9 @@ func decodeRequestFields(o object) (*CreateResponseRequest, error) {
 	if r.Model, err = o.requiredString("model"); err != nil {
 		return nil, err
 	}
+	if r.Model == "" {
+		return nil, emptyString("model")
+	}
 	if raw, ok := o.get("input"); ok {
 		if r.Input, err = decodeInput(raw, "input"); err != nil {
 			return nil, err
@@ -448,6 +451,9 @@ func decodePart(raw json.RawMessage, path string, allowed []string) (ContentPart
 		if p.Detail, err = o.enum("detail", enumDetail); err != nil {
 			return ContentPart{}, err
 		}
+		if p.Detail == "" {
+			p.Detail = "auto" // the schema's default, made explicit so it round-trips
+		}
 		if p.ImageURL == "" && p.FileID == "" {
 			return ContentPart{}, InvalidRequest(o.at("image_url"), CodeMissingRequiredParameter,
 				fmt.Sprintf("Missing required parameter: '%s'. An input_image needs an image_url or a file_id.", o.at("image_url")))
@@ -545,7 +551,7 @@ func decodeTool(raw json.RawMessage, path string, nested bool) (Tool, error) {
 			return Tool{}, err
 		}
 	default:
-		t.Raw = bytes.Clone(raw) // UnmarshalJSON callers may reuse raw
+		t.Raw = compact(raw)
 		return t, nil
 	}
 	switch typ {
@@ -554,7 +560,7 @@ func decodeTool(raw json.RawMessage, path string, nested bool) (Tool, error) {
 			if kindOf(params) != kindObject {
 				return Tool{}, typeError(o.at("parameters"), "a JSON Schema object", params)
 			}
-			t.Parameters = params
+			t.Parameters = compact(params)
 		}
 		if t.Strict, err = o.boolean("strict"); err != nil {
 			return Tool{}, err
@@ -633,6 +639,9 @@ func decodeToolChoice(raw json.RawMessage, path string) (ToolChoice, error) {
 	case "allowed_tools":
 		if c.Mode, err = o.enum("mode", enumToolChoice); err != nil {
 			return ToolChoice{}, err
+		}
+		if c.Mode == "" {
+			c.Mode = ToolChoiceAuto // the default, explicit so that it round-trips
 		}
 		elems, ok, err := o.array("tools")
 		if err != nil {
@@ -760,7 +769,9 @@ func decodeTextFormat(raw json.RawMessage, path string, requireSchema bool) (Tex
 	case ok && kindOf(schema) != kindObject:
 		return TextFormat{}, typeError(o.at("schema"), "a JSON Schema object", schema)
 	}
-	f.Schema = schema
+	if ok {
+		f.Schema = compact(schema)
+	}
 	if f.Strict, err = o.boolean("strict"); err != nil {
 		return TextFormat{}, err
 	}
@@ -905,6 +916,17 @@ func invalidEnum(path, got string, allowed []string) error {
 func duplicateName(path, name, first string) error {
 	return InvalidRequest(path, CodeDuplicateToolName,
 		fmt.Sprintf("Invalid '%s': duplicate tool name '%s' (already used by %s). Tool names must be unique.", path, name, first))
+}
+
+// compact returns raw JSON without insignificant whitespace, in a new slice:
+// tool schemas are kept canonical so that a stored request marshals back
+// byte-for-byte and renders the same prompt.
+func compact(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return bytes.Clone(raw) // cannot happen: raw came from a valid document
+	}
+	return b.Bytes()
 }
 
 func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }

@@ -46,6 +46,82 @@ type CreateResponseRequest struct {
 	Include []string `json:"include,omitempty"`
 }
 
+// MarshalJSON writes a CreateResponseBody. Tools and the text format are
+// written in the request's shape, which differs from the response's echo
+// (a request omits a function's unknown strict and description; a response
+// must write them as null).
+func (r CreateResponseRequest) MarshalJSON() ([]byte, error) {
+	type plain CreateResponseRequest // no methods: avoids recursion
+	var tools []requestTool
+	for _, t := range r.Tools {
+		tools = append(tools, requestTool(t))
+	}
+	var text *requestText
+	if !r.Text.isZero() {
+		text = &requestText{requestFormat(r.Text.Format), r.Text.Verbosity}
+	}
+	// The outer fields shadow plain's fields of the same JSON name.
+	return json.Marshal(struct {
+		plain
+		Tools []requestTool `json:"tools,omitempty"`
+		Text  *requestText  `json:"text,omitempty"`
+	}{plain(r), tools, text})
+}
+
+type requestTool Tool
+
+func (t requestTool) MarshalJSON() ([]byte, error) {
+	switch t.Type {
+	case ToolFunction:
+		return json.Marshal(struct {
+			Type        string          `json:"type"`
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			Parameters  json.RawMessage `json:"parameters,omitempty"`
+			Strict      *bool           `json:"strict,omitempty"`
+		}{t.Type, t.Name, t.Description, t.Parameters, t.Strict})
+	case ToolNamespace:
+		var tools []requestTool
+		for _, c := range t.Tools {
+			tools = append(tools, requestTool(c))
+		}
+		if tools == nil {
+			tools = []requestTool{}
+		}
+		return json.Marshal(struct {
+			Type        string        `json:"type"`
+			Name        string        `json:"name"`
+			Description string        `json:"description,omitempty"`
+			Tools       []requestTool `json:"tools"`
+		}{t.Type, t.Name, t.Description, tools})
+	}
+	return Tool(t).MarshalJSON()
+}
+
+type requestText struct {
+	Format    requestFormat `json:"format"`
+	Verbosity string        `json:"verbosity,omitempty"`
+}
+
+type requestFormat TextFormat
+
+func (f requestFormat) MarshalJSON() ([]byte, error) {
+	if f.Type != FormatJSONSchema {
+		return TextFormat(f).MarshalJSON()
+	}
+	return json.Marshal(struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Schema      json.RawMessage `json:"schema,omitempty"`
+		Strict      *bool           `json:"strict,omitempty"`
+	}{f.Type, f.Name, f.Description, f.Schema, f.Strict})
+}
+
+func (t TextConfig) isZero() bool {
+	return t.Verbosity == "" && t.Format.Type == "" && t.Format.Name == "" && t.Format.Schema == nil
+}
+
 // Values of include (IncludeEnum).
 const (
 	IncludeReasoningEncryptedContent = "reasoning.encrypted_content"
@@ -145,7 +221,8 @@ type customToolJSON struct {
 
 // MarshalJSON writes a function tool the way the response's tools list
 // requires it (description, parameters and strict always present, null when
-// unknown); other types as they were received.
+// unknown); other types as they were received. CreateResponseRequest writes
+// its tools in the request's shape instead.
 func (t Tool) MarshalJSON() ([]byte, error) {
 	switch t.Type {
 	case ToolFunction:
