@@ -436,6 +436,13 @@ func decodePart(raw json.RawMessage, path string, allowed []string) (ContentPart
 			if err := o.decodeStd("logprobs", &p.Logprobs, "an array of log probabilities"); err != nil {
 				return ContentPart{}, err
 			}
+			// Empty and absent are the same (both marshal as []).
+			if len(p.Annotations) == 0 {
+				p.Annotations = nil
+			}
+			if len(p.Logprobs) == 0 {
+				p.Logprobs = nil
+			}
 		}
 	case PartRefusal:
 		if p.Refusal, err = o.requiredString("refusal"); err != nil {
