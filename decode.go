@@ -220,6 +220,17 @@ func decodeRequestFields(o object) (*CreateResponseRequest, error) {
 			r.Include = append(r.Include, s)
 		}
 	}
+	// Empty and absent mean the same; keeping them apart would make a
+	// stored request decode differently from the one that was stored.
+	if len(r.Input) == 0 {
+		r.Input = nil
+	}
+	if len(r.Tools) == 0 {
+		r.Tools = nil
+	}
+	if len(r.Metadata) == 0 {
+		r.Metadata = nil
+	}
 	return r, nil
 }
 
@@ -925,15 +936,17 @@ func duplicateName(path, name, first string) error {
 		fmt.Sprintf("Invalid '%s': duplicate tool name '%s' (already used by %s). Tool names must be unique.", path, name, first))
 }
 
-// compact returns raw JSON without insignificant whitespace, in a new slice:
-// tool schemas are kept canonical so that a stored request marshals back
-// byte-for-byte and renders the same prompt.
+// compact returns raw JSON in the form encoding/json writes it (no
+// insignificant whitespace; <, >, &, U+2028 and U+2029 escaped), in a new
+// slice. Tool schemas are kept canonical so that a stored request marshals
+// back byte-for-byte and decodes to an equal value.
 func compact(raw json.RawMessage) json.RawMessage {
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
+	var c, h bytes.Buffer
+	if err := json.Compact(&c, raw); err != nil {
 		return bytes.Clone(raw) // cannot happen: raw came from a valid document
 	}
-	return b.Bytes()
+	json.HTMLEscape(&h, c.Bytes())
+	return h.Bytes()
 }
 
 func indexPath(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
