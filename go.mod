@@ -2,7 +2,10 @@ module hearth
 
 go 1.26.8
 
-require github.com/ollama/ollama v0.17.4
+require (
+	github.com/ollama/ollama v0.17.4
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
+)
 
 require (
 	github.com/agnivade/levenshtein v1.1.1 // indirect

@@ -1,0 +1,28 @@
+package hearth
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+)
+
+// ID prefixes, as OpenAI uses them, so that a client (or a person reading a
+// log) can tell what an id names.
+const (
+	PrefixResponse       = "resp"
+	PrefixMessage        = "msg"
+	PrefixReasoning      = "rs"
+	PrefixFunctionCall   = "fc"
+	PrefixCallID         = "call"
+	PrefixCustomToolCall = "ctc"
+	PrefixCompaction     = "cmp"
+	PrefixFunctionOutput = "fco"
+)
+
+// NewID returns prefix + "_" + 32 hex digits from crypto/rand. Ids are
+// unguessable because a response id is also the capability to read it when
+// auth is off.
+func NewID(prefix string) string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand doc, Go 1.24+)
+	return prefix + "_" + hex.EncodeToString(b[:])
+}

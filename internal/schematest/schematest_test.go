@@ -1,0 +1,252 @@
+package schematest_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"hearth"
+	"hearth/internal/schematest"
+)
+
+// The validator must reject what the schema forbids; otherwise every other
+// schema test in the repository passes vacuously.
+func TestCheckRejects(t *testing.T) {
+	valid := validResponse(t)
+	for _, tc := range []struct {
+		name, schema string
+		v            any
+	}{
+		{"empty response", "ResponseResource", `{}`},
+		{"null output", "ResponseResource", strings.Replace(valid, `"output":[]`, `"output":null`, 1)},
+		{"string created_at", "ResponseResource", strings.Replace(valid, `"created_at":1700000000`, `"created_at":"1700000000"`, 1)},
+		{"missing usage", "ResponseResource", strings.Replace(valid, `"usage":null,`, ``, 1)},
+		{"unknown truncation", "ResponseResource", strings.Replace(valid, `"truncation":"disabled"`, `"truncation":"sometimes"`, 1)},
+		{"message without content", "ItemField", `{"type":"message","id":"m","status":"completed","role":"assistant"}`},
+		{"function call without status", "ItemField", `{"type":"function_call","id":"f","call_id":"c","name":"n","arguments":"{}"}`},
+		{"error without code", "Error", `{"message":"m"}`},
+	} {
+		if err := schematest.Check(tc.schema, []byte(tc.v.(string))); err == nil {
+			t.Errorf("%s: accepted", tc.name)
+		}
+	}
+	if err := schematest.Check("ResponseResource", []byte(valid)); err != nil {
+		t.Errorf("the valid response was rejected: %v", err)
+	}
+	if err := schematest.Check("NoSuchSchema", []byte(`{}`)); err == nil {
+		t.Error("an unknown schema name was accepted")
+	}
+}
+
+func TestCheckEventRejectsTypesOutsideTheSchema(t *testing.T) {
+	// OpenAI's name for raw reasoning deltas is not in the Open Responses schema.
+	ev := `{"type":"response.reasoning_text.delta","sequence_number":1,"item_id":"rs_1","output_index":0,"content_index":0,"delta":"x"}`
+	if err := schematest.CheckEvent([]byte(ev)); err == nil {
+		t.Error("response.reasoning_text.delta was accepted")
+	}
+	ok := strings.Replace(ev, "reasoning_text.delta", "reasoning.delta", 1)
+	if err := schematest.CheckEvent([]byte(ok)); err != nil {
+		t.Error(err)
+	}
+	if err := schematest.CheckEvent([]byte(`{"type":"response.output_text.delta","sequence_number":1}`)); err == nil {
+		t.Error("a delta without item_id was accepted")
+	}
+}
+
+func validResponse(t *testing.T) string {
+	t.Helper()
+	data, err := json.Marshal(hearth.NewResponse("resp_1", &hearth.CreateResponseRequest{Model: "m"}, time.Unix(1700000000, 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// stream builds a valid event stream: reasoning with a summary, text, and a
+// function call.
+func stream(t *testing.T) []map[string]any {
+	t.Helper()
+	req := &hearth.CreateResponseRequest{Model: "m", Reasoning: hearth.Reasoning{Summary: "auto"},
+		Tools: []hearth.Tool{{Type: "function", Name: "f"}}}
+	var events []map[string]any
+	b := hearth.NewBuilder(hearth.NewResponse("resp_1", req, time.Unix(1700000000, 0)), func(e hearth.Event) {
+		data, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		json.Unmarshal(data, &m)
+		events = append(events, m)
+	})
+	for _, err := range []error{b.ReasoningDelta("r1"), b.ReasoningDelta("r2"), b.TextDelta("t1"), b.TextDelta("t2"),
+		b.StartFunctionCall("f", ""), b.ArgumentsDelta(`{"a":`), b.ArgumentsDelta(`1}`), b.Complete(hearth.Usage{})} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := schematest.CheckLifecycle(events); err != nil {
+		t.Fatalf("the valid stream was rejected: %v", err)
+	}
+	return events
+}
+
+func index(events []map[string]any, typ string, nth int) int {
+	for i, e := range events {
+		if e["type"] == typ {
+			if nth == 0 {
+				return i
+			}
+			nth--
+		}
+	}
+	panic("no " + typ)
+}
+
+func clone(events []map[string]any) []map[string]any {
+	data, _ := json.Marshal(events)
+	var out []map[string]any
+	json.Unmarshal(data, &out)
+	return out
+}
+
+func remove(events []map[string]any, i int) []map[string]any {
+	return append(events[:i:i], events[i+1:]...)
+}
+
+// renumber gives events consecutive sequence numbers again, so that a
+// mutation is caught by the rule it breaks, not by the numbering.
+func renumber(events []map[string]any) []map[string]any {
+	for i, e := range events {
+		e["sequence_number"] = float64(i)
+	}
+	return events
+}
+
+func TestCheckLifecycleRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(es []map[string]any) []map[string]any
+		want   string
+	}{
+		{"sequence goes back", func(es []map[string]any) []map[string]any {
+			es[5]["sequence_number"] = float64(2)
+			return es
+		}, "does not increase"},
+		{"no response.created", func(es []map[string]any) []map[string]any { return renumber(es[1:]) }, "response.created"},
+		{"no response.in_progress", func(es []map[string]any) []map[string]any {
+			return renumber(remove(es, 1))
+		}, "before response.in_progress"},
+		{"delta before its item", func(es []map[string]any) []map[string]any {
+			i := index(es, "response.output_item.added", 1)
+			return renumber(remove(es, i))
+		}, ""},
+		{"delta before its part", func(es []map[string]any) []map[string]any {
+			i := index(es, "response.content_part.added", 1)
+			return renumber(remove(es, i))
+		}, "not open"},
+		{"done text differs", func(es []map[string]any) []map[string]any {
+			es[index(es, "response.output_text.delta", 0)]["delta"] = "XX"
+			return es
+		}, "deltas gave"},
+		{"part done before text done", func(es []map[string]any) []map[string]any {
+			i := index(es, "response.output_text.done", 0)
+			es[i], es[i+1] = es[i+1], es[i]
+			return renumber(es)
+		}, "before its text"},
+		{"summary part left open", func(es []map[string]any) []map[string]any {
+			return renumber(remove(es, index(es, "response.reasoning_summary_part.done", 0)))
+		}, "still open"},
+		{"arguments done missing", func(es []map[string]any) []map[string]any {
+			return renumber(remove(es, index(es, "response.function_call_arguments.done", 0)))
+		}, "without function_call_arguments.done"},
+		{"wrong item_id", func(es []map[string]any) []map[string]any {
+			es[index(es, "response.output_text.delta", 1)]["item_id"] = "msg_other"
+			return es
+		}, "item_id"},
+		{"wrong output_index", func(es []map[string]any) []map[string]any {
+			es[index(es, "response.output_item.added", 1)]["output_index"] = float64(5)
+			return es
+		}, "output_index"},
+		{"no terminal event", func(es []map[string]any) []map[string]any { return es[:len(es)-1] }, "no terminal"},
+		{"two terminal events", func(es []map[string]any) []map[string]any {
+			last := clone(es[len(es)-1:])[0]
+			return renumber(append(es, last))
+		}, "after the terminal"},
+		{"terminal output differs", func(es []map[string]any) []map[string]any {
+			out := es[len(es)-1]["response"].(map[string]any)["output"].([]any)
+			out[1].(map[string]any)["status"] = "incomplete"
+			return es
+		}, "differs from its output_item.done"},
+		{"terminal status differs", func(es []map[string]any) []map[string]any {
+			es[len(es)-1]["response"].(map[string]any)["status"] = "incomplete"
+			return es
+		}, "with status"},
+		{"items overlap", func(es []map[string]any) []map[string]any {
+			return renumber(remove(es, index(es, "response.output_item.done", 0)))
+		}, "while item"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := schematest.CheckLifecycle(tc.mutate(clone(stream(t))))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckLifecycleIncompleteMustBeLast(t *testing.T) {
+	es := stream(t)
+	// Mark the first item incomplete everywhere it appears: a later item
+	// then breaks the rule.
+	first := index(es, "response.output_item.done", 0)
+	es[first]["item"].(map[string]any)["status"] = "incomplete"
+	err := schematest.CheckLifecycle(es)
+	if err == nil || !strings.Contains(err.Error(), "after an incomplete item") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func sse(events []map[string]any, done bool) string {
+	var b strings.Builder
+	b.WriteString(": keep-alive\n\n")
+	for _, e := range events {
+		data, _ := json.Marshal(e)
+		fmt.Fprintf(&b, "event: %s\ndata: %s\n\n", e["type"], data)
+	}
+	if done {
+		b.WriteString("data: [DONE]\n\n")
+	}
+	return b.String()
+}
+
+func TestReadSSE(t *testing.T) {
+	es := stream(t)
+	got, err := schematest.ReadSSE(strings.NewReader(sse(es, true)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(es) {
+		t.Fatalf("read %d events, wrote %d", len(got), len(es))
+	}
+	if err := schematest.CheckLifecycle(got); err != nil {
+		t.Error(err)
+	}
+	schematest.ValidateEvents(t, got)
+
+	if _, err := schematest.ReadSSE(strings.NewReader(sse(es, false))); err == nil || !strings.Contains(err.Error(), "[DONE]") {
+		t.Errorf("a stream without [DONE]: %v", err)
+	}
+	bad := strings.Replace(sse(es, true), "event: response.in_progress", "event: response.progress", 1)
+	if _, err := schematest.ReadSSE(strings.NewReader(bad)); err == nil {
+		t.Error("a mismatched event name was accepted")
+	}
+	after := sse(es, true) + "event: error\ndata: {\"type\":\"error\"}\n\n"
+	if _, err := schematest.ReadSSE(strings.NewReader(after)); err == nil {
+		t.Error("a frame after [DONE] was accepted")
+	}
+}

@@ -1,0 +1,443 @@
+package hearth
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// CreateResponseRequest is the body of POST /v1/responses after decoding and
+// validation (see DecodeCreateRequest). Optional settings the engine must
+// tell apart from their zero value are pointers or zero-means-default
+// structs; the With/Enabled methods apply the defaults.
+//
+// A string input is normalised to one user message, so Input is always
+// items. The struct marshals back to a valid request body, which is what
+// storage keeps.
+type CreateResponseRequest struct {
+	Model              string            `json:"model"`
+	Input              []Item            `json:"input,omitempty"`
+	Instructions       string            `json:"instructions,omitempty"`
+	PreviousResponseID string            `json:"previous_response_id,omitempty"`
+	Tools              []Tool            `json:"tools,omitempty"`
+	ToolChoice         ToolChoice        `json:"tool_choice,omitzero"`
+	ParallelToolCalls  *bool             `json:"parallel_tool_calls,omitempty"`
+	MaxOutputTokens    *int              `json:"max_output_tokens,omitempty"`
+	MaxToolCalls       *int              `json:"max_tool_calls,omitempty"`
+	Temperature        *float64          `json:"temperature,omitempty"`
+	TopP               *float64          `json:"top_p,omitempty"`
+	PresencePenalty    *float64          `json:"presence_penalty,omitempty"`
+	FrequencyPenalty   *float64          `json:"frequency_penalty,omitempty"`
+	TopLogprobs        *int              `json:"top_logprobs,omitempty"`
+	Text               TextConfig        `json:"text,omitzero"`
+	Reasoning          Reasoning         `json:"reasoning,omitzero"`
+	Truncation         string            `json:"truncation,omitempty"`
+	Store              *bool             `json:"store,omitempty"`
+	Metadata           map[string]string `json:"metadata,omitempty"`
+	Stream             bool              `json:"stream,omitempty"`
+	StreamOptions      *StreamOptions    `json:"stream_options,omitempty"`
+	Background         bool              `json:"background,omitempty"`
+	ServiceTier        string            `json:"service_tier,omitempty"`
+	PromptCacheKey     string            `json:"prompt_cache_key,omitempty"`
+	SafetyIdentifier   string            `json:"safety_identifier,omitempty"`
+	// User is OpenAI's deprecated end-user id; not in the Open Responses
+	// schema, accepted so that older SDK calls are not reported as ignored.
+	User    string   `json:"user,omitempty"`
+	Include []string `json:"include,omitempty"`
+}
+
+// MarshalJSON writes a CreateResponseBody. Tools and the text format are
+// written in the request's shape, which differs from the response's echo
+// (a request omits a function's unknown strict and description; a response
+// must write them as null).
+func (r CreateResponseRequest) MarshalJSON() ([]byte, error) {
+	type plain CreateResponseRequest // no methods: avoids recursion
+	var tools []requestTool
+	for _, t := range r.Tools {
+		tools = append(tools, requestTool(t))
+	}
+	var text *requestText
+	if !r.Text.isZero() {
+		text = &requestText{requestFormat(r.Text.Format), r.Text.Verbosity}
+	}
+	// The outer fields shadow plain's fields of the same JSON name.
+	return json.Marshal(struct {
+		plain
+		Tools []requestTool `json:"tools,omitempty"`
+		Text  *requestText  `json:"text,omitempty"`
+	}{plain(r), tools, text})
+}
+
+type requestTool Tool
+
+func (t requestTool) MarshalJSON() ([]byte, error) {
+	switch t.Type {
+	case ToolFunction:
+		return json.Marshal(struct {
+			Type        string          `json:"type"`
+			Name        string          `json:"name"`
+			Description string          `json:"description,omitempty"`
+			Parameters  json.RawMessage `json:"parameters,omitempty"`
+			Strict      *bool           `json:"strict,omitempty"`
+		}{t.Type, t.Name, t.Description, t.Parameters, t.Strict})
+	case ToolNamespace:
+		var tools []requestTool
+		for _, c := range t.Tools {
+			tools = append(tools, requestTool(c))
+		}
+		if tools == nil {
+			tools = []requestTool{}
+		}
+		return json.Marshal(struct {
+			Type        string        `json:"type"`
+			Name        string        `json:"name"`
+			Description string        `json:"description,omitempty"`
+			Tools       []requestTool `json:"tools"`
+		}{t.Type, t.Name, t.Description, tools})
+	}
+	return Tool(t).MarshalJSON()
+}
+
+type requestText struct {
+	Format    requestFormat `json:"format"`
+	Verbosity string        `json:"verbosity,omitempty"`
+}
+
+type requestFormat TextFormat
+
+func (f requestFormat) MarshalJSON() ([]byte, error) {
+	if f.Type != FormatJSONSchema {
+		return TextFormat(f).MarshalJSON()
+	}
+	return json.Marshal(struct {
+		Type        string          `json:"type"`
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		Schema      json.RawMessage `json:"schema,omitempty"`
+		Strict      *bool           `json:"strict,omitempty"`
+	}{f.Type, f.Name, f.Description, f.Schema, f.Strict})
+}
+
+func (t TextConfig) isZero() bool {
+	return t.Verbosity == "" && t.Format.Type == "" && t.Format.Name == "" && t.Format.Schema == nil
+}
+
+// Values of include (IncludeEnum).
+const (
+	IncludeReasoningEncryptedContent = "reasoning.encrypted_content"
+	IncludeOutputTextLogprobs        = "message.output_text.logprobs"
+)
+
+// Values of truncation.
+const (
+	TruncationAuto     = "auto"
+	TruncationDisabled = "disabled"
+)
+
+// StoreEnabled reports whether the response is to be stored (default true).
+func (r *CreateResponseRequest) StoreEnabled() bool { return r.Store == nil || *r.Store }
+
+// ParallelToolCallsEnabled reports whether the model may emit several calls
+// in one response (default true).
+func (r *CreateResponseRequest) ParallelToolCallsEnabled() bool {
+	return r.ParallelToolCalls == nil || *r.ParallelToolCalls
+}
+
+// Includes reports whether include lists v (an Include constant).
+func (r *CreateResponseRequest) Includes(v string) bool { return slices.Contains(r.Include, v) }
+
+// StreamOptions are the options of a streamed response. hearth sends no
+// obfuscation padding whatever IncludeObfuscation says: it exists to hide
+// token lengths from network observers, and hearth's peers are local.
+type StreamOptions struct {
+	IncludeObfuscation *bool `json:"include_obfuscation,omitempty"`
+}
+
+// Tool types hearth acts on. Any other type (web_search, file_search, mcp,
+// ...) is a hosted tool hearth cannot run: it is kept, reported as ignored,
+// and never shown to the model.
+const (
+	ToolFunction  = "function"
+	ToolNamespace = "namespace"
+	ToolCustom    = "custom"
+)
+
+// Tool is one entry of tools:
+//
+//	function   Name, Description, Parameters (a JSON Schema object), Strict
+//	namespace  Name, Description, Tools (its function tools)
+//	custom     Name, Description, Format
+//	other      Raw: the original JSON, kept so it can be echoed or logged
+//
+// Namespace is set only on function tools flattened out of a namespace tool
+// for the response echo (the schema's Tool has no namespace type).
+type Tool struct {
+	Type        string
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+	Strict      *bool
+	Tools       []Tool
+	Format      CustomToolFormat
+	Namespace   string
+	Raw         json.RawMessage
+}
+
+// Hosted reports whether t is a tool hearth cannot run.
+func (t *Tool) Hosted() bool {
+	return t.Type != ToolFunction && t.Type != ToolNamespace && t.Type != ToolCustom
+}
+
+// CustomToolFormat is the input format of a custom tool: free text, or text
+// constrained by a grammar (Syntax "lark" or "regex").
+type CustomToolFormat struct {
+	Type       string // "text" or "grammar"; empty means text
+	Syntax     string
+	Definition string
+}
+
+type functionToolJSON struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description *string         `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      *bool           `json:"strict"`
+	Namespace   string          `json:"namespace,omitempty"`
+}
+
+type namespaceToolJSON struct {
+	Type        string `json:"type"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Tools       []Tool `json:"tools"`
+}
+
+type customToolJSON struct {
+	Type        string `json:"type"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Format      any    `json:"format,omitempty"`
+}
+
+// MarshalJSON writes a function tool the way the response's tools list
+// requires it (description, parameters and strict always present, null when
+// unknown); other types as they were received. CreateResponseRequest writes
+// its tools in the request's shape instead.
+func (t Tool) MarshalJSON() ([]byte, error) {
+	switch t.Type {
+	case ToolFunction:
+		params := t.Parameters
+		if len(params) == 0 {
+			params = json.RawMessage("null")
+		}
+		return json.Marshal(functionToolJSON{t.Type, t.Name, nullable(t.Description), params, t.Strict, t.Namespace})
+	case ToolNamespace:
+		tools := t.Tools
+		if tools == nil {
+			tools = []Tool{}
+		}
+		return json.Marshal(namespaceToolJSON{t.Type, t.Name, t.Description, tools})
+	case ToolCustom:
+		var format any
+		switch t.Format.Type {
+		case "", "text":
+			if t.Format.Type != "" {
+				format = map[string]string{"type": "text"}
+			}
+		default:
+			format = map[string]string{"type": t.Format.Type, "syntax": t.Format.Syntax, "definition": t.Format.Definition}
+		}
+		return json.Marshal(customToolJSON{t.Type, t.Name, t.Description, format})
+	}
+	if len(t.Raw) > 0 {
+		return t.Raw, nil
+	}
+	return json.Marshal(map[string]string{"type": t.Type})
+}
+
+// UnmarshalJSON reads any tool with the request decoder's rules.
+func (t *Tool) UnmarshalJSON(data []byte) error {
+	v, err := decodeTool(data, "", false)
+	if err != nil {
+		return err
+	}
+	*t = v
+	return nil
+}
+
+// Values of tool_choice's plain form and of allowed_tools' mode.
+const (
+	ToolChoiceNone     = "none"
+	ToolChoiceAuto     = "auto"
+	ToolChoiceRequired = "required"
+)
+
+// ToolChoice is tool_choice in one of its forms:
+//
+//	"none" | "auto" | "required"                       Mode set, Type empty
+//	{"type":"function","name":...}                     Type "function", Name
+//	{"type":"custom","name":...}                       Type "custom", Name
+//	{"type":"allowed_tools","mode":...,"tools":[...]}  Type "allowed_tools", Mode, Allowed
+//
+// The zero value means "not given", which behaves as "auto".
+type ToolChoice struct {
+	Mode    string
+	Type    string
+	Name    string
+	Allowed []ToolRef
+}
+
+// ToolRef names one tool in an allowed_tools list.
+type ToolRef struct {
+	Type string `json:"type"`
+	Name string `json:"name"`
+}
+
+// EffectiveMode is what the engine enforces: none, auto or required. A named
+// function or custom tool is required (of that one tool).
+func (c ToolChoice) EffectiveMode() string {
+	switch {
+	case c.Type == ToolFunction || c.Type == ToolCustom:
+		return ToolChoiceRequired
+	case c.Mode == "":
+		return ToolChoiceAuto
+	}
+	return c.Mode
+}
+
+// MarshalJSON writes the form the choice was given in; the zero value as "auto".
+func (c ToolChoice) MarshalJSON() ([]byte, error) {
+	switch c.Type {
+	case "":
+		if c.Mode == "" {
+			return json.Marshal(ToolChoiceAuto)
+		}
+		return json.Marshal(c.Mode)
+	case ToolFunction, ToolCustom:
+		return json.Marshal(ToolRef{c.Type, c.Name})
+	case "allowed_tools":
+		mode, allowed := c.Mode, c.Allowed
+		if mode == "" {
+			mode = ToolChoiceAuto
+		}
+		if allowed == nil {
+			allowed = []ToolRef{}
+		}
+		return json.Marshal(struct {
+			Type  string    `json:"type"`
+			Mode  string    `json:"mode"`
+			Tools []ToolRef `json:"tools"`
+		}{c.Type, mode, allowed})
+	}
+	return nil, fmt.Errorf("hearth: cannot marshal tool_choice of type %q", c.Type)
+}
+
+// UnmarshalJSON reads any tool_choice form (names are not checked against
+// tools here; DecodeCreateRequest does that).
+func (c *ToolChoice) UnmarshalJSON(data []byte) error {
+	v, err := decodeToolChoice(data, "tool_choice")
+	if err != nil {
+		return err
+	}
+	*c = v
+	return nil
+}
+
+// TextConfig is the text setting: the output format and verbosity.
+type TextConfig struct {
+	Format    TextFormat `json:"format"`
+	Verbosity string     `json:"verbosity,omitempty"`
+}
+
+// Text format types.
+const (
+	FormatText       = "text"
+	FormatJSONObject = "json_object"
+	FormatJSONSchema = "json_schema"
+)
+
+// TextFormat is text.format. The zero value is {"type":"text"}.
+type TextFormat struct {
+	Type        string
+	Name        string
+	Description string
+	Schema      json.RawMessage
+	Strict      *bool
+}
+
+// MarshalJSON writes the format. For json_schema, name, description, schema
+// and strict are always present because the response's
+// JsonSchemaResponseFormat requires them; a nil Schema is written as null,
+// which NewResponse relies on (see there).
+func (f TextFormat) MarshalJSON() ([]byte, error) {
+	switch f.Type {
+	case "", FormatText:
+		return []byte(`{"type":"text"}`), nil
+	case FormatJSONObject:
+		return []byte(`{"type":"json_object"}`), nil
+	case FormatJSONSchema:
+		schema := f.Schema
+		if len(schema) == 0 {
+			schema = json.RawMessage("null")
+		}
+		strict := false
+		if f.Strict != nil {
+			strict = *f.Strict
+		}
+		return json.Marshal(struct {
+			Type        string          `json:"type"`
+			Name        string          `json:"name"`
+			Description *string         `json:"description"`
+			Schema      json.RawMessage `json:"schema"`
+			Strict      bool            `json:"strict"`
+		}{f.Type, f.Name, nullable(f.Description), schema, strict})
+	}
+	return nil, fmt.Errorf("hearth: cannot marshal text format of type %q", f.Type)
+}
+
+// UnmarshalJSON reads a text format.
+func (f *TextFormat) UnmarshalJSON(data []byte) error {
+	v, err := decodeTextFormat(data, "text.format", false)
+	if err != nil {
+		return err
+	}
+	*f = v
+	return nil
+}
+
+// Values of reasoning.effort. ReasoningEffortMinimal is OpenAI's and is
+// described, but not listed, in the schema's ReasoningEffortEnum.
+const (
+	ReasoningEffortNone    = "none"
+	ReasoningEffortMinimal = "minimal"
+	ReasoningEffortLow     = "low"
+	ReasoningEffortMedium  = "medium"
+	ReasoningEffortHigh    = "high"
+	ReasoningEffortXHigh   = "xhigh"
+)
+
+// Reasoning is the reasoning setting of a request and its echo in the
+// response. Empty fields mean "not given" and are sent as null.
+type Reasoning struct {
+	Effort  string
+	Summary string // "auto", "concise" or "detailed"
+}
+
+// MarshalJSON writes both fields, null when empty (the response's Reasoning
+// requires both keys).
+func (r Reasoning) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Effort  *string `json:"effort"`
+		Summary *string `json:"summary"`
+	}{nullable(r.Effort), nullable(r.Summary)})
+}
+
+// UnmarshalJSON reads the reasoning object.
+func (r *Reasoning) UnmarshalJSON(data []byte) error {
+	v, err := decodeReasoning(data, "reasoning")
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
