@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,5 +93,59 @@ func TestPassthroughGenerate(t *testing.T) {
 		if stream && chunks < 2 {
 			t.Errorf("streamed generation came in %d chunk(s); passthrough must not buffer", chunks)
 		}
+	}
+}
+
+// TestPassthroughCatalog checks what ollama clients ask first: the version and the model
+// list, and that /v1/models and /healthz agree with the runtime.
+func TestPassthroughCatalog(t *testing.T) {
+	srv := newHearth(t)
+	getJSON := func(path string, v any) int {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		return resp.StatusCode
+	}
+	var version struct{ Version string }
+	if getJSON("/api/version", &version); version.Version != "0.17.4" {
+		t.Errorf("/api/version = %q, want the embedded module's 0.17.4", version.Version)
+	}
+	var tags api.ListResponse
+	getJSON("/api/tags", &tags)
+	var names []string
+	for _, m := range tags.Models {
+		names = append(names, m.Name)
+	}
+	var models struct {
+		Data []struct{ ID string } `json:"data"`
+	}
+	getJSON("/v1/models", &models)
+	var ids []string
+	for _, m := range models.Data {
+		ids = append(ids, m.ID)
+	}
+	slices.Sort(names)
+	slices.Sort(ids)
+	if len(names) != len(scriptmodel.Catalog()) || strings.Join(names, ",") != strings.Join(ids, ",") {
+		t.Errorf("/api/tags %v and /v1/models %v should both list the %d catalogue models", names, ids, len(scriptmodel.Catalog()))
+	}
+	var health struct {
+		Status  string
+		Runtime struct{ OK bool }
+	}
+	if code := getJSON("/healthz", &health); code != http.StatusOK || health.Status != "ok" || !health.Runtime.OK {
+		t.Errorf("/healthz = %d %+v", code, health)
+	}
+	var missing struct {
+		Error struct{ Code, Param string }
+	}
+	if code := getJSON("/v1/models/no-such-model", &missing); code != http.StatusNotFound || missing.Error.Code != "model_not_found" {
+		t.Errorf("/v1/models/no-such-model = %d %+v", code, missing)
 	}
 }

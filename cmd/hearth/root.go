@@ -25,6 +25,7 @@ it uses an Ollama server you already run. Models live where Ollama keeps them.`,
   hearth serve --ollama 127.0.0.1:11434 # use the Ollama you already run`,
 		SilenceUsage: true,
 	}
+	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(serveCommand(), versionCommand())
 	return root
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ollama/ollama/envconfig"
 	"github.com/ollama/ollama/runner"
 	"github.com/ollama/ollama/server"
+	"github.com/ollama/ollama/version"
 )
 
 // RunnerCommand is the sub-command the embedded runtime re-executes this binary with to
@@ -74,6 +75,12 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Runtime, error) {
 		os.Setenv("OLLAMA_NOPRUNE", "1")
 	}
 
+	// Ollama's release builds stamp their version with -ldflags; an embedding binary
+	// does not, and ollama clients check /api/version, so report the module's version.
+	if version.Version == "0.0.0" {
+		version.Version = RuntimeVersion
+	}
+
 	u := &url.URL{Scheme: "http", Host: ln.Addr().String()}
 	rt := newRuntime(u)
 	rt.Embedded = true
@@ -95,3 +102,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Runtime, error) {
 // Stopped is closed when an embedded runtime's server has returned (after SIGINT or
 // SIGTERM, or a failure). It is nil for an external runtime.
 func (r *Runtime) Stopped() <-chan struct{} { return r.stopped }
+
+// RuntimeVersion is the version of the github.com/ollama/ollama module hearth embeds (a
+// test keeps it equal to go.mod's).
+const RuntimeVersion = "0.17.4"

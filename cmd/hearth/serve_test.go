@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"hearth/scriptmodel"
+)
+
+// runMainEnv makes the test binary behave as the hearth binary, so the test can run
+// `hearth serve` as a real process, runner re-executions included.
+const runMainEnv = "HEARTH_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestServeEmbedded runs `hearth serve` as its own process with the embedded runtime:
+// it must come up healthy, let an Ollama client create and run a model through the /api
+// passthrough, list it in /v1/models, and stop cleanly on SIGTERM leaving no runner.
+func TestServeEmbedded(t *testing.T) {
+	addr := freeAddr(t)
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "serve", "--addr", addr)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1",
+		"OLLAMA_MODELS="+filepath.Join(dir, "models"), "HEARTH_DATA="+filepath.Join(dir, "data"))
+	cmd.Env = slicesWithout(cmd.Env, "OLLAMA_HOST=")
+	var logs strings.Builder
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("hearth logs:\n%s", logs.String())
+		}
+	})
+	base := "http://" + addr
+
+	// Up and healthy.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			var h struct {
+				Status  string `json:"status"`
+				Runtime struct {
+					Embedded bool `json:"embedded"`
+				} `json:"runtime"`
+			}
+			json.NewDecoder(resp.Body).Decode(&h)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && h.Status == "ok" && h.Runtime.Embedded {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("hearth not healthy in time (last error %v)", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "using embedded Ollama runtime") || !strings.Contains(logs.String(), filepath.Join(dir, "models")) {
+		t.Errorf("startup logs do not say which runtime and models directory are in use")
+	}
+
+	// An Ollama client pointed at hearth creates and runs a model.
+	u, _ := url.Parse(base)
+	client := api.NewClient(u, http.DefaultClient)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m, err := scriptmodel.Create(ctx, client, scriptmodel.PlainModel, scriptmodel.Catalog()[scriptmodel.PlainModel])
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := client.List(ctx)
+	if err != nil || len(list.Models) != 1 || list.Models[0].Name != scriptmodel.PlainModel {
+		t.Fatalf("/api/tags = %+v, %v; want the created model", list, err)
+	}
+	var reply strings.Builder
+	stream := false
+	err = client.Chat(ctx, &api.ChatRequest{
+		Model: scriptmodel.PlainModel, Stream: &stream,
+		Messages: []api.Message{{Role: "user", Content: "hi"}},
+	}, func(r api.ChatResponse) error { reply.WriteString(r.Message.Content); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := reply.String(), m.Text(scriptmodel.EntryAssistant); got != want {
+		t.Errorf("/api/chat through hearth = %q, want %q", got, want)
+	}
+
+	resp, err := http.Get(base + "/v1/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var models struct {
+		Object string `json:"object"`
+		Data   []struct {
+			ID     string `json:"id"`
+			Object string `json:"object"`
+		} `json:"data"`
+	}
+	json.NewDecoder(resp.Body).Decode(&models)
+	resp.Body.Close()
+	if models.Object != "list" || len(models.Data) != 1 || models.Data[0].ID != scriptmodel.PlainModel || models.Data[0].Object != "model" {
+		t.Errorf("/v1/models = %+v", models)
+	}
+
+	// SIGTERM: a clean exit, and the model runner gone with it.
+	runners := runnerPIDs(t)
+	if len(runners) == 0 {
+		t.Fatalf("no runner process found while a model is loaded")
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("hearth exited with %v after SIGTERM", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("hearth did not stop within 30s of SIGTERM")
+	}
+	for _, pid := range runners {
+		if processAlive(pid) {
+			t.Errorf("runner %d outlived hearth", pid)
+		}
+	}
+}
+
+// runnerPIDs finds processes running this test binary as a model runner.
+func runnerPIDs(t *testing.T) []int {
+	t.Helper()
+	self, _ := os.Executable()
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) > 1 && args[1] == "runner" && args[0] == self {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	// A zombie (state Z) has exited and waits to be reaped by its parent.
+	fields := strings.Fields(string(b))
+	return len(fields) > 2 && fields[2] != "Z"
+}
+
+func slicesWithout(env []string, prefix string) []string {
+	out := env[:0:0]
+	for _, e := range env {
+		if !strings.HasPrefix(e, prefix) {
+			out = append(out, e)
+		}
+	}
+	return out
+}

@@ -1,0 +1,170 @@
+package scriptmodel
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ollama/ollama/fs/ggml"
+)
+
+func TestSplitPieces(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"Hello there, friend.", []string{"Hello", " there,", " friend."}},
+		{"<think>I see.</think>Ok", []string{"<think>", "I see.", "</think>", "Ok"}},
+		{"<tool_call>\n{\"a\": 1}\n</tool_call>", []string{"<tool_call>", "\n{\"a\":", " 1}", "\n</tool_call>"}},
+		{"a b", []string{"a b"}},
+	}
+	for _, tt := range tests {
+		if got := splitPieces(tt.text); strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("splitPieces(%q) = %q, want %q", tt.text, got, tt.want)
+		}
+	}
+}
+
+// Every catalogue model must reproduce its text exactly and give every token at most one
+// successor: that is what makes it deterministic.
+func TestCatalogBuilds(t *testing.T) {
+	for name, spec := range Catalog() {
+		m, err := Build(spec)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, s := range spec.Scripts {
+			if got := m.Text(s.Entry); got != s.Text {
+				t.Errorf("%s after %s: text %q, want %q", name, s.Entry, got, s.Text)
+			}
+			if got, want := strings.Join(m.Pieces(s.Entry), ""), s.Text; got != want {
+				t.Errorf("%s: pieces join to %q", name, got)
+			}
+			if m.EvalCount(s.Entry) != len(m.Pieces(s.Entry))+1 {
+				t.Errorf("%s: EvalCount must count EOS", name)
+			}
+		}
+		seen := map[string]bool{}
+		for _, tok := range m.vocab.tokens {
+			if seen[tok] {
+				t.Errorf("%s: token %q appears twice", name, tok)
+			}
+			seen[tok] = true
+		}
+		if m.Width() < m.VocabSize() {
+			t.Errorf("%s: width %d below vocabulary %d: embeddings cannot be one-hot", name, m.Width(), m.VocabSize())
+		}
+	}
+	long, _ := Build(Catalog()[LongModel])
+	if n := len(long.Pieces(EntryAssistant)); n < 40 {
+		t.Errorf("long script has %d tokens, want at least 40 for budget tests", n)
+	}
+}
+
+func TestRepeatedPiecesStayUnique(t *testing.T) {
+	m, err := Build(Spec{Scripts: []Script{
+		{Entry: "<|a|>", Text: "<tool_call>x</tool_call><tool_call>y</tool_call>"},
+		{Entry: "<|b|>", Text: "<tool_call>z</tool_call>"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []string{"<|a|>", "<|b|>"} {
+		if m.Text(e) == "" {
+			t.Errorf("no text after %s", e)
+		}
+	}
+	if _, err := Build(Spec{Scripts: []Script{{Entry: "<|a|>", Text: "x"}, {Entry: "<|a|>", Text: "y"}}}); err == nil {
+		t.Error("a repeated entry token must be an error")
+	}
+}
+
+func TestCountTokens(t *testing.T) {
+	m, err := Build(Catalog()[PlainModel])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for text, want := range map[string]int{
+		"":                    0,
+		"hi":                  2,
+		EntryAssistant:        1,
+		"ab" + EntryAssistant: 3,
+		"Hello":               1, // the script's first piece is a user-defined token
+		"Hello!":              2,
+	} {
+		if got := m.CountTokens(text); got != want {
+			t.Errorf("CountTokens(%q) = %d, want %d", text, got, want)
+		}
+	}
+}
+
+// The written file must decode with the runtime's own GGUF reader, with the shapes and
+// metadata llama.cpp needs.
+func TestWriteGGUF(t *testing.T) {
+	for _, quantized := range []bool{false, true} {
+		spec := Catalog()[ToolsModel]
+		spec.Quantized = quantized
+		m, err := Build(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(filepath.Join(t.TempDir(), "m.gguf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := m.WriteGGUF(f); err != nil {
+			t.Fatal(err)
+		}
+		f.Seek(0, 0)
+		g, err := ggml.Decode(f, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kv := g.KV()
+		if kv.Architecture() != "llama" || kv.BlockCount() != 1 || int(kv.Uint("embedding_length")) != m.Width() {
+			t.Errorf("metadata: arch %s blocks %d width %d", kv.Architecture(), kv.BlockCount(), kv.Uint("embedding_length"))
+		}
+		if toks := kv.Strings("tokenizer.ggml.tokens"); len(toks) != m.VocabSize() || toks[eosID] != EOS {
+			t.Errorf("tokens: %d, eos %q", len(toks), toks[eosID])
+		}
+		if n := len(g.Tensors().Items()); n != 3+9 {
+			t.Errorf("%d tensors, want 12", n)
+		}
+	}
+}
+
+// The output head encodes the successor table: for each scripted token, its successor
+// has the largest weight in that token's column.
+func TestOutputHeadFollowsScript(t *testing.T) {
+	m, err := Build(Catalog()[ReasoningModel])
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, d, V := m.outputHead(), m.width, m.VocabSize()
+	argmax := func(cur int) int {
+		best := 0
+		for next := 1; next < V; next++ {
+			if out[next*d+cur] > out[best*d+cur] {
+				best = next
+			}
+		}
+		return best
+	}
+	cur := m.vocab.ids[EntryAssistant]
+	var got strings.Builder
+	for steps := 0; cur != eosID && steps < 1000; steps++ {
+		cur = argmax(cur)
+		if cur != eosID {
+			got.WriteString(m.vocab.tokens[cur])
+		}
+	}
+	if got.String() != ReasoningText {
+		t.Errorf("greedy walk of the output head = %q, want %q", got.String(), ReasoningText)
+	}
+	// A byte token has no successor: it ends generation, EOS ranking first.
+	if next := argmax(byteBase + 'x'); next != eosID {
+		t.Errorf("after a byte token the model prefers %q, want EOS", m.vocab.tokens[next])
+	}
+}
