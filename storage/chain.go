@@ -2,8 +2,10 @@ package storage
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
 	"fmt"
+	"io"
+	"sort"
 )
 
 // maxChainDepth bounds the walk up a chain. Real chains end far sooner (a context window
@@ -29,99 +31,197 @@ func (db *DB) LoadChain(ctx context.Context, owner, id string) (*Chain, error) {
 	return c, nil
 }
 
+// chainItem is an item as the chain query returns it, before it is put in place.
+type chainItem struct {
+	depth    int
+	output   bool
+	position int64
+	item     Item
+}
+
+func (a chainItem) before(b chainItem) bool {
+	if a.depth != b.depth {
+		return a.depth < b.depth
+	}
+	if a.output != b.output {
+		return !a.output
+	}
+	return a.position < b.position
+}
+
+type chainLink struct {
+	Link
+	seen      bool
+	hasParent bool
+}
+
 func (db *DB) loadChain(ctx context.Context, owner, id string) (*Chain, error) {
-	rows, err := db.st.loadChain.QueryContext(ctx, id, owner, maxChainDepth)
+	// The chain query runs on the driver connection itself: its thousands of rows made
+	// database/sql's per-row locking and Scan a sixth of the load. The driver keeps the
+	// statement prepared per connection (_stmt_cache_size in the reader DSN).
+	conn, err := db.r.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-
-	var (
-		c        Chain
-		arena    arena
-		types    = make(map[string]string) // item types repeat; keep one copy of each
-		depth    = -1
-		linkAt   int // index in c.Items where the current link starts
-		outputAt int // index in c.Items where its output starts, -1 before any
-
-		d                         int
-		linkID, prev, model, stat sql.RawBytes
-		request                   sql.RawBytes
-		kind, itemID, typ, body   sql.RawBytes
-	)
-	closeLink := func() {
-		l := &c.Links[len(c.Links)-1]
-		end := len(c.Items)
-		if outputAt < 0 {
-			outputAt = end
+	defer conn.Close()
+	var c *Chain
+	err = conn.Raw(func(dc any) error {
+		q, ok := dc.(driver.QueryerContext)
+		if !ok {
+			return fmt.Errorf("driver connection %T cannot query", dc)
 		}
-		l.Input = c.Items[linkAt:outputAt:outputAt]
-		l.Output = c.Items[outputAt:end:end]
+		rows, err := q.QueryContext(ctx, sqlLoadChain, []driver.NamedValue{
+			{Ordinal: 1, Value: id}, {Ordinal: 2, Value: owner}, {Ordinal: 3, Value: int64(maxChainDepth)}})
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		c, err = readChain(rows)
+		return err
+	})
+	return c, err
+}
+
+// readChain assembles a Chain from the rows of sqlLoadChain.
+func readChain(rows driver.Rows) (*Chain, error) {
+	var (
+		c      Chain
+		links  []chainLink // by depth: links[0] is id itself
+		items  = make([]chainItem, 0, 256)
+		sorted = true
+		arena  arena
+		types  = make(map[string]string) // item types repeat; keep one copy of each
+
+		vals = make([]driver.Value, 6)
+	)
+	if n := len(rows.Columns()); n != len(vals) {
+		return nil, fmt.Errorf("chain query has %d columns, want %d", n, len(vals))
 	}
-	for rows.Next() {
-		if err := rows.Scan(&d, &linkID, &prev, &model, &stat, &request, &kind, &itemID, &typ, &body); err != nil {
+	for {
+		if err := rows.Next(vals); err == io.EOF {
+			break
+		} else if err != nil {
 			return nil, err
 		}
-		if d != depth {
-			if depth == -1 {
-				// The topmost link found must be the root. If it still points somewhere,
-				// the walk stopped at a missing (deleted or foreign) ancestor.
-				if prev != nil {
-					return nil, ErrNotFound
-				}
-				c.Links = make([]Link, 0, d+1)
-				c.Items = make([]Item, 0, 3*(d+1))
-			} else {
-				closeLink()
+		depth, err := asInt(vals[0])
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case depth == -1: // the request row
+			c.Request = arena.copyString(asString(vals[5]))
+		case vals[1] == nil: // a link row
+			hasParent, err := asInt(vals[2])
+			if err != nil {
+				return nil, err
 			}
-			depth = d
-			c.Links = append(c.Links, Link{
-				ID:     string(linkID),
-				Model:  string(model),
-				Status: Status(stat),
-			})
-			linkAt, outputAt = len(c.Items), -1
+			for len(links) <= int(depth) {
+				links = append(links, chainLink{})
+			}
+			links[depth] = chainLink{seen: true, hasParent: hasParent != 0, Link: Link{
+				ID: asString(vals[3]), Model: asString(vals[4]), Status: Status(asString(vals[5]))}}
+		default: // an item row
+			output, err := asInt(vals[1])
+			if err != nil {
+				return nil, err
+			}
+			pos, err := asInt(vals[2])
+			if err != nil {
+				return nil, err
+			}
+			typ := asString(vals[4])
+			t, ok := types[typ]
+			if !ok {
+				types[typ], t = typ, typ
+			}
+			it := chainItem{depth: int(depth), output: output != 0, position: pos,
+				item: Item{ID: asString(vals[3]), Type: t, JSON: arena.copyString(asString(vals[5]))}}
+			if n := len(items); n > 0 && !items[n-1].before(it) {
+				sorted = false
+			}
+			items = append(items, it)
 		}
-		if request != nil {
-			c.Request = arena.copy(request)
-		}
-		if kind == nil {
-			continue // LEFT JOIN: a link without items
-		}
-		if outputAt < 0 && string(kind) == "output" {
-			outputAt = len(c.Items)
-		}
-		t, ok := types[string(typ)]
-		if !ok {
-			t = string(typ)
-			types[t] = t
-		}
-		c.Items = append(c.Items, Item{ID: string(itemID), Type: t, JSON: arena.copy(body)})
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if depth == -1 {
+	if len(links) == 0 {
 		return nil, ErrNotFound
 	}
-	closeLink()
+	for d, l := range links {
+		if !l.seen {
+			return nil, fmt.Errorf("chain query returned no link at depth %d", d)
+		}
+	}
+	// The deepest link found must be the root. If it still has a parent, the walk
+	// stopped at a missing (deleted or foreign) ancestor: the chain is broken.
+	if links[len(links)-1].hasParent {
+		return nil, ErrNotFound
+	}
+	if !sorted {
+		sort.SliceStable(items, func(i, j int) bool { return items[i].before(items[j]) })
+	}
+	if n := len(items); n > 0 && (items[0].depth < 0 || items[n-1].depth >= len(links)) {
+		return nil, fmt.Errorf("chain query returned an item outside the chain")
+	}
+
+	// items run from depth 0 (id) up to the root; the context runs from the root down.
+	// Walk the depth groups from the end and lay them out root first.
+	c.Items = make([]Item, len(items))
+	c.Links = make([]Link, len(links))
+	at, end := 0, len(items)
+	for d := len(links) - 1; d >= 0; d-- {
+		start, outputAt := end, end
+		for start > 0 && items[start-1].depth == d {
+			start--
+			if items[start].output {
+				outputAt = start
+			}
+		}
+		l := links[d].Link
+		for i := start; i < end; i++ {
+			c.Items[at+i-start] = items[i].item
+		}
+		in, out := at+outputAt-start, at+end-start
+		l.Input = c.Items[at:in:in]
+		l.Output = c.Items[in:out:out]
+		c.Links[len(links)-1-d] = l
+		at, end = out, start
+	}
 	return &c, nil
 }
 
-// arena hands out copies of scanned bytes from large shared blocks: a long chain has
-// thousands of items, and one allocation per item JSON dominated the load time.
+func asInt(v any) (int64, error) {
+	if i, ok := v.(int64); ok {
+		return i, nil
+	}
+	return 0, fmt.Errorf("chain query: got %T, want an integer", v)
+}
+
+// asString accepts what the driver returns for TEXT; JSON columns are TEXT, but a
+// BLOB written by another tool reads back as []byte.
+func asString(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	return ""
+}
+
+// arena hands out copies of item JSON from large shared blocks: a long chain has
+// thousands of items, and this saves an allocation (and GC work) per item. The blocks
+// live as long as any item cut from them, which is as long as the Chain.
 type arena struct{ buf []byte }
 
 const arenaBlock = 64 << 10
 
-func (a *arena) copy(b []byte) []byte {
-	if len(b) > cap(a.buf)-len(a.buf) {
-		if len(b) > arenaBlock/4 {
-			return append([]byte(nil), b...) // big ones alone, so blocks are not wasted
+func (a *arena) copyString(s string) []byte {
+	if len(s) > cap(a.buf)-len(a.buf) {
+		if len(s) > arenaBlock/4 {
+			return []byte(s) // big ones alone, so blocks are not wasted
 		}
 		a.buf = make([]byte, 0, arenaBlock)
 	}
 	start := len(a.buf)
-	a.buf = append(a.buf, b...)
+	a.buf = append(a.buf, s...)
 	return a.buf[start:len(a.buf):len(a.buf)]
 }

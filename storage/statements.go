@@ -10,7 +10,8 @@ import (
 // statements are prepared once at Open. database/sql prepares each again, lazily, on
 // every pool connection that runs it and keeps it there; inside a transaction
 // tx.StmtContext reuses the one already prepared on the writer connection. So the hot
-// paths (create, complete, chain load) never re-parse SQL.
+// paths never re-parse SQL. (sqlLoadChain runs on the driver connection, whose own
+// statement cache keeps it prepared; see LoadChain.)
 type statements struct {
 	// writer
 	insertResponse *sql.Stmt
@@ -23,7 +24,6 @@ type statements struct {
 
 	// readers
 	get         *sql.Stmt
-	loadChain   *sql.Stmt
 	exists      *sql.Stmt
 	inputCursor *sql.Stmt
 	inputAsc    *sql.Stmt
@@ -62,23 +62,37 @@ const (
 	sqlGet = `SELECT ` + responseColumns + ` FROM responses WHERE id = ? AND owner = ?`
 
 	// The chain is walked upwards from the requested response through
-	// previous_response_id (a primary-key lookup per link), then joined with the items
-	// of every link and ordered root first. Ancestors must have the same owner; the
-	// recursion stops at the first missing or foreign one, and the caller sees the gap
-	// as a non-NULL previous_response_id on the topmost link found. ?3 bounds the depth
-	// so that a cycle (only possible if a deleted id were reused) cannot loop forever.
-	sqlLoadChain = `WITH RECURSIVE chain (depth, id, previous_response_id, model, status, request) AS (
-		SELECT 0, id, previous_response_id, model, status, request
+	// previous_response_id (one lookup per link in the covering index responses_chain).
+	// Ancestors must have the same owner: the walk stops at the first missing or foreign
+	// one, and the caller sees the gap as a parent on the deepest link found. ?3 bounds
+	// the depth so that a cycle (only possible if a deleted id were reused) cannot loop
+	// forever.
+	//
+	// Loading costs per row and per column (cgo calls, driver values), so the result is
+	// shaped for that. All rows have six columns (depth, is_output, position, a, b, c):
+	//   - one row per link:  depth, NULL, has_parent, id, model, status
+	//   - one request row:   -1, NULL, NULL, NULL, NULL, request of the response asked for
+	//   - one row per item:  depth, is_output, position, item_id, type, body
+	// Link metadata on every item row cost a quarter of the load, even as NULLs.
+	// There is no ORDER BY: with the chain as the outer loop (CROSS JOIN fixes the join
+	// order) item rows arrive by depth and then in primary-key order (kind, position),
+	// and sorting the whole context through a temporary b-tree cost about a sixth of the
+	// load. LoadChain checks the order and sorts only if a future planner ever produced
+	// another.
+	sqlLoadChain = `WITH RECURSIVE chain (depth, id, previous_response_id, model, status) AS (
+		SELECT 0, id, previous_response_id, model, status
 		FROM responses WHERE id = ?1 AND owner = ?2
 		UNION ALL
-		SELECT chain.depth + 1, r.id, r.previous_response_id, r.model, r.status, NULL
+		SELECT chain.depth + 1, r.id, r.previous_response_id, r.model, r.status
 		FROM chain JOIN responses AS r ON r.id = chain.previous_response_id
 		WHERE r.owner = ?2 AND chain.depth < ?3
 	)
-	SELECT chain.depth, chain.id, chain.previous_response_id, chain.model, chain.status,
-		chain.request, items.kind, items.item_id, items.type, items.body
-	FROM chain LEFT JOIN items ON items.response_id = chain.id
-	ORDER BY chain.depth DESC, items.kind, items.position`
+	SELECT depth, NULL, previous_response_id IS NOT NULL, id, model, status FROM chain
+	UNION ALL
+	SELECT -1, NULL, NULL, NULL, NULL, request FROM responses WHERE id = ?1 AND owner = ?2
+	UNION ALL
+	SELECT chain.depth, items.kind = 'output', items.position, items.item_id, items.type, items.body
+	FROM chain CROSS JOIN items ON items.response_id = chain.id`
 
 	sqlExists = `SELECT 1 FROM responses WHERE id = ? AND owner = ?`
 
@@ -109,7 +123,6 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		{&s.ownerOf, w, sqlOwnerOf},
 		{&s.getForWrite, w, sqlGet},
 		{&s.get, r, sqlGet},
-		{&s.loadChain, r, sqlLoadChain},
 		{&s.exists, r, sqlExists},
 		{&s.inputCursor, r, sqlInputCursor},
 		{&s.inputAsc, r, sqlInputAsc},

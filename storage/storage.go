@@ -116,6 +116,9 @@ func Open(path string) (*DB, error) {
 	// query_only rather than mode=ro: a read-only open of a WAL database fails when the
 	// -shm file is missing, while query_only keeps the normal open and refuses writes.
 	rq.Set("_query_only", "true")
+	// LoadChain queries the driver connection directly; this keeps its statement
+	// prepared on each read connection.
+	rq.Set("_stmt_cache_size", "16")
 
 	fileURL := "file:" + (&url.URL{Path: abs}).EscapedPath()
 
