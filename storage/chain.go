@@ -87,7 +87,7 @@ func readChain(rows driver.Rows) (*Chain, error) {
 	var (
 		c      Chain
 		links  []chainLink // by depth: links[0] is id itself
-		items  = make([]chainItem, 0, 256)
+		items  []chainItem
 		sorted = true
 		arena  arena
 		types  = make(map[string]string) // item types repeat; keep one copy of each
@@ -138,6 +138,11 @@ func readChain(rows driver.Rows) (*Chain, error) {
 				item: Item{ID: asString(vals[3]), Type: t, JSON: arena.copyString(asString(vals[5]))}}
 			if n := len(items); n > 0 && !items[n-1].before(it) {
 				sorted = false
+			}
+			if items == nil {
+				// Link rows come first, so their number is known here; turns mostly
+				// have about three items (input, reasoning, message or call).
+				items = make([]chainItem, 0, 3*len(links)+16)
 			}
 			items = append(items, it)
 		}

@@ -119,6 +119,10 @@ func Open(path string) (*DB, error) {
 	// LoadChain queries the driver connection directly; this keeps its statement
 	// prepared on each read connection.
 	rq.Set("_stmt_cache_size", "16")
+	// 16 MiB of page cache per read connection (the default is 2 MiB): a long chain with
+	// real item sizes is several MiB, and a sequential read bigger than the cache evicts
+	// the pages the next load of the same chain needs.
+	rq.Set("_cache_size", "-16384")
 
 	fileURL := "file:" + (&url.URL{Path: abs}).EscapedPath()
 
