@@ -1,0 +1,337 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// recoveredError is stored on responses that a crash left in flight. server_error is
+// the API's code for "our fault"; the message tells the client that retrying is fine.
+var recoveredError = json.RawMessage(`{"code":"server_error","message":"hearth stopped before this response finished"}`)
+
+// CreateResponse stores a response that has just been created (status queued or
+// in_progress) together with its input items, in one transaction.
+//
+// A PreviousResponseID must name a stored response of the same owner: a child is never
+// written under a parent that does not exist. (That also keeps the chains acyclic.)
+// The error is then ErrNotFound, as from LoadChain; an id already stored gives
+// ErrExists.
+func (db *DB) CreateResponse(ctx context.Context, r NewResponse) error {
+	if r.ID == "" || r.Owner == "" || r.Model == "" {
+		return errors.New("storage: create response: id, owner and model are required")
+	}
+	if !r.Status.InFlight() {
+		return fmt.Errorf("storage: create response %s: status %q, want queued or in_progress", r.ID, r.Status)
+	}
+	if !json.Valid(r.Request) {
+		return fmt.Errorf("storage: create response %s: request is not valid JSON", r.ID)
+	}
+	if len(r.Body) > 0 && !json.Valid(r.Body) {
+		return fmt.Errorf("storage: create response %s: body is not valid JSON", r.ID)
+	}
+	if err := validItems(r.Input); err != nil {
+		return fmt.Errorf("storage: create response %s: input %w", r.ID, err)
+	}
+	created := r.CreatedAt
+	if created.IsZero() {
+		created = time.Now()
+	}
+
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		owner, _, err := lookupOwner(ctx, tx, db.st.ownerOf, r.ID)
+		if err == nil {
+			return ErrExists
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if r.PreviousResponseID != "" {
+			owner, _, err = lookupOwner(ctx, tx, db.st.ownerOf, r.PreviousResponseID)
+			if err != nil {
+				return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, err)
+			}
+			if owner != r.Owner {
+				return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, ErrNotFound)
+			}
+		}
+		if _, err := tx.StmtContext(ctx, db.st.insertResponse).ExecContext(ctx,
+			r.ID, r.Owner, r.Model, string(r.Status), r.Background, nullString(r.PreviousResponseID),
+			string(r.Request), nullJSON(r.Body), created.UnixMilli()); err != nil {
+			return err
+		}
+		return insertItems(ctx, tx.StmtContext(ctx, db.st.insertItem), r.ID, "input", r.Input)
+	})
+	if err != nil {
+		return fmt.Errorf("storage: create response %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// CompleteResponse stores the end of a response: its terminal status, final response
+// object, usage, error and all output items, in one transaction, so that a crash leaves
+// either the in-flight row or the finished one, never a partial set of items.
+//
+// The response must be in flight (ErrFinished otherwise), with one exception: a
+// response cancelled by Cancel accepts a Final with status cancelled, so the engine can
+// store what it produced before it noticed. The server should pass a context that is
+// not cancelled when the client disconnects.
+func (db *DB) CompleteResponse(ctx context.Context, id string, f Final) error {
+	if !f.Status.Terminal() {
+		return fmt.Errorf("storage: complete response %s: status %q is not terminal", id, f.Status)
+	}
+	if len(f.Body) > 0 && !json.Valid(f.Body) {
+		return fmt.Errorf("storage: complete response %s: body is not valid JSON", id)
+	}
+	if len(f.Error) > 0 && !json.Valid(f.Error) {
+		return fmt.Errorf("storage: complete response %s: error is not valid JSON", id)
+	}
+	if err := validItems(f.Output); err != nil {
+		return fmt.Errorf("storage: complete response %s: output %w", id, err)
+	}
+	completed := f.CompletedAt
+	if completed.IsZero() {
+		completed = time.Now()
+	}
+
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		_, status, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
+		if err != nil {
+			return err
+		}
+		if !status.InFlight() && !(status == StatusCancelled && f.Status == StatusCancelled) {
+			return fmt.Errorf("%w (status %s)", ErrFinished, status)
+		}
+		// Only a cancelled response can already have output (from an earlier call).
+		if status == StatusCancelled {
+			if _, err := tx.StmtContext(ctx, db.st.deleteOutput).ExecContext(ctx, id); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.StmtContext(ctx, db.st.complete).ExecContext(ctx,
+			string(f.Status), nullJSON(f.Body), nullJSON(f.Error),
+			f.Usage.InputTokens, f.Usage.OutputTokens, f.Usage.CachedTokens, f.Usage.ReasoningTokens,
+			completed.UnixMilli(), id); err != nil {
+			return err
+		}
+		return insertItems(ctx, tx.StmtContext(ctx, db.st.insertItem), id, "output", f.Output)
+	})
+	if err != nil {
+		return fmt.Errorf("storage: complete response %s: %w", id, err)
+	}
+	return nil
+}
+
+// UpdateStatus moves a response that is still in flight to in_progress (a worker picked
+// up a queued response) or to cancelled (the engine gave up on it, e.g. the client went
+// away). Terminal statuses with output go through CompleteResponse. A response that has
+// already finished gives ErrFinished: a queued response cancelled before a worker
+// reached it must not be started.
+func (db *DB) UpdateStatus(ctx context.Context, id string, status Status) error {
+	if status != StatusInProgress && status != StatusCancelled {
+		return fmt.Errorf("storage: update status of %s: cannot set %q here", id, status)
+	}
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		_, current, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
+		if err != nil {
+			return err
+		}
+		if !current.InFlight() {
+			return fmt.Errorf("%w (status %s)", ErrFinished, current)
+		}
+		var completed any
+		if status.Terminal() {
+			completed = time.Now().UnixMilli()
+		}
+		_, err = tx.StmtContext(ctx, db.st.setStatus).ExecContext(ctx, string(status), completed, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("storage: update status of %s: %w", id, err)
+	}
+	return nil
+}
+
+// Cancel moves the owner's response id from queued or in_progress to cancelled,
+// atomically, and returns the response as it now is. Cancelling a cancelled response
+// returns it unchanged (cancel is idempotent). Cancelling one that finished otherwise
+// returns the response and an error wrapping ErrFinished, which the server maps to 400.
+// Whether non-background responses may be cancelled is the server's call; Response
+// carries Background for it.
+func (db *DB) Cancel(ctx context.Context, owner, id string) (*Response, error) {
+	var rec *Response
+	var finished error
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		get := tx.StmtContext(ctx, db.st.getForWrite)
+		var err error
+		if rec, err = scanResponse(get.QueryRowContext(ctx, id, owner)); err != nil {
+			return err
+		}
+		switch {
+		case rec.Status == StatusCancelled:
+			return nil
+		case rec.Status.Terminal():
+			finished = fmt.Errorf("storage: cancel %s: %w (status %s)", id, ErrFinished, rec.Status)
+			return nil
+		}
+		if _, err := tx.StmtContext(ctx, db.st.setStatus).ExecContext(ctx,
+			string(StatusCancelled), time.Now().UnixMilli(), id); err != nil {
+			return err
+		}
+		rec, err = scanResponse(get.QueryRowContext(ctx, id, owner))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storage: cancel %s: %w", id, err)
+	}
+	return rec, finished
+}
+
+// GetResponse returns the owner's response id, or ErrNotFound.
+func (db *DB) GetResponse(ctx context.Context, owner, id string) (*Response, error) {
+	rec, err := scanResponse(db.st.get.QueryRowContext(ctx, id, owner))
+	if err != nil {
+		return nil, fmt.Errorf("storage: get response %s: %w", id, err)
+	}
+	return rec, nil
+}
+
+// DeleteResponse deletes the owner's response id and its items, or returns ErrNotFound.
+// Responses that continued from it keep their previous_response_id; their chains are
+// broken from now on, and LoadChain reports them as not found, as OpenAI does when any
+// link of a chain is missing.
+func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
+	var res sql.Result
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		res, err = tx.ExecContext(ctx, `DELETE FROM responses WHERE id = ? AND owner = ?`, id, owner)
+		return err
+	})
+	if err == nil {
+		var n int64
+		if n, err = res.RowsAffected(); err == nil && n == 0 {
+			err = ErrNotFound
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("storage: delete response %s: %w", id, err)
+	}
+	return nil
+}
+
+// RecoverInFlight marks every response still queued or in_progress as failed with a
+// server_error, in one transaction, and returns how many it changed. Call it once at
+// startup, before serving: such rows were left by a process that stopped without
+// finishing them, and nothing will ever complete them. It must not run while another
+// hearth process serves from the same file, whose in-flight responses it would fail.
+func (db *DB) RecoverInFlight(ctx context.Context) (int, error) {
+	var n int64
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE responses
+			SET status = 'failed', error = ?1, completed_at = ?2,
+			response = CASE WHEN json_valid(response)
+				THEN json_set(response, '$.status', 'failed', '$.error', json(?1))
+				ELSE response END
+			WHERE status IN ('queued', 'in_progress')`,
+			string(recoveredError), time.Now().UnixMilli())
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("storage: recover in-flight responses: %w", err)
+	}
+	return int(n), nil
+}
+
+// write runs fn in a transaction on the writer connection. The connection pool has a
+// single connection, so concurrent callers queue in database/sql, and BEGIN IMMEDIATE
+// (from the DSN) holds the file's write lock for the whole transaction.
+func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := db.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() // no-op after Commit
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func lookupOwner(ctx context.Context, tx *sql.Tx, st *sql.Stmt, id string) (owner string, status Status, err error) {
+	err = tx.StmtContext(ctx, st).QueryRowContext(ctx, id).Scan(&owner, &status)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = ErrNotFound
+	}
+	return owner, status, err
+}
+
+func insertItems(ctx context.Context, st *sql.Stmt, responseID, kind string, items []Item) error {
+	for i, it := range items {
+		if _, err := st.ExecContext(ctx, responseID, kind, i, it.ID, it.Type, string(it.JSON)); err != nil {
+			return fmt.Errorf("%s item %d: %w", kind, i, err)
+		}
+	}
+	return nil
+}
+
+func validItems(items []Item) error {
+	for i, it := range items {
+		if it.Type == "" {
+			return fmt.Errorf("item %d: type is required", i)
+		}
+		if !json.Valid(it.JSON) {
+			return fmt.Errorf("item %d: not valid JSON", i)
+		}
+	}
+	return nil
+}
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanResponse(row rowScanner) (*Response, error) {
+	var (
+		r         Response
+		prev      sql.NullString
+		completed sql.NullInt64
+		created   int64
+	)
+	err := row.Scan(&r.ID, &r.Owner, &r.Model, &r.Status, &r.Background, &prev,
+		(*[]byte)(&r.Request), (*[]byte)(&r.Body), (*[]byte)(&r.Error),
+		&r.Usage.InputTokens, &r.Usage.OutputTokens, &r.Usage.CachedTokens, &r.Usage.ReasoningTokens,
+		&created, &completed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.PreviousResponseID = prev.String
+	r.CreatedAt = time.UnixMilli(created)
+	if completed.Valid {
+		r.CompletedAt = time.UnixMilli(completed.Int64)
+	}
+	return &r, nil
+}
+
+// nullString and nullJSON bind "" and empty JSON as SQL NULL. JSON is bound as a Go
+// string: a []byte would be bound as a BLOB, which the STRICT TEXT columns refuse and
+// which SQLite's JSON functions would read as JSONB.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func nullJSON(raw json.RawMessage) any {
+	if len(raw) == 0 {
+		return nil
+	}
+	return string(raw)
+}

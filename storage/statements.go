@@ -1,0 +1,148 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// statements are prepared once at Open. database/sql prepares each again, lazily, on
+// every pool connection that runs it and keeps it there; inside a transaction
+// tx.StmtContext reuses the one already prepared on the writer connection. So the hot
+// paths never re-parse SQL. (sqlLoadChain runs on the driver connection, whose own
+// statement cache keeps it prepared; see LoadChain.)
+type statements struct {
+	// writer
+	insertResponse *sql.Stmt
+	insertItem     *sql.Stmt
+	deleteOutput   *sql.Stmt
+	complete       *sql.Stmt
+	setStatus      *sql.Stmt
+	ownerOf        *sql.Stmt
+	getForWrite    *sql.Stmt
+
+	// readers
+	get         *sql.Stmt
+	exists      *sql.Stmt
+	inputCursor *sql.Stmt
+	inputAsc    *sql.Stmt
+	inputDesc   *sql.Stmt
+
+	all []*sql.Stmt
+}
+
+const responseColumns = `id, owner, model, status, background, previous_response_id, request,
+	response, error, input_tokens, output_tokens, cached_tokens, reasoning_tokens,
+	created_at, completed_at`
+
+const (
+	sqlInsertResponse = `INSERT INTO responses
+	(id, owner, model, status, background, previous_response_id, request, response, created_at)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+	sqlInsertItem = `INSERT INTO items (response_id, kind, position, item_id, type, body)
+	VALUES (?, ?, ?, ?, ?, ?)`
+
+	sqlDeleteOutput = `DELETE FROM items WHERE response_id = ? AND kind = 'output'`
+
+	sqlComplete = `UPDATE responses SET status = ?, response = ?, error = ?,
+	input_tokens = ?, output_tokens = ?, cached_tokens = ?, reasoning_tokens = ?,
+	completed_at = ?
+	WHERE id = ?`
+
+	// Status changes made by storage alone patch the stored response object too, so
+	// that GET returns an object whose "status" agrees with the row.
+	sqlSetStatus = `UPDATE responses SET status = ?1, completed_at = ?2,
+	response = CASE WHEN json_valid(response) THEN json_set(response, '$.status', ?1) ELSE response END
+	WHERE id = ?3`
+
+	sqlOwnerOf = `SELECT owner, status FROM responses WHERE id = ?`
+
+	sqlGet = `SELECT ` + responseColumns + ` FROM responses WHERE id = ? AND owner = ?`
+
+	// The chain is walked upwards from the requested response through
+	// previous_response_id (one lookup per link in the covering index responses_chain).
+	// Ancestors must have the same owner: the walk stops at the first missing or foreign
+	// one, and the caller sees the gap as a parent on the deepest link found. ?3 bounds
+	// the depth so that a cycle (only possible if a deleted id were reused) cannot loop
+	// forever.
+	//
+	// Loading costs per row and per column (cgo calls, driver values), so the result is
+	// shaped for that. All rows have six columns (depth, is_output, position, a, b, c):
+	//   - one row per link:  depth, NULL, has_parent, id, model, status
+	//   - one request row:   -1, NULL, NULL, NULL, NULL, request of the response asked for
+	//   - one row per item:  depth, is_output, position, item_id, type, body
+	// Link metadata on every item row cost a quarter of the load, even as NULLs.
+	// There is no ORDER BY: with the chain as the outer loop (CROSS JOIN fixes the join
+	// order) item rows arrive by depth and then in primary-key order (kind, position),
+	// and sorting the whole context through a temporary b-tree cost about a sixth of the
+	// load. LoadChain checks the order and sorts only if a future planner ever produced
+	// another.
+	sqlLoadChain = `WITH RECURSIVE chain (depth, id, previous_response_id, model, status) AS (
+		SELECT 0, id, previous_response_id, model, status
+		FROM responses WHERE id = ?1 AND owner = ?2
+		UNION ALL
+		SELECT chain.depth + 1, r.id, r.previous_response_id, r.model, r.status
+		FROM chain JOIN responses AS r ON r.id = chain.previous_response_id
+		WHERE r.owner = ?2 AND chain.depth < ?3
+	)
+	SELECT depth, NULL, previous_response_id IS NOT NULL, id, model, status FROM chain
+	UNION ALL
+	SELECT -1, NULL, NULL, NULL, NULL, request FROM responses WHERE id = ?1 AND owner = ?2
+	UNION ALL
+	SELECT chain.depth, items.kind = 'output', items.position, items.item_id, items.type, items.body
+	FROM chain CROSS JOIN items ON items.response_id = chain.id`
+
+	sqlExists = `SELECT 1 FROM responses WHERE id = ? AND owner = ?`
+
+	sqlInputCursor = `SELECT position FROM items
+	WHERE response_id = ? AND kind = 'input' AND item_id = ?
+	ORDER BY position LIMIT 1`
+
+	sqlInputAsc = `SELECT item_id, type, body FROM items
+	WHERE response_id = ? AND kind = 'input' AND position > ?
+	ORDER BY position ASC LIMIT ?`
+
+	sqlInputDesc = `SELECT item_id, type, body FROM items
+	WHERE response_id = ? AND kind = 'input' AND position < ?
+	ORDER BY position DESC LIMIT ?`
+)
+
+func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
+	for _, p := range []struct {
+		dst  **sql.Stmt
+		db   *sql.DB
+		text string
+	}{
+		{&s.insertResponse, w, sqlInsertResponse},
+		{&s.insertItem, w, sqlInsertItem},
+		{&s.deleteOutput, w, sqlDeleteOutput},
+		{&s.complete, w, sqlComplete},
+		{&s.setStatus, w, sqlSetStatus},
+		{&s.ownerOf, w, sqlOwnerOf},
+		{&s.getForWrite, w, sqlGet},
+		{&s.get, r, sqlGet},
+		{&s.exists, r, sqlExists},
+		{&s.inputCursor, r, sqlInputCursor},
+		{&s.inputAsc, r, sqlInputAsc},
+		{&s.inputDesc, r, sqlInputDesc},
+	} {
+		st, err := p.db.PrepareContext(ctx, p.text)
+		if err != nil {
+			return fmt.Errorf("storage: prepare: %w\n%s", err, p.text)
+		}
+		*p.dst = st
+		s.all = append(s.all, st)
+	}
+	return nil
+}
+
+func (s *statements) close() error {
+	var err error
+	for _, st := range s.all {
+		err = errors.Join(err, st.Close())
+	}
+	s.all = nil
+	return err
+}
