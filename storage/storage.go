@@ -212,3 +212,15 @@ func (db *DB) IntegrityCheck(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Ping checks that both the writer and the read pool answer, for health checks. A
+// read-only or vanished file shows up here before a response fails on it.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.r.PingContext(ctx); err != nil {
+		return fmt.Errorf("database read pool: %w", err)
+	}
+	if err := db.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("database writer: %w", err)
+	}
+	return nil
+}

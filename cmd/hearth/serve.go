@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"hearth/engine/ollama"
 	"hearth/server"
+	"hearth/storage"
 )
 
 type serveOptions struct {
@@ -79,6 +81,19 @@ func serve(parent context.Context, o serveOptions) error {
 		return fmt.Errorf("data directory: %w", err)
 	}
 
+	dbPath := filepath.Join(o.dataDir, "hearth.db")
+	db, err := storage.Open(dbPath)
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	defer db.Close()
+	// Responses a crash left in flight can never finish now; say so in their rows.
+	if n, err := db.RecoverInFlight(ctx); err != nil {
+		return fmt.Errorf("database recovery: %w", err)
+	} else if n > 0 {
+		log.Warn("marked responses left in flight by a previous run as failed", "count", n)
+	}
+
 	rt, err := openRuntime(ctx, o, log)
 	if err != nil {
 		return err
@@ -89,10 +104,10 @@ func serve(parent context.Context, o serveOptions) error {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	srv := &http.Server{
-		Handler:           server.New(server.Config{Runtime: rt, Logger: log}),
+		Handler:           server.New(server.Config{Runtime: rt, Database: db, Logger: log}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
-	log.Info("hearth listening", "addr", "http://"+ln.Addr().String(), "data", o.dataDir, "version", version)
+	log.Info("hearth listening", "addr", "http://"+ln.Addr().String(), "database", dbPath, "version", version)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -77,10 +77,13 @@ func TestServeEmbedded(t *testing.T) {
 				Runtime struct {
 					Embedded bool `json:"embedded"`
 				} `json:"runtime"`
+				Database struct {
+					OK bool `json:"ok"`
+				} `json:"database"`
 			}
 			json.NewDecoder(resp.Body).Decode(&h)
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK && h.Status == "ok" && h.Runtime.Embedded {
+			if resp.StatusCode == http.StatusOK && h.Status == "ok" && h.Runtime.Embedded && h.Database.OK {
 				break
 			}
 		}
@@ -88,6 +91,9 @@ func TestServeEmbedded(t *testing.T) {
 			t.Fatalf("hearth not healthy in time (last error %v)", err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "data", "hearth.db")); err != nil {
+		t.Errorf("no database in --data: %v", err)
 	}
 	if !strings.Contains(logs.String(), "using embedded Ollama runtime") || !strings.Contains(logs.String(), filepath.Join(dir, "models")) {
 		t.Errorf("startup logs do not say which runtime and models directory are in use")
