@@ -3,37 +3,55 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"hearth/engine"
 	"hearth/engine/ollama"
+	"hearth/storage"
 )
-
-// Pinger is anything whose health /healthz reports, such as the database.
-type Pinger interface {
-	Ping(ctx context.Context) error
-}
 
 // Config wires a Server to its parts.
 type Config struct {
 	Runtime *ollama.Runtime
-	// Database is checked by /healthz; nil means none is configured.
-	Database Pinger
-	Logger   *slog.Logger
+	Engine  *engine.Engine
+	// Database stores responses; nil means nothing is stored (and previous_response_id
+	// finds nothing).
+	Database *storage.DB
+	// APIKeys, when not empty, are the keys clients must send as bearer tokens.
+	APIKeys []string
+	// Heartbeat is how long an SSE stream may stay silent before a comment is sent;
+	// zero means DefaultHeartbeat.
+	Heartbeat time.Duration
+	// MaxBodyBytes bounds a request body; zero means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	Logger       *slog.Logger
 }
+
+// Defaults for Config.
+const (
+	DefaultHeartbeat    = 15 * time.Second
+	DefaultMaxBodyBytes = 32 << 20 // room for a long agent history with a few images
+)
 
 // Server routes HTTP requests to hearth's parts.
 type Server struct {
-	rt     *ollama.Runtime
-	db     Pinger
-	log    *slog.Logger
-	router *gin.Engine
-	proxy  *httputil.ReverseProxy
+	rt        *ollama.Runtime
+	engine    *engine.Engine
+	db        *storage.DB
+	keys      *keyring
+	heartbeat time.Duration
+	maxBody   int64
+	log       *slog.Logger
+	router    *gin.Engine
+	proxy     *httputil.ReverseProxy
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -44,20 +62,29 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{rt: cfg.Runtime, db: cfg.Database, log: log}
+	s := &Server{
+		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
+		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
+		log: log,
+	}
+	if s.engine == nil {
+		s.engine = engine.New(cfg.Runtime.Client, engine.DefaultFormats(), log)
+	}
 	s.proxy = newRuntimeProxy(cfg.Runtime, log)
 
 	r := gin.New()
 	r.Use(gin.Recovery())
 	r.HandleMethodNotAllowed = true
 	r.GET("/healthz", s.health)
-	r.GET("/v1/models", s.listModels)
-	r.GET("/v1/models/*model", s.getModel)
+	authed := r.Group("/", s.authenticate, s.limitBody)
+	authed.POST("/v1/responses", s.createResponse)
+	authed.GET("/v1/models", s.listModels)
+	authed.GET("/v1/models/*model", s.getModel)
 	// Ollama's own API, and its OpenAI-compatible endpoints hearth does not serve
 	// itself, pass through so ollama clients (`OLLAMA_HOST=<hearth> ollama list`) work.
-	r.Any("/api/*path", s.passthrough)
+	authed.Any("/api/*path", s.passthrough)
 	for _, p := range []string{"/v1/chat/completions", "/v1/completions", "/v1/embeddings"} {
-		r.POST(p, s.passthrough)
+		authed.POST(p, s.passthrough)
 	}
 	r.NoRoute(func(c *gin.Context) {
 		c.JSON(http.StatusNotFound, gin.H{"error": gin.H{
@@ -71,6 +98,14 @@ func New(cfg Config) *Server {
 
 // ServeHTTP makes Server an http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+// limitBody bounds what a handler can read of the request body.
+func (s *Server) limitBody(c *gin.Context) {
+	// The runtime passthrough is exempt: model blobs are gigabytes.
+	if c.Request.Body != nil && !strings.HasPrefix(c.Request.URL.Path, "/api/") {
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.maxBody)
+	}
+}
 
 // health reports readiness of hearth, the runtime and the database; 503 when any part
 // is not ready, so a load balancer or a supervisor can act on the status alone.

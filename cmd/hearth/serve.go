@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/server"
 	"hearth/storage"
@@ -27,6 +28,10 @@ type serveOptions struct {
 	modelsDir   string
 	logLevel    string
 	shutdownFor time.Duration
+	apiKeys     []string
+	noAuth      bool
+	modelsFile  string
+	heartbeat   time.Duration
 }
 
 func serveCommand() *cobra.Command {
@@ -62,6 +67,10 @@ ollama serve.`,
 	f.StringVar(&o.modelsDir, "models", "", "models directory of the embedded runtime (default $OLLAMA_MODELS or ~/.ollama/models)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.DurationVar(&o.shutdownFor, "shutdown-timeout", 10*time.Second, "how long in-flight requests may run after SIGINT or SIGTERM")
+	f.StringSliceVar(&o.apiKeys, "api-key", nil, "API key clients must send as 'Authorization: Bearer <key>' (repeat, or comma-separate, for several)")
+	f.BoolVar(&o.noAuth, "insecure-no-auth", false, "allow listening on a non-loopback address without API keys")
+	f.StringVar(&o.modelsFile, "models-file", "", "a models.json whose model formats extend or override the built-in ones")
+	f.DurationVar(&o.heartbeat, "sse-heartbeat", server.DefaultHeartbeat, "longest silence in an SSE stream before a keep-alive comment")
 	bindEnv(cmd)
 	return cmd
 }
@@ -77,6 +86,13 @@ func serve(parent context.Context, o serveOptions) error {
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	if err := checkExposure(o.addr, o.apiKeys, o.noAuth); err != nil {
+		return err
+	}
+	formats, err := engine.LoadFormats(o.modelsFile)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
@@ -104,7 +120,10 @@ func serve(parent context.Context, o serveOptions) error {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	srv := &http.Server{
-		Handler:           server.New(server.Config{Runtime: rt, Database: db, Logger: log}),
+		Handler: server.New(server.Config{
+			Runtime: rt, Engine: engine.New(rt.Client, formats, log), Database: db,
+			APIKeys: o.apiKeys, Heartbeat: o.heartbeat, Logger: log,
+		}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	log.Info("hearth listening", "addr", "http://"+ln.Addr().String(), "database", dbPath, "version", version)
@@ -139,6 +158,25 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// checkExposure refuses to serve a non-loopback address without keys: a LAN would
+// otherwise get free use of the machine's models and everyone's stored responses.
+func checkExposure(addr string, keys []string, allow bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: %w", addr, err)
+	}
+	if len(keys) > 0 || allow {
+		return nil
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("--addr %s is reachable from other machines: set --api-key (or HEARTH_API_KEY), or pass --insecure-no-auth to serve without keys", addr)
 }
 
 // openRuntime connects to an external runtime when one is named, else starts the

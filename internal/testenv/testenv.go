@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -60,6 +61,43 @@ func Model(t testing.TB, name string) *scriptmodel.Model {
 		t.Fatalf("no script model %q", name)
 	}
 	return m
+}
+
+// BenchName is the runtime name of the bench variant of catalogue model name.
+func BenchName(name string) string {
+	base, _, _ := strings.Cut(name, ":")
+	return base + "-bench:latest"
+}
+
+var (
+	benchMu     sync.Mutex
+	benchModels = map[string]*scriptmodel.Model{}
+)
+
+// BenchModel creates (once) the bench variant of catalogue model name: the same script
+// at the compute cost of a small real model, for tests that need generation to take
+// real time, such as stopping it midway. It returns the model and its runtime name.
+func BenchModel(t testing.TB, name string) (*scriptmodel.Model, string) {
+	t.Helper()
+	r := Runtime(t)
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	bench := BenchName(name)
+	if m, ok := benchModels[bench]; ok {
+		return m, bench
+	}
+	spec, ok := scriptmodel.Catalog()[name]
+	if !ok {
+		t.Fatalf("no script model %q", name)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	m, err := scriptmodel.Create(ctx, r.Client, bench, scriptmodel.Bench(spec))
+	if err != nil {
+		t.Fatalf("create %s: %v", bench, err)
+	}
+	benchModels[bench] = m
+	return m, bench
 }
 
 func start() {

@@ -1,0 +1,141 @@
+// Package engine runs one response: it picks the model's format, renders the prompt from
+// the model's own template, generates in raw mode through the runtime, and turns the raw
+// text into items with toolgrammar, reporting them to a hearth.Builder. It knows nothing
+// of HTTP or SQL.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"hearth"
+	"hearth/toolgrammar"
+)
+
+// Runtime is what the engine needs of an Ollama runtime; *api.Client implements it.
+type Runtime interface {
+	Show(ctx context.Context, req *api.ShowRequest) (*api.ShowResponse, error)
+	Generate(ctx context.Context, req *api.GenerateRequest, fn api.GenerateResponseFunc) error
+}
+
+// Engine runs responses against one runtime.
+type Engine struct {
+	rt      Runtime
+	formats *toolgrammar.Registry
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	models map[string]cachedModel
+}
+
+// modelCacheTTL bounds how long a model's /api/show answer is reused: long enough that
+// a busy agent loop does not ask for every turn, short enough that a re-created model
+// (new template) is picked up without a restart.
+const modelCacheTTL = 10 * time.Second
+
+type cachedModel struct {
+	m       *Model
+	fetched time.Time
+}
+
+// New returns an Engine over rt with the model formats of formats.
+func New(rt Runtime, formats *toolgrammar.Registry, log *slog.Logger) *Engine {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Engine{rt: rt, formats: formats, log: log, models: map[string]cachedModel{}}
+}
+
+// Model is what the engine knows of one model.
+type Model struct {
+	Name   string
+	Show   *api.ShowResponse
+	Format *toolgrammar.Format
+	// ContextLength is the model's trained context, when /api/show says it.
+	ContextLength int
+	// Stop are the model's own stop strings; raw generation replaces them, so the
+	// engine sends them itself.
+	Stop []string
+}
+
+// HasCapability reports whether the runtime lists capability c ("vision", "tools",
+// "thinking", ...) for the model.
+func (m *Model) HasCapability(c string) bool {
+	for _, have := range m.Show.Capabilities {
+		if string(have) == c {
+			return true
+		}
+	}
+	return false
+}
+
+// Model looks a model up in the runtime; an unknown name is hearth's model_not_found.
+func (e *Engine) Model(ctx context.Context, name string) (*Model, error) {
+	e.mu.Lock()
+	c, ok := e.models[name]
+	e.mu.Unlock()
+	if ok && time.Since(c.fetched) < modelCacheTTL {
+		return c.m, nil
+	}
+	show, err := e.rt.Show(ctx, &api.ShowRequest{Model: name})
+	if err != nil {
+		var se api.StatusError
+		if errors.As(err, &se) && se.StatusCode == http.StatusNotFound {
+			return nil, hearth.ModelNotFound(name)
+		}
+		return nil, fmt.Errorf("runtime show %s: %w", name, err)
+	}
+	m := &Model{Name: name, Show: show}
+	m.Format = e.formats.Detect(toolgrammar.ModelInfo{
+		Name: name, Family: show.Details.Family, Families: show.Details.Families,
+		Template: show.Template, Renderer: show.Renderer, Parser: show.Parser,
+	})
+	m.ContextLength = contextLength(show.ModelInfo)
+	m.Stop = modelStops(show.Parameters)
+	e.mu.Lock()
+	e.models[name] = cachedModel{m: m, fetched: time.Now()}
+	e.mu.Unlock()
+	return m, nil
+}
+
+// contextLength finds "<architecture>.context_length" in /api/show's model_info.
+func contextLength(info map[string]any) int {
+	arch, _ := info["general.architecture"].(string)
+	if v, ok := info[arch+".context_length"].(float64); ok {
+		return int(v)
+	}
+	return 0
+}
+
+// modelStops reads the `stop` lines of /api/show's parameters text, where each is
+// written as `stop "<text>"`.
+func modelStops(params string) []string {
+	var stops []string
+	for _, line := range strings.Split(params, "\n") {
+		name, value, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok || name != "stop" {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		if unq, err := unquote(value); err == nil {
+			value = unq
+		}
+		stops = append(stops, value)
+	}
+	return stops
+}
+
+func unquote(s string) (string, error) {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		return strings.NewReplacer(`\"`, `"`, `\\`, `\`, `\n`, "\n", `\t`, "\t").Replace(s[1 : len(s)-1]), nil
+	}
+	return s, errors.New("not quoted")
+}

@@ -1,0 +1,220 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"hearth"
+	"hearth/storage"
+)
+
+// createResponse serves POST /v1/responses: decode and validate, load the chain behind
+// previous_response_id, prepare the generation (every request problem is still an HTTP
+// error then), store the response as in progress, generate, store the result, and only
+// then send the terminal event.
+func (s *Server) createResponse(c *gin.Context) {
+	body, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			s.writeError(c, &hearth.Error{Status: http.StatusRequestEntityTooLarge, Type: hearth.ErrTypeInvalidRequest,
+				Code: "request_too_large", Message: fmt.Sprintf("The request body exceeds %d bytes.", tooLarge.Limit)})
+			return
+		}
+		s.writeError(c, hearth.InvalidRequest("", "invalid_body", "Could not read the request body: "+err.Error()))
+		return
+	}
+	req, ignored, err := hearth.DecodeCreateRequest(body)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if len(ignored) > 0 {
+		// Clients add fields faster than servers learn them; say what was not used
+		// rather than failing or pretending.
+		c.Header("x-hearth-ignored", strings.Join(ignored, ", "))
+		s.log.Warn("ignored request fields", "fields", ignored, "model", req.Model)
+	}
+	ctx := c.Request.Context()
+	who := owner(c)
+
+	history, err := s.history(ctx, who, req.PreviousResponseID)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	job, err := s.engine.Prepare(ctx, req, history)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+
+	resp := hearth.NewResponse(hearth.NewID(hearth.PrefixResponse), req, time.Now())
+	assignInputIDs(req.Input)
+	store := req.StoreEnabled() && s.db != nil
+	if store {
+		if err := s.db.CreateResponse(ctx, newStoredResponse(who, req, resp)); err != nil {
+			s.writeError(c, fmt.Errorf("store new response: %w", err))
+			return
+		}
+	}
+
+	var sse *sseWriter
+	var held []hearth.Event
+	emit := func(e hearth.Event) {
+		switch e.Type {
+		case hearth.EventResponseCompleted, hearth.EventResponseIncomplete, hearth.EventResponseFailed, hearth.EventError:
+			// The response is stored before its terminal event goes out, so a client
+			// that saw it finish can always retrieve it.
+			held = append(held, e)
+		default:
+			sse.Event(e)
+		}
+	}
+	var b *hearth.Builder
+	if req.Stream {
+		sse = newSSEWriter(c.Writer, s.heartbeat)
+		b = hearth.NewBuilder(resp, emit)
+	} else {
+		b = hearth.NewBuilder(resp, nil)
+	}
+
+	if err := job.Run(ctx, b); err != nil {
+		s.log.Warn("response ended early", "id", resp.ID, "model", req.Model, "error", err)
+	}
+	final := b.Response()
+	if store {
+		// The client may be gone; the record must still be finished.
+		storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		err := s.db.CompleteResponse(storeCtx, final.ID, storedFinal(final))
+		cancel()
+		if err != nil {
+			s.log.Error("store finished response", "id", final.ID, "error", err)
+			if !req.Stream {
+				s.writeError(c, fmt.Errorf("store finished response: %w", err))
+				return
+			}
+			held = failedTerminal(held, final, "The response could not be stored.")
+		}
+	}
+	if req.Stream {
+		for _, e := range held {
+			sse.Event(e)
+		}
+		sse.Done()
+		return
+	}
+	if final.Status == hearth.StatusFailed && final.Error != nil {
+		s.writeError(c, &hearth.Error{Status: http.StatusInternalServerError, Type: hearth.ErrTypeServer,
+			Code: final.Error.Code, Message: final.Error.Message})
+		return
+	}
+	c.JSON(http.StatusOK, final)
+}
+
+// history loads the items behind previous_response_id: every response of the chain's
+// input then output, oldest first. Instructions are not inherited (OpenAI's rule).
+func (s *Server) history(ctx context.Context, owner, previousID string) ([]hearth.Item, error) {
+	if previousID == "" {
+		return nil, nil
+	}
+	if s.db == nil {
+		return nil, hearth.PreviousResponseNotFound(previousID)
+	}
+	chain, err := s.db.LoadChain(ctx, owner, previousID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, hearth.PreviousResponseNotFound(previousID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load chain of %s: %w", previousID, err)
+	}
+	items := make([]hearth.Item, len(chain.Items))
+	for i, it := range chain.Items {
+		if err := json.Unmarshal(it.JSON, &items[i]); err != nil {
+			return nil, fmt.Errorf("stored item %s of chain %s: %w", it.ID, previousID, err)
+		}
+	}
+	return items, nil
+}
+
+// failedTerminal replaces the held terminal events with error + response.failed, for a
+// response whose result could not be stored.
+func failedTerminal(held []hearth.Event, final *hearth.Response, msg string) []hearth.Event {
+	seq := 0
+	if len(held) > 0 {
+		seq = held[0].SequenceNumber
+	}
+	failed := final.Clone()
+	failed.Status = hearth.StatusFailed
+	failed.Error = &hearth.ResponseError{Code: hearth.CodeServerError, Message: msg}
+	return []hearth.Event{
+		{Type: hearth.EventError, SequenceNumber: seq, Error: hearth.ServerError(msg)},
+		{Type: hearth.EventResponseFailed, SequenceNumber: seq + 1, Response: failed},
+	}
+}
+
+// assignInputIDs gives input items without an id one, so that stored input items can be
+// listed and paged by id.
+func assignInputIDs(items []hearth.Item) {
+	for i := range items {
+		if items[i].ID != "" {
+			continue
+		}
+		prefix := hearth.PrefixMessage
+		switch items[i].Type {
+		case hearth.ItemFunctionCall:
+			prefix = hearth.PrefixFunctionCall
+		case hearth.ItemFunctionCallOutput, hearth.ItemCustomToolCallOutput:
+			prefix = hearth.PrefixFunctionOutput
+		case hearth.ItemReasoning:
+			prefix = hearth.PrefixReasoning
+		case hearth.ItemCustomToolCall:
+			prefix = hearth.PrefixCustomToolCall
+		}
+		items[i].ID = hearth.NewID(prefix)
+	}
+}
+
+func newStoredResponse(owner string, req *hearth.CreateResponseRequest, resp *hearth.Response) storage.NewResponse {
+	reqJSON, _ := json.Marshal(req)
+	body, _ := json.Marshal(resp)
+	return storage.NewResponse{
+		ID: resp.ID, Owner: owner, Model: req.Model, Status: storage.StatusInProgress,
+		Background: req.Background, PreviousResponseID: req.PreviousResponseID,
+		Request: reqJSON, Body: body, Input: storedItems(req.Input),
+		CreatedAt: time.Unix(resp.CreatedAt, 0),
+	}
+}
+
+func storedFinal(r *hearth.Response) storage.Final {
+	body, _ := json.Marshal(r)
+	f := storage.Final{Status: storage.Status(r.Status), Body: body, Output: storedItems(r.Output), CompletedAt: time.Now()}
+	if r.Usage != nil {
+		f.Usage = storage.Usage{
+			InputTokens: int64(r.Usage.InputTokens), OutputTokens: int64(r.Usage.OutputTokens),
+			CachedTokens:    int64(r.Usage.InputTokensDetails.CachedTokens),
+			ReasoningTokens: int64(r.Usage.OutputTokensDetails.ReasoningTokens),
+		}
+	}
+	if r.Error != nil {
+		f.Error, _ = json.Marshal(r.Error)
+	}
+	return f
+}
+
+func storedItems(items []hearth.Item) []storage.Item {
+	out := make([]storage.Item, len(items))
+	for i, it := range items {
+		b, _ := json.Marshal(it)
+		out[i] = storage.Item{ID: it.ID, Type: it.Type, JSON: b}
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	"hearth"
+)
+
+// sseWriter frames events as server-sent events: `event: <type>` and `data: <one-line
+// JSON>`, each frame written and flushed in one write so a client never sees half a
+// frame. While nothing else is written it sends comment heartbeats, because clients
+// give up on a silent stream (long prompt processing can take minutes).
+type sseWriter struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	flusher http.Flusher
+	last    time.Time
+	err     error
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+func newSSEWriter(w http.ResponseWriter, heartbeat time.Duration) *sseWriter {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	// Reverse proxies such as nginx buffer responses unless told not to.
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	f, _ := w.(http.Flusher)
+	s := &sseWriter{w: w, flusher: f, last: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	s.flush()
+	go s.heartbeats(heartbeat)
+	return s
+}
+
+func (s *sseWriter) heartbeats(every time.Duration) {
+	defer close(s.done)
+	if every <= 0 {
+		return
+	}
+	t := time.NewTicker(every / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.mu.Lock()
+			if time.Since(s.last) >= every {
+				s.writeLocked([]byte(": keep-alive\n\n"))
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// Event writes one event frame.
+func (s *sseWriter) Event(e hearth.Event) {
+	data, err := json.Marshal(e)
+	if err != nil {
+		// An event that cannot be marshalled is a bug; losing it would break the
+		// client's state machine silently, so say so in the stream.
+		data, _ = json.Marshal(hearth.Event{Type: hearth.EventError, SequenceNumber: e.SequenceNumber, Error: hearth.ServerError("internal error encoding an event")})
+		e.Type = hearth.EventError
+	}
+	frame := make([]byte, 0, len(e.Type)+len(data)+16)
+	frame = append(frame, "event: "...)
+	frame = append(frame, e.Type...)
+	frame = append(frame, "\ndata: "...)
+	frame = append(frame, data...)
+	frame = append(frame, "\n\n"...)
+	s.mu.Lock()
+	s.writeLocked(frame)
+	s.mu.Unlock()
+}
+
+// Done ends the stream with `data: [DONE]`, as OpenAI's clients expect.
+func (s *sseWriter) Done() {
+	close(s.stop)
+	<-s.done
+	s.mu.Lock()
+	s.writeLocked([]byte("data: [DONE]\n\n"))
+	s.mu.Unlock()
+}
+
+func (s *sseWriter) writeLocked(b []byte) {
+	if s.err != nil {
+		return
+	}
+	if _, err := s.w.Write(b); err != nil {
+		s.err = err
+		return
+	}
+	s.last = time.Now()
+	s.flush()
+}
+
+func (s *sseWriter) flush() {
+	if s.flusher != nil {
+		s.flusher.Flush()
+	}
+}
