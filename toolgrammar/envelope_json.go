@@ -50,6 +50,12 @@ func (p *Parser) stepJSON(s string, final bool) (int, bool) {
 				i++
 				continue
 			}
+			if c == '{' {
+				// A single call without the array: accept it.
+				p.arr = false
+				p.sub = jObjOpen
+				continue
+			}
 			if c != '[' {
 				return p.jsonFail(i, "expected '[' to open the calls")
 			}
@@ -65,11 +71,14 @@ func (p *Parser) stepJSON(s string, final bool) (int, bool) {
 				p.st = sAfterObj
 				return i, false
 			}
+			if c == '[' && !p.arr && !p.hasName {
+				// Several calls as an array inside one envelope: accept it.
+				p.arr = true
+				i++
+				continue
+			}
 			if c != '{' {
 				return p.jsonFail(i, "expected '{' to open a call")
-			}
-			if p.arr && p.nCallsInEnv() {
-				p.rawStart = i
 			}
 			p.resetCall()
 			i++
@@ -246,10 +255,6 @@ func (p *Parser) stepJSON(s string, final bool) (int, bool) {
 	return i, true
 }
 
-// nCallsInEnv reports whether a call already ended in this envelope, so a
-// new object starts a new raw span.
-func (p *Parser) nCallsInEnv() bool { return p.index < 0 && p.hasName }
-
 func (p *Parser) keyRole() uint8 {
 	k := string(p.key)
 	switch {
@@ -304,6 +309,8 @@ func (p *Parser) objEnd(i int) (int, bool) {
 	}
 	p.end(p.at + int64(i))
 	if p.arr {
+		// A later malformed span must not repeat this complete call.
+		p.rawStart = i
 		p.sub = jArrNext
 	} else {
 		p.st = sAfterObj

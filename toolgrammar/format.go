@@ -129,12 +129,12 @@ type Envelope struct {
 	TrimValueNewline bool `json:"trim_value_newline,omitempty"`
 
 	// Harmony tokens.
-	Start      string `json:"start,omitempty"`   // <|start|>
-	Channel    string `json:"channel,omitempty"` // <|channel|>
-	Message    string `json:"message,omitempty"` // <|message|>
-	End        []string `json:"end,omitempty"`   // <|end|>, <|return|>, <|call|>
-	Recipient  string `json:"recipient,omitempty"` // "to=functions."
-	ReasoningChannel string `json:"reasoning_channel,omitempty"` // analysis
+	Start            string   `json:"start,omitempty"`             // <|start|>
+	Channel          string   `json:"channel,omitempty"`           // <|channel|>
+	Message          string   `json:"message,omitempty"`           // <|message|>
+	End              []string `json:"end,omitempty"`               // <|end|>, <|return|>, <|call|>
+	Recipient        string   `json:"recipient,omitempty"`         // "to=functions."
+	ReasoningChannel string   `json:"reasoning_channel,omitempty"` // analysis
 }
 
 // ReasoningDelims are the delimiters of reasoning text.

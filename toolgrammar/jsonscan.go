@@ -22,25 +22,25 @@ type valueScanner struct {
 type vsState uint8
 
 const (
-	vsValue       vsState = iota // expect a value
-	vsKeyOrEnd                   // after '{': key string or '}'
-	vsKey                        // after ',' in an object: key string
-	vsColon                      // after a key
-	vsAfter                      // after a value inside a container: ',' or close
-	vsElemOrEnd                  // after '[': value or ']'
-	vsString                     // inside a string value
-	vsKeyString                  // inside a key string
-	vsEsc                        // after a backslash
-	vsHex                        // inside \uXXXX
-	vsLiteral                    // inside true/false/null
-	vsNumMinus                   // after '-'
-	vsNumZero                    // after leading 0
-	vsNumInt                     // integer digits
-	vsNumDot                     // after '.'
-	vsNumFrac                    // fraction digits
-	vsNumE                       // after e/E
-	vsNumESign                   // after exponent sign
-	vsNumExp                     // exponent digits
+	vsValue     vsState = iota // expect a value
+	vsKeyOrEnd                 // after '{': key string or '}'
+	vsKey                      // after ',' in an object: key string
+	vsColon                    // after a key
+	vsAfter                    // after a value inside a container: ',' or close
+	vsElemOrEnd                // after '[': value or ']'
+	vsString                   // inside a string value
+	vsKeyString                // inside a key string
+	vsEsc                      // after a backslash
+	vsHex                      // inside \uXXXX
+	vsLiteral                  // inside true/false/null
+	vsNumMinus                 // after '-'
+	vsNumZero                  // after leading 0
+	vsNumInt                   // integer digits
+	vsNumDot                   // after '.'
+	vsNumFrac                  // fraction digits
+	vsNumE                     // after e/E
+	vsNumESign                 // after exponent sign
+	vsNumExp                   // exponent digits
 )
 
 func (v *valueScanner) reset() {
