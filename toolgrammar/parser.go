@@ -71,6 +71,7 @@ type Parser struct {
 	nCalls   int
 	index    int // index of the begun call, -1 before CallBegin
 	name     []byte
+	nameStr  string // the begun call's name, as reported
 	args     []byte
 	emitted  int // bytes of args already sent as ArgumentsDelta
 	vs       valueScanner
@@ -427,14 +428,15 @@ func (p *Parser) flushArgs() {
 func (p *Parser) begin(name string, off int64) {
 	p.index = p.nCalls
 	p.nCalls++
-	p.out = append(p.out, Event{Kind: CallBegin, Name: validUTF8(name), Index: p.index, Offset: off})
+	p.nameStr = validUTF8(name)
+	p.out = append(p.out, Event{Kind: CallBegin, Name: p.nameStr, Index: p.index, Offset: off})
 	p.name = append(p.name[:0], name...)
 }
 
 // end reports the completed call.
 func (p *Parser) end(off int64) {
 	p.flushArgs()
-	p.out = append(p.out, Event{Kind: CallEnd, Name: validUTF8(string(p.name)), Text: string(p.args), Index: p.index, Offset: off})
+	p.out = append(p.out, Event{Kind: CallEnd, Name: p.nameStr, Text: string(p.args), Index: p.index, Offset: off})
 	p.index = -1
 	p.bareOK = true
 	p.lead = true
