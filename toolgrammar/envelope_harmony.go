@@ -62,7 +62,7 @@ func (p *Parser) stepHHeader(s string, final bool) (int, bool) {
 		p.st = sHBody
 	}
 	p.lead = true
-	p.ws = ""
+	p.dropWS()
 	return end, false
 }
 

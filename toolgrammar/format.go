@@ -1,10 +1,3 @@
-// Package toolgrammar turns the raw text a local model generates into
-// reasoning, message text and function calls, incrementally, and builds the
-// JSON-schema constraints an engine uses to force well-formed calls.
-//
-// Formats are data: each model family is described in models.json by its
-// delimiters and envelope kind, not by a code path of its own. The package is
-// pure: standard library only, no I/O, no runtime.
 package toolgrammar
 
 import (

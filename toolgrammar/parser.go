@@ -63,6 +63,7 @@ type Parser struct {
 	// whitespace is held until the run continues.
 	lead   bool
 	ws     string
+	wsBuf  []byte
 	bareOK bool // a bare JSON call may start here (Llama)
 
 	// Current call.
@@ -153,13 +154,13 @@ func (p *Parser) Close() []Event {
 	p.run(data, true)
 	switch {
 	case p.st == sReasoning || p.st == sHReason:
-		p.ws = ""
+		p.dropWS()
 		p.out = append(p.out, Event{Kind: ReasoningEnd, Index: -1, Reason: "unterminated", Offset: p.at})
 	case inCall(p.st):
 		p.flushArgs()
 		p.malformed("unterminated call")
 	}
-	p.ws = ""
+	p.dropWS()
 	return p.out
 }
 
@@ -249,12 +250,11 @@ func (p *Parser) emitRun(k EventKind, s string, end int64) {
 		j--
 	}
 	if j == 0 {
-		p.ws += s
+		p.addWS(s)
 		return
 	}
 	if p.ws != "" {
-		p.emit(k, p.ws, end-int64(len(s)))
-		p.ws = ""
+		p.emit(k, p.heldWS(), end-int64(len(s)))
 	}
 	p.emit(k, s[:j], end-int64(len(s)-j))
 	if j < len(s) {
@@ -265,9 +265,42 @@ func (p *Parser) emitRun(k EventKind, s string, end int64) {
 	}
 }
 
+// addWS holds more trailing whitespace. The first piece is kept as a
+// substring; later pieces go through a buffer so a long run of whitespace
+// fed in small chunks stays linear.
+func (p *Parser) addWS(s string) {
+	if p.ws == "" {
+		p.ws = s
+		return
+	}
+	if len(p.wsBuf) == 0 {
+		p.wsBuf = append(p.wsBuf, p.ws...)
+	}
+	p.wsBuf = append(p.wsBuf, s...)
+	p.ws = "\x00" // non-empty marker: the text is in wsBuf
+}
+
+// heldWS returns the held whitespace and forgets it.
+func (p *Parser) heldWS() string {
+	s := p.ws
+	if len(p.wsBuf) > 0 {
+		s = string(p.wsBuf)
+		p.wsBuf = p.wsBuf[:0]
+	}
+	p.ws = ""
+	return s
+}
+
+// dropWS forgets held whitespace: the run ended at markup.
+func (p *Parser) dropWS() {
+	p.ws = ""
+	p.wsBuf = p.wsBuf[:0]
+}
+
 // endRun drops the held trailing whitespace and starts a new run.
 func (p *Parser) endRun() {
 	p.ws = ""
+	p.wsBuf = p.wsBuf[:0]
 	p.lead = true
 }
 
@@ -440,7 +473,7 @@ func (p *Parser) end(off int64) {
 	p.index = -1
 	p.bareOK = true
 	p.lead = true
-	p.ws = ""
+	p.dropWS()
 }
 
 // fail starts malformed handling at the current byte: with a closer the
@@ -497,7 +530,7 @@ func (p *Parser) malformed(reason string) {
 	} else {
 		p.lead = true
 	}
-	p.ws = ""
+	p.dropWS()
 }
 
 func (p *Parser) stepGroup(s string, final bool) (int, bool) {
