@@ -152,7 +152,9 @@ func (f *Format) compile() error {
 		c.argsKey = "arguments"
 	}
 	var text, reason []delim
-	for _, s := range f.Strip {
+	// Stop strings normally end generation before they are written; when
+	// one reaches the output anyway it is markup, not prose.
+	for _, s := range append(append([]string(nil), f.Strip...), f.Stop...) {
 		text = append(text, delim{s, aStrip})
 		reason = append(reason, delim{s, aStrip})
 	}

@@ -222,6 +222,17 @@ func (f *Format) PromptOpensReasoning(prompt string) bool {
 	return strings.HasSuffix(strings.TrimRight(prompt, " \t\r\n"), f.Reasoning.Open)
 }
 
+// StartInReasoning is the value for Options.StartInReasoning: the rendered
+// prompt ends inside reasoning, or thinking was requested from a family
+// known to start reasoning without writing the opener. (A closer without an
+// opener in message text is dropped either way, so markup never leaks.)
+func (f *Format) StartInReasoning(prompt string, thinkingRequested bool) bool {
+	if f.PromptOpensReasoning(prompt) {
+		return true
+	}
+	return thinkingRequested && f.Reasoning != nil && f.Reasoning.MayOmitOpen
+}
+
 // EmulatedSystemPrompt renders SystemPrompt for tools, or "" when the format
 // is native.
 func (f *Format) EmulatedSystemPrompt(tools []Tool) string {

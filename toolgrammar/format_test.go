@@ -197,3 +197,16 @@ func TestEmulatedSystemPrompt(t *testing.T) {
 		t.Fatal("native formats inject nothing")
 	}
 }
+
+func TestStartInReasoning(t *testing.T) {
+	ds := testFormat(t, "deepseek")
+	if !ds.StartInReasoning("<｜Assistant｜>", true) || ds.StartInReasoning("<｜Assistant｜>", false) {
+		t.Fatal("deepseek may omit <think>: start in reasoning only when thinking was requested")
+	}
+	if !ds.StartInReasoning("<｜Assistant｜><think>\n", false) {
+		t.Fatal("a prompt ending in <think> always opens reasoning")
+	}
+	if testFormat(t, "hermes").StartInReasoning("x", true) {
+		t.Fatal("no reasoning in hermes")
+	}
+}
