@@ -353,7 +353,16 @@ func (p *Parser) stepAfterObj(s string, final bool) (int, bool) {
 			return i, true
 		}
 		if full {
-			return i + len(sep), false
+			// The separator is markup only between calls; before prose it
+			// is prose. Look past it (and spaces) for the next object.
+			j := i + len(sep)
+			j += skipWS(s[j:])
+			if j == len(s) && !final {
+				return i, true
+			}
+			if j < len(s) && s[j] == '{' {
+				return j, false
+			}
 		}
 	}
 	p.afterCall()
