@@ -362,7 +362,8 @@ type Detection struct {
 // template renders around .ToolCalls and .Thinking), then Ollama's renderer
 // or parser name, then family, then name. Within a level the most specific
 // match wins (longest fingerprint or pattern), then the later entry, so a
-// user file can override. With no match it returns the registry's default
+// user file can override. With no match, or when only family or name match
+// and the template renders no .Tools, it returns the registry's default
 // (the emulated format), or nil when there is none.
 func (r *Registry) Detect(m ModelInfo) *Format { return r.Explain(m).Format }
 
@@ -413,6 +414,12 @@ func (r *Registry) Explain(m ModelInfo) Detection {
 		}
 	}
 	if best == nil && r.def != "" {
+		return Detection{Format: r.Lookup(r.def), By: "default"}
+	}
+	if bestTier < 3 && m.Template != "" && !strings.Contains(m.Template, ".Tools") && r.def != "" {
+		// Family and name say what the model is, but its template never
+		// renders tools, so its native call syntax was never prompted:
+		// teach it the emulated one.
 		return Detection{Format: r.Lookup(r.def), By: "default"}
 	}
 	return Detection{Format: best, By: bestBy}

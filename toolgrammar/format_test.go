@@ -77,6 +77,7 @@ func TestDetect(t *testing.T) {
 		{"family beats name", ModelInfo{Name: "llama3.1", Family: "qwen2"}, "hermes", "family"},
 		{"longest name pattern", ModelInfo{Name: "registry.ollama.ai/library/qwen3-coder:30b"}, "qwen3-coder", "name"},
 		{"name is case-insensitive", ModelInfo{Name: "Llama3.2:3B"}, "llama3", "name"},
+		{"a template without tools gets the emulated format", ModelInfo{Name: "qwen2.5:7b", Template: "{{ range .Messages }}<|im_start|>{{ .Role }}\n{{ .Content }}<|im_end|>{{ end }}"}, "emulated-hermes", "default"},
 		{"unknown model gets the emulated format", ModelInfo{Name: "phi", Family: "phi2", Template: "{{ .Prompt }}"}, "emulated-hermes", "default"},
 	}
 	reg := testRegistry(t)
