@@ -93,7 +93,7 @@ func (p *Parser) stepJSON(s string, final bool) (int, bool) {
 				if n, ok := p.objEnd(i); !ok {
 					return n, false
 				}
-				if !p.arr {
+				if !p.arr || p.opts.PauseAtDecisions {
 					return i, false
 				}
 				continue
@@ -185,6 +185,9 @@ func (p *Parser) stepJSON(s string, final bool) (int, bool) {
 				p.hasName = true
 				p.begin(unquoteName(p.name), p.at+int64(i))
 				p.sub = jAfterVal
+				if p.opts.PauseAtDecisions {
+					return i, false
+				}
 			}
 		case jArgs:
 			out := &p.args
@@ -228,7 +231,7 @@ func (p *Parser) stepJSON(s string, final bool) (int, bool) {
 				if n, ok := p.objEnd(i); !ok {
 					return n, false
 				}
-				if !p.arr {
+				if !p.arr || p.opts.PauseAtDecisions {
 					return i, false
 				}
 			default:

@@ -135,4 +135,9 @@ type Options struct {
 	StartInReasoning bool
 	// Malformed chooses what happens to spans that are not valid calls.
 	Malformed MalformedPolicy
+	// PauseAtDecisions makes Feed return right after a decision point,
+	// keeping the rest of the chunk unparsed (Parser.Pending). The engine
+	// then either resumes with Feed("") (or the next chunk), or drops the
+	// rest with Parser.Discard and feeds a constrained continuation instead.
+	PauseAtDecisions bool
 }

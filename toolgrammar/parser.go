@@ -55,6 +55,7 @@ type Parser struct {
 	typ  map[string]map[string]typeSet
 
 	out  []Event
+	seen int    // events of out already checked for a pause
 	hold string // input not consumed yet
 	at   int64  // stream offset of the current step's first byte
 	st   state
@@ -131,6 +132,7 @@ func NewParser(f *Format, opts Options) *Parser {
 // as the model writing it.
 func (p *Parser) Feed(chunk string) []Event {
 	p.out = p.out[:0]
+	p.seen = 0
 	data := chunk
 	if p.hold != "" {
 		data = p.hold + chunk
@@ -149,6 +151,7 @@ func (p *Parser) Feed(chunk string) []Event {
 // Reason "unterminated". The parser must not be used afterwards.
 func (p *Parser) Close() []Event {
 	p.out = p.out[:0]
+	p.seen = 0
 	data := p.hold
 	p.hold = ""
 	p.run(data, true)
@@ -220,9 +223,36 @@ func (p *Parser) run(data string, final bool) int {
 		if wait {
 			break
 		}
+		if p.pauseHere(final) {
+			break
+		}
 	}
 	return i
 }
+
+// pauseHere reports whether the last step produced a decision point and
+// the engine asked to stop at those.
+func (p *Parser) pauseHere(final bool) bool {
+	if !p.opts.PauseAtDecisions || final {
+		return false
+	}
+	for ; p.seen < len(p.out); p.seen++ {
+		if p.out[p.seen].Kind.IsDecisionPoint() {
+			p.seen++
+			return true
+		}
+	}
+	return false
+}
+
+// Pending returns the output fed but not parsed yet: bytes that may still
+// be a delimiter, and with PauseAtDecisions whatever followed the decision
+// point. The engine discards it when it continues differently.
+func (p *Parser) Pending() string { return p.hold }
+
+// Discard drops Pending, so the output ends at the last event's Offset
+// (with PauseAtDecisions, exactly at the decision point).
+func (p *Parser) Discard() { p.hold = "" }
 
 // emit appends an event, making its text valid UTF-8.
 func (p *Parser) emit(k EventKind, text string, off int64) {
