@@ -159,6 +159,9 @@ func (p *Parser) Close() []Event {
 	case p.st == sReasoning || p.st == sHReason:
 		p.dropWS()
 		p.out = append(p.out, Event{Kind: ReasoningEnd, Index: -1, Reason: "unterminated", Offset: p.at})
+	case p.st == sSkip:
+		// Malformed earlier, and its closer never came.
+		p.malformed(p.reason)
 	case inCall(p.st):
 		p.flushArgs()
 		p.malformed("unterminated call")
