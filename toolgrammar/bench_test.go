@@ -39,7 +39,11 @@ func mixedTranscript(id string) string {
 }
 
 // BenchmarkParser reports MB/s of output parsed, fed whole, in 64-byte
-// chunks and in 4-byte chunks (about one token each, as a runtime streams).
+// chunks and in 4-byte chunks (about one token each, as a runtime streams),
+// and MB/cpu-s, the same per second of process CPU time (GC included),
+// which stays meaningful on a busy machine:
+//
+//	go test ./toolgrammar -run '^$' -bench BenchmarkParser -count 3
 func BenchmarkParser(b *testing.B) {
 	for _, id := range []string{"qwen3", "gpt-oss", "mistral-v11", "qwen3-coder"} {
 		f := testFormat(b, id)
@@ -52,6 +56,7 @@ func BenchmarkParser(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				b.SetBytes(int64(len(in)))
 				b.ReportAllocs()
+				cpu0 := processCPU()
 				for i := 0; i < b.N; i++ {
 					p := NewParser(f, Options{Tools: testTools})
 					if chunk == 0 {
@@ -62,6 +67,9 @@ func BenchmarkParser(b *testing.B) {
 						}
 					}
 					p.Close()
+				}
+				if cpu := processCPU() - cpu0; cpu > 0 {
+					b.ReportMetric(float64(len(in))*float64(b.N)/cpu.Seconds()/1e6, "MB/cpu-s")
 				}
 			})
 		}

@@ -614,13 +614,16 @@ func skipWS(s string) int {
 
 // appendJSONString appends s as the content of a JSON string (no quotes).
 func appendJSONString(b []byte, s string) []byte {
+	// Validate once, not per run between escapes (multi-line values have
+	// an escape per line).
+	s = validUTF8(s)
 	start := 0
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
 		}
-		appendValidUTF8(&b, s[start:i])
+		b = append(b, s[start:i]...)
 		if c == '"' || c == '\\' {
 			b = append(b, '\\', c)
 		} else {
@@ -628,8 +631,7 @@ func appendJSONString(b []byte, s string) []byte {
 		}
 		start = i + 1
 	}
-	appendValidUTF8(&b, s[start:])
-	return b
+	return append(b, s[start:]...)
 }
 
 // unquoteName decodes a JSON string body (without quotes).
