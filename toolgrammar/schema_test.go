@@ -1,0 +1,198 @@
+package toolgrammar
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestCallSchema(t *testing.T) {
+	weather := Tool{Name: "get_weather", Parameters: json.RawMessage(`{
+		"type": "object",
+		"description": "dropped",
+		"properties": {
+			"location": {"type": "string", "description": "City", "minLength": 1},
+			"unit": {"type": "string", "enum": ["c", "f"], "default": "c"},
+			"when": {"type": "string", "format": "date-time"},
+			"email": {"type": "string", "format": "email"},
+			"days": {"type": "integer", "minimum": 1, "maximum": 7},
+			"ratio": {"type": "number", "minimum": 0.5},
+			"anything": {"description": "no type at all"}
+		},
+		"required": ["location"],
+		"additionalProperties": false
+	}`)}
+	noParams := Tool{Name: "get_time"}
+	withDefs := Tool{Name: "plan", Parameters: json.RawMessage(`{
+		"type": "object",
+		"properties": {"steps": {"type": "array", "items": {"$ref": "#/$defs/step"}, "minItems": 1}},
+		"required": ["steps"],
+		"$defs": {"step": {"type": "object", "properties": {"do": {"type": "string"}, "then": {"$ref": "#/definitions/next"}}}},
+		"definitions": {"next": {"anyOf": [{"type": "string"}, {"type": "null"}]}}
+	}`)}
+	recursive := Tool{Name: "tree", Parameters: json.RawMessage(`{
+		"type": "object",
+		"properties": {"value": {"type": "integer"}, "children": {"type": "array", "items": {"$ref": "#"}}}
+	}`)}
+
+	tests := []struct {
+		name     string
+		format   string
+		tools    []Tool
+		parallel bool
+		want     string
+	}{
+		{
+			name:   "hermes one tool: name before arguments, unsupported keywords dropped",
+			format: "hermes",
+			tools:  []Tool{weather},
+			want:   `{"type":"object","properties":{"name":{"const":"get_weather"},"arguments":{"type":"object","properties":{"location":{"type":"string","minLength":1},"unit":{"type":"string","enum":["c","f"]},"when":{"type":"string","format":"date-time"},"email":{"type":"string"},"days":{"type":"integer","minimum":1,"maximum":7},"ratio":{"type":"number"},"anything":{"type":["string","number","boolean","object","array","null"]}},"required":["location"],"additionalProperties":false}},"required":["name","arguments"]}`,
+		},
+		{
+			name:   "several tools become anyOf; missing parameters mean any object",
+			format: "qwen3",
+			tools:  []Tool{noParams, {Name: "ping", Parameters: json.RawMessage(`{"type":"object","properties":{}}`)}},
+			want:   `{"anyOf":[{"type":"object","properties":{"name":{"const":"get_time"},"arguments":{"type":"object"}},"required":["name","arguments"]},{"type":"object","properties":{"name":{"const":"ping"},"arguments":{"type":"object","properties":{}}},"required":["name","arguments"]}]}`,
+		},
+		{
+			name:   "llama uses its own key names",
+			format: "llama3",
+			tools:  []Tool{noParams},
+			want:   `{"type":"object","properties":{"name":{"const":"get_time"},"parameters":{"type":"object"}},"required":["name","parameters"]}`,
+		},
+		{
+			name:   "json array formats: one call unless parallel",
+			format: "command-r7b",
+			tools:  []Tool{noParams},
+			want:   `{"type":"array","items":{"type":"object","properties":{"tool_name":{"const":"get_time"},"parameters":{"type":"object"}},"required":["tool_name","parameters"]},"minItems":1,"maxItems":1}`,
+		},
+		{
+			name:     "json array formats, parallel",
+			format:   "mistral-v3",
+			tools:    []Tool{noParams},
+			parallel: true,
+			want:     `{"type":"array","items":{"type":"object","properties":{"name":{"const":"get_time"},"arguments":{"type":"object"}},"required":["name","arguments"]},"minItems":1}`,
+		},
+		{
+			name:   "$defs and definitions hoisted to the root with the tool name as prefix",
+			format: "hermes",
+			tools:  []Tool{withDefs},
+			want:   `{"type":"object","properties":{"name":{"const":"plan"},"arguments":{"type":"object","properties":{"steps":{"type":"array","items":{"$ref":"#/$defs/plan.step"},"minItems":1}},"required":["steps"]}},"required":["name","arguments"],"$defs":{"plan.step":{"type":"object","properties":{"do":{"type":"string"},"then":{"$ref":"#/$defs/plan.next"}}},"plan.next":{"anyOf":[{"type":"string"},{"type":"null"}]}}}`,
+		},
+		{
+			name:   "a ref to the schema itself keeps the schema as a definition",
+			format: "hermes",
+			tools:  []Tool{recursive},
+			want:   `{"type":"object","properties":{"name":{"const":"tree"},"arguments":{"$ref":"#/$defs/tree"}},"required":["name","arguments"],"$defs":{"tree":{"type":"object","properties":{"value":{"type":"integer"},"children":{"type":"array","items":{"$ref":"#/$defs/tree"}}}}}}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := CallSchema(testFormat(t, tt.format), tt.tools, tt.parallel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid(got) {
+				t.Fatalf("invalid JSON: %s", got)
+			}
+			if string(got) != tt.want {
+				t.Fatalf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCallSchemaErrors(t *testing.T) {
+	if _, err := CallSchema(testFormat(t, "mistral-v11"), testTools, false); err != ErrNotJSONCall {
+		t.Fatalf("name-outside format: err = %v, want ErrNotJSONCall", err)
+	}
+	if _, err := CallSchema(testFormat(t, "hermes"), nil, false); err == nil {
+		t.Fatal("no tools: want an error")
+	}
+	bad := Tool{Name: "x", Parameters: json.RawMessage(`{"type": "object",`)}
+	if _, err := CallSchema(testFormat(t, "hermes"), []Tool{bad}, false); err == nil {
+		t.Fatal("broken parameters: want an error")
+	}
+}
+
+func TestNameAndArgumentsSchema(t *testing.T) {
+	got, _ := NameSchema(testTools[:2])
+	if want := `{"type":"string","enum":["get_weather","search"]}`; string(got) != want {
+		t.Fatalf("NameSchema = %s, want %s", got, want)
+	}
+	got, _ = NameSchema(testTools[:1])
+	if want := `{"const":"get_weather"}`; string(got) != want {
+		t.Fatalf("NameSchema(one) = %s, want %s", got, want)
+	}
+	got, err := ArgumentsSchema(testTools[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"type":"object","properties":{"location":{"type":"string"},"unit":{"type":"string","enum":["celsius","fahrenheit"]},"days":{"type":"integer"}},"required":["location"]}`; string(got) != want {
+		t.Fatalf("ArgumentsSchema = %s, want %s", got, want)
+	}
+}
+
+// TestConstrainedCallParses writes calls the way an engine does after a
+// constrained continuation (prefix, generated JSON, suffix) and checks that
+// the parser reads them back as the intended call, for every format.
+func TestConstrainedCallParses(t *testing.T) {
+	for _, f := range testRegistry(t).Formats() {
+		t.Run(f.ID, func(t *testing.T) {
+			soFar := "Some text."
+			if f.Tools.Kind == Harmony {
+				soFar = "<|channel|>final<|message|>Some text.<|end|>"
+			}
+			var call string
+			switch f.Plan() {
+			case PlanCall:
+				obj := `{"` + f.compiled.nameKey + `":"get_weather","` + f.compiled.argsKey + `":{"location":"Paris"}}`
+				if f.Tools.Kind == JSONArray {
+					obj = "[" + obj + "]"
+				}
+				call = f.CallPrefix(soFar) + obj + f.CallSuffix()
+			case PlanNameThenArgs:
+				call = f.CallPrefix(soFar) + f.ArgumentsPrefix("get_weather") + `{"location":"Paris"}` + f.CallSuffix()
+			case PlanNameOnly:
+				call = f.CallPrefix(soFar) + f.ArgumentsPrefix("get_weather")
+				if f.Tools.ValueOpen != "" {
+					call += f.Tools.KeyOpen + "location" + f.Tools.KeyClose + f.Tools.ValueOpen + "Paris" + f.Tools.ValueClose + "\n" + f.Tools.Close
+				} else {
+					call += f.Tools.KeyOpen + "location" + f.Tools.KeyClose + "\nParis\n" + f.Tools.ValueClose + "\n" + f.Tools.FunctionClose + "\n" + f.Tools.Close
+				}
+			default:
+				t.Fatalf("no plan")
+			}
+			evs := normalize(parseChunks(f, Options{Tools: testTools}, []string{soFar, call}))
+			var ends []Event
+			for _, e := range evs {
+				if e.Kind == CallEnd {
+					ends = append(ends, e)
+				}
+				if e.Kind == Malformed {
+					t.Fatalf("malformed: %v in %q", e, soFar+call)
+				}
+			}
+			if len(ends) != 1 || ends[0].Name != "get_weather" || ends[0].Text != `{"location":"Paris"}` {
+				t.Fatalf("calls %v from %q", ends, soFar+call)
+			}
+		})
+	}
+}
+
+func TestThinkingForEffort(t *testing.T) {
+	q := testFormat(t, "qwen3").Thinking.ForEffort("none")
+	if q.Think == nil || *q.Think || q.UserSuffix != "/no_think" {
+		t.Fatalf("qwen3 none: %+v", q)
+	}
+	g := testFormat(t, "gpt-oss").Thinking.ForEffort("high")
+	if g.Level != "high" || g.SystemLine != "Reasoning: high" {
+		t.Fatalf("gpt-oss high: %+v", g)
+	}
+	g = testFormat(t, "gpt-oss").Thinking.ForEffort("minimal")
+	if g.Level != "low" {
+		t.Fatalf("gpt-oss minimal: %+v", g)
+	}
+	if s := testFormat(t, "hermes").Thinking.ForEffort("high"); s.Think != nil || s.UserSuffix != "" {
+		t.Fatalf("hermes has no thinking controls: %+v", s)
+	}
+}
