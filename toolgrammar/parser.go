@@ -3,6 +3,7 @@ package toolgrammar
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 )
 
 // state is the parser's top-level state. Each state has a step function
@@ -133,6 +134,9 @@ func NewParser(f *Format, opts Options) *Parser {
 func (p *Parser) Feed(chunk string) []Event {
 	p.out = p.out[:0]
 	p.seen = 0
+	if p.plain(chunk) {
+		return p.out
+	}
 	data := chunk
 	if p.hold != "" {
 		data = p.hold + chunk
@@ -144,6 +148,47 @@ func (p *Parser) Feed(chunk string) []Event {
 	p.hold = data[n:]
 	p.flushArgs()
 	return p.out
+}
+
+// plain handles the most common chunk while streaming, a token of prose in
+// the middle of a text or reasoning run, without the general machinery: it
+// is exactly what stepText, stepReasoning or stepHBody would do with it.
+func (p *Parser) plain(chunk string) bool {
+	var set *delimSet
+	kind := TextDelta
+	switch p.st {
+	case sText:
+		set = p.c.text
+	case sReasoning:
+		set, kind = p.c.reason, ReasoningDelta
+	case sHBody:
+		set = p.c.hBody
+	case sHReason:
+		set, kind = p.c.hBody, ReasoningDelta
+	default:
+		return false
+	}
+	n := len(chunk)
+	if n == 0 || p.hold != "" || p.lead || p.ws != "" || chunk[n-1] >= utf8.RuneSelf || isWS(chunk[n-1]) {
+		return false
+	}
+	if set.one >= 0 {
+		if strings.IndexByte(chunk, byte(set.one)) >= 0 {
+			return false
+		}
+	} else {
+		for i := 0; i < n; i++ {
+			if set.first[chunk[i]] {
+				return false
+			}
+		}
+	}
+	p.at += int64(n)
+	p.emit(kind, chunk, p.at)
+	if kind == TextDelta {
+		p.bareOK = false
+	}
+	return true
 }
 
 // Close ends the output: held-back bytes are parsed as final, an
