@@ -105,12 +105,17 @@ type Parser struct {
 // NewParser returns a parser for one generation in format f.
 func NewParser(f *Format, opts Options) *Parser {
 	if f.compiled == nil {
-		if err := f.compile(); err != nil {
-			// An invalid hand-built format degrades to plain text rather
-			// than panicking in the middle of a response.
-			f = &Format{ID: f.ID}
-			_ = f.compile()
+		// A hand-built format (not from LoadFormats): compile a private
+		// copy, so a format shared between goroutines is never written.
+		fc := *f
+		fc.Tools.Open = append([]string(nil), f.Tools.Open...)
+		if err := fc.compile(); err != nil {
+			// An invalid format degrades to plain text rather than
+			// panicking in the middle of a response.
+			fc = Format{ID: f.ID}
+			_ = fc.compile()
 		}
+		f = &fc
 	}
 	p := &Parser{f: f, c: f.compiled, e: &f.Tools, opts: opts, index: -1, lead: true, bareOK: true}
 	p.typ = paramTypes(opts.Tools)
