@@ -3,6 +3,7 @@ package toolgrammar
 import (
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 )
 
 // state is the parser's top-level state. Each state has a step function
@@ -104,12 +105,17 @@ type Parser struct {
 // NewParser returns a parser for one generation in format f.
 func NewParser(f *Format, opts Options) *Parser {
 	if f.compiled == nil {
-		if err := f.compile(); err != nil {
-			// An invalid hand-built format degrades to plain text rather
-			// than panicking in the middle of a response.
-			f = &Format{ID: f.ID}
-			_ = f.compile()
+		// A hand-built format (not from LoadFormats): compile a private
+		// copy, so a format shared between goroutines is never written.
+		fc := *f
+		fc.Tools.Open = append([]string(nil), f.Tools.Open...)
+		if err := fc.compile(); err != nil {
+			// An invalid format degrades to plain text rather than
+			// panicking in the middle of a response.
+			fc = Format{ID: f.ID}
+			_ = fc.compile()
 		}
+		f = &fc
 	}
 	p := &Parser{f: f, c: f.compiled, e: &f.Tools, opts: opts, index: -1, lead: true, bareOK: true}
 	p.typ = paramTypes(opts.Tools)
@@ -133,6 +139,9 @@ func NewParser(f *Format, opts Options) *Parser {
 func (p *Parser) Feed(chunk string) []Event {
 	p.out = p.out[:0]
 	p.seen = 0
+	if p.plain(chunk) {
+		return p.out
+	}
 	data := chunk
 	if p.hold != "" {
 		data = p.hold + chunk
@@ -144,6 +153,47 @@ func (p *Parser) Feed(chunk string) []Event {
 	p.hold = data[n:]
 	p.flushArgs()
 	return p.out
+}
+
+// plain handles the most common chunk while streaming, a token of prose in
+// the middle of a text or reasoning run, without the general machinery: it
+// is exactly what stepText, stepReasoning or stepHBody would do with it.
+func (p *Parser) plain(chunk string) bool {
+	var set *delimSet
+	kind := TextDelta
+	switch p.st {
+	case sText:
+		set = p.c.text
+	case sReasoning:
+		set, kind = p.c.reason, ReasoningDelta
+	case sHBody:
+		set = p.c.hBody
+	case sHReason:
+		set, kind = p.c.hBody, ReasoningDelta
+	default:
+		return false
+	}
+	n := len(chunk)
+	if n == 0 || p.hold != "" || p.lead || p.ws != "" || chunk[n-1] >= utf8.RuneSelf || isWS(chunk[n-1]) {
+		return false
+	}
+	if set.one >= 0 {
+		if strings.IndexByte(chunk, byte(set.one)) >= 0 {
+			return false
+		}
+	} else {
+		for i := 0; i < n; i++ {
+			if set.first[chunk[i]] {
+				return false
+			}
+		}
+	}
+	p.at += int64(n)
+	p.emit(kind, chunk, p.at)
+	if kind == TextDelta {
+		p.bareOK = false
+	}
+	return true
 }
 
 // Close ends the output: held-back bytes are parsed as final, an

@@ -124,3 +124,19 @@ func TestOffsetsLocateDecisionPoints(t *testing.T) {
 		}
 	}
 }
+
+// A format built by hand, not loaded, works and is not modified; an invalid
+// one degrades to plain text.
+func TestHandBuiltFormat(t *testing.T) {
+	f := &Format{ID: "mine", Tools: Envelope{Kind: NameJSON, Open: []string{"<<"}, NameEnd: []string{"::"}}}
+	if got := summary(parseChunks(f, Options{}, []string{"a<<get_time::{}"})); got != "text:a | begin:get_time | end:get_time{}" {
+		t.Fatalf("got %q", got)
+	}
+	if f.compiled != nil {
+		t.Fatal("NewParser modified the caller's format")
+	}
+	bad := &Format{ID: "bad", Tools: Envelope{Kind: "nonsense"}}
+	if got := summary(parseChunks(bad, Options{}, []string{"a<<b"})); got != "text:a<<b" {
+		t.Fatalf("got %q", got)
+	}
+}
