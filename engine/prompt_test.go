@@ -37,8 +37,10 @@ func msg(role string, parts ...hearth.ContentPart) hearth.Item {
 	return hearth.Item{Type: hearth.ItemMessage, Role: role, Content: parts}
 }
 
-func user(s string) hearth.Item      { return msg(hearth.RoleUser, text(hearth.PartInputText, s)) }
-func assistant(s string) hearth.Item { return msg(hearth.RoleAssistant, text(hearth.PartOutputText, s)) }
+func user(s string) hearth.Item { return msg(hearth.RoleUser, text(hearth.PartInputText, s)) }
+func assistant(s string) hearth.Item {
+	return msg(hearth.RoleAssistant, text(hearth.PartOutputText, s))
+}
 func developer(s string) hearth.Item { return msg(hearth.RoleDeveloper, text(hearth.PartInputText, s)) }
 
 func reasoning(s string) hearth.Item {
