@@ -114,7 +114,7 @@ func BuildConversation(instructions string, history, input []hearth.Item, tools 
 	if err := conv.addTools(tools); err != nil {
 		return nil, err
 	}
-	b := builder{conv: conv, nHistory: len(history), callNames: map[string]string{}}
+	b := convBuilder{conv: conv, nHistory: len(history), callNames: map[string]string{}}
 	if instructions != "" {
 		b.append(api.Message{Role: "system", Content: instructions})
 	}
@@ -161,7 +161,7 @@ func (c *Conversation) addTools(tools []hearth.Tool) error {
 		param := fmt.Sprintf("tools[%d]", i)
 		switch t.Type {
 		case hearth.ToolFunction:
-			fn, err := functionTool(t, param)
+			fn, err := promptFunctionTool(t, param)
 			if err != nil {
 				return err
 			}
@@ -169,13 +169,13 @@ func (c *Conversation) addTools(tools []hearth.Tool) error {
 				return err
 			}
 		case hearth.ToolCustom:
-			if err := add(param+".name", t.Name, ToolRef{Type: hearth.ToolCustom, Name: t.Name}, customTool(t)); err != nil {
+			if err := add(param+".name", t.Name, ToolRef{Type: hearth.ToolCustom, Name: t.Name}, promptCustomTool(t)); err != nil {
 				return err
 			}
 		case hearth.ToolNamespace:
 			for j, f := range t.Tools {
 				p := fmt.Sprintf("%s.tools[%d]", param, j)
-				fn, err := functionTool(f, p)
+				fn, err := promptFunctionTool(f, p)
 				if err != nil {
 					return err
 				}
@@ -197,7 +197,7 @@ func (c *Conversation) addTools(tools []hearth.Tool) error {
 // $defs, items, required and properties (each with type, description, enum,
 // items, anyOf, properties); other keywords are dropped, as they are when
 // the same tool goes through Ollama.
-func functionTool(t hearth.Tool, param string) (api.ToolFunction, error) {
+func promptFunctionTool(t hearth.Tool, param string) (api.ToolFunction, error) {
 	fn := api.ToolFunction{Name: t.Name, Description: t.Description}
 	if len(t.Parameters) > 0 {
 		if err := json.Unmarshal(t.Parameters, &fn.Parameters); err != nil {
@@ -219,7 +219,7 @@ func functionTool(t hearth.Tool, param string) (api.ToolFunction, error) {
 // customTool shows a custom tool as a function of one string, the tool's
 // free-form input. Templates and tool-call formats only know JSON functions,
 // and one string argument is the smallest faithful encoding.
-func customTool(t hearth.Tool) api.ToolFunction {
+func promptCustomTool(t hearth.Tool) api.ToolFunction {
 	desc := t.Description
 	if t.Format.Type == "grammar" {
 		if desc != "" {
@@ -236,9 +236,9 @@ func customTool(t hearth.Tool) api.ToolFunction {
 	}
 }
 
-// builder accumulates messages; pending is the assistant message being
+// convBuilder accumulates messages; pending is the assistant message being
 // assembled from reasoning, text and calls.
-type builder struct {
+type convBuilder struct {
 	conv     *Conversation
 	nHistory int
 	pending  *api.Message
@@ -248,7 +248,7 @@ type builder struct {
 }
 
 // param names item i as the caller knows it.
-func (b *builder) param(i int, field string) string {
+func (b *convBuilder) param(i int, field string) string {
 	if i < b.nHistory {
 		return "previous_response_id"
 	}
@@ -261,20 +261,20 @@ func (b *builder) param(i int, field string) string {
 
 // what describes item i in messages, for stored items whose param cannot
 // point at them.
-func (b *builder) what(i int, param string) string {
+func (b *convBuilder) what(i int, param string) string {
 	if i < b.nHistory {
 		return fmt.Sprintf("item %d of the previous response chain", i)
 	}
 	return "'" + param + "'"
 }
 
-func (b *builder) append(m api.Message) {
+func (b *convBuilder) append(m api.Message) {
 	b.flush()
 	b.conv.Messages = append(b.conv.Messages, m)
 	b.conv.Images = append(b.conv.Images, m.Images...)
 }
 
-func (b *builder) flush() {
+func (b *convBuilder) flush() {
 	if b.pending != nil {
 		m := *b.pending
 		b.pending = nil
@@ -284,7 +284,7 @@ func (b *builder) flush() {
 
 // assistant returns the open assistant message; fresh starts a new one
 // when the open one already has text or calls.
-func (b *builder) assistant(fresh bool) *api.Message {
+func (b *convBuilder) assistant(fresh bool) *api.Message {
 	if b.pending != nil && fresh && (b.pending.Content != "" || len(b.pending.ToolCalls) > 0) {
 		b.flush()
 	}
@@ -294,7 +294,7 @@ func (b *builder) assistant(fresh bool) *api.Message {
 	return b.pending
 }
 
-func (b *builder) add(i int, it *hearth.Item) error {
+func (b *convBuilder) add(i int, it *hearth.Item) error {
 	switch it.Type {
 	case hearth.ItemMessage:
 		return b.addMessage(i, it)
@@ -353,7 +353,7 @@ func (b *builder) add(i int, it *hearth.Item) error {
 	return nil
 }
 
-func (b *builder) addMessage(i int, it *hearth.Item) error {
+func (b *convBuilder) addMessage(i int, it *hearth.Item) error {
 	content, images, err := b.parts(i, "content", it.Content)
 	if err != nil {
 		return err
@@ -376,7 +376,7 @@ func (b *builder) addMessage(i int, it *hearth.Item) error {
 const partSeparator = "\n\n"
 
 // parts joins the text of content parts and decodes their images.
-func (b *builder) parts(i int, field string, parts []hearth.ContentPart) (string, []api.ImageData, error) {
+func (b *convBuilder) parts(i int, field string, parts []hearth.ContentPart) (string, []api.ImageData, error) {
 	var texts []string
 	var images []api.ImageData
 	for j, p := range parts {

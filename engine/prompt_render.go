@@ -155,18 +155,18 @@ func tagImages(msgs []api.Message) {
 	}
 }
 
-// templates caches parsed templates by their text: parsing walks the whole
+// templateCache holds parsed templates by their text: parsing walks the whole
 // template and most requests use one of a few models.
-var templates sync.Map // string -> *template.Template
+var templateCache sync.Map // string -> *template.Template
 
 func parseTemplate(text string) (*template.Template, error) {
-	if t, ok := templates.Load(text); ok {
+	if t, ok := templateCache.Load(text); ok {
 		return t.(*template.Template), nil
 	}
 	t, err := template.Parse(text)
 	if err != nil {
 		return nil, fmt.Errorf("engine: parse the model's template: %w", err)
 	}
-	actual, _ := templates.LoadOrStore(text, t)
+	actual, _ := templateCache.LoadOrStore(text, t)
 	return actual.(*template.Template), nil
 }

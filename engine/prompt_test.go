@@ -28,34 +28,38 @@ func testPNG(t testing.TB, shade uint8) []byte {
 	return b.Bytes()
 }
 
-func dataURL(b []byte) string { return "data:image/png;base64," + base64.StdEncoding.EncodeToString(b) }
+func testDataURL(b []byte) string {
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(b)
+}
 
 // Item constructors keep the tables readable.
-func text(typ, s string) hearth.ContentPart { return hearth.ContentPart{Type: typ, Text: s} }
+func itPart(typ, s string) hearth.ContentPart { return hearth.ContentPart{Type: typ, Text: s} }
 
-func msg(role string, parts ...hearth.ContentPart) hearth.Item {
+func itMsg(role string, parts ...hearth.ContentPart) hearth.Item {
 	return hearth.Item{Type: hearth.ItemMessage, Role: role, Content: parts}
 }
 
-func user(s string) hearth.Item { return msg(hearth.RoleUser, text(hearth.PartInputText, s)) }
-func assistant(s string) hearth.Item {
-	return msg(hearth.RoleAssistant, text(hearth.PartOutputText, s))
+func itUser(s string) hearth.Item { return itMsg(hearth.RoleUser, itPart(hearth.PartInputText, s)) }
+func itAssistant(s string) hearth.Item {
+	return itMsg(hearth.RoleAssistant, itPart(hearth.PartOutputText, s))
 }
-func developer(s string) hearth.Item { return msg(hearth.RoleDeveloper, text(hearth.PartInputText, s)) }
-
-func reasoning(s string) hearth.Item {
-	return hearth.Item{Type: hearth.ItemReasoning, Summary: []hearth.ContentPart{}, Content: []hearth.ContentPart{text(hearth.PartReasoningText, s)}}
+func itDeveloper(s string) hearth.Item {
+	return itMsg(hearth.RoleDeveloper, itPart(hearth.PartInputText, s))
 }
 
-func call(id, name, args string) hearth.Item {
+func itReasoning(s string) hearth.Item {
+	return hearth.Item{Type: hearth.ItemReasoning, Summary: []hearth.ContentPart{}, Content: []hearth.ContentPart{itPart(hearth.PartReasoningText, s)}}
+}
+
+func itCall(id, name, args string) hearth.Item {
 	return hearth.Item{Type: hearth.ItemFunctionCall, CallID: id, Name: name, Arguments: args}
 }
 
-func output(id, s string) hearth.Item {
+func itOutput(id, s string) hearth.Item {
 	return hearth.Item{Type: hearth.ItemFunctionCallOutput, CallID: id, Output: hearth.ToolOutput{Text: s}}
 }
 
-func fnTool(name, params string) hearth.Tool {
+func testFunctionTool(name, params string) hearth.Tool {
 	return hearth.Tool{Type: hearth.ToolFunction, Name: name, Description: name + " does things", Parameters: json.RawMessage(params)}
 }
 
@@ -67,7 +71,7 @@ type wantMsg struct {
 	Images                                        int
 }
 
-func summarize(ms []api.Message) []wantMsg {
+func summarizeMessages(ms []api.Message) []wantMsg {
 	var out []wantMsg
 	for _, m := range ms {
 		w := wantMsg{Role: m.Role, Content: m.Content, Thinking: m.Thinking, ToolName: m.ToolName, ToolCallID: m.ToolCallID, Images: len(m.Images)}
@@ -91,17 +95,17 @@ func TestBuildConversationMessages(t *testing.T) {
 	}{
 		{
 			name:  "plain user message",
-			input: []hearth.Item{user("Hi")},
+			input: []hearth.Item{itUser("Hi")},
 			want:  []wantMsg{{Role: "user", Content: "Hi"}},
 		},
 		{
 			name:         "instructions lead, developer and system become system",
 			instructions: "Be brief.",
 			input: []hearth.Item{
-				developer("You are Codex."),
-				developer("Sandbox: none."),
-				msg(hearth.RoleSystem, text(hearth.PartInputText, "Sys.")),
-				user("Go"),
+				itDeveloper("You are Codex."),
+				itDeveloper("Sandbox: none."),
+				itMsg(hearth.RoleSystem, itPart(hearth.PartInputText, "Sys.")),
+				itUser("Go"),
 			},
 			want: []wantMsg{
 				{Role: "system", Content: "Be brief."},
@@ -114,8 +118,8 @@ func TestBuildConversationMessages(t *testing.T) {
 		{
 			name: "text parts join with a blank line",
 			input: []hearth.Item{
-				msg(hearth.RoleUser, text(hearth.PartInputText, "Context."), text(hearth.PartInputText, "Question?")),
-				msg(hearth.RoleAssistant, text(hearth.PartOutputText, "A"), hearth.ContentPart{Type: hearth.PartRefusal, Refusal: "No."}),
+				itMsg(hearth.RoleUser, itPart(hearth.PartInputText, "Context."), itPart(hearth.PartInputText, "Question?")),
+				itMsg(hearth.RoleAssistant, itPart(hearth.PartOutputText, "A"), hearth.ContentPart{Type: hearth.PartRefusal, Refusal: "No."}),
 			},
 			want: []wantMsg{
 				{Role: "user", Content: "Context.\n\nQuestion?"},
@@ -125,9 +129,9 @@ func TestBuildConversationMessages(t *testing.T) {
 		{
 			name: "history before input, multi-turn",
 			history: []hearth.Item{
-				user("One"), reasoning("think 1"), assistant("Uno"),
+				itUser("One"), itReasoning("think 1"), itAssistant("Uno"),
 			},
-			input: []hearth.Item{user("Two")},
+			input: []hearth.Item{itUser("Two")},
 			want: []wantMsg{
 				{Role: "user", Content: "One"},
 				{Role: "assistant", Content: "Uno", Thinking: "think 1"},
@@ -137,15 +141,15 @@ func TestBuildConversationMessages(t *testing.T) {
 		{
 			name: "reasoning, text and parallel calls form one assistant message; outputs name their calls",
 			input: []hearth.Item{
-				user("Weather and time?"),
-				reasoning("I need both."),
-				assistant("Checking."),
-				call("c1", "get_weather", `{"city": "Paris"}`),
-				call("c2", "get_time", `{"timezone":"Europe/Paris","b":1}`),
-				output("c1", "sunny"),
-				output("c2", "noon"),
-				output("c9", "orphan"),
-				assistant("Sunny, noon."),
+				itUser("Weather and time?"),
+				itReasoning("I need both."),
+				itAssistant("Checking."),
+				itCall("c1", "get_weather", `{"city": "Paris"}`),
+				itCall("c2", "get_time", `{"timezone":"Europe/Paris","b":1}`),
+				itOutput("c1", "sunny"),
+				itOutput("c2", "noon"),
+				itOutput("c9", "orphan"),
+				itAssistant("Sunny, noon."),
 			},
 			want: []wantMsg{
 				{Role: "user", Content: "Weather and time?"},
@@ -162,7 +166,7 @@ func TestBuildConversationMessages(t *testing.T) {
 		{
 			name: "reasoning then calls without text; empty arguments are no arguments",
 			input: []hearth.Item{
-				user("Go"), reasoning("r"), call("c1", "ping", ""), call("c2", "ping", "{}"),
+				itUser("Go"), itReasoning("r"), itCall("c1", "ping", ""), itCall("c2", "ping", "{}"),
 			},
 			want: []wantMsg{
 				{Role: "user", Content: "Go"},
@@ -172,11 +176,11 @@ func TestBuildConversationMessages(t *testing.T) {
 		{
 			name: "each reasoning starts a new assistant message after text or calls",
 			input: []hearth.Item{
-				user("Go"),
-				reasoning("r1"), call("c1", "ping", "{}"),
-				reasoning("r2"), assistant("commentary"),
-				reasoning("r3"), assistant("final"),
-				assistant("more"),
+				itUser("Go"),
+				itReasoning("r1"), itCall("c1", "ping", "{}"),
+				itReasoning("r2"), itAssistant("commentary"),
+				itReasoning("r3"), itAssistant("final"),
+				itAssistant("more"),
 			},
 			want: []wantMsg{
 				{Role: "user", Content: "Go"},
@@ -189,7 +193,7 @@ func TestBuildConversationMessages(t *testing.T) {
 		{
 			name: "trailing reasoning and reasoning before a user message stand alone",
 			input: []hearth.Item{
-				user("a"), reasoning("lost"), user("b"), reasoning("trailing"),
+				itUser("a"), itReasoning("lost"), itUser("b"), itReasoning("trailing"),
 			},
 			want: []wantMsg{
 				{Role: "user", Content: "a"},
@@ -201,9 +205,9 @@ func TestBuildConversationMessages(t *testing.T) {
 		{
 			name: "reasoning without content falls back to the summary",
 			input: []hearth.Item{
-				user("a"),
-				{Type: hearth.ItemReasoning, Summary: []hearth.ContentPart{text(hearth.PartSummaryText, "s1"), text(hearth.PartSummaryText, "s2")}, EncryptedContent: "opaque"},
-				assistant("b"),
+				itUser("a"),
+				{Type: hearth.ItemReasoning, Summary: []hearth.ContentPart{itPart(hearth.PartSummaryText, "s1"), itPart(hearth.PartSummaryText, "s2")}, EncryptedContent: "opaque"},
+				itAssistant("b"),
 			},
 			want: []wantMsg{
 				{Role: "user", Content: "a"},
@@ -213,7 +217,7 @@ func TestBuildConversationMessages(t *testing.T) {
 		{
 			name: "custom tool calls carry their input as the input argument",
 			input: []hearth.Item{
-				user("Patch it"),
+				itUser("Patch it"),
 				{Type: hearth.ItemCustomToolCall, CallID: "c1", Name: "apply_patch", Input: "*** Begin Patch\n"},
 				{Type: hearth.ItemCustomToolCallOutput, CallID: "c1", Output: hearth.ToolOutput{Text: "done"}},
 			},
@@ -226,11 +230,11 @@ func TestBuildConversationMessages(t *testing.T) {
 		{
 			name: "images: user parts and tool output parts, in prompt order",
 			input: []hearth.Item{
-				msg(hearth.RoleUser, text(hearth.PartInputText, "What is this?"),
-					hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: dataURL(img0)}),
-				call("c1", "view_image", `{"path":"a.png"}`),
+				itMsg(hearth.RoleUser, itPart(hearth.PartInputText, "What is this?"),
+					hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: testDataURL(img0)}),
+				itCall("c1", "view_image", `{"path":"a.png"}`),
 				{Type: hearth.ItemFunctionCallOutput, CallID: "c1", Output: hearth.ToolOutput{Parts: []hearth.ContentPart{
-					text(hearth.PartInputText, "Here:"),
+					itPart(hearth.PartInputText, "Here:"),
 					{Type: hearth.PartInputImage, ImageURL: base64.StdEncoding.EncodeToString(img1)},
 				}}},
 			},
@@ -247,7 +251,7 @@ func TestBuildConversationMessages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _ := json.MarshalIndent(summarize(conv.Messages), "", "  ")
+			got, _ := json.MarshalIndent(summarizeMessages(conv.Messages), "", "  ")
 			want, _ := json.MarshalIndent(tt.want, "", "  ")
 			if string(got) != string(want) {
 				t.Errorf("messages:\n%s\nwant:\n%s", got, want)
@@ -266,10 +270,10 @@ func TestBuildConversationMessages(t *testing.T) {
 func TestBuildConversationImagesInOrder(t *testing.T) {
 	img0, img1, img2 := testPNG(t, 1), testPNG(t, 2), testPNG(t, 3)
 	input := []hearth.Item{
-		msg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: dataURL(img0)},
+		itMsg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: testDataURL(img0)},
 			hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: "data:image/png;base64," + strings.TrimRight(base64.StdEncoding.EncodeToString(img1), "=")}),
-		user("and"),
-		msg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: dataURL(img2)}),
+		itUser("and"),
+		itMsg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: testDataURL(img2)}),
 	}
 	conv, err := BuildConversation("", nil, input, nil)
 	if err != nil {
@@ -288,23 +292,23 @@ func TestBuildConversationImagesInOrder(t *testing.T) {
 
 func TestBuildConversationTools(t *testing.T) {
 	tools := []hearth.Tool{
-		fnTool("exec_command", `{"type":"object","properties":{"cmd":{"type":"string","description":"Command"},"tty":{"type":"boolean"}},"required":["cmd"],"additionalProperties":false}`),
+		testFunctionTool("exec_command", `{"type":"object","properties":{"cmd":{"type":"string","description":"Command"},"tty":{"type":"boolean"}},"required":["cmd"],"additionalProperties":false}`),
 		{Type: hearth.ToolFunction, Name: "no_params"},
 		{Type: hearth.ToolNamespace, Name: "multi_agent_v1", Tools: []hearth.Tool{
-			fnTool("spawn", `{"type":"object","properties":{"task":{"type":"string"}}}`),
-			fnTool("wait", `{"type":"object","properties":{}}`),
+			testFunctionTool("spawn", `{"type":"object","properties":{"task":{"type":"string"}}}`),
+			testFunctionTool("wait", `{"type":"object","properties":{}}`),
 		}},
-		{Type: hearth.ToolNamespace, Name: "other", Tools: []hearth.Tool{fnTool("wait", `{"type":"object"}`)}},
+		{Type: hearth.ToolNamespace, Name: "other", Tools: []hearth.Tool{testFunctionTool("wait", `{"type":"object"}`)}},
 		{Type: hearth.ToolCustom, Name: "apply_patch", Description: "Patch files.", Format: hearth.CustomToolFormat{Type: "grammar", Syntax: "lark", Definition: "start: /.+/"}},
 		{Type: "web_search", Raw: json.RawMessage(`{"type":"web_search"}`)},
 	}
 	history := []hearth.Item{
-		user("go"),
+		itUser("go"),
 		{Type: hearth.ItemFunctionCall, CallID: "c1", Name: "spawn", Namespace: "multi_agent_v1", Arguments: `{"task":"x"}`},
 		{Type: hearth.ItemFunctionCall, CallID: "c2", Name: "wait", Namespace: "other", Arguments: `{}`},
 		{Type: hearth.ItemFunctionCall, CallID: "c3", Name: "gone", Namespace: "old", Arguments: `{}`},
 		{Type: hearth.ItemFunctionCall, CallID: "c4", Name: "exec_command", Namespace: "old", Arguments: `{}`},
-		output("c2", "ok"),
+		itOutput("c2", "ok"),
 	}
 	conv, err := BuildConversation("", history, nil, tools)
 	if err != nil {
@@ -357,7 +361,7 @@ func TestBuildConversationTools(t *testing.T) {
 
 	// History calls use the names the model sees; a call to a tool no longer
 	// offered keeps its plain name unless another tool now has it.
-	got := summarize(conv.Messages)
+	got := summarizeMessages(conv.Messages)
 	wantCalls := []string{`c1 spawn {"task":"x"}`, `c2 other__wait {}`, `c3 gone {}`, `c4 old__exec_command {}`}
 	if len(got) != 3 || strings.Join(got[1].Calls, "|") != strings.Join(wantCalls, "|") {
 		t.Fatalf("messages %+v, want calls %v", got, wantCalls)
@@ -368,7 +372,7 @@ func TestBuildConversationTools(t *testing.T) {
 }
 
 func TestBuildConversationErrors(t *testing.T) {
-	png := dataURL(testPNG(t, 1))
+	pngURL := testDataURL(testPNG(t, 1))
 	tests := []struct {
 		name      string
 		history   []hearth.Item
@@ -380,27 +384,27 @@ func TestBuildConversationErrors(t *testing.T) {
 	}{
 		{
 			name:  "http image URL",
-			input: []hearth.Item{user("a"), msg(hearth.RoleUser, text(hearth.PartInputText, "x"), hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: "https://example.com/a.png"})},
+			input: []hearth.Item{itUser("a"), itMsg(hearth.RoleUser, itPart(hearth.PartInputText, "x"), hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: "https://example.com/a.png"})},
 			param: "input[1].content[1].image_url", code: CodeInvalidImageURL, inMessage: "does not fetch",
 		},
 		{
 			name:  "image by file_id",
-			input: []hearth.Item{msg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, FileID: "file-1"})},
+			input: []hearth.Item{itMsg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, FileID: "file-1"})},
 			param: "input[0].content[0].file_id", code: CodeUnsupportedContent,
 		},
 		{
 			name:  "bad base64",
-			input: []hearth.Item{msg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: "data:image/png;base64,!!!"})},
+			input: []hearth.Item{itMsg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: "data:image/png;base64,!!!"})},
 			param: "input[0].content[0].image_url", code: CodeInvalidImageURL, inMessage: "base64",
 		},
 		{
 			name:  "not an image",
-			input: []hearth.Item{msg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: "data:image/png;base64," + base64.StdEncoding.EncodeToString([]byte("hello, world"))})},
+			input: []hearth.Item{itMsg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: "data:image/png;base64," + base64.StdEncoding.EncodeToString([]byte("hello, world"))})},
 			param: "input[0].content[0].image_url", code: CodeInvalidImageURL, inMessage: "not an image",
 		},
 		{
 			name:  "data URL without base64",
-			input: []hearth.Item{msg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: "data:image/png,abc"})},
+			input: []hearth.Item{itMsg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: "data:image/png,abc"})},
 			param: "input[0].content[0].image_url", code: CodeInvalidImageURL,
 		},
 		{
@@ -410,22 +414,22 @@ func TestBuildConversationErrors(t *testing.T) {
 		},
 		{
 			name:  "input_file",
-			input: []hearth.Item{msg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: png}, hearth.ContentPart{Type: hearth.PartInputFile, FileData: "abc"})},
+			input: []hearth.Item{itMsg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: pngURL}, hearth.ContentPart{Type: hearth.PartInputFile, FileData: "abc"})},
 			param: "input[0].content[1].type", code: CodeUnsupportedContent,
 		},
 		{
 			name:  "invalid arguments",
-			input: []hearth.Item{user("a"), call("c1", "f", `{"a":`)},
+			input: []hearth.Item{itUser("a"), itCall("c1", "f", `{"a":`)},
 			param: "input[1].arguments", code: hearth.CodeInvalidValue,
 		},
 		{
 			name:  "arguments not an object",
-			input: []hearth.Item{call("c1", "f", `[1,2]`)},
+			input: []hearth.Item{itCall("c1", "f", `[1,2]`)},
 			param: "input[0].arguments", code: hearth.CodeInvalidValue,
 		},
 		{
 			name:  "item_reference",
-			input: []hearth.Item{user("a"), {Type: hearth.ItemReference, ID: "msg_1"}},
+			input: []hearth.Item{itUser("a"), {Type: hearth.ItemReference, ID: "msg_1"}},
 			param: "input[1]", code: CodeUnsupportedItem,
 		},
 		{
@@ -435,22 +439,22 @@ func TestBuildConversationErrors(t *testing.T) {
 		},
 		{
 			name:    "stored item",
-			history: []hearth.Item{user("a"), call("c1", "f", `nope`)},
-			input:   []hearth.Item{user("b")},
+			history: []hearth.Item{itUser("a"), itCall("c1", "f", `nope`)},
+			input:   []hearth.Item{itUser("b")},
 			param:   "previous_response_id", code: hearth.CodeInvalidValue, inMessage: "item 1 of the previous response chain",
 		},
 		{
 			name:  "bad schema",
-			input: []hearth.Item{user("a")},
-			tools: []hearth.Tool{fnTool("ok", `{}`), fnTool("f", `{"type":"object","properties":[]}`)},
+			input: []hearth.Item{itUser("a")},
+			tools: []hearth.Tool{testFunctionTool("ok", `{}`), testFunctionTool("f", `{"type":"object","properties":[]}`)},
 			param: "tools[1].parameters", code: hearth.CodeInvalidValue,
 		},
 		{
 			name:  "namespaced name clashes with a tool's own name",
-			input: []hearth.Item{user("a")},
+			input: []hearth.Item{itUser("a")},
 			tools: []hearth.Tool{
-				fnTool("ns__f", `{}`), fnTool("f", `{}`),
-				{Type: hearth.ToolNamespace, Name: "ns", Tools: []hearth.Tool{fnTool("f", `{}`)}},
+				testFunctionTool("ns__f", `{}`), testFunctionTool("f", `{}`),
+				{Type: hearth.ToolNamespace, Name: "ns", Tools: []hearth.Tool{testFunctionTool("f", `{}`)}},
 			},
 			param: "tools[2].tools[0].name", code: hearth.CodeDuplicateToolName,
 		},
