@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/model/parsers"
 	"github.com/ollama/ollama/model/renderers"
+	modelfile "github.com/ollama/ollama/parser"
 	"github.com/ollama/ollama/template"
 	"github.com/ollama/ollama/thinking"
 	"github.com/ollama/ollama/types/model"
@@ -23,7 +23,8 @@ import (
 //
 //   - the model's own MESSAGEs (show.Messages) come first, and its SYSTEM
 //     prompt (show.System) leads when conv does not start with a system
-//     message;
+//     message (show carries MESSAGEs without their images, so a model whose
+//     MESSAGEs have images renders without them);
 //   - a model with the thinking capability thinks when think is not set;
 //   - for qwen3-family models, <think> blocks are cut from the content of
 //     assistant messages before the last user message (the runtime also
@@ -33,7 +34,7 @@ import (
 //     (harmony renames functions for gpt-oss);
 //   - template models get an [img-N] tag per image in the message content
 //     (replacing an "[img]" placeholder when the text has one); renderer
-//     models (show.Renderer) place images themselves.
+//     models (RENDERER in the Modelfile) place images themselves.
 //
 // Two deliberate differences: think=true for a model without the thinking
 // capability renders as unset instead of failing (the runtime relaxes it the
@@ -46,17 +47,16 @@ func RenderPrompt(show *api.ShowResponse, conv *Conversation, think *api.ThinkVa
 	}
 	// Copies throughout: the template layer merges messages in place, and
 	// the caller's conversation is rendered again on the next turn.
+	rendererName, parserName, err := modelRenderer(show)
+	if err != nil {
+		return "", err
+	}
 	msgs := make([]api.Message, 0, len(show.Messages)+len(conv.Messages)+1)
+	// The runtime puts the model's SYSTEM before its MESSAGEs too:
+	// append(m.Messages, req.Messages...), then the system in front.
 	if len(show.System) > 0 && (len(conv.Messages) == 0 || conv.Messages[0].Role != "system") {
 		msgs = append(msgs, api.Message{Role: "system", Content: show.System})
 	}
-	for _, m := range show.Messages {
-		if len(m.Images) > 0 {
-			return "", errors.New("engine: the model's own messages carry images; hearth cannot number them")
-		}
-	}
-	// The runtime puts the model's SYSTEM before its MESSAGEs too:
-	// append(m.Messages, req.Messages...) then prepends the system.
 	msgs = append(msgs, show.Messages...)
 	msgs = append(msgs, conv.Messages...)
 
@@ -73,8 +73,8 @@ func RenderPrompt(show *api.ShowResponse, conv *Conversation, think *api.ThinkVa
 	}
 
 	tools := conv.Tools
-	if p := parserName(show); p != "" {
-		if parser := parsers.ParserForName(p); parser != nil {
+	if parserName != "" {
+		if parser := parsers.ParserForName(parserName); parser != nil {
 			var last *api.Message
 			if len(msgs) > 0 {
 				last = &msgs[len(msgs)-1]
@@ -83,8 +83,8 @@ func RenderPrompt(show *api.ShowResponse, conv *Conversation, think *api.ThinkVa
 		}
 	}
 
-	if show.Renderer != "" {
-		return renderers.RenderWithRenderer(show.Renderer, msgs, tools, think)
+	if rendererName != "" {
+		return renderers.RenderWithRenderer(rendererName, msgs, tools, think)
 	}
 
 	tagImages(msgs)
@@ -103,17 +103,49 @@ func RenderPrompt(show *api.ShowResponse, conv *Conversation, think *api.ThinkVa
 	return b.String(), nil
 }
 
-// parserName is the runtime's output parser for the model: show.Parser, or
-// harmony for gpt-oss templates (server.shouldUseHarmony).
-func parserName(show *api.ShowResponse) string {
-	if show.Parser != "" {
-		return show.Parser
+// modelRenderer returns the model's built-in renderer and output parser.
+// /api/show of v0.17.4 leaves its renderer and parser fields empty (they are
+// declared but GetModelInfo never sets them); its Modelfile text has them as
+// RENDERER and PARSER lines, so they are read from there unless the fields
+// are set. A gpt-oss template without a parser gets harmony, as in
+// server.ChatHandler (shouldUseHarmony).
+func modelRenderer(show *api.ShowResponse) (renderer, parser string, err error) {
+	renderer, parser = show.Renderer, show.Parser
+	if renderer == "" && parser == "" && show.Modelfile != "" {
+		if renderer, parser, err = modelfileRenderer(show.Modelfile); err != nil {
+			return "", "", err
+		}
 	}
-	if f := show.Details.Family; (f == "gptoss" || f == "gpt-oss") &&
+	if f := show.Details.Family; parser == "" && (f == "gptoss" || f == "gpt-oss") &&
 		strings.Contains(show.Template, "<|start|>") && strings.Contains(show.Template, "<|end|>") {
-		return "harmony"
+		parser = "harmony"
 	}
-	return ""
+	return renderer, parser, nil
+}
+
+// modelfiles caches the RENDERER and PARSER of a Modelfile text: the text
+// holds the whole template and license, too long to parse per request.
+var modelfiles sync.Map // string -> [2]string
+
+func modelfileRenderer(text string) (renderer, parser string, err error) {
+	if v, ok := modelfiles.Load(text); ok {
+		rp := v.([2]string)
+		return rp[0], rp[1], nil
+	}
+	f, err := modelfile.ParseFile(strings.NewReader(text))
+	if err != nil {
+		return "", "", fmt.Errorf("engine: read the model's Modelfile: %w", err)
+	}
+	for _, c := range f.Commands {
+		switch c.Name {
+		case "renderer":
+			renderer = c.Args
+		case "parser":
+			parser = c.Args
+		}
+	}
+	modelfiles.Store(text, [2]string{renderer, parser})
+	return renderer, parser, nil
 }
 
 // cutThinkTags is server.filterThinkTags: earlier assistant turns lose their
