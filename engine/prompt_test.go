@@ -472,3 +472,33 @@ func TestBuildConversationErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderPromptLeavesConversation: the template layer merges consecutive
+// messages in place and image tags rewrite content; none of that may leak
+// into the caller's conversation, which is rendered again next turn.
+func TestRenderPromptLeavesConversation(t *testing.T) {
+	conv, err := BuildConversation("sys", nil, []hearth.Item{
+		itDeveloper("dev"),
+		itMsg(hearth.RoleUser, itPart(hearth.PartInputText, "see [img]"), hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: testDataURL(testPNG(t, 1))}),
+		itUser("again"),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := json.Marshal(conv.Messages)
+	show := &api.ShowResponse{Template: "{{ range .Messages }}[{{ .Role }}: {{ .Content }}]{{ end }}"}
+	first, err := RenderPrompt(show, conv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := RenderPrompt(show, conv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "[system: sys\n\ndev][user: see [img-0]\n\nagain]"; first != want || second != want {
+		t.Errorf("renders %q then %q, want %q", first, second, want)
+	}
+	if after, _ := json.Marshal(conv.Messages); string(after) != string(before) {
+		t.Errorf("conversation changed:\n%s\nwas\n%s", after, before)
+	}
+}
