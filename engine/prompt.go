@@ -1,0 +1,465 @@
+package engine
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/ollama/ollama/api"
+
+	"hearth"
+)
+
+// Error codes of BuildConversation beyond the root package's validation codes.
+const (
+	// CodeInvalidImageURL: an input_image hearth cannot turn into bytes (an
+	// http(s) URL, which hearth does not fetch, or data that is not an image).
+	CodeInvalidImageURL = "invalid_image_url"
+	// CodeUnsupportedContent: a content part hearth cannot show a local model
+	// (input_file, input_video, an input_image by file_id).
+	CodeUnsupportedContent = "unsupported_content"
+	// CodeUnsupportedItem: an input item hearth cannot render yet
+	// (item_reference, compaction).
+	CodeUnsupportedItem = "unsupported_item"
+)
+
+// Conversation is a request's context as the model's template sees it: the
+// chat messages and tools the runtime's /api/chat would receive for the same
+// conversation. RenderPrompt turns it into prompt text.
+type Conversation struct {
+	Messages []api.Message
+	Tools    api.Tools
+	// Images are the images of Messages in prompt order: image i is the one a
+	// template model's prompt marks [img-i], and the i-th image of a raw
+	// /api/generate request.
+	Images []api.ImageData
+	// ToolNames maps the function name the model sees (in Tools, and in the
+	// calls it writes) back to the request's tool. See BuildConversation for
+	// how namespaced and custom tools are named.
+	ToolNames map[string]ToolRef
+
+	modelNames map[ToolRef]string
+}
+
+// ToolRef names a tool as the request does.
+type ToolRef struct {
+	// Type is hearth.ToolFunction or hearth.ToolCustom: it says whether a call
+	// becomes a function_call or a custom_tool_call item.
+	Type string
+	// Namespace is the namespace tool the function belongs to, or "".
+	Namespace string
+	Name      string
+}
+
+// ModelToolName returns the function name the model sees for ref, and false
+// when ref is not one of the request's tools.
+func (c *Conversation) ModelToolName(ref ToolRef) (string, bool) {
+	name, ok := c.modelNames[ref]
+	return name, ok
+}
+
+// BuildConversation maps a request onto chat messages and tools:
+// instructions, then history (the input and output items of the
+// previous_response_id chain, oldest first), then input (the request's own
+// input items). History and input are separate only so that an error can
+// name its item: input[3].content[0].image_url for the request's own items,
+// previous_response_id for stored ones. Errors are *hearth.Error (400).
+//
+// The mapping follows Ollama's own /v1/responses (openai/responses.go) where
+// that is sound, so that a conversation renders as it would through Ollama:
+//
+//   - instructions become a leading system message; system and developer
+//     messages become system messages (Codex sends two developer messages;
+//     the template layer joins consecutive system messages with "\n\n").
+//   - The text parts of a message are joined with "\n\n". Ollama's
+//     /v1/responses concatenates them with nothing between, which glues
+//     separate blocks together ("...context.What is..."); its
+//     /v1/chat/completions sends each part as its own message, which the
+//     template layer then joins with "\n\n". hearth follows the latter, so a
+//     message of two parts renders exactly like two messages of one part.
+//   - input_image parts become the message's Images (base64 data URLs or bare
+//     base64; http(s) URLs cannot be fetched offline).
+//   - A reasoning item becomes the Thinking of the assistant message that
+//     follows it; a reasoning item followed by no assistant output becomes an
+//     assistant message with thinking only (as Ollama does). Its text is the
+//     reasoning_text content, or, when a client sent none back (Codex keeps
+//     only summary and encrypted_content), the summary: hearth mirrors its
+//     raw reasoning into the summary, so that is the same text.
+//     encrypted_content is opaque here; a caller that stores reasoning in it
+//     should restore Content before calling.
+//   - Assistant text, the reasoning before it and the function calls right
+//     after it form ONE assistant message with several ToolCalls: that is the
+//     shape templates render parallel calls from. (The template layer merges
+//     consecutive assistant messages but keeps only the first one's calls and
+//     thinking, so splitting them would lose calls.)
+//   - function_call_output becomes a tool message whose ToolName is the name
+//     the model saw for the call with that call_id (empty when no earlier item
+//     has it).
+//   - custom tools are shown to the model as functions of one string
+//     parameter "input" (and a grammar-constrained one has its grammar in the
+//     description); custom_tool_call items render as calls with arguments
+//     {"input": <input>} and their outputs as tool messages.
+//   - Namespace tools (Codex's multi_agent_v1) are flattened: the model sees
+//     each nested function under its plain name when no other tool has that
+//     name, else as <namespace>__<name>. ToolNames maps it back. A plain name
+//     reads best to the model and matches how the calls come back from
+//     clients (Item.Name plus Item.Namespace); the prefix only resolves a
+//     real clash.
+//   - Hosted tools are not shown. item_reference and compaction items are
+//     refused with CodeUnsupportedItem.
+func BuildConversation(instructions string, history, input []hearth.Item, tools []hearth.Tool) (*Conversation, error) {
+	conv := &Conversation{ToolNames: map[string]ToolRef{}, modelNames: map[ToolRef]string{}}
+	if err := conv.addTools(tools); err != nil {
+		return nil, err
+	}
+	b := convBuilder{conv: conv, nHistory: len(history), callNames: map[string]string{}}
+	if instructions != "" {
+		b.append(api.Message{Role: "system", Content: instructions})
+	}
+	items := make([]hearth.Item, 0, len(history)+len(input))
+	items = append(items, history...)
+	items = append(items, input...)
+	for i := range items {
+		if err := b.add(i, &items[i]); err != nil {
+			return nil, err
+		}
+	}
+	b.flush()
+	return conv, nil
+}
+
+// addTools converts the request's tools to the runtime's and names them.
+func (c *Conversation) addTools(tools []hearth.Tool) error {
+	// The decoder rejects duplicate names among top-level tools and within one
+	// namespace; only nested names can clash with others. Count every name
+	// first so a nested function keeps its plain name only when unique.
+	count := map[string]int{}
+	for _, t := range tools {
+		switch t.Type {
+		case hearth.ToolFunction, hearth.ToolCustom:
+			count[t.Name]++
+		case hearth.ToolNamespace:
+			for _, f := range t.Tools {
+				count[f.Name]++
+			}
+		}
+	}
+	add := func(param, name string, ref ToolRef, fn api.ToolFunction) error {
+		if prev, dup := c.ToolNames[name]; dup {
+			return hearth.InvalidRequest(param, hearth.CodeDuplicateToolName,
+				fmt.Sprintf("Tool '%s' would be shown to the model as '%s', which is already the name of tool '%s'.", ref.Name, name, prev.Name))
+		}
+		fn.Name = name
+		c.Tools = append(c.Tools, api.Tool{Type: "function", Function: fn})
+		c.ToolNames[name] = ref
+		c.modelNames[ref] = name
+		return nil
+	}
+	for i, t := range tools {
+		param := fmt.Sprintf("tools[%d]", i)
+		switch t.Type {
+		case hearth.ToolFunction:
+			fn, err := promptFunctionTool(t, param)
+			if err != nil {
+				return err
+			}
+			if err := add(param+".name", t.Name, ToolRef{Type: hearth.ToolFunction, Name: t.Name}, fn); err != nil {
+				return err
+			}
+		case hearth.ToolCustom:
+			if err := add(param+".name", t.Name, ToolRef{Type: hearth.ToolCustom, Name: t.Name}, promptCustomTool(t)); err != nil {
+				return err
+			}
+		case hearth.ToolNamespace:
+			for j, f := range t.Tools {
+				p := fmt.Sprintf("%s.tools[%d]", param, j)
+				fn, err := promptFunctionTool(f, p)
+				if err != nil {
+					return err
+				}
+				name := f.Name
+				if count[name] > 1 {
+					name = t.Name + "__" + f.Name
+				}
+				if err := add(p+".name", name, ToolRef{Type: hearth.ToolFunction, Namespace: t.Name, Name: f.Name}, fn); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// functionTool reads a function tool's JSON schema into the runtime's
+// parameter type as Ollama's OpenAI layer does. That type keeps type,
+// $defs, items, required and properties (each with type, description, enum,
+// items, anyOf, properties); other keywords are dropped, as they are when
+// the same tool goes through Ollama.
+func promptFunctionTool(t hearth.Tool, param string) (api.ToolFunction, error) {
+	fn := api.ToolFunction{Name: t.Name, Description: t.Description}
+	if len(t.Parameters) > 0 {
+		if err := json.Unmarshal(t.Parameters, &fn.Parameters); err != nil {
+			return api.ToolFunction{}, hearth.InvalidRequest(param+".parameters", hearth.CodeInvalidValue,
+				fmt.Sprintf("Invalid '%s.parameters': not a JSON Schema the model's template can show: %v.", param, err))
+		}
+	}
+	if fn.Parameters.Type == "" {
+		// A function without parameters takes none: say so rather than show
+		// the model "type": "".
+		fn.Parameters.Type = "object"
+	}
+	if fn.Parameters.Properties == nil {
+		fn.Parameters.Properties = api.NewToolPropertiesMap()
+	}
+	return fn, nil
+}
+
+// customTool shows a custom tool as a function of one string, the tool's
+// free-form input. Templates and tool-call formats only know JSON functions,
+// and one string argument is the smallest faithful encoding.
+func promptCustomTool(t hearth.Tool) api.ToolFunction {
+	desc := t.Description
+	if t.Format.Type == "grammar" {
+		if desc != "" {
+			desc += "\n\n"
+		}
+		desc += fmt.Sprintf("The input must match this %s grammar:\n%s", t.Format.Syntax, t.Format.Definition)
+	}
+	props := api.NewToolPropertiesMap()
+	props.Set("input", api.ToolProperty{Type: api.PropertyType{"string"}, Description: "The raw input of the tool."})
+	return api.ToolFunction{
+		Name:        t.Name,
+		Description: desc,
+		Parameters:  api.ToolFunctionParameters{Type: "object", Required: []string{"input"}, Properties: props},
+	}
+}
+
+// convBuilder accumulates messages; pending is the assistant message being
+// assembled from reasoning, text and calls.
+type convBuilder struct {
+	conv     *Conversation
+	nHistory int
+	pending  *api.Message
+	// callNames maps call_id to the function name the model saw, for the
+	// ToolName of outputs.
+	callNames map[string]string
+}
+
+// param names item i as the caller knows it.
+func (b *convBuilder) param(i int, field string) string {
+	if i < b.nHistory {
+		return "previous_response_id"
+	}
+	p := fmt.Sprintf("input[%d]", i-b.nHistory)
+	if field != "" {
+		p += "." + field
+	}
+	return p
+}
+
+// what describes item i in messages, for stored items whose param cannot
+// point at them.
+func (b *convBuilder) what(i int, param string) string {
+	if i < b.nHistory {
+		return fmt.Sprintf("item %d of the previous response chain", i)
+	}
+	return "'" + param + "'"
+}
+
+func (b *convBuilder) append(m api.Message) {
+	b.flush()
+	b.conv.Messages = append(b.conv.Messages, m)
+	b.conv.Images = append(b.conv.Images, m.Images...)
+}
+
+func (b *convBuilder) flush() {
+	if b.pending != nil {
+		m := *b.pending
+		b.pending = nil
+		b.conv.Messages = append(b.conv.Messages, m)
+	}
+}
+
+// assistant returns the open assistant message; fresh starts a new one
+// when the open one already has text or calls.
+func (b *convBuilder) assistant(fresh bool) *api.Message {
+	if b.pending != nil && fresh && (b.pending.Content != "" || len(b.pending.ToolCalls) > 0) {
+		b.flush()
+	}
+	if b.pending == nil {
+		b.pending = &api.Message{Role: "assistant"}
+	}
+	return b.pending
+}
+
+func (b *convBuilder) add(i int, it *hearth.Item) error {
+	switch it.Type {
+	case hearth.ItemMessage:
+		return b.addMessage(i, it)
+
+	case hearth.ItemReasoning:
+		text := reasoningText(it)
+		m := b.assistant(true)
+		m.Thinking += text
+
+	case hearth.ItemFunctionCall, hearth.ItemCustomToolCall:
+		call := api.ToolCall{ID: it.CallID}
+		if it.Type == hearth.ItemFunctionCall {
+			call.Function.Name = b.conv.callName(ToolRef{Type: hearth.ToolFunction, Namespace: it.Namespace, Name: it.Name})
+			if strings.TrimSpace(it.Arguments) != "" {
+				if err := json.Unmarshal([]byte(it.Arguments), &call.Function.Arguments); err != nil {
+					p := b.param(i, "arguments")
+					return hearth.InvalidRequest(p, hearth.CodeInvalidValue,
+						fmt.Sprintf("Invalid %s: the arguments of function call '%s' are not a JSON object: %v.", b.what(i, p), it.Name, err))
+				}
+			}
+		} else {
+			call.Function.Name = b.conv.callName(ToolRef{Type: hearth.ToolCustom, Name: it.Name})
+			call.Function.Arguments = api.NewToolCallFunctionArguments()
+			call.Function.Arguments.Set("input", it.Input)
+		}
+		m := b.assistant(false)
+		// Index is the call's position in its message, as the runtime sets
+		// it on the calls it parses.
+		call.Function.Index = len(m.ToolCalls)
+		m.ToolCalls = append(m.ToolCalls, call)
+		if it.CallID != "" {
+			b.callNames[it.CallID] = call.Function.Name
+		}
+
+	case hearth.ItemFunctionCallOutput, hearth.ItemCustomToolCallOutput:
+		m := api.Message{Role: "tool", ToolName: b.callNames[it.CallID], ToolCallID: it.CallID}
+		if it.Output.Parts == nil {
+			m.Content = it.Output.Text
+		} else {
+			var err error
+			if m.Content, m.Images, err = b.parts(i, "output", it.Output.Parts); err != nil {
+				return err
+			}
+		}
+		b.append(m)
+
+	case hearth.ItemReference, hearth.ItemCompaction:
+		p := b.param(i, "")
+		return hearth.InvalidRequest(p, CodeUnsupportedItem,
+			fmt.Sprintf("Items of type '%s' are not supported by hearth yet (%s); send the items themselves.", it.Type, b.what(i, p)))
+
+	default:
+		p := b.param(i, "type")
+		return hearth.InvalidRequest(p, CodeUnsupportedItem, fmt.Sprintf("Unknown item type '%s' in %s.", it.Type, b.what(i, p)))
+	}
+	return nil
+}
+
+func (b *convBuilder) addMessage(i int, it *hearth.Item) error {
+	content, images, err := b.parts(i, "content", it.Content)
+	if err != nil {
+		return err
+	}
+	switch it.Role {
+	case hearth.RoleAssistant:
+		m := b.assistant(true)
+		m.Content = content
+		// An assistant message closes its turn unless calls follow; leave it
+		// open so that they join it.
+	case hearth.RoleSystem, hearth.RoleDeveloper:
+		b.append(api.Message{Role: "system", Content: content, Images: images})
+	default:
+		b.append(api.Message{Role: it.Role, Content: content, Images: images})
+	}
+	return nil
+}
+
+// partSeparator joins the text parts of one message; see BuildConversation.
+const partSeparator = "\n\n"
+
+// parts joins the text of content parts and decodes their images.
+func (b *convBuilder) parts(i int, field string, parts []hearth.ContentPart) (string, []api.ImageData, error) {
+	var texts []string
+	var images []api.ImageData
+	for j, p := range parts {
+		switch p.Type {
+		case hearth.PartInputText, hearth.PartOutputText, hearth.PartText:
+			texts = append(texts, p.Text)
+		case hearth.PartRefusal:
+			texts = append(texts, p.Refusal)
+		case hearth.PartInputImage:
+			if p.ImageURL == "" {
+				param := b.param(i, fmt.Sprintf("%s[%d].file_id", field, j))
+				return "", nil, hearth.InvalidRequest(param, CodeUnsupportedContent,
+					fmt.Sprintf("Invalid %s: hearth has no Files API; send the image as a base64 data URL in image_url.", b.what(i, param)))
+			}
+			param := b.param(i, fmt.Sprintf("%s[%d].image_url", field, j))
+			img, err := decodeImage(p.ImageURL)
+			if err != nil {
+				return "", nil, hearth.InvalidRequest(param, CodeInvalidImageURL, fmt.Sprintf("Invalid %s: %v.", b.what(i, param), err))
+			}
+			images = append(images, img)
+		default:
+			param := b.param(i, fmt.Sprintf("%s[%d].type", field, j))
+			return "", nil, hearth.InvalidRequest(param, CodeUnsupportedContent,
+				fmt.Sprintf("Content of type '%s' is not supported by hearth (%s).", p.Type, b.what(i, param)))
+		}
+	}
+	return strings.Join(texts, partSeparator), images, nil
+}
+
+// reasoningText is the thinking a reasoning item stands for: its raw
+// reasoning, else its summary (see BuildConversation).
+func reasoningText(it *hearth.Item) string {
+	var s strings.Builder
+	for _, p := range it.Content {
+		s.WriteString(p.Text)
+	}
+	if s.Len() > 0 {
+		return s.String()
+	}
+	var summary []string
+	for _, p := range it.Summary {
+		summary = append(summary, p.Text)
+	}
+	return strings.Join(summary, partSeparator)
+}
+
+// callName is the name the model sees for a call to ref. A call to a tool
+// the request no longer has keeps its plain name, or the namespaced form
+// when the plain name now belongs to another tool.
+func (c *Conversation) callName(ref ToolRef) string {
+	if name, ok := c.modelNames[ref]; ok {
+		return name
+	}
+	if _, taken := c.ToolNames[ref.Name]; ref.Namespace != "" && taken {
+		return ref.Namespace + "__" + ref.Name
+	}
+	return ref.Name
+}
+
+// decodeImage returns the bytes of a base64 data URL or of bare base64.
+func decodeImage(u string) (api.ImageData, error) {
+	if strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") {
+		return nil, fmt.Errorf("hearth does not fetch image URLs; send the image as a base64 data URL (data:image/png;base64,...)")
+	}
+	data := u
+	if rest, ok := strings.CutPrefix(u, "data:"); ok {
+		meta, payload, ok := strings.Cut(rest, ",")
+		if !ok || !strings.HasSuffix(meta, ";base64") {
+			return nil, fmt.Errorf("expected a base64 data URL (data:image/png;base64,...)")
+		}
+		data = payload
+	}
+	img, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		// Some clients strip the padding.
+		if img, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(data, "=")); err != nil {
+			return nil, fmt.Errorf("the image data is not valid base64")
+		}
+	}
+	// Sniff here, where the error can name the field: the runtime would fail
+	// on the same bytes with a 500 far from its cause.
+	if ct := http.DetectContentType(img); !strings.HasPrefix(ct, "image/") {
+		return nil, fmt.Errorf("the data is not an image (it looks like %s)", ct)
+	}
+	return img, nil
+}

@@ -1,0 +1,204 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/model/parsers"
+	"github.com/ollama/ollama/model/renderers"
+	modelfile "github.com/ollama/ollama/parser"
+	"github.com/ollama/ollama/template"
+	"github.com/ollama/ollama/thinking"
+	"github.com/ollama/ollama/types/model"
+)
+
+// RenderPrompt renders conv for the model described by show exactly as the
+// runtime (Ollama v0.17.4, server.ChatHandler and server/prompt.go) renders
+// /api/chat with the same messages, tools and think value, so that raw
+// generation sees the prompt the model's own chat path would. think nil
+// means not set. The runtime's steps, in its order:
+//
+//   - the model's own MESSAGEs (show.Messages) come first, and its SYSTEM
+//     prompt (show.System) leads when conv does not start with a system
+//     message (show carries MESSAGEs without their images, so a model whose
+//     MESSAGEs have images renders without them);
+//   - a model with the thinking capability thinks when think is not set;
+//   - for qwen3-family models, <think> blocks are cut from the content of
+//     assistant messages before the last user message (the runtime also
+//     does this for models named deepseek-r1, a name RenderPrompt cannot
+//     see);
+//   - a model's built-in output parser may rewrite the tools it is shown
+//     (harmony renames functions for gpt-oss);
+//   - template models get an [img-N] tag per image in the message content
+//     (replacing an "[img]" placeholder when the text has one); renderer
+//     models (RENDERER in the Modelfile) place images themselves.
+//
+// Two deliberate differences: think=true for a model without the thinking
+// capability renders as unset instead of failing (the runtime relaxes it the
+// same way for its Anthropic layer; the engine decides whether to reason),
+// and nothing is truncated: the engine sends truncate=false and reports an
+// over-long prompt itself.
+func RenderPrompt(show *api.ShowResponse, conv *Conversation, think *api.ThinkValue) (string, error) {
+	if show.RemoteHost != "" {
+		return "", fmt.Errorf("engine: model %s is remote (%s); hearth cannot render its prompt", show.RemoteModel, show.RemoteHost)
+	}
+	// Copies throughout: the template layer merges messages in place, and
+	// the caller's conversation is rendered again on the next turn.
+	rendererName, parserName, err := modelRenderer(show)
+	if err != nil {
+		return "", err
+	}
+	msgs := make([]api.Message, 0, len(show.Messages)+len(conv.Messages)+1)
+	// The runtime puts the model's SYSTEM before its MESSAGEs too:
+	// append(m.Messages, req.Messages...), then the system in front.
+	if len(show.System) > 0 && (len(conv.Messages) == 0 || conv.Messages[0].Role != "system") {
+		msgs = append(msgs, api.Message{Role: "system", Content: show.System})
+	}
+	msgs = append(msgs, show.Messages...)
+	msgs = append(msgs, conv.Messages...)
+
+	if slices.Contains(show.Capabilities, model.CapabilityThinking) {
+		if think == nil {
+			think = &api.ThinkValue{Value: true}
+		}
+	} else if think != nil && think.Bool() {
+		think = nil
+	}
+
+	if show.Details.Family == "qwen3" {
+		cutThinkTags(msgs)
+	}
+
+	tools := conv.Tools
+	if parserName != "" {
+		if parser := parsers.ParserForName(parserName); parser != nil {
+			var last *api.Message
+			if len(msgs) > 0 {
+				last = &msgs[len(msgs)-1]
+			}
+			tools = parser.Init(slices.Clone(tools), last, think)
+		}
+	}
+
+	if rendererName != "" {
+		return renderers.RenderWithRenderer(rendererName, msgs, tools, think)
+	}
+
+	tagImages(msgs)
+	tmpl, err := parseTemplate(show.Template)
+	if err != nil {
+		return "", err
+	}
+	v := template.Values{Messages: msgs, Tools: tools, IsThinkSet: think != nil}
+	if think != nil {
+		v.Think, v.ThinkLevel = think.Bool(), think.String()
+	}
+	var b strings.Builder
+	if err := tmpl.Execute(&b, v); err != nil {
+		return "", fmt.Errorf("engine: render the model's template: %w", err)
+	}
+	return b.String(), nil
+}
+
+// modelRenderer returns the model's built-in renderer and output parser.
+// /api/show of v0.17.4 leaves its renderer and parser fields empty (they are
+// declared but GetModelInfo never sets them); its Modelfile text has them as
+// RENDERER and PARSER lines, so they are read from there unless the fields
+// are set. A gpt-oss template without a parser gets harmony, as in
+// server.ChatHandler (shouldUseHarmony).
+func modelRenderer(show *api.ShowResponse) (renderer, parser string, err error) {
+	renderer, parser = show.Renderer, show.Parser
+	if renderer == "" && parser == "" && show.Modelfile != "" {
+		if renderer, parser, err = modelfileRenderer(show.Modelfile); err != nil {
+			return "", "", err
+		}
+	}
+	if f := show.Details.Family; parser == "" && (f == "gptoss" || f == "gpt-oss") &&
+		strings.Contains(show.Template, "<|start|>") && strings.Contains(show.Template, "<|end|>") {
+		parser = "harmony"
+	}
+	return renderer, parser, nil
+}
+
+// modelfiles caches the RENDERER and PARSER of a Modelfile text: the text
+// holds the whole template and license, too long to parse per request.
+var modelfiles sync.Map // string -> [2]string
+
+func modelfileRenderer(text string) (renderer, parser string, err error) {
+	if v, ok := modelfiles.Load(text); ok {
+		rp := v.([2]string)
+		return rp[0], rp[1], nil
+	}
+	f, err := modelfile.ParseFile(strings.NewReader(text))
+	if err != nil {
+		return "", "", fmt.Errorf("engine: read the model's Modelfile: %w", err)
+	}
+	for _, c := range f.Commands {
+		switch c.Name {
+		case "renderer":
+			renderer = c.Args
+		case "parser":
+			parser = c.Args
+		}
+	}
+	modelfiles.Store(text, [2]string{renderer, parser})
+	return renderer, parser, nil
+}
+
+// cutThinkTags is server.filterThinkTags: earlier assistant turns lose their
+// <think> blocks, which saves tokens for models trained that way.
+func cutThinkTags(msgs []api.Message) {
+	lastUser := -1
+	for i, m := range msgs {
+		if m.Role == "user" {
+			lastUser = i
+		}
+	}
+	for i := range lastUser {
+		if msgs[i].Role == "assistant" {
+			p := &thinking.Parser{OpeningTag: "<think>", ClosingTag: "</think>"}
+			_, msgs[i].Content = p.AddContent(msgs[i].Content)
+		}
+	}
+}
+
+// tagImages marks each image in its message's content as the runtime does
+// for template models (server.chatPrompt): [img-N], N counting images across
+// the prompt, replacing the first "[img]" placeholder if there is one, else
+// prefixed to the content.
+func tagImages(msgs []api.Message) {
+	n := 0
+	for i := range msgs {
+		var prefix string
+		content := msgs[i].Content
+		for range msgs[i].Images {
+			tag := fmt.Sprintf("[img-%d]", n)
+			n++
+			if !strings.Contains(content, "[img]") {
+				prefix += tag
+			} else {
+				content = strings.Replace(content, "[img]", tag, 1)
+			}
+		}
+		msgs[i].Content = prefix + content
+	}
+}
+
+// templateCache holds parsed templates by their text: parsing walks the whole
+// template and most requests use one of a few models.
+var templateCache sync.Map // string -> *template.Template
+
+func parseTemplate(text string) (*template.Template, error) {
+	if t, ok := templateCache.Load(text); ok {
+		return t.(*template.Template), nil
+	}
+	t, err := template.Parse(text)
+	if err != nil {
+		return nil, fmt.Errorf("engine: parse the model's template: %w", err)
+	}
+	actual, _ := templateCache.LoadOrStore(text, t)
+	return actual.(*template.Template), nil
+}
