@@ -45,12 +45,12 @@ func RenderPrompt(show *api.ShowResponse, conv *Conversation, think *api.ThinkVa
 	if show.RemoteHost != "" {
 		return "", fmt.Errorf("engine: model %s is remote (%s); hearth cannot render its prompt", show.RemoteModel, show.RemoteHost)
 	}
-	// Copies throughout: the template layer merges messages in place, and
-	// the caller's conversation is rendered again on the next turn.
 	rendererName, parserName, err := modelRenderer(show)
 	if err != nil {
 		return "", err
 	}
+	// A fresh slice: the steps below and the template layer change messages
+	// in place, and the caller's conversation is rendered again next turn.
 	msgs := make([]api.Message, 0, len(show.Messages)+len(conv.Messages)+1)
 	// The runtime puts the model's SYSTEM before its MESSAGEs too:
 	// append(m.Messages, req.Messages...), then the system in front.

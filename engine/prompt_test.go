@@ -502,3 +502,30 @@ func TestRenderPromptLeavesConversation(t *testing.T) {
 		t.Errorf("conversation changed:\n%s\nwas\n%s", after, before)
 	}
 }
+
+// TestRenderPromptQwen3CutsOldThinkTags: the runtime strips <think> blocks
+// from assistant content before the last user message of qwen3-family
+// models (server.filterThinkTags); the parity models cannot be of that
+// family, so this checks it directly.
+func TestRenderPromptQwen3CutsOldThinkTags(t *testing.T) {
+	conv, err := BuildConversation("", nil, []hearth.Item{
+		itUser("a"), itAssistant("<think>old</think>visible"), itUser("b"), itAssistant("<think>new</think>kept"),
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	show := &api.ShowResponse{Template: "{{ range .Messages }}[{{ .Role }}: {{ .Content }}]{{ end }}"}
+	for family, want := range map[string]string{
+		"qwen3": "[user: a][assistant: visible][user: b][assistant: <think>new</think>kept]",
+		"llama": "[user: a][assistant: <think>old</think>visible][user: b][assistant: <think>new</think>kept]",
+	} {
+		show.Details.Family = family
+		got, err := RenderPrompt(show, conv, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("%s: %q, want %q", family, got, want)
+		}
+	}
+}
