@@ -93,10 +93,14 @@ func (e *Engine) Model(ctx context.Context, name string) (*Model, error) {
 		}
 		return nil, fmt.Errorf("runtime show %s: %w", name, err)
 	}
+	renderer, parser, err := modelRenderer(show)
+	if err != nil {
+		return nil, err
+	}
 	m := &Model{Name: name, Show: show}
 	m.Format = e.formats.Detect(toolgrammar.ModelInfo{
 		Name: name, Family: show.Details.Family, Families: show.Details.Families,
-		Template: show.Template, Renderer: show.Renderer, Parser: show.Parser,
+		Template: show.Template, Renderer: renderer, Parser: parser,
 	})
 	m.ContextLength = contextLength(show.ModelInfo)
 	m.Stop = modelStops(show.Parameters)

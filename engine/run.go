@@ -34,10 +34,7 @@ func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	if err != nil {
 		return nil, err
 	}
-	items := make([]hearth.Item, 0, len(history)+len(req.Input))
-	items = append(items, history...)
-	items = append(items, req.Input...)
-	conv, err := BuildConversation(req.Instructions, items, req.Tools)
+	conv, err := BuildConversation(req.Instructions, history, req.Input, req.Tools)
 	if err != nil {
 		return nil, err
 	}
@@ -46,18 +43,14 @@ func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 			fmt.Sprintf("The model %q does not accept images (the runtime lists no vision capability for it).", req.Model))
 	}
 
-	j := &Job{e: e, Model: m, req: req, conv: conv}
-	for _, t := range conv.Tools {
-		params, _ := jsonMarshal(t.Function.Parameters)
-		j.tools = append(j.tools, toolgrammar.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: params})
-	}
+	j := &Job{e: e, Model: m, req: req, conv: conv, tools: conv.toolgrammarTools()}
 
 	thinking := m.Format.Thinking.ForEffort(reasoningEffort(req))
 	think := applyThinking(conv, thinking)
 	if m.Format.Emulated && len(j.tools) > 0 {
 		// A model with no tool format learns the tools and the call syntax from its
 		// system prompt; its template sees no tools.
-		conv.AddSystemText(m.Format.EmulatedSystemPrompt(j.tools))
+		conv.addSystemText(m.Format.EmulatedSystemPrompt(j.tools))
 		conv.Tools = nil
 	}
 	j.Prompt, err = RenderPrompt(m.Show, conv, think)
@@ -216,7 +209,7 @@ func (s *itemSink) apply(events []toolgrammar.Event) error {
 		case toolgrammar.TextDelta:
 			err = s.b.TextDelta(ev.Text)
 		case toolgrammar.CallBegin:
-			name, namespace := s.conv.ResolveToolName(ev.Name)
+			name, namespace := s.conv.resolveToolName(ev.Name)
 			err = s.b.StartFunctionCall(name, namespace)
 		case toolgrammar.ArgumentsDelta:
 			err = s.b.ArgumentsDelta(ev.Text)

@@ -11,7 +11,7 @@ const Template = `{{- if or .System .Tools }}<|system|>
 You may call one or more functions to assist with the user query.
 <tools>
 {{- range .Tools }}
-{"type": "function", "function": {{ .Function }}}
+{"type": "function", "function": {{ json .Function }}}
 {{- end }}
 </tools>
 For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:
