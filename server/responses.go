@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"hearth"
+	"hearth/engine"
 	"hearth/storage"
 )
 
@@ -60,64 +61,125 @@ func (s *Server) createResponse(c *gin.Context) {
 	resp := hearth.NewResponse(hearth.NewID(hearth.PrefixResponse), req, time.Now())
 	assignInputIDs(req.Input)
 	store := req.StoreEnabled() && s.db != nil
+	if req.Background && !store {
+		s.writeError(c, hearth.InvalidRequest("background", "invalid_value",
+			"Background responses must be stored: background requires store to be true."))
+		return
+	}
 	if store {
-		if err := s.db.CreateResponse(ctx, newStoredResponse(who, req, resp)); err != nil {
+		rec := newStoredResponse(who, req, resp)
+		if req.Background {
+			rec.Status = storage.StatusQueued
+			resp.Status = hearth.StatusQueued
+			rec.Body, _ = json.Marshal(resp)
+		}
+		if err := s.db.CreateResponse(ctx, rec); err != nil {
 			s.writeError(c, fmt.Errorf("store new response: %w", err))
 			return
 		}
 	}
 
-	var sse *sseWriter
-	var held []hearth.Event
-	emit := func(e hearth.Event) {
+	r := &run{s: s, job: job, req: req, store: store}
+	switch {
+	case req.Background && !req.Stream:
+		// The response runs without the client: it answers at once with the queued
+		// response, and the client polls or cancels by id.
+		queued := resp.Clone()
+		go r.execute(s.background(resp.ID), hearth.NewBuilder(resp, nil), nil)
+		c.JSON(http.StatusOK, queued)
+	case req.Stream:
+		sse := newSSEWriter(c.Writer, s.heartbeat)
+		runCtx := ctx
+		if req.Background {
+			// A background stream outlives its client: a disconnect stops the
+			// stream, not the response.
+			runCtx = s.background(resp.ID)
+		}
+		b := hearth.NewBuilder(resp, r.emitTo(sse))
+		if req.Background {
+			b.Queue()
+		}
+		r.execute(runCtx, b, sse)
+	default:
+		b := hearth.NewBuilder(resp, nil)
+		final, storeErr := r.execute(ctx, b, nil)
+		if storeErr != nil {
+			s.writeError(c, storeErr)
+			return
+		}
+		if final.Status == hearth.StatusFailed && final.Error != nil {
+			s.writeError(c, &hearth.Error{Status: http.StatusInternalServerError, Type: hearth.ErrTypeServer,
+				Code: final.Error.Code, Message: final.Error.Message})
+			return
+		}
+		c.JSON(http.StatusOK, final)
+	}
+}
+
+// run carries one response from generation to storage.
+type run struct {
+	s     *Server
+	job   *engine.Job
+	req   *hearth.CreateResponseRequest
+	store bool
+	// held are the terminal events, sent only once the response is stored, so a
+	// client that saw a response finish can always retrieve it.
+	held []hearth.Event
+}
+
+func (r *run) emitTo(sse *sseWriter) func(hearth.Event) {
+	return func(e hearth.Event) {
 		switch e.Type {
 		case hearth.EventResponseCompleted, hearth.EventResponseIncomplete, hearth.EventResponseFailed, hearth.EventError:
-			// The response is stored before its terminal event goes out, so a client
-			// that saw it finish can always retrieve it.
-			held = append(held, e)
+			r.held = append(r.held, e)
 		default:
 			sse.Event(e)
 		}
 	}
-	var b *hearth.Builder
-	if req.Stream {
-		sse = newSSEWriter(c.Writer, s.heartbeat)
-		b = hearth.NewBuilder(resp, emit)
-	} else {
-		b = hearth.NewBuilder(resp, nil)
-	}
+}
 
-	if err := job.Run(ctx, b); err != nil {
-		s.log.Warn("response ended early", "id", resp.ID, "model", req.Model, "error", err)
-	}
-	final := b.Response()
-	if store {
-		// The client may be gone; the record must still be finished.
-		storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		err := s.db.CompleteResponse(storeCtx, final.ID, storedFinal(final))
-		cancel()
-		if err != nil {
-			s.log.Error("store finished response", "id", final.ID, "error", err)
-			if !req.Stream {
-				s.writeError(c, fmt.Errorf("store finished response: %w", err))
-				return
-			}
-			held = failedTerminal(held, final, "The response could not be stored.")
+// execute generates the response, stores the result and, when streaming, sends the
+// terminal events and [DONE]. It returns the final response and the error of storing
+// it, if any.
+func (r *run) execute(ctx context.Context, b *hearth.Builder, sse *sseWriter) (*hearth.Response, error) {
+	s := r.s
+	id := b.Response().ID
+	defer s.release(id)
+	if r.store && r.req.Background {
+		if err := s.db.UpdateStatus(ctx, id, storage.StatusInProgress); err != nil {
+			s.log.Warn("mark background response in progress", "id", id, "error", err)
 		}
 	}
-	if req.Stream {
-		for _, e := range held {
+	if err := r.job.Run(ctx, b); err != nil {
+		s.log.Warn("response ended early", "id", id, "model", r.req.Model, "error", err)
+	}
+	final := b.Response()
+	switch {
+	case s.cancelled(id):
+		final.Status, final.IncompleteDetails = hearth.StatusCancelled, nil
+	case r.req.Background && s.jobs.root.Err() != nil:
+		final.Status, final.IncompleteDetails = hearth.StatusFailed, nil
+		final.Error = &hearth.ResponseError{Code: hearth.CodeServerError, Message: "hearth stopped before this response finished"}
+	}
+	var storeErr error
+	if r.store {
+		// The client may be gone; the record must still be finished.
+		storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		storeErr = s.db.CompleteResponse(storeCtx, id, storedFinal(final))
+		cancel()
+		if storeErr != nil {
+			s.log.Error("store finished response", "id", id, "error", storeErr)
+			storeErr = fmt.Errorf("store finished response: %w", storeErr)
+			r.held = failedTerminal(r.held, final, "The response could not be stored.")
+		}
+	}
+	if sse != nil {
+		for _, e := range r.held {
 			sse.Event(e)
 		}
 		sse.Done()
-		return
 	}
-	if final.Status == hearth.StatusFailed && final.Error != nil {
-		s.writeError(c, &hearth.Error{Status: http.StatusInternalServerError, Type: hearth.ErrTypeServer,
-			Code: final.Error.Code, Message: final.Error.Message})
-		return
-	}
-	c.JSON(http.StatusOK, final)
+	return final, storeErr
 }
 
 // history loads the items behind previous_response_id: every response of the chain's

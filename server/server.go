@@ -52,6 +52,7 @@ type Server struct {
 	log       *slog.Logger
 	router    *gin.Engine
 	proxy     *httputil.ReverseProxy
+	jobs      *jobs
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -65,7 +66,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
-		log: log,
+		log: log, jobs: newJobs(),
 	}
 	if s.engine == nil {
 		s.engine = engine.New(cfg.Runtime.Client, engine.DefaultFormats(), log)
@@ -78,6 +79,10 @@ func New(cfg Config) *Server {
 	r.GET("/healthz", s.health)
 	authed := r.Group("/", s.authenticate, s.limitBody)
 	authed.POST("/v1/responses", s.createResponse)
+	authed.GET("/v1/responses/:id", s.getResponse)
+	authed.DELETE("/v1/responses/:id", s.deleteResponse)
+	authed.GET("/v1/responses/:id/input_items", s.listInputItems)
+	authed.POST("/v1/responses/:id/cancel", s.cancelResponse)
 	authed.GET("/v1/models", s.listModels)
 	authed.GET("/v1/models/*model", s.getModel)
 	// Ollama's own API, and its OpenAI-compatible endpoints hearth does not serve

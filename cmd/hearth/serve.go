@@ -119,11 +119,12 @@ func serve(parent context.Context, o serveOptions) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
+	handler := server.New(server.Config{
+		Runtime: rt, Engine: engine.New(rt.Client, formats, log), Database: db,
+		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, Logger: log,
+	})
 	srv := &http.Server{
-		Handler: server.New(server.Config{
-			Runtime: rt, Engine: engine.New(rt.Client, formats, log), Database: db,
-			APIKeys: o.apiKeys, Heartbeat: o.heartbeat, Logger: log,
-		}),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	log.Info("hearth listening", "addr", "http://"+ln.Addr().String(), "database", dbPath, "version", version)
@@ -143,6 +144,11 @@ func serve(parent context.Context, o serveOptions) error {
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		log.Warn("shutdown", "error", err)
+	}
+	// Background responses have no connection to wait for: stop them and let each
+	// store its final state before the database closes.
+	if err := handler.Shutdown(shutdownCtx); err != nil {
+		log.Warn("background responses did not stop in time", "error", err)
 	}
 	srv.Close()
 	if rt.Embedded {

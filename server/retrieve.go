@@ -1,0 +1,230 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"hearth"
+	"hearth/storage"
+)
+
+// stored loads a response the caller owns; a missing or foreign id is a 404.
+func (s *Server) stored(c *gin.Context) (*storage.Response, bool) {
+	id := c.Param("id")
+	if s.db == nil {
+		s.writeError(c, hearth.ResponseNotFound(id))
+		return nil, false
+	}
+	rec, err := s.db.GetResponse(c.Request.Context(), owner(c), id)
+	if errors.Is(err, storage.ErrNotFound) {
+		s.writeError(c, hearth.ResponseNotFound(id))
+		return nil, false
+	}
+	if err != nil {
+		s.writeError(c, fmt.Errorf("load response %s: %w", id, err))
+		return nil, false
+	}
+	return rec, true
+}
+
+// getResponse serves GET /v1/responses/{id}; with ?stream=true it replays the response
+// as the event stream a client would have seen, once it has finished.
+func (s *Server) getResponse(c *gin.Context) {
+	rec, ok := s.stored(c)
+	if !ok {
+		return
+	}
+	if stream, _ := strconv.ParseBool(c.Query("stream")); !stream {
+		c.Data(http.StatusOK, "application/json", rec.Body)
+		return
+	}
+	// A background response still running: wait for its end, then replay it whole.
+	for rec.Status.InFlight() {
+		select {
+		case <-c.Request.Context().Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		if rec, ok = s.stored(c); !ok {
+			return
+		}
+	}
+	var resp hearth.Response
+	if err := json.Unmarshal(rec.Body, &resp); err != nil {
+		s.writeError(c, fmt.Errorf("stored response %s: %w", rec.ID, err))
+		return
+	}
+	sse := newSSEWriter(c.Writer, s.heartbeat)
+	replay(&resp, sse.Event)
+	sse.Done()
+}
+
+// replay emits the events of a finished response through a Builder, so a replayed
+// stream has exactly the shape of a live one (each item's text as one delta).
+func replay(resp *hearth.Response, emit func(hearth.Event)) {
+	skeleton := resp.Clone()
+	skeleton.Output, skeleton.Usage, skeleton.Error, skeleton.IncompleteDetails, skeleton.CompletedAt = nil, nil, nil, nil, nil
+	skeleton.Status = hearth.StatusInProgress
+	b := hearth.NewBuilder(skeleton, emit)
+	b.Start()
+	for _, it := range resp.Output {
+		switch it.Type {
+		case hearth.ItemReasoning:
+			b.StartReasoning()
+			b.ReasoningDelta(it.Text(hearth.PartReasoningText))
+		case hearth.ItemMessage:
+			b.StartMessage()
+			for _, p := range it.Content {
+				if p.Type == hearth.PartRefusal {
+					b.RefusalDelta(p.Refusal)
+				} else {
+					b.TextDelta(p.Text)
+				}
+			}
+		case hearth.ItemFunctionCall:
+			b.StartFunctionCall(it.Name, it.Namespace)
+			b.ArgumentsDelta(it.Arguments)
+		default:
+			continue
+		}
+		status := it.Status
+		if status != hearth.StatusIncomplete {
+			status = hearth.StatusCompleted
+		}
+		b.EndItem(status)
+	}
+	usage := hearth.Usage{}
+	if resp.Usage != nil {
+		usage = *resp.Usage
+	}
+	switch resp.Status {
+	case hearth.StatusCompleted:
+		b.Complete(usage)
+	case hearth.StatusIncomplete:
+		reason := ""
+		if resp.IncompleteDetails != nil {
+			reason = resp.IncompleteDetails.Reason
+		}
+		b.Incomplete(reason, usage)
+	default:
+		msg := "The response did not complete (" + resp.Status + ")."
+		code := hearth.CodeServerError
+		if resp.Error != nil {
+			msg, code = resp.Error.Message, resp.Error.Code
+		}
+		b.Fail(&hearth.Error{Status: 500, Type: hearth.ErrTypeServer, Code: code, Message: msg}, &usage)
+	}
+}
+
+func (s *Server) deleteResponse(c *gin.Context) {
+	id := c.Param("id")
+	if s.db == nil {
+		s.writeError(c, hearth.ResponseNotFound(id))
+		return
+	}
+	err := s.db.DeleteResponse(c.Request.Context(), owner(c), id)
+	if errors.Is(err, storage.ErrNotFound) {
+		s.writeError(c, hearth.ResponseNotFound(id))
+		return
+	}
+	if err != nil {
+		s.writeError(c, fmt.Errorf("delete response %s: %w", id, err))
+		return
+	}
+	s.cancelJob(id)
+	c.JSON(http.StatusOK, gin.H{"id": id, "object": "response", "deleted": true})
+}
+
+// listInputItems serves GET /v1/responses/{id}/input_items with OpenAI's paging:
+// after (an item id), limit (1-100, default 20), order (asc or desc, default desc).
+func (s *Server) listInputItems(c *gin.Context) {
+	rec, ok := s.stored(c)
+	if !ok {
+		return
+	}
+	limit := storage.DefaultListLimit
+	if v := c.Query("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > storage.MaxListLimit {
+			s.writeError(c, hearth.InvalidRequest("limit", "invalid_value",
+				fmt.Sprintf("limit must be an integer from 1 to %d.", storage.MaxListLimit)))
+			return
+		}
+		limit = n
+	}
+	order := storage.Desc
+	switch v := c.Query("order"); v {
+	case "", "desc":
+	case "asc":
+		order = storage.Asc
+	default:
+		s.writeError(c, hearth.InvalidRequest("order", "invalid_value", "order must be 'asc' or 'desc'."))
+		return
+	}
+	items, more, err := s.db.ListInputItems(c.Request.Context(), owner(c), rec.ID, c.Query("after"), limit, order)
+	if errors.Is(err, storage.ErrInvalidCursor) {
+		s.writeError(c, hearth.InvalidRequest("after", "invalid_value", "after is not an input item of this response."))
+		return
+	}
+	if err != nil {
+		s.writeError(c, fmt.Errorf("list input items of %s: %w", rec.ID, err))
+		return
+	}
+	data := make([]json.RawMessage, len(items))
+	var first, last any
+	for i, it := range items {
+		data[i] = it.JSON
+	}
+	if len(items) > 0 {
+		first, last = items[0].ID, items[len(items)-1].ID
+	}
+	c.JSON(http.StatusOK, gin.H{"object": "list", "data": data, "first_id": first, "last_id": last, "has_more": more})
+}
+
+// cancelResponse serves POST /v1/responses/{id}/cancel. Only background responses can
+// be cancelled (OpenAI's rule); cancelling a cancelled one returns it again.
+func (s *Server) cancelResponse(c *gin.Context) {
+	rec, ok := s.stored(c)
+	if !ok {
+		return
+	}
+	if !rec.Background {
+		s.writeError(c, hearth.InvalidRequest("response_id", "invalid_value", "Only responses created with background=true can be cancelled."))
+		return
+	}
+	_, err := s.db.Cancel(c.Request.Context(), owner(c), rec.ID)
+	if errors.Is(err, storage.ErrFinished) {
+		s.writeError(c, hearth.InvalidRequest("response_id", "invalid_value",
+			fmt.Sprintf("Cannot cancel a response that has already finished (%s).", rec.Status)))
+		return
+	}
+	if err != nil {
+		s.writeError(c, fmt.Errorf("cancel %s: %w", rec.ID, err))
+		return
+	}
+	if s.cancelJob(rec.ID) {
+		// Wait briefly for the job to store its partial output, so the answer shows it.
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) && s.isRunning(rec.ID) {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	rec, ok = s.stored(c)
+	if !ok {
+		return
+	}
+	c.Data(http.StatusOK, "application/json", rec.Body)
+}
+
+func (s *Server) isRunning(id string) bool {
+	s.jobs.mu.Lock()
+	defer s.jobs.mu.Unlock()
+	_, ok := s.jobs.running[id]
+	return ok
+}
