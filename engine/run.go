@@ -155,13 +155,13 @@ func (j *Job) Run(ctx context.Context, b *hearth.Builder) error {
 	case errors.As(err, &malformed):
 		b.Fail(hearth.ModelError(malformed.Error()), &usage)
 		return err
+	case ctx.Err() != nil:
+		// The client went away (the runtime client may then end the stream without an
+		// error); nobody reads the rest, but the stored response must say where
+		// generation stopped.
+		b.Incomplete(IncompleteClientDisconnected, usage)
+		return ctx.Err()
 	case err != nil:
-		if ctx.Err() != nil {
-			// The client went away; nobody reads the rest, but the stored response
-			// must not stay in progress.
-			b.Incomplete(IncompleteClientDisconnected, usage)
-			return ctx.Err()
-		}
 		b.Fail(runtimeError(err), &usage)
 		return err
 	case !final.Done:

@@ -205,3 +205,27 @@ func slicesWithout(env []string, prefix string) []string {
 	}
 	return out
 }
+
+func TestCheckExposure(t *testing.T) {
+	for _, tc := range []struct {
+		addr  string
+		keys  []string
+		allow bool
+		ok    bool
+	}{
+		{"127.0.0.1:8080", nil, false, true},
+		{"localhost:8080", nil, false, true},
+		{"[::1]:8080", nil, false, true},
+		{"0.0.0.0:8080", nil, false, false},
+		{":8080", nil, false, false},
+		{"192.168.1.5:8080", nil, false, false},
+		{"0.0.0.0:8080", []string{"k"}, false, true},
+		{"0.0.0.0:8080", nil, true, true},
+		{"nonsense", nil, false, false},
+	} {
+		err := checkExposure(tc.addr, tc.keys, tc.allow)
+		if (err == nil) != tc.ok {
+			t.Errorf("checkExposure(%q, keys=%v, insecure=%v) = %v", tc.addr, tc.keys, tc.allow, err)
+		}
+	}
+}
