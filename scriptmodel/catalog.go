@@ -23,7 +23,6 @@ For each function call, return a json object with function name and arguments wi
 {{- range $i, $_ := .Messages }}
 {{- $last := eq (len (slice $.Messages $i)) 1 -}}
 {{- if eq .Role "user" }}<|user|>{{ .Content }}<|end|>
-{{ else if eq .Role "system" }}<|system|>{{ .Content }}<|end|>
 {{ else if eq .Role "assistant" }}<|assistant|>
 {{- if .Thinking }}<think>{{ .Thinking }}</think>{{ end }}
 {{- if .Content }}{{ .Content }}{{ end }}
