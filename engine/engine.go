@@ -32,8 +32,13 @@ type Engine struct {
 	formats *toolgrammar.Registry
 	log     *slog.Logger
 
-	mu     sync.Mutex
-	models map[string]cachedModel
+	// DefaultContext is the context window for models whose Modelfile sets none
+	// (see ContextWindow); New reads it from the environment.
+	DefaultContext int
+
+	mu      sync.Mutex
+	models  map[string]cachedModel
+	lastSeq map[string]promptCache
 }
 
 // modelCacheTTL bounds how long a model's /api/show answer is reused: long enough that
@@ -51,7 +56,8 @@ func New(rt Runtime, formats *toolgrammar.Registry, log *slog.Logger) *Engine {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Engine{rt: rt, formats: formats, log: log, models: map[string]cachedModel{}}
+	return &Engine{rt: rt, formats: formats, log: log, DefaultContext: defaultContextFromEnv(),
+		models: map[string]cachedModel{}, lastSeq: map[string]promptCache{}}
 }
 
 // Model is what the engine knows of one model.
@@ -61,6 +67,8 @@ type Model struct {
 	Format *toolgrammar.Format
 	// ContextLength is the model's trained context, when /api/show says it.
 	ContextLength int
+	// NumCtx is the Modelfile's num_ctx parameter, 0 when it sets none.
+	NumCtx int
 	// Stop are the model's own stop strings; raw generation replaces them, so the
 	// engine sends them itself.
 	Stop []string
@@ -104,6 +112,7 @@ func (e *Engine) Model(ctx context.Context, name string) (*Model, error) {
 	})
 	m.ContextLength = contextLength(show.ModelInfo)
 	m.Stop = modelStops(show.Parameters)
+	m.NumCtx = modelNumCtx(show.Parameters)
 	e.mu.Lock()
 	e.models[name] = cachedModel{m: m, fetched: time.Now()}
 	e.mu.Unlock()
