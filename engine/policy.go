@@ -44,6 +44,10 @@ func newToolPolicy(req *hearth.CreateResponseRequest, conv *Conversation, tools 
 	if len(tools) == 0 {
 		return nil
 	}
+	// The grammar and the validation both use the schemas as the client sent them:
+	// the prompt's copy went through the runtime's tool type, which keeps only the
+	// keywords templates show (no bounds, patterns or lengths).
+	tools = withRequestSchemas(req.Tools, conv, tools)
 	c := req.ToolChoice
 	p := &toolPolicy{mode: c.EffectiveMode()}
 	strict := strictTools(req.Tools)
@@ -86,6 +90,40 @@ func newToolPolicy(req *hearth.CreateResponseRequest, conv *Conversation, tools 
 		}
 	}
 	return p
+}
+
+// customParameters is how a custom tool's input is shown to the model: one string.
+var customParameters = json.RawMessage(`{"type":"object","properties":{"input":{"type":"string"}},"required":["input"]}`)
+
+// withRequestSchemas returns tools with each function's parameters as the request
+// wrote them.
+func withRequestSchemas(reqTools []hearth.Tool, conv *Conversation, tools []toolgrammar.Tool) []toolgrammar.Tool {
+	orig := map[string]json.RawMessage{}
+	add := func(ref ToolRef, params json.RawMessage) {
+		if name, ok := conv.ModelToolName(ref); ok {
+			orig[name] = params
+		}
+	}
+	for _, t := range reqTools {
+		switch t.Type {
+		case hearth.ToolFunction:
+			add(ToolRef{Type: hearth.ToolFunction, Name: t.Name}, t.Parameters)
+		case hearth.ToolCustom:
+			add(ToolRef{Type: hearth.ToolCustom, Name: t.Name}, customParameters)
+		case hearth.ToolNamespace:
+			for _, f := range t.Tools {
+				add(ToolRef{Type: hearth.ToolFunction, Namespace: t.Name, Name: f.Name}, f.Parameters)
+			}
+		}
+	}
+	out := make([]toolgrammar.Tool, len(tools))
+	for i, t := range tools {
+		if params, ok := orig[t.Name]; ok {
+			t.Parameters = params
+		}
+		out[i] = t
+	}
+	return out
 }
 
 // strictTools lists the function tools that asked for strict arguments.
