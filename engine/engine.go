@@ -2,6 +2,37 @@
 // the model's own template, generates in raw mode through the runtime, and turns the raw
 // text into items with toolgrammar, reporting them to a hearth.Builder. It knows nothing
 // of HTTP or SQL.
+//
+// # Constraints, budgets and usage
+//
+// tool_choice, allowed_tools, strict tools, parallel_tool_calls and max_tool_calls are
+// enforced while generating, with every tool still in the prompt (see enforce.go): a
+// request with nothing to enforce is one streaming generation; otherwise the output is
+// generated in phases, stopped at the parser's decision points and continued in raw
+// mode under a JSON-schema `format`. Tool calls are validated against the client's
+// schema before they reach the client.
+//
+// Token accounting, and how exact it is:
+//
+//   - input_tokens is the runtime's prompt_eval_count for the rendered prompt. The
+//     enforced path gets it by running its first phase for one token (a phase stopped
+//     early reports no counts); continuations re-read the output so far as prompt,
+//     which is not counted again.
+//   - output_tokens counts every generated token of every phase, including tokens the
+//     engine took back (a disallowed call's name, text where a call was required, a
+//     call that failed validation): eval_count for a phase that finished, the number
+//     of streamed chunks (one per token) for one the engine stopped. Text the engine
+//     writes itself (openers, closers) is not generated and not counted.
+//     max_output_tokens bounds that same count: each phase gets the remaining budget
+//     as num_predict.
+//   - reasoning_tokens counts the generated chunks that carried reasoning text.
+//   - cached_tokens estimates the prompt tokens the runtime's KV cache held from the
+//     previous request hearth sent to the model (see cachedTokens): exact at points
+//     the runtime counted, interpolated between them.
+//
+// The context window is num_ctx, sent with every request (see ContextWindow). A prompt
+// is checked against it before anything streams, with max_output_tokens reserved: a
+// byte-count upper bound settles most prompts, the runtime counts the rest exactly.
 package engine
 
 import (
