@@ -88,6 +88,12 @@ func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 		// Raw text must come back whole: with thinking on, the runtime would move
 		// <think> text into a separate field.
 		Think: &api.ThinkValue{Value: false},
+		// Budgets and the context are hearth's to enforce: the runtime must refuse a
+		// prompt that does not fit, not silently drop its middle (truncate) or half of
+		// the context mid-generation (shift). These are request fields, not options:
+		// as options the runtime ignores them.
+		Truncate: &noSilentCuts,
+		Shift:    &noSilentCuts,
 	}
 	switch req.Text.Format.Type {
 	case "json_object":
@@ -116,14 +122,14 @@ func reasoningEffort(req *hearth.CreateResponseRequest, f *toolgrammar.Format) s
 	return effort
 }
 
-// generationOptions maps sampling fields onto runtime options. Budgets and the context
-// are hearth's to enforce, so the runtime's silent context shift and truncation are off,
-// and num_ctx is always sent: the window hearth checked is the one the runtime uses.
+// noSilentCuts is the value of the runtime's truncate and shift flags.
+var noSilentCuts = false
+
+// generationOptions maps sampling fields onto runtime options. num_ctx is always sent:
+// the window hearth checked is the one the runtime uses.
 func generationOptions(req *hearth.CreateResponseRequest, m *Model, window int) map[string]any {
 	o := map[string]any{
-		"shift":    false,
-		"truncate": false,
-		"num_ctx":  window,
+		"num_ctx": window,
 	}
 	if req.Temperature != nil {
 		o["temperature"] = *req.Temperature

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -289,6 +290,11 @@ func TestContextWindowE2E(t *testing.T) {
 		json.Unmarshal(b, &env)
 		if env.Error.Code != hearth.CodeContextLengthExceeded || env.Error.Param != "input" {
 			t.Errorf("%s: error %+v, want context_length_exceeded on input", tc.name, env.Error)
+		}
+		// A last turn longer than the window is refused by the runtime, which must not
+		// have cut it down to the window and counted that (its truncate flag is off).
+		if strings.HasPrefix(tc.name, "long last turn") && !strings.Contains(env.Error.Message, fmt.Sprintf("more than %d tokens", scriptmodel.SmallContext)) {
+			t.Errorf("%s: message %q should say the input is more than the window", tc.name, env.Error.Message)
 		}
 	}
 }
