@@ -55,7 +55,7 @@ func (s *Server) admit(c *gin.Context, req *hearth.CreateResponseRequest, respon
 	var rej *admission.Rejected
 	if errors.As(err, &rej) {
 		s.metrics.rejected.WithLabelValues(req.Model, rej.Reason).Inc()
-		c.Header("Retry-After", strconv.Itoa(int((rej.RetryAfter+time.Second-1)/time.Second)))
+		c.Header("Retry-After", retryAfter(rej))
 		return nil, hearth.TooManyRequests(rej.Error())
 	}
 	if err != nil {
@@ -169,4 +169,9 @@ func outputText(r *hearth.Response) string {
 func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// retryAfter is a refusal's Retry-After header value: whole seconds, rounded up.
+func retryAfter(rej *admission.Rejected) string {
+	return strconv.Itoa(int((rej.RetryAfter + time.Second - 1) / time.Second))
 }

@@ -481,3 +481,30 @@ func grep(s, sub string) string {
 	}
 	return fmt.Sprint(out)
 }
+
+// TestPassthroughAdmissionE2E: Ollama's own generate and chat routes wait for a slot
+// with /v1/responses, and answer 429 beyond the bound.
+func TestPassthroughAdmissionE2E(t *testing.T) {
+	srv, h, _ := lanHearth(t, server.Config{Admission: admission.Config{Slots: 1, MaxQueue: 1}})
+	release := server.HoldSlot(h, plain)
+	done := make(chan int, 1)
+	go func() {
+		st, _, _ := call(t, nil, "POST", srv.URL+"/api/generate", "", `{"model":"`+plain+`","prompt":"hi","stream":false}`)
+		done <- st
+	}()
+	waitFor(t, "the passthrough request to queue", func() bool {
+		return metric(t, srv, "", "hearth_queue_depth", `model="`+plain+`"`) == 1
+	})
+	st, hdr, _ := call(t, nil, "POST", srv.URL+"/api/chat", "", `{"model":"`+plain+`","messages":[{"role":"user","content":"hi"}],"stream":false}`)
+	if st != 429 || hdr.Get("Retry-After") == "" {
+		t.Errorf("/api/chat beyond the bound: %d", st)
+	}
+	release()
+	if st := <-done; st != 200 {
+		t.Errorf("/api/generate after release: %d", st)
+	}
+	// Routes that generate nothing are not held.
+	if st, _, _ := call(t, nil, "GET", srv.URL+"/api/tags", "", ""); st != 200 {
+		t.Errorf("/api/tags: %d", st)
+	}
+}

@@ -121,9 +121,9 @@ func New(cfg Config) *Server {
 	authed.GET("/v1/models/*model", s.getModel)
 	// Ollama's own API, and its OpenAI-compatible endpoints hearth does not serve
 	// itself, pass through so ollama clients (`OLLAMA_HOST=<hearth> ollama list`) work.
-	authed.Any("/api/*path", s.passthrough)
+	authed.Any("/api/*path", s.admitPassthrough, s.passthrough)
 	for _, p := range []string{"/v1/chat/completions", "/v1/completions", "/v1/embeddings"} {
-		authed.POST(p, s.passthrough)
+		authed.POST(p, s.admitPassthrough, s.passthrough)
 	}
 	r.NoRoute(func(c *gin.Context) {
 		c.JSON(http.StatusNotFound, gin.H{"error": gin.H{
