@@ -78,6 +78,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		c.Set(ownerKey, storage.OwnerOf(""))
 		return
 	}
+	m.key = "unauthenticated" // until a key checks out
 	h := c.GetHeader("Authorization")
 	key, ok := strings.CutPrefix(h, "Bearer ")
 	key = strings.TrimSpace(key)
