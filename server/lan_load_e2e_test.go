@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -186,13 +187,15 @@ func serverTimes(logs *lockedBuffer) (wait, ttft []time.Duration) {
 // flight. It prints p50/p99 of queue wait and time to first token.
 //
 // make test runs 64 requests (one per client), since a shared CI machine may decode the
-// script model slowly; -hearth.load runs the full 1,000 (minutes on a busy machine):
+// script model slowly; -hearth.load (or HEARTH_LOAD=full) runs the full 1,000 (minutes
+// on a busy machine):
 //
-//	go test ./server -run TestLoadE2E -hearth.load -v
+//	go test ./server -run TestLoadE2E -v -hearth.load
+//	HEARTH_LOAD=full make test TESTFLAGS='-run TestLoadE2E -v'
 func TestLoadE2E(t *testing.T) {
 	const clients = 64
 	total := clients
-	if *fullLoad {
+	if *fullLoad || os.Getenv("HEARTH_LOAD") == "full" {
 		total = 1000
 	}
 	logs := &lockedBuffer{}
