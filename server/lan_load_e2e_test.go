@@ -47,10 +47,10 @@ type loadResult struct {
 	// serverErrors are 5xx and answers that are not a completed response;
 	// clientErrors are transport failures (the test's own deadline included).
 	serverErrors, clientErrors []string
-	maxInFlight         int64
-	ids                 map[string]string // response id -> key
-	clientTTFT          []time.Duration   // streamed requests: request to first delta
-	elapsed             time.Duration
+	maxInFlight                int64
+	ids                        map[string]string // response id -> key
+	clientTTFT                 []time.Duration   // streamed requests: request to first delta
+	elapsed                    time.Duration
 }
 
 // runLoad sends total requests from clients concurrent clients, spread over keys,
