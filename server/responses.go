@@ -38,6 +38,10 @@ func (s *Server) createResponse(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	if err := s.accept(c, req); err != nil {
+		s.writeError(c, err)
+		return
+	}
 	if len(ignored) > 0 {
 		// Clients add fields faster than servers learn them; say what was not used
 		// rather than failing or pretending.
@@ -66,26 +70,34 @@ func (s *Server) createResponse(c *gin.Context) {
 			"Background responses must be stored: background requires store to be true."))
 		return
 	}
+	// Admission last, once the request is known to be good: 429 beyond the queue bound
+	// or the key's rate limit; otherwise a slot now, or a place in the queue.
+	adm, err := s.admit(c, req, resp.ID)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
 	if store {
 		rec := newStoredResponse(who, req, resp)
-		if req.Background {
+		if req.Background || adm.queued {
 			rec.Status = storage.StatusQueued
 			resp.Status = hearth.StatusQueued
 			rec.Body, _ = json.Marshal(resp)
 		}
 		if err := s.db.CreateResponse(ctx, rec); err != nil {
+			adm.done()
 			s.writeError(c, fmt.Errorf("store new response: %w", err))
 			return
 		}
 	}
 
-	r := &run{s: s, job: job, req: req, store: store}
+	r := &run{s: s, job: job, req: req, store: store, adm: adm}
 	switch {
 	case req.Background && !req.Stream:
 		// The response runs without the client: it answers at once with the queued
 		// response, and the client polls or cancels by id.
 		queued := resp.Clone()
-		go r.execute(s.background(resp.ID), hearth.NewBuilder(resp, nil), nil)
+		go r.execute(s.background(resp.ID), hearth.NewBuilder(resp, r.observe(nil)), nil)
 		c.JSON(http.StatusOK, queued)
 	case req.Stream:
 		sse := newSSEWriter(c.Writer, s.heartbeat, clientDialect(c))
@@ -95,13 +107,15 @@ func (s *Server) createResponse(c *gin.Context) {
 			// stream, not the response.
 			runCtx = s.background(resp.ID)
 		}
-		b := hearth.NewBuilder(resp, r.emitTo(sse))
-		if req.Background {
+		b := hearth.NewBuilder(resp, r.observe(r.emitTo(sse)))
+		if req.Background || adm.queued {
+			// Waiting for a slot: the client sees response.queued, then
+			// response.in_progress once the generation starts.
 			b.Queue()
 		}
 		r.execute(runCtx, b, sse)
 	default:
-		b := hearth.NewBuilder(resp, nil)
+		b := hearth.NewBuilder(resp, r.observe(nil))
 		final, storeErr := r.execute(ctx, b, nil)
 		if storeErr != nil {
 			s.writeError(c, storeErr)
@@ -125,6 +139,8 @@ type run struct {
 	// held are the terminal events, sent only once the response is stored, so a
 	// client that saw a response finish can always retrieve it.
 	held []hearth.Event
+	// adm is the response's place in admission (admit.go).
+	adm *admitted
 }
 
 func (r *run) emitTo(sse *sseWriter) func(hearth.Event) {
@@ -145,13 +161,21 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sse *sseWriter) (*
 	s := r.s
 	id := b.Response().ID
 	defer s.release(id)
-	if r.store && r.req.Background {
-		if err := s.db.UpdateStatus(ctx, id, storage.StatusInProgress); err != nil {
-			s.log.Warn("mark background response in progress", "id", id, "error", err)
+	defer r.adm.done()
+	if err := r.adm.wait(ctx); err != nil {
+		// The request left the queue before it ran: its client went away, it was
+		// cancelled or timed out, or hearth is stopping.
+		b.Incomplete(engine.IncompleteClientDisconnected, hearth.Usage{})
+	} else {
+		if r.store && (r.req.Background || r.adm.queued) {
+			if err := s.db.UpdateStatus(ctx, id, storage.StatusInProgress); err != nil {
+				s.log.Warn("mark queued response in progress", "id", id, "error", err)
+			}
 		}
-	}
-	if err := r.job.Run(ctx, b); err != nil {
-		s.log.Warn("response ended early", "id", id, "model", r.req.Model, "error", err)
+		if err := r.job.Run(ctx, b); err != nil {
+			s.log.Warn("response ended early", "id", id, "model", r.req.Model, "error", err)
+		}
+		r.adm.done() // the next generation may start while this one is stored
 	}
 	final := b.Response()
 	switch {
@@ -161,6 +185,7 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sse *sseWriter) (*
 		final.Status, final.IncompleteDetails = hearth.StatusFailed, nil
 		final.Error = &hearth.ResponseError{Code: hearth.CodeServerError, Message: "hearth stopped before this response finished"}
 	}
+	r.settle(ctx, final)
 	var storeErr error
 	if r.store {
 		// The client may be gone; the record must still be finished.
@@ -179,6 +204,7 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sse *sseWriter) (*
 		}
 		sse.Done()
 	}
+	r.report(final)
 	return final, storeErr
 }
 

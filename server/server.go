@@ -13,8 +13,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/ollama/ollama/envconfig"
+
 	"hearth/engine"
 	"hearth/engine/ollama"
+	"hearth/internal/admission"
 	"hearth/storage"
 )
 
@@ -32,13 +35,25 @@ type Config struct {
 	Heartbeat time.Duration
 	// MaxBodyBytes bounds a request body; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	Logger       *slog.Logger
+	// Admission bounds concurrent generations per model, their queue and each key's
+	// rate. Admission.Slots zero means the runtime's parallel slots
+	// (OLLAMA_NUM_PARALLEL, default 1).
+	Admission admission.Config
+	// Limits bound a request's size and time.
+	Limits Limits
+	// LogContent logs each response's input and output text. Off by default: prompts
+	// are the team's business, not the log's.
+	LogContent bool
+	Logger     *slog.Logger
 }
 
 // Defaults for Config.
 const (
 	DefaultHeartbeat    = 15 * time.Second
 	DefaultMaxBodyBytes = 32 << 20 // room for a long agent history with a few images
+	// DefaultMaxQueue bounds how many requests wait per model: a team's burst, not a
+	// backlog that takes an hour to drain.
+	DefaultMaxQueue = 128
 )
 
 // Server routes HTTP requests to hearth's parts.
@@ -53,6 +68,13 @@ type Server struct {
 	router    *gin.Engine
 	proxy     *httputil.ReverseProxy
 	jobs      *jobs
+
+	dbKeys     dbKeys
+	admission  *admission.Controller
+	limits     Limits
+	metrics    *metrics
+	logContent bool
+	health     *runtimeHealth
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -66,19 +88,31 @@ func New(cfg Config) *Server {
 	s := &Server{
 		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
-		log: log, jobs: newJobs(),
+		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent,
+		health: &runtimeHealth{up: true},
 	}
+	s.dbKeys.db = cfg.Database
+	adm := cfg.Admission
+	if adm.Slots == 0 {
+		adm.Slots = max(int(envconfig.NumParallel()), 1)
+	}
+	if adm.MaxQueue == 0 {
+		adm.MaxQueue = DefaultMaxQueue
+	}
+	s.admission = admission.New(adm)
+	s.metrics = newMetrics(s.admission)
 	if s.engine == nil {
 		s.engine = engine.New(cfg.Runtime.Client, engine.DefaultFormats(), log)
 	}
 	s.proxy = newRuntimeProxy(cfg.Runtime, log)
 
 	r := gin.New()
-	r.Use(gin.Recovery())
+	r.Use(gin.Recovery(), s.observe)
 	r.HandleMethodNotAllowed = true
-	r.GET("/healthz", s.health)
+	r.GET("/healthz", s.healthz)
 	authed := r.Group("/", s.authenticate, s.limitBody)
-	authed.POST("/v1/responses", s.createResponse)
+	authed.GET("/metrics", s.serveMetrics)
+	authed.POST("/v1/responses", s.requestTimeout, s.createResponse)
 	authed.GET("/v1/responses/:id", s.getResponse)
 	authed.DELETE("/v1/responses/:id", s.deleteResponse)
 	authed.GET("/v1/responses/:id/input_items", s.listInputItems)
@@ -87,9 +121,9 @@ func New(cfg Config) *Server {
 	authed.GET("/v1/models/*model", s.getModel)
 	// Ollama's own API, and its OpenAI-compatible endpoints hearth does not serve
 	// itself, pass through so ollama clients (`OLLAMA_HOST=<hearth> ollama list`) work.
-	authed.Any("/api/*path", s.passthrough)
+	authed.Any("/api/*path", s.admitPassthrough, s.passthrough)
 	for _, p := range []string{"/v1/chat/completions", "/v1/completions", "/v1/embeddings"} {
-		authed.POST(p, s.passthrough)
+		authed.POST(p, s.admitPassthrough, s.passthrough)
 	}
 	r.NoRoute(func(c *gin.Context) {
 		c.JSON(http.StatusNotFound, gin.H{"error": gin.H{
@@ -112,9 +146,20 @@ func (s *Server) limitBody(c *gin.Context) {
 	}
 }
 
-// health reports readiness of hearth, the runtime and the database; 503 when any part
+// requestTimeout bounds a request's context by Limits.RequestTimeout.
+func (s *Server) requestTimeout(c *gin.Context) {
+	if s.limits.RequestTimeout <= 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeoutCause(c.Request.Context(), s.limits.RequestTimeout, errRequestTimeout)
+	defer cancel()
+	c.Request = c.Request.WithContext(ctx)
+	c.Next()
+}
+
+// healthz reports readiness of hearth, the runtime and the database; 503 when any part
 // is not ready, so a load balancer or a supervisor can act on the status alone.
-func (s *Server) health(c *gin.Context) {
+func (s *Server) healthz(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*time.Second)
 	defer cancel()
 	status := http.StatusOK
@@ -125,9 +170,14 @@ func (s *Server) health(c *gin.Context) {
 		}
 		return gin.H{"ok": true}
 	}
-	rt := check(s.rt.Ready)
+	rt := check(func(ctx context.Context) error {
+		err := s.rt.Ready(ctx)
+		s.runtimeChecked(err)
+		return err
+	})
 	rt["url"] = s.rt.URL.String()
 	rt["embedded"] = s.rt.Embedded
+	s.health.describe(rt)
 	body := gin.H{"runtime": rt}
 	if s.db != nil {
 		body["database"] = check(s.db.Ping)

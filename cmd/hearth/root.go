@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -15,35 +16,76 @@ import (
 var version = "dev"
 
 func rootCommand() *cobra.Command {
+	var configPath string
 	root := &cobra.Command{
 		Use:   "hearth",
 		Short: "Open Responses API server for local models",
 		Long: `hearth serves the Open Responses API (POST /v1/responses) from open-weight models on
 this machine. By default it runs the Ollama runtime inside its own process; with --ollama
-it uses an Ollama server you already run. Models live where Ollama keeps them.`,
-		Example: `  hearth serve                          # embedded runtime, http://127.0.0.1:8080
-  hearth serve --ollama 127.0.0.1:11434 # use the Ollama you already run`,
+it uses an Ollama server you already run. Models live where Ollama keeps them.
+
+Settings: every flag can also be set as HEARTH_<FLAG> (dashes as underscores) or in the
+--config file (TOML or YAML, keys are flag names); a flag on the command line wins over
+the variable, which wins over the file.`,
+		Example: `  hearth serve                                  # embedded runtime, http://127.0.0.1:8080
+  hearth serve --ollama 127.0.0.1:11434         # use the Ollama you already run
+  hearth serve --config /etc/hearth.toml        # settings from a file
+  hearth keys create --name alice               # a key for alice, printed once
+  hearth keys list                              # every key, revoked ones too
+  hearth keys revoke alice                      # alice's key stops working at once
+  hearth models                                 # models of a running hearth, with their formats
+  hearth pull qwen3:0.6b                        # download a model through a running hearth
+  hearth doctor                                 # check runtime, database, models and formats
+  hearth version                                # hearth's and the runtime's versions`,
 		SilenceUsage: true,
+		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
+			path := configPath
+			if !c.Flags().Changed("config") {
+				if env, ok := os.LookupEnv("HEARTH_CONFIG"); ok {
+					path = env
+				}
+			}
+			if path == "" {
+				return nil
+			}
+			var err error
+			configValues, err = loadConfig(c.Root(), path)
+			return err
+		},
 	}
+	root.PersistentFlags().StringVar(&configPath, "config", "", "TOML or YAML file of settings, keys named as flags [$HEARTH_CONFIG]")
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(serveCommand(), versionCommand())
+	root.AddCommand(serveCommand(), keysCommand(), modelsCommand(), pullCommand(), doctorCommand(), versionCommand())
 	return root
 }
 
 func versionCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print hearth's version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print hearth's version and the Ollama runtime it embeds",
+		Example: "  hearth version",
+		Args:    cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "hearth %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(cmd.OutOrStdout(), "hearth %s (%s, %s/%s)\nollama runtime %s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtimeVersion())
 		},
 	}
 }
 
+// runtimeVersion is the version of the Ollama module built into this binary.
+func runtimeVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range info.Deps {
+			if d.Path == "github.com/ollama/ollama" {
+				return strings.TrimPrefix(d.Version, "v")
+			}
+		}
+	}
+	return "unknown"
+}
+
 // bindEnv lets every flag of cmd also be set by an environment variable HEARTH_<FLAG>
-// (dashes as underscores), and says so in the flag's help. A flag given on the command
-// line wins over the variable.
+// (dashes as underscores) or the --config file, and says so in the flag's help. A flag
+// given on the command line wins over the variable, the variable over the file.
 func bindEnv(cmd *cobra.Command) {
 	cmd.Flags().VisitAll(func(f *pflag.Flag) {
 		env := envName(f.Name)
@@ -59,6 +101,10 @@ func bindEnv(cmd *cobra.Command) {
 			if v, ok := os.LookupEnv(envName(f.Name)); ok {
 				if e := f.Value.Set(v); e != nil {
 					err = fmt.Errorf("$%s: %w", envName(f.Name), e)
+				}
+			} else if v, ok := configValues[f.Name]; ok {
+				if e := f.Value.Set(v); e != nil {
+					err = fmt.Errorf("config setting %s: %w", f.Name, e)
 				}
 			}
 		})

@@ -17,6 +17,7 @@ import (
 
 	"hearth/engine"
 	"hearth/engine/ollama"
+	"hearth/internal/admission"
 	"hearth/server"
 	"hearth/storage"
 )
@@ -32,6 +33,17 @@ type serveOptions struct {
 	noAuth      bool
 	modelsFile  string
 	heartbeat   time.Duration
+
+	logFormat     string
+	logContent    bool
+	maxConcurrent int
+	maxQueue      int
+	maxQueueKey   int
+	rateLimit     int
+	maxBody       int64
+	limits        server.Limits
+	idleTimeout   time.Duration
+	checkEvery    time.Duration
 }
 
 func serveCommand() *cobra.Command {
@@ -71,6 +83,19 @@ ollama serve.`,
 	f.BoolVar(&o.noAuth, "insecure-no-auth", false, "allow listening on a non-loopback address without API keys")
 	f.StringVar(&o.modelsFile, "models-file", "", "a models.json whose model formats extend or override the built-in ones")
 	f.DurationVar(&o.heartbeat, "sse-heartbeat", server.DefaultHeartbeat, "longest silence in an SSE stream before a keep-alive comment")
+	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	f.BoolVar(&o.logContent, "log-content", false, "log each response's input and output text (off: logs never hold prompts)")
+	f.IntVar(&o.maxConcurrent, "max-concurrent", 0, "generations per model at once (default: the runtime's parallel slots, $OLLAMA_NUM_PARALLEL or 1)")
+	f.IntVar(&o.maxQueue, "max-queue", server.DefaultMaxQueue, "requests that may wait per model; beyond it 429 with Retry-After (-1: none may wait)")
+	f.IntVar(&o.maxQueueKey, "max-queue-per-key", 0, "requests one key may have waiting per model (0: only --max-queue)")
+	f.IntVar(&o.rateLimit, "rate-limit", 0, "responses one key may start per minute, in bursts of as many (0: no limit)")
+	f.Int64Var(&o.maxBody, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body; larger is 413")
+	f.IntVar(&o.limits.MaxInputItems, "max-input-items", server.DefaultMaxInputItems, "most input items per request; more is 400 (-1: no limit)")
+	f.Int64Var(&o.limits.MaxImageBytes, "max-image-bytes", server.DefaultMaxImageBytes, "largest decoded image; larger is 413 (-1: no limit)")
+	f.IntVar(&o.limits.MaxTools, "max-tools", server.DefaultMaxTools, "most tools per request; more is 400 (-1: no limit)")
+	f.DurationVar(&o.limits.RequestTimeout, "request-timeout", server.DefaultRequestTimeout, "longest a response may take, the wait in the queue included; then it ends incomplete (reason request_timeout) (-1s: none)")
+	f.DurationVar(&o.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
+	f.DurationVar(&o.checkEvery, "runtime-check", server.DefaultSuperviseEvery, "how often hearth checks that the runtime answers (/healthz, hearth_runtime_up)")
 	bindEnv(cmd)
 	return cmd
 }
@@ -80,15 +105,21 @@ func serve(parent context.Context, o serveOptions) error {
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	var handler slog.Handler
+	switch o.logFormat {
+	case "text":
+		handler = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})
+	case "json":
+		handler = slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})
+	default:
+		return fmt.Errorf("--log-format %q: want text or json", o.logFormat)
+	}
+	log := slog.New(handler)
 
 	// Signals end the server; the embedded runtime also hears them and stops its runners.
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	if err := checkExposure(o.addr, o.apiKeys, o.noAuth); err != nil {
-		return err
-	}
 	formats, err := engine.LoadFormats(o.modelsFile)
 	if err != nil {
 		return err
@@ -103,6 +134,14 @@ func serve(parent context.Context, o serveOptions) error {
 		return fmt.Errorf("database: %w", err)
 	}
 	defer db.Close()
+	// Keys created with `hearth keys create` count as keys for exposure.
+	hasDBKeys, err := db.HasKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	if err := checkExposure(o.addr, o.apiKeys, o.noAuth || hasDBKeys); err != nil {
+		return err
+	}
 	// Responses a crash left in flight can never finish now; say so in their rows.
 	if n, err := db.RecoverInFlight(ctx); err != nil {
 		return fmt.Errorf("database recovery: %w", err)
@@ -119,13 +158,17 @@ func serve(parent context.Context, o serveOptions) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
-	handler := server.New(server.Config{
+	h := server.New(server.Config{
 		Runtime: rt, Engine: engine.New(rt.Client, formats, log), Database: db,
-		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, Logger: log,
+		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, Logger: log, LogContent: o.logContent,
+		MaxBodyBytes: o.maxBody, Limits: o.limits,
+		Admission: admission.Config{Slots: o.maxConcurrent, MaxQueue: o.maxQueue, MaxQueuePerKey: o.maxQueueKey, RatePerMinute: o.rateLimit},
 	})
+	go h.Supervise(ctx, o.checkEvery)
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       o.idleTimeout,
 	}
 	log.Info("hearth listening", "addr", "http://"+ln.Addr().String(), "database", dbPath, "version", version)
 
@@ -147,7 +190,7 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	// Background responses have no connection to wait for: stop them and let each
 	// store its final state before the database closes.
-	if err := handler.Shutdown(shutdownCtx); err != nil {
+	if err := h.Shutdown(shutdownCtx); err != nil {
 		log.Warn("background responses did not stop in time", "error", err)
 	}
 	srv.Close()
@@ -182,7 +225,7 @@ func checkExposure(addr string, keys []string, allow bool) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("--addr %s is reachable from other machines: set --api-key (or HEARTH_API_KEY), or pass --insecure-no-auth to serve without keys", addr)
+	return fmt.Errorf("--addr %s is reachable from other machines: create a key (hearth keys create --name NAME) or set --api-key (HEARTH_API_KEY), or pass --insecure-no-auth to serve without keys", addr)
 }
 
 // openRuntime connects to an external runtime when one is named, else starts the

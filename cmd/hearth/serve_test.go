@@ -142,6 +142,40 @@ func TestServeEmbedded(t *testing.T) {
 		t.Errorf("/v1/models = %+v", models)
 	}
 
+	// The client commands work against the running hearth, through its /api.
+	out, _, err := runCLI(t, "models", "--host", base)
+	if err != nil || !strings.Contains(out, scriptmodel.PlainModel) || !strings.Contains(out, "FORMAT") {
+		t.Errorf("hearth models: %v\n%s", err, out)
+	}
+	out, _, err = runCLI(t, "doctor", "--host", base, "--data", filepath.Join(dir, "data"), "--models", filepath.Join(dir, "models"))
+	if err != nil || !strings.Contains(out, "All checks passed") || !strings.Contains(out, scriptmodel.PlainModel) {
+		t.Errorf("hearth doctor: %v\n%s", err, out)
+	}
+	// Offline (tests have loopback only), a pull fails with the runtime's reason.
+	if _, _, err := runCLI(t, "pull", "--host", base, "-q", "hearth-no-such-model"); err == nil {
+		t.Errorf("hearth pull of a model that cannot be fetched succeeded")
+	}
+	// A key created with the CLI next to the running server turns auth on at once.
+	out, _, err = runCLI(t, "keys", "create", "--name", "ops", "--data", filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.TrimSpace(out)
+	if resp, err := http.Get(base + "/v1/models"); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/v1/models without a key after keys create: %v %v", resp.Status, err)
+	}
+	req, _ := http.NewRequest("GET", base+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK || resp.Header.Get("x-request-id") == "" {
+		t.Errorf("/metrics with the new key: %v %v", resp.Status, err)
+	}
+	if _, _, err := runCLI(t, "models", "--host", base); err == nil || !strings.Contains(err.Error(), "API key") {
+		t.Errorf("hearth models without a key: %v", err)
+	}
+	if _, _, err := runCLI(t, "models", "--host", base, "--api-key", key); err != nil {
+		t.Errorf("hearth models with a key: %v", err)
+	}
+
 	// SIGTERM: a clean exit, and the model runner gone with it.
 	runners := testenv.RunnerPIDs(false)
 	if len(runners) == 0 {

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"hearth/storage"
+)
+
+// runCLI runs hearth in-process with args and returns stdout, stderr and the error.
+func runCLI(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	configValues = nil
+	root := rootCommand()
+	var out, errOut bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+func TestKeysCommand(t *testing.T) {
+	data := t.TempDir()
+	out, _, err := runCLI(t, "keys", "create", "--name", "alice", "--data", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret := strings.TrimSpace(out)
+	if !strings.HasPrefix(secret, storage.KeyPrefix) {
+		t.Fatalf("keys create printed %q, want the key alone", out)
+	}
+	if _, _, err := runCLI(t, "keys", "create", "--name", "alice", "--data", data); err == nil {
+		t.Error("a second alice was created")
+	}
+	if _, _, err := runCLI(t, "keys", "create", "--data", data); err == nil || !strings.Contains(err.Error(), "--name") {
+		t.Errorf("create without --name: %v", err)
+	}
+	out, _, _ = runCLI(t, "keys", "list", "--data", data)
+	if !strings.Contains(out, "alice") || strings.Contains(out, secret) || !strings.Contains(out, secret[:9]) {
+		t.Errorf("keys list shows the key, or not its prefix:\n%s", out)
+	}
+	if out, _, err := runCLI(t, "keys", "revoke", "alice", "--data", data); err != nil || !strings.Contains(out, "Revoked") {
+		t.Fatalf("revoke: %q %v", out, err)
+	}
+	if _, _, err := runCLI(t, "keys", "revoke", "bob", "--data", data); err == nil {
+		t.Error("revoking an unknown key succeeded")
+	}
+	out, _, _ = runCLI(t, "keys", "list", "--data", data)
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 2 || strings.HasSuffix(strings.TrimSpace(lines[1]), "-") {
+		t.Errorf("revoked key not shown as revoked:\n%s", out)
+	}
+	db, err := storage.Open(filepath.Join(data, "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if k, err := db.KeyByHash(context.Background(), storage.OwnerOf(secret)); err != nil || k.Active() {
+		t.Errorf("database after revoke: %+v %v", k, err)
+	}
+}
+
+// TestConfigFile: TOML and YAML settings apply to flags; the environment wins over the
+// file and the command line over both; an unknown setting is an error.
+func TestConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	fromFile, fromEnv, fromFlag := filepath.Join(dir, "file"), filepath.Join(dir, "env"), filepath.Join(dir, "flag")
+	toml := filepath.Join(dir, "hearth.toml")
+	os.WriteFile(toml, []byte("data = \""+fromFile+"\"\nmax_queue = 7\napi-key = [\"a\", \"b\"]\n"), 0o600)
+	yaml := filepath.Join(dir, "hearth.yaml")
+	os.WriteFile(yaml, []byte("data: "+fromFile+"\n"), 0o600)
+
+	created := func(path string) bool {
+		_, err := os.Stat(filepath.Join(path, "hearth.db"))
+		return err == nil
+	}
+	for _, cfg := range []string{toml, yaml} {
+		os.RemoveAll(fromFile)
+		if _, _, err := runCLI(t, "keys", "list", "--config", cfg); err != nil {
+			t.Fatalf("%s: %v", cfg, err)
+		}
+		if !created(fromFile) {
+			t.Errorf("%s: --data from the file not used", filepath.Base(cfg))
+		}
+	}
+	t.Setenv("HEARTH_DATA", fromEnv)
+	runCLI(t, "keys", "list", "--config", toml)
+	if !created(fromEnv) {
+		t.Error("HEARTH_DATA did not win over the file")
+	}
+	runCLI(t, "keys", "list", "--config", toml, "--data", fromFlag)
+	if !created(fromFlag) {
+		t.Error("--data did not win over the environment")
+	}
+	t.Setenv("HEARTH_CONFIG", yaml)
+	os.RemoveAll(fromEnv)
+	os.Unsetenv("HEARTH_DATA")
+	runCLI(t, "keys", "list")
+	if !created(fromFile) {
+		t.Error("HEARTH_CONFIG not read")
+	}
+
+	bad := filepath.Join(dir, "bad.toml")
+	os.WriteFile(bad, []byte("max_qeueu = 3\n"), 0o600)
+	if _, _, err := runCLI(t, "keys", "list", "--config", bad); err == nil || !strings.Contains(err.Error(), "max_qeueu") {
+		t.Errorf("unknown setting: %v", err)
+	}
+	// The serve flags a file sets parse as their flags do.
+	vals, err := loadConfig(rootCommand(), toml)
+	if err != nil || vals["max-queue"] != "7" || vals["api-key"] != "a,b" {
+		t.Errorf("loadConfig = %v, %v", vals, err)
+	}
+}
+
+// TestHelp: every command has an example, the root's examples name every command, and
+// every flag says its environment variable.
+func TestHelp(t *testing.T) {
+	root := rootCommand()
+	out, _, err := runCLI(t, "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" {
+			return
+		}
+		if c.Example == "" && c.Runnable() {
+			t.Errorf("%q has no example", c.CommandPath())
+		}
+		if c != root && c.Parent() == root && !strings.Contains(out, "hearth "+c.Name()) {
+			t.Errorf("hearth --help shows no example of %s", c.Name())
+		}
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if f.Name != "help" && !strings.Contains(f.Usage, "[$HEARTH_") {
+				t.Errorf("%s --%s: no environment variable in its help", c.CommandPath(), f.Name)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+func TestParseHost(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                      "",
+		"127.0.0.1":             "http://127.0.0.1:8080",
+		"gpu-box:9000":          "http://gpu-box:9000",
+		"http://gpu-box":        "http://gpu-box:8080",
+		"https://hearth.lan/":   "https://hearth.lan:443",
+		"http://127.0.0.1:8080": "http://127.0.0.1:8080",
+		"ftp://nope":            "",
+	} {
+		u, err := parseHost(in)
+		got := ""
+		if err == nil {
+			got = u.String()
+		}
+		if got != want {
+			t.Errorf("parseHost(%q) = %q (%v), want %q", in, got, err, want)
+		}
+	}
+}

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"hearth/engine"
+	"hearth/storage"
+	"hearth/toolgrammar"
+)
+
+// doctorCommand checks what hearth needs, one line per check, and fails if any check
+// failed. It starts nothing: the runtime and models are asked through a running hearth,
+// the database is opened directly.
+func doctorCommand() *cobra.Command {
+	var (
+		o          clientOptions
+		dataDir    string
+		modelsDir  string
+		modelsFile string
+	)
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the running hearth, its runtime, the database, the models directory and each model's format",
+		Long: `Check, one line each: that a hearth answers at --host and is healthy (its runtime
+and database), the database in --data (opens, migrates, passes an integrity check, its
+keys), the models directory (exists and is readable), the models file, and for every
+model of the runtime the tool-call and reasoning format hearth detects. It exits with
+status 1 when a check fails.`,
+		Example: `  hearth doctor
+  hearth doctor --host http://gpu-box:8080 --api-key $KEY --data /var/lib/hearth`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			d := &doctor{out: c.OutOrStdout()}
+			ctx := c.Context()
+			formats, err := engine.LoadFormats(modelsFile)
+			d.check("models file", func() (string, error) {
+				if modelsFile == "" {
+					return "built-in formats only", err
+				}
+				return modelsFile, err
+			})
+			d.checkDatabase(ctx, dataDir)
+			d.checkModelsDir(modelsDir)
+			hc, err := o.client()
+			if err != nil {
+				return err
+			}
+			healthy := d.checkHearth(ctx, hc)
+			if healthy && formats != nil {
+				d.checkModels(ctx, hc, formats)
+			}
+			if d.failed > 0 {
+				return fmt.Errorf("%d check(s) failed", d.failed)
+			}
+			fmt.Fprintln(d.out, "All checks passed.")
+			return nil
+		},
+	}
+	o.addFlags(cmd)
+	cmd.Flags().StringVar(&dataDir, "data", defaultDataDir(), "directory of hearth's database")
+	cmd.Flags().StringVar(&modelsDir, "models", "", "models directory of the embedded runtime (default $OLLAMA_MODELS or ~/.ollama/models)")
+	cmd.Flags().StringVar(&modelsFile, "models-file", "", "a models.json whose model formats extend or override the built-in ones")
+	bindEnv(cmd)
+	return cmd
+}
+
+type doctor struct {
+	out    io.Writer
+	failed int
+}
+
+func (d *doctor) check(what string, f func() (string, error)) bool {
+	detail, err := f()
+	if err != nil {
+		d.failed++
+		fmt.Fprintf(d.out, "FAIL  %-14s %v\n", what, err)
+		return false
+	}
+	fmt.Fprintf(d.out, "ok    %-14s %s\n", what, detail)
+	return true
+}
+
+func (d *doctor) checkDatabase(ctx context.Context, dataDir string) {
+	path := filepath.Join(dataDir, "hearth.db")
+	d.check("database", func() (string, error) {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return path + " does not exist yet (hearth serve creates it)", nil
+		}
+		db, err := storage.Open(path)
+		if err != nil {
+			return "", err
+		}
+		defer db.Close()
+		if err := db.IntegrityCheck(ctx); err != nil {
+			return "", err
+		}
+		keys, err := db.ListKeys(ctx)
+		if err != nil {
+			return "", err
+		}
+		active := 0
+		for _, k := range keys {
+			if k.Active() {
+				active++
+			}
+		}
+		return fmt.Sprintf("%s: intact, %d active key(s), %d revoked", path, active, len(keys)-active), nil
+	})
+}
+
+func (d *doctor) checkModelsDir(dir string) {
+	d.check("models dir", func() (string, error) {
+		source := "--models"
+		if dir == "" {
+			dir, source = os.Getenv("OLLAMA_MODELS"), "OLLAMA_MODELS"
+		}
+		if dir == "" {
+			home, _ := os.UserHomeDir()
+			dir, source = filepath.Join(home, ".ollama", "models"), "default"
+		}
+		st, err := os.Stat(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			return dir + " (" + source + ") does not exist yet; the embedded runtime creates it on the first pull", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if !st.IsDir() {
+			return "", fmt.Errorf("%s (%s) is not a directory", dir, source)
+		}
+		if _, err := os.ReadDir(dir); err != nil {
+			return "", err
+		}
+		return dir + " (" + source + ", used by the embedded runtime)", nil
+	})
+}
+
+func (d *doctor) checkHearth(ctx context.Context, hc *hearthClient) bool {
+	var health struct {
+		Status  string `json:"status"`
+		Runtime struct {
+			OK       bool   `json:"ok"`
+			URL      string `json:"url"`
+			Embedded bool   `json:"embedded"`
+			Error    string `json:"error"`
+		} `json:"runtime"`
+		Database *struct {
+			OK    bool   `json:"ok"`
+			Error string `json:"error"`
+		} `json:"database"`
+	}
+	ok := d.check("hearth", func() (string, error) {
+		status, body, err := hc.health(ctx)
+		if err != nil {
+			return "", err
+		}
+		if err := json.Unmarshal(body, &health); err != nil {
+			return "", fmt.Errorf("%s/healthz answered %d, not hearth's health: %.100s", hc.base, status, body)
+		}
+		return fmt.Sprintf("%s answers (%s)", hc.base, health.Status), nil
+	})
+	if !ok {
+		return false
+	}
+	ok = d.check("runtime", func() (string, error) {
+		kind := "external"
+		if health.Runtime.Embedded {
+			kind = "embedded"
+		}
+		if !health.Runtime.OK {
+			return "", fmt.Errorf("%s runtime at %s is down: %s", kind, health.Runtime.URL, health.Runtime.Error)
+		}
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		v, err := hc.api.Version(ctx)
+		if err != nil {
+			return "", hc.explain(err)
+		}
+		return fmt.Sprintf("%s Ollama %s at %s", kind, v, health.Runtime.URL), nil
+	})
+	if health.Database != nil {
+		d.check("hearth's db", func() (string, error) {
+			if !health.Database.OK {
+				return "", errors.New(health.Database.Error)
+			}
+			return "the server's database answers", nil
+		})
+	}
+	return ok
+}
+
+func (d *doctor) checkModels(ctx context.Context, hc *hearthClient, formats *toolgrammar.Registry) {
+	list, err := hc.api.List(ctx)
+	if !d.check("models", func() (string, error) {
+		if err != nil {
+			return "", hc.explain(err)
+		}
+		return fmt.Sprintf("%d model(s)", len(list.Models)), nil
+	}) {
+		return
+	}
+	eng := engine.New(hc.api, formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	for _, m := range list.Models {
+		d.check("  "+m.Name, func() (string, error) {
+			em, err := eng.Model(ctx, m.Name)
+			if err != nil {
+				return "", err
+			}
+			var row modelRow
+			row.fill(em)
+			if em.Format == nil {
+				return "", errors.New("no format detected and no default format")
+			}
+			return fmt.Sprintf("format %s, reasoning %s, capabilities %s, context %s", row.format, dash(row.reasoning), dash(row.caps), dash(row.context)), nil
+		})
+	}
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"hearth/storage"
+)
+
+// keysCommand manages API keys in the database of --data. It works on the file
+// directly, next to a running hearth (SQLite's locking makes that safe), which sees the
+// change on its next request.
+func keysCommand() *cobra.Command {
+	var dataDir string
+	cmd := &cobra.Command{
+		Use:   "keys",
+		Short: "Create, list and revoke API keys",
+		Long: `Manage the API keys clients send as 'Authorization: Bearer <key>'.
+
+Keys live in hearth's database in --data, stored as hashes: a key is printed once, when
+it is created. A running hearth checks the database on every request, so a new key
+works and a revoked one fails at once, without a restart. Once any key exists (even a
+revoked one) hearth requires a key on every route but /healthz. Keys given with
+--api-key or HEARTH_API_KEY work next to these.`,
+		Example: `  hearth keys create --name alice
+  hearth keys list
+  hearth keys revoke alice`,
+	}
+
+	open := func() (*storage.DB, error) {
+		db, err := storage.Open(filepath.Join(dataDir, "hearth.db"))
+		if err != nil {
+			return nil, fmt.Errorf("database in %s: %w", dataDir, err)
+		}
+		return db, nil
+	}
+
+	var name string
+	create := &cobra.Command{
+		Use:     "create --name NAME",
+		Short:   "Create a key and print it (once)",
+		Example: "  hearth keys create --name alice",
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if name == "" {
+				return errors.New("--name is required: it names the key in logs, metrics and `hearth keys list`")
+			}
+			db, err := open()
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			k, secret, err := db.CreateKey(c.Context(), name)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(c.OutOrStdout(), secret)
+			fmt.Fprintf(c.ErrOrStderr(), "Created key %s (%s). It is shown only now; hearth keeps only its hash.\n", k.Name, k.ID)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&name, "name", "", "who or what the key is for (unique)")
+
+	list := &cobra.Command{
+		Use:     "list",
+		Short:   "List keys: id, name, prefix, created, revoked",
+		Example: "  hearth keys list",
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			db, err := open()
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			keys, err := db.ListKeys(c.Context())
+			if err != nil {
+				return err
+			}
+			if len(keys) == 0 {
+				fmt.Fprintln(c.ErrOrStderr(), "No keys. Create one with: hearth keys create --name NAME")
+				return nil
+			}
+			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tNAME\tKEY\tCREATED\tREVOKED")
+			for _, k := range keys {
+				revoked := "-"
+				if !k.Active() {
+					revoked = k.RevokedAt.Local().Format(time.DateTime)
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s…\t%s\t%s\n", k.ID, k.Name, k.Prefix, k.CreatedAt.Local().Format(time.DateTime), revoked)
+			}
+			return w.Flush()
+		},
+	}
+
+	revoke := &cobra.Command{
+		Use:     "revoke NAME|ID",
+		Short:   "Revoke a key: requests with it fail with 401 at once",
+		Example: "  hearth keys revoke alice\n  hearth keys revoke key_3f9a1c0d2b7e4a65",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			db, err := open()
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			k, err := db.RevokeKey(c.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.OutOrStdout(), "Revoked key %s (%s).\n", k.Name, k.ID)
+			return nil
+		},
+	}
+	for _, sub := range []*cobra.Command{create, list, revoke} {
+		sub.Flags().StringVar(&dataDir, "data", defaultDataDir(), "directory of hearth's database")
+		cmd.AddCommand(sub)
+		bindEnv(sub)
+	}
+	return cmd
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"hearth/engine"
+)
+
+func modelsCommand() *cobra.Command {
+	var (
+		o          clientOptions
+		modelsFile string
+	)
+	cmd := &cobra.Command{
+		Use:   "models",
+		Short: "List the models of a running hearth, with the tool and reasoning format hearth detects",
+		Long: `List the runtime's models through a running hearth (--host): name, size, family, the
+tool-call and reasoning format hearth detects for each (models.json, extended by
+--models-file), the runtime's capabilities and the trained context length.`,
+		Example: `  hearth models
+  hearth models --host http://gpu-box:8080 --api-key $KEY`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			hc, err := o.client()
+			if err != nil {
+				return err
+			}
+			formats, err := engine.LoadFormats(modelsFile)
+			if err != nil {
+				return err
+			}
+			list, err := hc.api.List(c.Context())
+			if err != nil {
+				return hc.explain(err)
+			}
+			if len(list.Models) == 0 {
+				fmt.Fprintln(c.ErrOrStderr(), "No models. Pull one with: hearth pull qwen3:0.6b")
+				return nil
+			}
+			eng := engine.New(hc.api, formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NAME\tSIZE\tFAMILY\tFORMAT\tREASONING\tCAPABILITIES\tCONTEXT")
+			for _, m := range list.Models {
+				row := modelRow{name: m.Name, size: humanBytes(m.Size), family: m.Details.Family}
+				if em, err := eng.Model(c.Context(), m.Name); err != nil {
+					row.format = "error: " + err.Error()
+				} else {
+					row.fill(em)
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.name, row.size, dash(row.family), dash(row.format), dash(row.reasoning), dash(row.caps), dash(row.context))
+			}
+			return w.Flush()
+		},
+	}
+	o.addFlags(cmd)
+	cmd.Flags().StringVar(&modelsFile, "models-file", "", "a models.json whose model formats extend or override the built-in ones")
+	bindEnv(cmd)
+	return cmd
+}
+
+type modelRow struct {
+	name, size, family, format, reasoning, caps, context string
+}
+
+func (r *modelRow) fill(m *engine.Model) {
+	if m.Format != nil {
+		r.format = m.Format.ID
+		if m.Format.Emulated {
+			r.format += " (emulated)"
+		}
+		if m.Format.Reasoning != nil {
+			r.reasoning = m.Format.Reasoning.Open + "…" + m.Format.Reasoning.Close
+		}
+	}
+	var caps []string
+	for _, c := range m.Show.Capabilities {
+		caps = append(caps, string(c))
+	}
+	slices.Sort(caps)
+	r.caps = strings.Join(caps, ",")
+	if m.ContextLength > 0 {
+		r.context = fmt.Sprint(m.ContextLength)
+	}
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func humanBytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+}

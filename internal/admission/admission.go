@@ -1,0 +1,320 @@
+// Package admission decides when a generation may run: per model at most Slots run at
+// once, the rest wait in a bounded queue that serves keys round-robin (each key's own
+// requests in arrival order), and a key over its rate limit is refused. It knows nothing
+// of HTTP; the server maps its errors to 429 with Retry-After.
+package admission
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Config bounds admission. The zero value admits one generation per model and lets
+// any number wait.
+type Config struct {
+	// Slots is how many generations of one model run at once (<= 0: 1). hearth sets it
+	// to the runtime's parallel slots: more would only queue inside the runtime, where
+	// nobody can see, order or cancel them.
+	Slots int
+	// MaxQueue bounds how many requests wait for one model (0: unbounded; < 0: none may
+	// wait, every request beyond the slots is refused).
+	MaxQueue int
+	// MaxQueuePerKey bounds how many requests of one key wait for one model (0: only
+	// MaxQueue applies), so one key cannot take the whole queue.
+	MaxQueuePerKey int
+	// RatePerMinute limits how many requests a key may start per minute (0: no limit),
+	// with bursts of up to that many.
+	RatePerMinute int
+}
+
+// Reasons of a Rejected.
+const (
+	ReasonQueueFull    = "queue_full"
+	ReasonKeyQueueFull = "key_queue_full"
+	ReasonRateLimited  = "rate_limited"
+)
+
+// Rejected is the error of a request admission refuses.
+type Rejected struct {
+	Reason     string
+	Model, Key string
+	// RetryAfter is when trying again is likely to succeed (at least a second).
+	RetryAfter time.Duration
+	Limit      int
+}
+
+func (e *Rejected) Error() string {
+	switch e.Reason {
+	case ReasonRateLimited:
+		return fmt.Sprintf("Rate limit reached: at most %d requests per minute per API key. Retry after %ds.", e.Limit, secs(e.RetryAfter))
+	case ReasonKeyQueueFull:
+		return fmt.Sprintf("Too many of this API key's requests are waiting for model '%s' (at most %d). Retry after %ds.", e.Model, e.Limit, secs(e.RetryAfter))
+	default:
+		return fmt.Sprintf("The server is busy: %d requests are already waiting for model '%s'. Retry after %ds.", e.Limit, e.Model, secs(e.RetryAfter))
+	}
+}
+
+func secs(d time.Duration) int { return int(math.Ceil(d.Seconds())) }
+
+// Controller admits generations. It is safe for concurrent use.
+type Controller struct {
+	cfg Config
+	now func() time.Time
+
+	mu      sync.Mutex
+	lanes   map[string]*lane
+	buckets map[string]*bucket
+}
+
+// New returns a Controller with cfg.
+func New(cfg Config) *Controller {
+	if cfg.Slots <= 0 {
+		cfg.Slots = 1
+	}
+	return &Controller{cfg: cfg, now: time.Now, lanes: map[string]*lane{}, buckets: map[string]*bucket{}}
+}
+
+// Config returns the controller's configuration.
+func (c *Controller) Config() Config { return c.cfg }
+
+// lane is one model's slots and queue.
+type lane struct {
+	running int
+	waiting int
+	// queues holds each key's waiting tickets in arrival order; ring the keys that have
+	// any, in the order they are served, next the index of the key served next.
+	queues map[string][]*Ticket
+	ring   []string
+	next   int
+	// service is a moving average of how long a generation holds its slot, for
+	// Retry-After.
+	service time.Duration
+}
+
+// Ticket is one request's place: admitted at once, or waiting in its model's queue.
+type Ticket struct {
+	c          *Controller
+	model, key string
+	enqueued   time.Time
+	ready      chan struct{}
+	// Guarded by c.mu.
+	admitted, gone bool
+	admittedAt     time.Time
+}
+
+// Enter asks to run a generation of model for key. It returns a ticket that is either
+// admitted already or waiting (Wait for it), or a *Rejected. Every ticket must end with
+// Done (after Wait, also when Wait failed).
+func (c *Controller) Enter(model, key string) (*Ticket, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if c.cfg.RatePerMinute > 0 {
+		b := c.buckets[key]
+		if b == nil {
+			b = &bucket{tokens: float64(c.cfg.RatePerMinute), at: now}
+			c.buckets[key] = b
+		}
+		if wait := b.take(now, float64(c.cfg.RatePerMinute)/60); wait > 0 {
+			return nil, &Rejected{Reason: ReasonRateLimited, Model: model, Key: key, RetryAfter: max(wait, time.Second), Limit: c.cfg.RatePerMinute}
+		}
+	}
+	l := c.lanes[model]
+	if l == nil {
+		l = &lane{queues: map[string][]*Ticket{}}
+		c.lanes[model] = l
+	}
+	t := &Ticket{c: c, model: model, key: key, enqueued: now, ready: make(chan struct{})}
+	if l.running < c.cfg.Slots && l.waiting == 0 {
+		c.admitLocked(l, t, now)
+		return t, nil
+	}
+	if c.cfg.MaxQueue < 0 || (c.cfg.MaxQueue > 0 && l.waiting >= c.cfg.MaxQueue) {
+		return nil, &Rejected{Reason: ReasonQueueFull, Model: model, Key: key, RetryAfter: c.retryAfter(l, l.waiting), Limit: max(c.cfg.MaxQueue, 0)}
+	}
+	if n := len(l.queues[key]); c.cfg.MaxQueuePerKey > 0 && n >= c.cfg.MaxQueuePerKey {
+		return nil, &Rejected{Reason: ReasonKeyQueueFull, Model: model, Key: key, RetryAfter: c.retryAfter(l, n), Limit: c.cfg.MaxQueuePerKey}
+	}
+	if len(l.queues[key]) == 0 {
+		// A key that joins waits for its turn after the keys already waiting: it goes
+		// just before the key served next, that is at the end of the round.
+		l.ring = append(l.ring[:l.next], append([]string{key}, l.ring[l.next:]...)...)
+		l.next++
+	}
+	l.queues[key] = append(l.queues[key], t)
+	l.waiting++
+	return t, nil
+}
+
+// retryAfter estimates when n waiting requests ahead will have been served.
+func (c *Controller) retryAfter(l *lane, n int) time.Duration {
+	per := l.service
+	if per <= 0 {
+		per = time.Second
+	}
+	d := time.Duration(float64(per) * float64(n+1) / float64(c.cfg.Slots))
+	return min(max(d.Round(time.Second), time.Second), 10*time.Minute)
+}
+
+func (c *Controller) admitLocked(l *lane, t *Ticket, now time.Time) {
+	l.running++
+	t.admitted, t.admittedAt = true, now
+	close(t.ready)
+}
+
+// dispatchLocked fills free slots from the queue, one key after another.
+func (c *Controller) dispatchLocked(l *lane) {
+	now := c.now()
+	for l.running < c.cfg.Slots && len(l.ring) > 0 {
+		if l.next >= len(l.ring) {
+			l.next = 0
+		}
+		key := l.ring[l.next]
+		q := l.queues[key]
+		t := q[0]
+		q[0] = nil
+		q = q[1:]
+		l.waiting--
+		if len(q) == 0 {
+			delete(l.queues, key)
+			l.ring = append(l.ring[:l.next], l.ring[l.next+1:]...)
+		} else {
+			l.queues[key] = q
+			l.next++
+		}
+		c.admitLocked(l, t, now)
+	}
+}
+
+// removeLocked takes a waiting ticket out of its queue.
+func (c *Controller) removeLocked(l *lane, t *Ticket) {
+	q := l.queues[t.key]
+	for i, w := range q {
+		if w != t {
+			continue
+		}
+		q = append(q[:i], q[i+1:]...)
+		l.waiting--
+		if len(q) > 0 {
+			l.queues[t.key] = q
+			return
+		}
+		delete(l.queues, t.key)
+		for j, k := range l.ring {
+			if k == t.key {
+				l.ring = append(l.ring[:j], l.ring[j+1:]...)
+				if j < l.next {
+					l.next--
+				}
+				break
+			}
+		}
+		return
+	}
+}
+
+// Admitted reports whether the ticket holds a slot.
+func (t *Ticket) Admitted() bool {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	return t.admitted
+}
+
+// Wait blocks until the ticket is admitted or ctx ends. A request whose context ends
+// while it waits leaves the queue at once, and the next request takes its place.
+func (t *Ticket) Wait(ctx context.Context) error {
+	select {
+	case <-t.ready:
+		return nil
+	case <-ctx.Done():
+	}
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	if t.admitted {
+		// Admitted in the same instant: the caller still gives up, so Done frees it.
+		return ctx.Err()
+	}
+	t.gone = true
+	t.c.removeLocked(t.c.lanes[t.model], t)
+	return ctx.Err()
+}
+
+// Waited is how long the ticket waited before it was admitted (so far, if it was not).
+func (t *Ticket) Waited() time.Duration {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	if t.admitted {
+		return t.admittedAt.Sub(t.enqueued)
+	}
+	return t.c.now().Sub(t.enqueued)
+}
+
+// Done frees the ticket's slot (or place). It may be called more than once.
+func (t *Ticket) Done() {
+	c := t.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.gone {
+		return
+	}
+	t.gone = true
+	l := c.lanes[t.model]
+	if !t.admitted {
+		c.removeLocked(l, t)
+		return
+	}
+	held := c.now().Sub(t.admittedAt)
+	if l.service == 0 {
+		l.service = held
+	} else {
+		l.service = (l.service*7 + held) / 8
+	}
+	l.running--
+	c.dispatchLocked(l)
+}
+
+// Lane is a model's admission state at one moment.
+type Lane struct {
+	Model            string
+	Running, Waiting int
+	// WaitingByKey counts the waiting requests of each key.
+	WaitingByKey map[string]int
+}
+
+// Snapshot returns every model's state, sorted by model.
+func (c *Controller) Snapshot() []Lane {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]Lane, 0, len(c.lanes))
+	for m, l := range c.lanes {
+		byKey := make(map[string]int, len(l.queues))
+		for k, q := range l.queues {
+			byKey[k] = len(q)
+		}
+		out = append(out, Lane{Model: m, Running: l.running, Waiting: l.waiting, WaitingByKey: byKey})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Model < out[j].Model })
+	return out
+}
+
+// bucket is a token bucket of one key's rate limit.
+type bucket struct {
+	tokens float64
+	at     time.Time
+}
+
+// take takes a token if there is one, else says how long until there is.
+func (b *bucket) take(now time.Time, perSecond float64) time.Duration {
+	burst := perSecond * 60
+	b.tokens = min(burst, b.tokens+now.Sub(b.at).Seconds()*perSecond)
+	b.at = now
+	if b.tokens >= 1 {
+		b.tokens--
+		return 0
+	}
+	return time.Duration((1 - b.tokens) / perSecond * float64(time.Second))
+}

@@ -1,0 +1,177 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"hearth"
+	"hearth/internal/admission"
+)
+
+// errRequestTimeout is the cause of a request context ended by --request-timeout.
+var errRequestTimeout = errors.New("request timeout")
+
+// accept runs after a request is decoded: it applies the limits and records the model
+// for the request's log line and metrics.
+func (s *Server) accept(c *gin.Context, req *hearth.CreateResponseRequest) error {
+	m := meta(c)
+	m.model = req.Model
+	m.log = m.log.With("model", req.Model)
+	return s.limits.check(req)
+}
+
+// admitted is a request's place in admission and what is measured of it.
+type admitted struct {
+	s      *Server
+	ticket *admission.Ticket
+	// queued: the request had to wait when it arrived, so it was announced (and
+	// stored) as queued.
+	queued bool
+	meta   *reqMeta
+	model  string
+
+	firstToken time.Time
+	waitDone   bool
+}
+
+// admit asks admission for a slot of the request's model. A refusal is a 429 with
+// Retry-After (queue full, or the key over its rate limit).
+func (s *Server) admit(c *gin.Context, req *hearth.CreateResponseRequest, responseID string) (*admitted, error) {
+	m := meta(c)
+	m.responseID = responseID
+	fair := m.fairness
+	if fair == "" {
+		fair = m.key
+	}
+	t, err := s.admission.Enter(req.Model, fair)
+	var rej *admission.Rejected
+	if errors.As(err, &rej) {
+		s.metrics.rejected.WithLabelValues(req.Model, rej.Reason).Inc()
+		c.Header("Retry-After", retryAfter(rej))
+		return nil, hearth.TooManyRequests(rej.Error())
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &admitted{s: s, ticket: t, queued: !t.Admitted(), meta: m, model: req.Model}, nil
+}
+
+// wait blocks until the response may generate.
+func (a *admitted) wait(ctx context.Context) error {
+	if a == nil {
+		return nil
+	}
+	err := a.ticket.Wait(ctx)
+	a.s.metrics.queueWait.WithLabelValues(a.model).Observe(a.ticket.Waited().Seconds())
+	return err
+}
+
+// done frees the slot; safe to call more than once.
+func (a *admitted) done() {
+	if a != nil {
+		a.ticket.Done()
+	}
+}
+
+// observe wraps a builder's emit so the first output is timed.
+func (r *run) observe(next func(hearth.Event)) func(hearth.Event) {
+	return func(e hearth.Event) {
+		if a := r.adm; a != nil && a.firstToken.IsZero() {
+			switch e.Type {
+			case hearth.EventResponseCreated, hearth.EventResponseQueued, hearth.EventResponseInProgress,
+				hearth.EventResponseCompleted, hearth.EventResponseIncomplete, hearth.EventResponseFailed, hearth.EventError:
+			default:
+				a.firstToken = time.Now()
+				a.s.metrics.ttft.WithLabelValues(a.model).Observe(a.firstToken.Sub(a.meta.start).Seconds())
+			}
+		}
+		if next != nil {
+			next(e)
+		}
+	}
+}
+
+// settle adjusts the final response before it is stored: a response cut by
+// --request-timeout says so instead of blaming the client.
+func (r *run) settle(ctx context.Context, final *hearth.Response) {
+	if final.Status != hearth.StatusIncomplete || !errors.Is(context.Cause(ctx), errRequestTimeout) {
+		return
+	}
+	final.IncompleteDetails = &hearth.IncompleteDetails{Reason: IncompleteRequestTimeout}
+	for i := range r.held {
+		if r.held[i].Response != nil {
+			r.held[i].Response = final.Clone()
+		}
+	}
+}
+
+// report counts and logs a finished response.
+func (r *run) report(final *hearth.Response) {
+	a := r.adm
+	if a == nil {
+		return
+	}
+	m := r.s.metrics
+	key := a.meta.key
+	m.responses.WithLabelValues(a.model, final.Status, key).Inc()
+	attrs := []slog.Attr{
+		slog.String("response_id", final.ID), slog.String("status", final.Status),
+		slog.Duration("queue_wait", a.ticket.Waited()),
+	}
+	if u := final.Usage; u != nil {
+		m.tokensIn.WithLabelValues(a.model, key).Add(float64(u.InputTokens))
+		m.tokensOut.WithLabelValues(a.model, key).Add(float64(u.OutputTokens))
+		m.cached.WithLabelValues(a.model, key).Add(float64(u.InputTokensDetails.CachedTokens))
+		attrs = append(attrs, slog.Int("input_tokens", u.InputTokens), slog.Int("output_tokens", u.OutputTokens),
+			slog.Int("cached_tokens", u.InputTokensDetails.CachedTokens))
+		if !a.firstToken.IsZero() && u.OutputTokens > 1 {
+			if d := time.Since(a.firstToken); d > 0 {
+				m.tps.WithLabelValues(a.model).Observe(float64(u.OutputTokens-1) / d.Seconds())
+			}
+		}
+	}
+	if !a.firstToken.IsZero() {
+		attrs = append(attrs, slog.Duration("ttft", a.firstToken.Sub(a.meta.start)))
+	}
+	if final.Status == hearth.StatusFailed && final.Error != nil {
+		attrs = append(attrs, slog.String("error", final.Error.Message))
+		if strings.HasPrefix(final.Error.Message, "The runtime failed") {
+			r.s.runtimeFailed(final.Error.Message)
+		}
+	}
+	if r.s.logContent {
+		attrs = append(attrs, slog.String("input", jsonString(r.req.Input)), slog.String("output", outputText(final)))
+	}
+	a.meta.log.LogAttrs(context.Background(), slog.LevelInfo, "response", attrs...)
+}
+
+func outputText(r *hearth.Response) string {
+	var s string
+	for _, it := range r.Output {
+		switch it.Type {
+		case hearth.ItemMessage:
+			s += it.Text(hearth.PartOutputText)
+		case hearth.ItemFunctionCall:
+			s += fmt.Sprintf("[call %s(%s)]", it.Name, it.Arguments)
+		}
+	}
+	return s
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// retryAfter is a refusal's Retry-After header value: whole seconds, rounded up.
+func retryAfter(rej *admission.Rejected) string {
+	return strconv.Itoa(int((rej.RetryAfter + time.Second - 1) / time.Second))
+}

@@ -1,0 +1,131 @@
+package server
+
+import (
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"hearth/internal/admission"
+)
+
+// metrics are the Prometheus series hearth exports on /metrics. Each Server has its own
+// registry, so servers in one process (tests) do not share counters.
+//
+// Label cardinality stays small on purpose: model names, key names (a team's handful),
+// route patterns (not paths), status codes.
+type metrics struct {
+	reg *prometheus.Registry
+
+	requests  *prometheus.CounterVec
+	duration  *prometheus.HistogramVec
+	responses *prometheus.CounterVec
+	rejected  *prometheus.CounterVec
+	queueWait *prometheus.HistogramVec
+	ttft      *prometheus.HistogramVec
+	tps       *prometheus.HistogramVec
+	tokensIn  *prometheus.CounterVec
+	tokensOut *prometheus.CounterVec
+	cached    *prometheus.CounterVec
+
+	runtimeUp       prometheus.Gauge
+	runtimeRestarts prometheus.Counter
+	runtimeErrors   prometheus.Counter
+}
+
+// latencyBuckets span a script model's milliseconds to a big model's minutes.
+var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
+
+func newMetrics(adm *admission.Controller) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hearth_http_requests_total",
+		Help: "HTTP requests by route pattern, method, status code, model (for /v1/responses) and API key name.",
+	}, []string{"route", "method", "code", "model", "key"})
+	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "hearth_http_request_duration_seconds", Help: "Time from request to the end of the answer (the whole stream for SSE).",
+		Buckets: latencyBuckets,
+	}, []string{"route"})
+	m.responses = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hearth_responses_total", Help: "Finished responses by model, final status and API key name.",
+	}, []string{"model", "status", "key"})
+	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hearth_admission_rejected_total", Help: "Requests refused with 429: queue_full, key_queue_full or rate_limited.",
+	}, []string{"model", "reason"})
+	m.queueWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "hearth_queue_wait_seconds", Help: "Time a generation waited for a slot of its model.", Buckets: latencyBuckets,
+	}, []string{"model"})
+	m.ttft = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "hearth_time_to_first_token_seconds", Help: "Time from the request to the first output (queue wait and prompt processing included).",
+		Buckets: latencyBuckets,
+	}, []string{"model"})
+	m.tps = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "hearth_output_tokens_per_second", Help: "Decoding speed of a response: output tokens after the first, per second.",
+		Buckets: []float64{1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000, 2000},
+	}, []string{"model"})
+	m.tokensIn = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hearth_input_tokens_total", Help: "Prompt tokens of finished responses.",
+	}, []string{"model", "key"})
+	m.tokensOut = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hearth_output_tokens_total", Help: "Generated tokens of finished responses.",
+	}, []string{"model", "key"})
+	m.cached = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hearth_cached_input_tokens_total", Help: "Prompt tokens served from the runtime's KV cache (cache hits).",
+	}, []string{"model", "key"})
+	m.runtimeUp = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "hearth_runtime_up", Help: "1 when the runtime answered its last health check, else 0.",
+	})
+	m.runtimeRestarts = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "hearth_runtime_restarts_total", Help: "Times the runtime came back after being down (reconnections).",
+	})
+	m.runtimeErrors = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "hearth_runtime_errors_total", Help: "Responses failed by the runtime (a crashed runner, a lost connection).",
+	})
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.responses, m.rejected, m.queueWait, m.ttft, m.tps,
+		m.tokensIn, m.tokensOut, m.cached, m.runtimeUp, m.runtimeRestarts, m.runtimeErrors,
+		&admissionCollector{adm},
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		f(c)
+	}
+	m.runtimeUp.Set(1)
+	return m
+}
+
+var (
+	queueDepthDesc = prometheus.NewDesc("hearth_queue_depth", "Requests waiting for a slot of the model.", []string{"model"}, nil)
+	runningDesc    = prometheus.NewDesc("hearth_generations_running", "Generations of the model holding a slot.", []string{"model"}, nil)
+	slotsDesc      = prometheus.NewDesc("hearth_generation_slots", "Concurrent generations allowed per model.", nil, nil)
+)
+
+// admissionCollector reads queue depth at scrape time, so the numbers are exact, not
+// sampled.
+type admissionCollector struct{ c *admission.Controller }
+
+func (a *admissionCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- queueDepthDesc
+	ch <- runningDesc
+	ch <- slotsDesc
+}
+
+func (a *admissionCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, float64(a.c.Config().Slots))
+	for _, l := range a.c.Snapshot() {
+		ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(l.Waiting), l.Model)
+		ch <- prometheus.MustNewConstMetric(runningDesc, prometheus.GaugeValue, float64(l.Running), l.Model)
+	}
+}
+
+func (s *Server) serveMetrics(c *gin.Context) {
+	promhttp.HandlerFor(s.metrics.reg, promhttp.HandlerOpts{}).ServeHTTP(c.Writer, c.Request)
+}
+
+func (m *metrics) request(route, method string, code int, model, key string) {
+	if route == "" {
+		route = "unmatched"
+	}
+	m.requests.WithLabelValues(route, method, strconv.Itoa(code), model, key).Inc()
+}

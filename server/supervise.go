@@ -1,0 +1,95 @@
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// runtimeHealth follows the runtime across health checks: whether it is up, since
+// when, how often it came back, and the last generation it failed. Clients hold no
+// connection to the runtime (each call is a new HTTP request), so "reconnecting" is
+// noticing it is back: requests work again as soon as it answers.
+type runtimeHealth struct {
+	mu          sync.Mutex
+	up          bool
+	since       time.Time
+	lastErr     string
+	restarts    int
+	lastFailure string
+	failedAt    time.Time
+}
+
+// DefaultSuperviseEvery is how often Supervise checks the runtime.
+const DefaultSuperviseEvery = 5 * time.Second
+
+// Supervise checks the runtime every interval until ctx ends, so /healthz, /metrics
+// (hearth_runtime_up, hearth_runtime_restarts_total) and the log say when an external
+// runtime went away or came back, without waiting for a request to find out.
+func (s *Server) Supervise(ctx context.Context, every time.Duration) {
+	if every <= 0 {
+		every = DefaultSuperviseEvery
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		check, cancel := context.WithTimeout(ctx, min(every, 2*time.Second))
+		err := s.rt.Ready(check)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		s.runtimeChecked(err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// runtimeChecked records the result of a runtime health check.
+func (s *Server) runtimeChecked(err error) {
+	h := s.health
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case err != nil && h.up:
+		h.up, h.since, h.lastErr = false, time.Now(), err.Error()
+		s.metrics.runtimeUp.Set(0)
+		s.log.Error("runtime unreachable; responses fail until it is back", "url", s.rt.URL.String(), "error", err)
+	case err != nil:
+		h.lastErr = err.Error()
+	case !h.up:
+		h.up, h.since, h.lastErr = true, time.Now(), ""
+		h.restarts++
+		s.metrics.runtimeUp.Set(1)
+		s.metrics.runtimeRestarts.Inc()
+		s.log.Info("runtime is back", "url", s.rt.URL.String())
+	}
+}
+
+// runtimeFailed records a generation the runtime failed (a runner that crashed).
+func (s *Server) runtimeFailed(msg string) {
+	h := s.health
+	h.mu.Lock()
+	h.lastFailure, h.failedAt = msg, time.Now()
+	h.mu.Unlock()
+	s.metrics.runtimeErrors.Inc()
+}
+
+func (h *runtimeHealth) describe(out gin.H) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.since.IsZero() {
+		out["since"] = h.since.UTC().Format(time.RFC3339)
+	}
+	if h.restarts > 0 {
+		out["restarts"] = h.restarts
+	}
+	if h.lastFailure != "" {
+		out["last_failure"] = gin.H{"message": h.lastFailure, "at": h.failedAt.UTC().Format(time.RFC3339)}
+	}
+}

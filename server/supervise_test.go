@@ -1,0 +1,83 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"hearth/engine/ollama"
+	"hearth/server"
+)
+
+// fakeRuntime answers Ollama's heartbeat on addr until stopped.
+func fakeRuntime(t *testing.T, addr string) (stop func()) {
+	t.Helper()
+	var ln net.Listener
+	var err error
+	for range 100 { // the port may linger briefly after the previous close
+		if ln, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("Ollama is running"))
+	})}
+	go srv.Serve(ln)
+	return func() { srv.Close() }
+}
+
+// TestRuntimeSupervision: an external runtime that goes away shows in /healthz and
+// /metrics, and hearth notices when it is back, with no restart of its own.
+func TestRuntimeSupervision(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	stop := fakeRuntime(t, addr)
+	rt, err := ollama.Connect(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := server.New(server.Config{Runtime: rt})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.Supervise(ctx, 20*time.Millisecond)
+
+	health := func() (int, map[string]any) {
+		resp, err := http.Get(srv.URL + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body map[string]any
+		json.NewDecoder(resp.Body).Decode(&body)
+		return resp.StatusCode, body
+	}
+	if st, _ := health(); st != 200 {
+		t.Fatalf("healthz with the runtime up: %d", st)
+	}
+	stop()
+	waitFor(t, "the runtime to be seen down", func() bool { return metric(t, srv, "", "hearth_runtime_up") == 0 })
+	st, body := health()
+	if rtInfo, _ := body["runtime"].(map[string]any); st != 503 || rtInfo["ok"] != false || rtInfo["since"] == nil {
+		t.Errorf("healthz with the runtime down: %d %v", st, body)
+	}
+	stop = fakeRuntime(t, addr)
+	defer stop()
+	waitFor(t, "the runtime to be seen back", func() bool { return metric(t, srv, "", "hearth_runtime_up") == 1 })
+	if st, body := health(); st != 200 || body["runtime"].(map[string]any)["restarts"] != float64(1) {
+		t.Errorf("healthz after the runtime came back: %d %v", st, body)
+	}
+	if n := metric(t, srv, "", "hearth_runtime_restarts_total"); n != 1 {
+		t.Errorf("hearth_runtime_restarts_total = %v", n)
+	}
+}

@@ -1,0 +1,156 @@
+package storage
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// Errors of the key methods.
+var (
+	// ErrKeyNotFound: no key has that id or name.
+	ErrKeyNotFound = errors.New("storage: no such API key")
+	// ErrKeyExists: a key of that name exists (revoked ones included: names are never
+	// reused, so logs and metrics keep meaning one key).
+	ErrKeyExists = errors.New("storage: an API key of that name exists")
+)
+
+// KeyPrefix starts every key hearth generates, so a leaked one is recognisable (and
+// secret scanners can be taught the pattern).
+const KeyPrefix = "hk-"
+
+// Key is an API key's record. The key itself is not stored; Hash is OwnerOf(key).
+type Key struct {
+	ID        string
+	Name      string
+	Hash      string
+	Prefix    string
+	CreatedAt time.Time
+	// RevokedAt is zero for an active key.
+	RevokedAt time.Time
+}
+
+// Active reports whether the key may be used.
+func (k *Key) Active() bool { return k.RevokedAt.IsZero() }
+
+// CreateKey generates a new key named name and stores its hash. The returned secret is
+// the only copy of the key.
+func (db *DB) CreateKey(ctx context.Context, name string) (Key, string, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return Key{}, "", errors.New("storage: a key needs a name")
+	}
+	var raw [24]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return Key{}, "", fmt.Errorf("storage: generate key: %w", err)
+	}
+	secret := KeyPrefix + hex.EncodeToString(raw[:])
+	var idRaw [8]byte
+	rand.Read(idRaw[:])
+	k := Key{
+		ID: "key_" + hex.EncodeToString(idRaw[:]), Name: name, Hash: OwnerOf(secret),
+		Prefix: secret[:len(KeyPrefix)+6], CreatedAt: time.Now().Truncate(time.Millisecond),
+	}
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, name, hash, prefix, created_at) VALUES (?, ?, ?, ?, ?)`,
+			k.ID, k.Name, k.Hash, k.Prefix, k.CreatedAt.UnixMilli())
+		return err
+	})
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintUnique {
+		return Key{}, "", fmt.Errorf("%w: %q", ErrKeyExists, name)
+	}
+	if err != nil {
+		return Key{}, "", fmt.Errorf("storage: create key: %w", err)
+	}
+	return k, secret, nil
+}
+
+// ListKeys returns every key, revoked ones included, oldest first.
+func (db *DB) ListKeys(ctx context.Context) ([]Key, error) {
+	rows, err := db.r.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("storage: list keys: %w", err)
+	}
+	defer rows.Close()
+	var keys []Key
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, fmt.Errorf("storage: list keys: %w", err)
+		}
+		keys = append(keys, *k)
+	}
+	return keys, rows.Err()
+}
+
+// RevokeKey revokes the key whose id or name is idOrName. Revoking a revoked key is not
+// an error; it returns the key either way.
+func (db *DB) RevokeKey(ctx context.Context, idOrName string) (Key, error) {
+	var k *Key
+	err := db.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = ?1 WHERE (id = ?2 OR name = ?2) AND revoked_at IS NULL`,
+			time.Now().UnixMilli(), idOrName)
+		if err != nil {
+			return err
+		}
+		k, err = scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = ?1 OR name = ?1`, idOrName))
+		return err
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return Key{}, fmt.Errorf("%w: %q", ErrKeyNotFound, idOrName)
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("storage: revoke key: %w", err)
+	}
+	return *k, nil
+}
+
+// KeyByHash finds the key whose hash (OwnerOf of the secret) is hash, revoked or not.
+// The server calls it per request, so that a key revoked from the command line stops
+// working at once; it is one lookup in a unique index.
+func (db *DB) KeyByHash(ctx context.Context, hash string) (*Key, error) {
+	k, err := scanKey(db.r.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrKeyNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("storage: look up key: %w", err)
+	}
+	return k, nil
+}
+
+// HasKeys reports whether any key was ever created, revoked ones included: a server
+// whose keys were all revoked must keep requiring one.
+func (db *DB) HasKeys(ctx context.Context) (bool, error) {
+	var n int
+	if err := db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys)`).Scan(&n); err != nil {
+		return false, fmt.Errorf("storage: count keys: %w", err)
+	}
+	return n == 1, nil
+}
+
+const keyColumns = `id, name, hash, prefix, created_at, revoked_at`
+
+func scanKey(row rowScanner) (*Key, error) {
+	var (
+		k       Key
+		created int64
+		revoked sql.NullInt64
+	)
+	if err := row.Scan(&k.ID, &k.Name, &k.Hash, &k.Prefix, &created, &revoked); err != nil {
+		return nil, err
+	}
+	k.CreatedAt = time.UnixMilli(created)
+	if revoked.Valid {
+		k.RevokedAt = time.UnixMilli(revoked.Int64)
+	}
+	return &k, nil
+}
