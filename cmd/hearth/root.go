@@ -27,6 +27,7 @@ it uses an Ollama server you already run. Models live where Ollama keeps them.`,
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(serveCommand(), versionCommand())
+	root.AddCommand(benchCommand())
 	return root
 }
 
