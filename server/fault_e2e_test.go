@@ -202,19 +202,21 @@ func TestClientDisconnectStopsRunnerE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	var id string
-	deltas := 0
+	var deltas []time.Time
 	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() && deltas < 3 {
+	for sc.Scan() && len(deltas) < 4 {
 		if id == "" {
 			id = responseIDOf(sc.Text())
 		}
 		if strings.Contains(sc.Text(), `"type":"response.output_text.delta"`) {
-			deltas++
+			deltas = append(deltas, time.Now())
 		}
 	}
-	if deltas < 3 {
-		t.Fatalf("stream ended after %d deltas", deltas)
+	if len(deltas) < 4 {
+		t.Fatalf("stream ended after %d deltas", len(deltas))
 	}
+	// One decode step on this machine now, to read the stop time against.
+	decodeStep := deltas[3].Sub(deltas[1]) / 2
 	// The runner generating now is the one whose CPU time grows.
 	before := runnerCPU(t)
 	time.Sleep(300 * time.Millisecond)
@@ -262,7 +264,8 @@ func TestClientDisconnectStopsRunnerE2E(t *testing.T) {
 		}
 		time.Sleep(step)
 	}
-	t.Logf("runner %d idle %v after the client left (window %v)", busy, stoppedAfter.Round(time.Millisecond), window)
+	t.Logf("runner %d idle %v after the client left (window %v; one decode step took %v while streaming)",
+		busy, stoppedAfter.Round(time.Millisecond), window, decodeStep.Round(time.Millisecond))
 	if stoppedAfter > stopBound {
 		t.Errorf("runner kept computing for %v after the client left; bound %v", stoppedAfter, stopBound)
 	}
@@ -272,4 +275,3 @@ func TestClientDisconnectStopsRunnerE2E(t *testing.T) {
 		t.Errorf("stored response after disconnect: %s, want incomplete or cancelled", final.Status)
 	}
 }
-

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/gin-gonic/gin"
 	"github.com/spf13/cobra"
 
 	"hearth/engine/ollama"
@@ -83,6 +84,10 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+
+	// The embedded runtime's gin logs every request to gin.DefaultWriter (stdout); the
+	// report owns stdout, so --json stays parseable.
+	gin.DefaultWriter = cmd.ErrOrStderr()
 
 	var rt *ollama.Runtime
 	if o.ollamaURL != "" {
