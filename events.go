@@ -6,9 +6,12 @@ import (
 )
 
 // Streaming event types: exactly the schema's list. Raw reasoning uses the
-// Open Responses names (response.reasoning.*); OpenAI's clients call it
-// response.reasoning_text.* and ignore these, which is why the builder also
-// streams the summary events when a summary was asked for.
+// Open Responses names (response.reasoning.*). OpenAI's API and clients call
+// it response.reasoning_text.*, and the official openai npm SDK's stream
+// helper throws on the spec's names, so the server renames these two events
+// for OpenAI clients (see OpenAIEventType). The summary events are known to
+// both sides, which is why the builder also streams them when a summary was
+// asked for.
 const (
 	EventResponseCreated            = "response.created"
 	EventResponseQueued             = "response.queued"
@@ -200,4 +203,22 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		}{h, e.Error.body()})
 	}
 	return nil, fmt.Errorf("hearth: cannot marshal event of type %q", e.Type)
+}
+
+// OpenAI's names of the raw reasoning events; not in the Open Responses schema.
+const (
+	EventReasoningTextDelta = "response.reasoning_text.delta"
+	EventReasoningTextDone  = "response.reasoning_text.done"
+)
+
+// OpenAIEventType returns the name OpenAI's API gives an event type: the same name,
+// except for raw reasoning, which OpenAI calls response.reasoning_text.*.
+func OpenAIEventType(typ string) string {
+	switch typ {
+	case EventReasoningDelta:
+		return EventReasoningTextDelta
+	case EventReasoningDone:
+		return EventReasoningTextDone
+	}
+	return typ
 }

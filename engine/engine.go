@@ -2,6 +2,37 @@
 // the model's own template, generates in raw mode through the runtime, and turns the raw
 // text into items with toolgrammar, reporting them to a hearth.Builder. It knows nothing
 // of HTTP or SQL.
+//
+// # Constraints, budgets and usage
+//
+// tool_choice, allowed_tools, strict tools, parallel_tool_calls and max_tool_calls are
+// enforced while generating, with every tool still in the prompt (see enforce.go): a
+// request with nothing to enforce is one streaming generation; otherwise the output is
+// generated in phases, stopped at the parser's decision points and continued in raw
+// mode under a JSON-schema `format`. Tool calls are validated against the client's
+// schema before they reach the client.
+//
+// Token accounting, and how exact it is:
+//
+//   - input_tokens is the runtime's prompt_eval_count for the rendered prompt. The
+//     enforced path gets it by running its first phase for one token (a phase stopped
+//     early reports no counts); continuations re-read the output so far as prompt,
+//     which is not counted again.
+//   - output_tokens counts every generated token of every phase, including tokens the
+//     engine took back (a disallowed call's name, text where a call was required, a
+//     call that failed validation): eval_count for a phase that finished, the number
+//     of streamed chunks (one per token) for one the engine stopped. Text the engine
+//     writes itself (openers, closers) is not generated and not counted.
+//     max_output_tokens bounds that same count: each phase gets the remaining budget
+//     as num_predict.
+//   - reasoning_tokens counts the generated chunks that carried reasoning text.
+//   - cached_tokens estimates the prompt tokens the runtime's KV cache held from the
+//     previous request hearth sent to the model (see cachedTokens): exact at points
+//     the runtime counted, interpolated between them.
+//
+// The context window is num_ctx, sent with every request (see ContextWindow). A prompt
+// is checked against it before anything streams, with max_output_tokens reserved: a
+// byte-count upper bound settles most prompts, the runtime counts the rest exactly.
 package engine
 
 import (
@@ -32,8 +63,13 @@ type Engine struct {
 	formats *toolgrammar.Registry
 	log     *slog.Logger
 
-	mu     sync.Mutex
-	models map[string]cachedModel
+	// DefaultContext is the context window for models whose Modelfile sets none
+	// (see ContextWindow); New reads it from the environment.
+	DefaultContext int
+
+	mu      sync.Mutex
+	models  map[string]cachedModel
+	lastSeq map[string]promptCache
 }
 
 // modelCacheTTL bounds how long a model's /api/show answer is reused: long enough that
@@ -51,7 +87,8 @@ func New(rt Runtime, formats *toolgrammar.Registry, log *slog.Logger) *Engine {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Engine{rt: rt, formats: formats, log: log, models: map[string]cachedModel{}}
+	return &Engine{rt: rt, formats: formats, log: log, DefaultContext: defaultContextFromEnv(),
+		models: map[string]cachedModel{}, lastSeq: map[string]promptCache{}}
 }
 
 // Model is what the engine knows of one model.
@@ -61,6 +98,8 @@ type Model struct {
 	Format *toolgrammar.Format
 	// ContextLength is the model's trained context, when /api/show says it.
 	ContextLength int
+	// NumCtx is the Modelfile's num_ctx parameter, 0 when it sets none.
+	NumCtx int
 	// Stop are the model's own stop strings; raw generation replaces them, so the
 	// engine sends them itself.
 	Stop []string
@@ -104,6 +143,7 @@ func (e *Engine) Model(ctx context.Context, name string) (*Model, error) {
 	})
 	m.ContextLength = contextLength(show.ModelInfo)
 	m.Stop = modelStops(show.Parameters)
+	m.NumCtx = modelNumCtx(show.Parameters)
 	e.mu.Lock()
 	e.models[name] = cachedModel{m: m, fetched: time.Now()}
 	e.mu.Unlock()

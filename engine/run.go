@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ollama/ollama/api"
 
@@ -25,10 +26,23 @@ type Job struct {
 	tools  []toolgrammar.Tool
 	// startInReasoning: the prompt leaves the model inside reasoning.
 	startInReasoning bool
+	// thinkingOff: the request turned the model's thinking off, so a required call
+	// need not wait for reasoning to end.
+	thinkingOff bool
+	// window is the num_ctx sent to the runtime.
+	window int
+	// policy is what tool_choice and the call caps ask; nil when nothing needs
+	// enforcing and the response is one plain generation.
+	policy *toolPolicy
+	// prevSeq is what the runtime's KV cache held from the previous request to the
+	// model, read before this job touched the runtime (for cached_tokens).
+	prevSeq promptCache
 }
 
 // Prepare resolves the model, builds the conversation (history, then the request's own
-// input), renders the prompt and the generation request.
+// input), renders the prompt and the generation request, and makes sure the prompt and
+// max_output_tokens fit the model's context window (dropping old turns when truncation
+// is "auto").
 func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest, history []hearth.Item) (*Job, error) {
 	m, err := e.Model(ctx, req.Model)
 	if err != nil {
@@ -45,29 +59,41 @@ func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 
 	j := &Job{e: e, Model: m, req: req, conv: conv, tools: conv.toolgrammarTools()}
 
-	thinking := m.Format.Thinking.ForEffort(reasoningEffort(req))
+	thinking := m.Format.Thinking.ForEffort(reasoningEffort(req, m.Format))
 	think := applyThinking(conv, thinking)
+	j.thinkingOff = think != nil && !think.Bool() && !m.Format.Thinking.AlwaysOn
 	if m.Format.Emulated && len(j.tools) > 0 {
 		// A model with no tool format learns the tools and the call syntax from its
 		// system prompt; its template sees no tools.
 		conv.addSystemText(m.Format.EmulatedSystemPrompt(j.tools))
 		conv.Tools = nil
 	}
-	j.Prompt, err = RenderPrompt(m.Show, conv, think)
-	if err != nil {
-		return nil, fmt.Errorf("render prompt for %s: %w", m.Name, err)
+	render := func(c *Conversation) (string, error) {
+		p, err := RenderPrompt(m.Show, c, think)
+		if err != nil {
+			return "", fmt.Errorf("render prompt for %s: %w", m.Name, err)
+		}
+		return p, nil
 	}
-	j.startInReasoning = m.Format.StartInReasoning(j.Prompt, think != nil && think.Bool())
-
+	if j.Prompt, err = render(conv); err != nil {
+		return nil, err
+	}
+	j.window = e.ContextWindow(m)
 	j.gen = api.GenerateRequest{
 		Model:   m.Name,
 		Prompt:  j.Prompt,
 		Raw:     true,
 		Images:  conv.Images,
-		Options: generationOptions(req, m),
+		Options: generationOptions(req, m, j.window),
 		// Raw text must come back whole: with thinking on, the runtime would move
 		// <think> text into a separate field.
 		Think: &api.ThinkValue{Value: false},
+		// Budgets and the context are hearth's to enforce: the runtime must refuse a
+		// prompt that does not fit, not silently drop its middle (truncate) or half of
+		// the context mid-generation (shift). These are request fields, not options:
+		// as options the runtime ignores them.
+		Truncate: &noSilentCuts,
+		Shift:    &noSilentCuts,
 	}
 	switch req.Text.Format.Type {
 	case "json_object":
@@ -75,19 +101,35 @@ func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	case "json_schema":
 		j.gen.Format = req.Text.Format.Schema
 	}
+	// What the KV cache holds is read before fitWindow, whose token count may leave
+	// this very prompt in the cache.
+	j.prevSeq = e.lastSequence(m.Name)
+	if err := j.fitWindow(ctx, render); err != nil {
+		return nil, err
+	}
+	j.startInReasoning = m.Format.StartInReasoning(j.Prompt, think != nil && think.Bool())
+	j.policy = newToolPolicy(req, j.conv, j.tools)
 	return j, nil
 }
 
-func reasoningEffort(req *hearth.CreateResponseRequest) string {
-	return req.Reasoning.Effort
+// reasoningEffort is the effort to apply to format f. "minimal" turns thinking off
+// where the family can (a think switch); families with levels get their lowest level.
+func reasoningEffort(req *hearth.CreateResponseRequest, f *toolgrammar.Format) string {
+	effort := req.Reasoning.Effort
+	if effort == hearth.ReasoningEffortMinimal && f.Thinking.TemplateVar != "think_level" {
+		return hearth.ReasoningEffortNone
+	}
+	return effort
 }
 
-// generationOptions maps sampling fields onto runtime options. Budgets and the context
-// are hearth's to enforce, so the runtime's silent context shift and truncation are off.
-func generationOptions(req *hearth.CreateResponseRequest, m *Model) map[string]any {
+// noSilentCuts is the value of the runtime's truncate and shift flags.
+var noSilentCuts = false
+
+// generationOptions maps sampling fields onto runtime options. num_ctx is always sent:
+// the window hearth checked is the one the runtime uses.
+func generationOptions(req *hearth.CreateResponseRequest, m *Model, window int) map[string]any {
 	o := map[string]any{
-		"shift":    false,
-		"truncate": false,
+		"num_ctx": window,
 	}
 	if req.Temperature != nil {
 		o["temperature"] = *req.Temperature
@@ -123,18 +165,33 @@ func (j *Job) Run(ctx context.Context, b *hearth.Builder) error {
 	if err := b.Start(); err != nil {
 		return err
 	}
+	if j.policy != nil {
+		return j.runEnforced(ctx, b)
+	}
+	return j.runDirect(ctx, b)
+}
+
+// runDirect is the fast path: one streaming generation, parsed as it comes.
+func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 	p := toolgrammar.NewParser(j.Model.Format, toolgrammar.Options{
 		Tools:            j.tools,
 		StartInReasoning: j.startInReasoning,
 	})
 	s := &itemSink{b: b, conv: j.conv}
 	var final api.GenerateResponse
+	var out strings.Builder
+	reasoning := 0
 	stream := true
 	j.gen.Stream = &stream
 	err := j.e.rt.Generate(ctx, &j.gen, func(r api.GenerateResponse) error {
 		if r.Response != "" {
+			out.WriteString(r.Response)
+			before := s.reasoningEvents
 			if err := s.apply(p.Feed(r.Response)); err != nil {
 				return err
+			}
+			if s.reasoningEvents > before {
+				reasoning++
 			}
 		}
 		if r.Done {
@@ -149,7 +206,15 @@ func (j *Job) Run(ctx context.Context, b *hearth.Builder) error {
 		InputTokens:  final.PromptEvalCount,
 		OutputTokens: final.EvalCount,
 	}
-	usage.OutputTokensDetails.ReasoningTokens = min(s.reasoningChunks, final.EvalCount)
+	usage.OutputTokensDetails.ReasoningTokens = min(reasoning, final.EvalCount)
+	usage.InputTokensDetails.CachedTokens = cachedTokens(j.prevSeq, j.Prompt, final.PromptEvalCount)
+	if final.Done {
+		j.e.remember(j.Model.Name, j.Prompt+out.String(),
+			cacheMark{len(j.Prompt), final.PromptEvalCount},
+			cacheMark{len(j.Prompt) + out.Len(), final.PromptEvalCount + final.EvalCount})
+	} else {
+		j.e.forget(j.Model.Name)
+	}
 	var malformed *malformedCallError
 	switch {
 	case errors.As(err, &malformed):
@@ -190,9 +255,9 @@ func runtimeError(err error) *hearth.Error {
 type itemSink struct {
 	b    *hearth.Builder
 	conv *Conversation
-	// reasoningChunks counts runtime chunks that carried reasoning: the runtime sends
-	// about one chunk per token, so it estimates reasoning tokens.
-	reasoningChunks int
+	// reasoningEvents counts reasoning deltas; the engine counts a runtime chunk
+	// (about one token) as reasoning when it produced one.
+	reasoningEvents int
 }
 
 func (s *itemSink) apply(events []toolgrammar.Event) error {
@@ -200,9 +265,14 @@ func (s *itemSink) apply(events []toolgrammar.Event) error {
 		var err error
 		switch ev.Kind {
 		case toolgrammar.ReasoningDelta:
-			s.reasoningChunks++
+			s.reasoningEvents++
 			err = s.b.ReasoningDelta(ev.Text)
 		case toolgrammar.ReasoningEnd:
+			// Reasoning cut off by the end of the output stays open: the terminal
+			// call closes it, as incomplete when the budget ran out.
+			if ev.Reason == "unterminated" {
+				break
+			}
 			if cur, ok := s.b.Current(); ok && cur.Type == hearth.ItemReasoning {
 				err = s.b.EndItem(hearth.StatusCompleted)
 			}

@@ -23,7 +23,6 @@ For each function call, return a json object with function name and arguments wi
 {{- range $i, $_ := .Messages }}
 {{- $last := eq (len (slice $.Messages $i)) 1 -}}
 {{- if eq .Role "user" }}<|user|>{{ .Content }}<|end|>
-{{ else if eq .Role "system" }}<|system|>{{ .Content }}<|end|>
 {{ else if eq .Role "assistant" }}<|assistant|>
 {{- if .Thinking }}<think>{{ .Thinking }}</think>{{ end }}
 {{- if .Content }}{{ .Content }}{{ end }}
@@ -73,7 +72,14 @@ const (
 	ReasoningModel = "hearth-script-think:latest"
 	ToolsModel     = "hearth-script-tools:latest"
 	LongModel      = "hearth-script-long:latest"
+	// SmallContextModel writes PlainText with a context window of SmallContext
+	// tokens, for tests of context_length_exceeded and truncation.
+	SmallContextModel = "hearth-script-smallctx:latest"
 )
+
+// SmallContext is the context length of SmallContextModel: a few short turns fit,
+// a long one does not.
+const SmallContext = 256
 
 // Catalog returns the specs of the standard script models by name: plain text;
 // reasoning then text; reasoning then two parallel tool calls, then an answer after the
@@ -91,6 +97,11 @@ func Catalog() map[string]Spec {
 		ReasoningModel: one(ReasoningText),
 		ToolsModel:     tools,
 		LongModel:      one(LongText),
+		SmallContextModel: func() Spec {
+			s := one(PlainText)
+			s.ContextLength = SmallContext
+			return s
+		}(),
 	}
 }
 

@@ -132,8 +132,13 @@ func TestPassthroughCatalog(t *testing.T) {
 	}
 	slices.Sort(names)
 	slices.Sort(ids)
-	if len(names) != len(scriptmodel.Catalog()) || strings.Join(names, ",") != strings.Join(ids, ",") {
-		t.Errorf("/api/tags %v and /v1/models %v should both list the %d catalogue models", names, ids, len(scriptmodel.Catalog()))
+	if strings.Join(names, ",") != strings.Join(ids, ",") {
+		t.Errorf("/api/tags %v and /v1/models %v should list the same models", names, ids)
+	}
+	for name := range scriptmodel.Catalog() {
+		if !slices.Contains(ids, name) {
+			t.Errorf("/v1/models %v lacks catalogue model %s", ids, name)
+		}
 	}
 	var health struct {
 		Status  string

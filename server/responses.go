@@ -88,7 +88,7 @@ func (s *Server) createResponse(c *gin.Context) {
 		go r.execute(s.background(resp.ID), hearth.NewBuilder(resp, nil), nil)
 		c.JSON(http.StatusOK, queued)
 	case req.Stream:
-		sse := newSSEWriter(c.Writer, s.heartbeat)
+		sse := newSSEWriter(c.Writer, s.heartbeat, clientDialect(c))
 		runCtx := ctx
 		if req.Background {
 			// A background stream outlives its client: a disconnect stops the

@@ -6,11 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"hearth"
@@ -330,7 +328,7 @@ func TestRuntimeFailureMidStreamE2E(t *testing.T) {
 			n, err := tee.Read(chunk)
 			buf.Write(chunk[:n])
 			if !killed && strings.Contains(buf.String(), "response.output_text.delta") {
-				killRunners(t)
+				testenv.KillRunners()
 				killed = true
 			}
 			if err != nil {
@@ -355,25 +353,5 @@ func TestRuntimeFailureMidStreamE2E(t *testing.T) {
 	r := createJSON(t, srv, reqBody(scriptmodel.PlainModel, false, `"input":"hi again"`))
 	if r.Status != hearth.StatusCompleted {
 		t.Errorf("request after the failure: %s", r.Status)
-	}
-}
-
-// killRunners SIGKILLs the model runners this test binary started.
-func killRunners(t *testing.T) {
-	self, _ := os.Executable()
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
-		if len(args) > 1 && args[0] == self && args[1] == "runner" && strings.Contains(string(b), "--model") {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
 	}
 }

@@ -60,7 +60,7 @@ func (s *Server) getResponse(c *gin.Context) {
 		s.writeError(c, fmt.Errorf("stored response %s: %w", rec.ID, err))
 		return
 	}
-	sse := newSSEWriter(c.Writer, s.heartbeat)
+	sse := newSSEWriter(c.Writer, s.heartbeat, clientDialect(c))
 	replay(&resp, sse.Event)
 	sse.Done()
 }

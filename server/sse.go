@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"sync"
@@ -14,6 +15,8 @@ import (
 // frame. While nothing else is written it sends comment heartbeats, because clients
 // give up on a silent stream (long prompt processing can take minutes).
 type sseWriter struct {
+	// openAI renames events to OpenAI's names for clients that expect them.
+	openAI  bool
 	mu      sync.Mutex
 	w       http.ResponseWriter
 	flusher http.Flusher
@@ -23,7 +26,7 @@ type sseWriter struct {
 	done    chan struct{}
 }
 
-func newSSEWriter(w http.ResponseWriter, heartbeat time.Duration) *sseWriter {
+func newSSEWriter(w http.ResponseWriter, heartbeat time.Duration, d dialect) *sseWriter {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -32,7 +35,7 @@ func newSSEWriter(w http.ResponseWriter, heartbeat time.Duration) *sseWriter {
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	f, _ := w.(http.Flusher)
-	s := &sseWriter{w: w, flusher: f, last: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	s := &sseWriter{w: w, flusher: f, last: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), openAI: d == dialectOpenAI}
 	s.flush()
 	go s.heartbeats(heartbeat)
 	return s
@@ -67,6 +70,13 @@ func (s *sseWriter) Event(e hearth.Event) {
 		// client's state machine silently, so say so in the stream.
 		data, _ = json.Marshal(hearth.Event{Type: hearth.EventError, SequenceNumber: e.SequenceNumber, Error: hearth.ServerError("internal error encoding an event")})
 		e.Type = hearth.EventError
+	}
+	if s.openAI {
+		if name := hearth.OpenAIEventType(e.Type); name != e.Type {
+			// "type" is the first key the event marshals, so this renames only it.
+			data = bytes.Replace(data, []byte(`"type":"`+e.Type+`"`), []byte(`"type":"`+name+`"`), 1)
+			e.Type = name
+		}
 	}
 	frame := make([]byte, 0, len(e.Type)+len(data)+16)
 	frame = append(frame, "event: "...)

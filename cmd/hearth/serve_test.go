@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 )
 
@@ -143,7 +143,7 @@ func TestServeEmbedded(t *testing.T) {
 	}
 
 	// SIGTERM: a clean exit, and the model runner gone with it.
-	runners := runnerPIDs(t)
+	runners := testenv.RunnerPIDs(false)
 	if len(runners) == 0 {
 		t.Fatalf("no runner process found while a model is loaded")
 	}
@@ -157,43 +157,10 @@ func TestServeEmbedded(t *testing.T) {
 		t.Fatal("hearth did not stop within 30s of SIGTERM")
 	}
 	for _, pid := range runners {
-		if processAlive(pid) {
+		if testenv.ProcessAlive(pid) {
 			t.Errorf("runner %d outlived hearth", pid)
 		}
 	}
-}
-
-// runnerPIDs finds processes running this test binary as a model runner.
-func runnerPIDs(t *testing.T) []int {
-	t.Helper()
-	self, _ := os.Executable()
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
-		if len(args) > 1 && args[1] == "runner" && args[0] == self {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
-
-func processAlive(pid int) bool {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	// A zombie (state Z) has exited and waits to be reaped by its parent.
-	fields := strings.Fields(string(b))
-	return len(fields) > 2 && fields[2] != "Z"
 }
 
 func slicesWithout(env []string, prefix string) []string {

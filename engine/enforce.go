@@ -1,0 +1,702 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/ollama/ollama/api"
+
+	"hearth"
+	"hearth/toolgrammar"
+)
+
+// The enforced path generates a response in phases. A free phase lets the model write
+// (reasoning, text, calls); the parser pauses at every decision point (a call opener,
+// a finished name, the end of reasoning, a finished call) and the engine either lets
+// it go on or stops the runtime there. It then continues in raw mode from the prompt
+// plus the output it keeps plus, when it forces a call, the opener it writes itself,
+// with `format` set to the JSON schema of what may come next: a call of the allowed
+// tools, a name among them, or one tool's arguments. The closer is appended and a free
+// phase follows. The runtime's KV cache holds the prompt and the output so far, so each
+// continuation evaluates only the few tokens that are new.
+//
+// Everything appended (model output and engine prefills alike) is fed to one parser,
+// which therefore sees one continuous transcript. A call's events are held until the
+// call is complete and its arguments validate against the tool's schema; a call that
+// fails is taken back (nothing of it reached the client) and generated once more
+// under the grammar from its opener, and fails the response if it fails again.
+
+// phaseKind says what a phase generates.
+type phaseKind uint8
+
+const (
+	phaseFree phaseKind = iota // the model writes what it wants
+	phaseCall                  // one call (or array of calls): CallSchema
+	phaseName                  // a call's name as a JSON string: NameSchema
+	phaseArgs                  // one tool's arguments: ArgumentsSchema
+)
+
+type phase struct {
+	kind   phaseKind
+	format json.RawMessage
+	// limit caps the phase's tokens below the response's budget; 0 means none, -1
+	// on a free phase means the output ends instead.
+	limit int
+}
+
+// action is what the engine does at a decision point.
+type action uint8
+
+const (
+	actContinue  action = iota
+	actEnd              // end the output here: no (more) calls may be made
+	actConstrain        // continue from the opener with a constrained call
+	actForce            // rewind to cut, write the opener, continue constrained
+	actArgs             // the name is settled (harmony header): constrain the arguments
+	actRetry            // the call failed validation: rewind to its opener, constrain
+	actFail             // the call failed again: the response fails
+)
+
+// errStopPhase ends a streaming generation from inside its callback.
+var errStopPhase = errors.New("engine: phase stopped at a decision point")
+
+type enforcer struct {
+	j     *Job
+	f     *toolgrammar.Format
+	pol   *toolPolicy
+	b     *hearth.Builder
+	sink  *itemSink
+	popts toolgrammar.Options
+	p     *toolgrammar.Parser
+
+	// out is the transcript after the prompt: everything the parser was fed and the
+	// engine keeps. The next phase's prompt is j.Prompt + out.
+	out []byte
+
+	budget          int // output tokens left; -1 when the request set no budget
+	inputTokens     int
+	outputTokens    int
+	reasoningTokens int
+	calls           int
+	retried         bool
+
+	// The call in progress: its events are held until it validates.
+	holding bool
+	held    []toolgrammar.Event
+	openAt  int64 // offset right after its opener, where a retry restarts
+	// inReasoning tracks whether the parser is inside reasoning.
+	inReasoning bool
+	// boundary is the offset after the last event that reached the builder: a point
+	// the transcript can be cut back to without taking anything back from the client.
+	boundary int64
+	// cut is where the decision that stopped the phase wants the transcript to end.
+	cut int64
+	// pendingName is the call name a decision settled (harmony).
+	pendingName string
+	failure     error
+
+	// last is the last phase's request and counts, for the cache bookkeeping.
+	lastPrompt       string
+	lastOut          strings.Builder
+	lastPromptTokens int
+	lastTokens       int
+}
+
+// runEnforced generates the response in phases; see the comment at the top.
+func (j *Job) runEnforced(ctx context.Context, b *hearth.Builder) error {
+	r := &enforcer{
+		j: j, f: j.Model.Format, pol: j.policy, b: b,
+		sink:   &itemSink{b: b, conv: j.conv},
+		popts:  toolgrammar.Options{Tools: j.tools, StartInReasoning: j.startInReasoning, PauseAtDecisions: true},
+		budget: -1,
+	}
+	if j.req.MaxOutputTokens != nil {
+		r.budget = *j.req.MaxOutputTokens
+	}
+	r.p = toolgrammar.NewParser(r.f, r.popts)
+	r.inReasoning = j.startInReasoning
+	err := r.run(ctx)
+	return r.finish(ctx, err)
+}
+
+func (r *enforcer) run(ctx context.Context) error {
+	next, err := r.firstPhase(ctx)
+	if err != nil {
+		return err
+	}
+	for {
+		if r.budget == 0 {
+			return r.stopForBudget()
+		}
+		act, res, err := r.generate(ctx, next)
+		if isInputTooLong(err) && r.outputTokens > 0 {
+			// The output filled the context window: the window is the hard limit
+			// of the output, as max_output_tokens is.
+			return r.stopForBudget()
+		}
+		if err != nil {
+			return err
+		}
+		if act == actContinue {
+			// The phase ran to its end.
+			if res.DoneReason == "length" && !(next.limit > 0 && r.budget != 0 && res.EvalCount >= next.limit) {
+				return r.stopForBudget()
+			}
+			if act, next, err = r.afterPhase(next, res); err != nil {
+				return err
+			}
+			if act == actContinue {
+				continue
+			}
+			if act == actEnd {
+				return nil
+			}
+		}
+		if next, err = r.decide(act); err != nil {
+			return err
+		}
+		if next.kind == phaseFree && next.limit < 0 {
+			return nil // the output ended
+		}
+	}
+}
+
+// firstPhase starts the response: a free phase of one token, whose done chunk reports
+// the prompt's exact token count (a phase stopped early reports none, and continuations
+// re-read the output as prompt); or, for a required call the model cannot reason
+// before, the forced call at once.
+func (r *enforcer) firstPhase(ctx context.Context) (phase, error) {
+	j := r.j
+	if r.mustCall() && !j.startInReasoning && (r.f.Reasoning == nil || j.thinkingOff || j.gen.Format != nil) {
+		f := &promptFit{e: j.e, gen: j.gen, window: j.window}
+		n, tooLong, err := f.count(ctx, j.Prompt, j.gen.Images)
+		if err != nil {
+			return phase{}, err
+		}
+		if tooLong {
+			return phase{}, errors.New("the prompt no longer fits the context window")
+		}
+		r.inputTokens = n
+		if _, err := r.prefill(r.f.CallPrefix("")); err != nil {
+			return phase{}, err
+		}
+		return r.constrained()
+	}
+	if j.gen.Format != nil {
+		// A text.format grammar starts at the phase's first token: the output must
+		// not be split.
+		return phase{kind: phaseFree}, nil
+	}
+	return phase{kind: phaseFree, limit: 1}, nil
+}
+
+func (r *enforcer) mustCall() bool {
+	return r.pol.mode == hearth.ToolChoiceRequired && r.calls == 0
+}
+
+func (r *enforcer) noMoreCalls() bool {
+	return r.pol.mode == hearth.ToolChoiceNone || r.pol.capReached(r.calls)
+}
+
+// generate runs one phase: it streams the continuation from j.Prompt + out, feeding
+// what comes (except a name) to the parser, and stops the runtime at the first
+// decision that is not actContinue.
+func (r *enforcer) generate(ctx context.Context, ph phase) (action, api.GenerateResponse, error) {
+	req := r.j.gen
+	req.Prompt = r.j.Prompt + string(r.out)
+	req.Options = maps.Clone(r.j.gen.Options)
+	n := ph.limit
+	if r.budget >= 0 && (n <= 0 || r.budget < n) {
+		n = r.budget
+	}
+	if n > 0 {
+		req.Options["num_predict"] = n
+	} else {
+		delete(req.Options, "num_predict")
+	}
+	if ph.kind != phaseFree {
+		req.Format = ph.format
+	}
+	stream := true
+	req.Stream = &stream
+
+	r.lastPrompt = req.Prompt
+	r.lastOut.Reset()
+	var (
+		act    = actContinue
+		final  api.GenerateResponse
+		chunks int
+		name   strings.Builder
+	)
+	err := r.j.e.rt.Generate(ctx, &req, func(resp api.GenerateResponse) error {
+		if resp.Done {
+			final = resp
+		}
+		if resp.Response == "" || act != actContinue {
+			return nil
+		}
+		chunks++
+		r.lastOut.WriteString(resp.Response)
+		if ph.kind == phaseName {
+			name.WriteString(resp.Response)
+			return nil
+		}
+		before := r.sink.reasoningEvents
+		a, err := r.feed(resp.Response, ph.kind)
+		if err != nil {
+			return err
+		}
+		if r.sink.reasoningEvents > before {
+			r.reasoningTokens++
+		}
+		if a != actContinue {
+			act = a
+			if ph.limit != 1 {
+				return errStopPhase
+			}
+			// A one-token phase is let finish: its done chunk carries the
+			// prompt's token count, and nothing else can come.
+		}
+		return nil
+	})
+	if errors.Is(err, errStopPhase) {
+		err = nil
+	}
+	used := chunks
+	if final.Done {
+		used = final.EvalCount
+		if r.inputTokens == 0 {
+			r.inputTokens = final.PromptEvalCount
+		}
+		r.lastPromptTokens = final.PromptEvalCount
+		r.lastTokens = final.PromptEvalCount + final.EvalCount
+	} else {
+		r.lastTokens = 0
+	}
+	r.outputTokens += used
+	if r.budget >= 0 {
+		r.budget = max(0, r.budget-used)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return act, final, ctx.Err()
+		}
+		return act, final, err
+	}
+	if act == actContinue && !final.Done {
+		return act, final, errors.New("the runtime ended the generation without finishing it")
+	}
+	if ph.kind == phaseName {
+		r.pendingName = name.String()
+	}
+	return act, final, nil
+}
+
+// feed appends text to the transcript, parses it and acts on the events, resuming the
+// parser after each pause the engine lets pass.
+func (r *enforcer) feed(text string, kind phaseKind) (action, error) {
+	r.out = append(r.out, text...)
+	evs := r.p.Feed(text)
+	for {
+		act, err := r.events(evs, kind)
+		if err != nil || act != actContinue {
+			return act, err
+		}
+		if r.p.Pending() == "" || len(evs) == 0 {
+			return actContinue, nil
+		}
+		evs = r.p.Feed("")
+	}
+}
+
+// prefill feeds text the engine writes itself (an opener, a name, a closer): a call
+// opener in it is the engine's, and the only decision it can lead to is about the call
+// it completes.
+func (r *enforcer) prefill(text string) (action, error) {
+	if text == "" {
+		return actContinue, nil
+	}
+	return r.feed(text, phaseCall)
+}
+
+// events acts on parser events. In a free phase every decision point is a choice; in
+// a constrained phase or a prefill only a finished call is (it is validated).
+func (r *enforcer) events(evs []toolgrammar.Event, kind phaseKind) (action, error) {
+	for _, ev := range evs {
+		switch ev.Kind {
+		case toolgrammar.TextDelta:
+			if kind == phaseFree && r.mustCall() && !r.holding {
+				// The model answers in text where a call is required: take the
+				// text back before the client sees it and write the call.
+				r.cut = r.boundary
+				return actForce, nil
+			}
+			if err := r.forward(ev); err != nil {
+				return 0, err
+			}
+		case toolgrammar.ReasoningDelta:
+			r.inReasoning = true
+			if err := r.forward(ev); err != nil {
+				return 0, err
+			}
+		case toolgrammar.ReasoningEnd:
+			r.inReasoning = false
+			if err := r.forward(ev); err != nil {
+				return 0, err
+			}
+			if kind == phaseFree && r.mustCall() {
+				r.cut = ev.Offset
+				return actForce, nil
+			}
+		case toolgrammar.CallOpen:
+			r.holding, r.held, r.openAt = true, nil, ev.Offset
+			if r.f.Tools.Kind == toolgrammar.Harmony {
+				// The header is whole here, name included; a retry restarts
+				// right after the recipient prefix, before the name.
+				if at := strings.LastIndex(string(r.out[:ev.Offset]), r.f.Tools.Recipient); at >= 0 {
+					r.openAt = int64(at + len(r.f.Tools.Recipient))
+				}
+			}
+			if kind != phaseFree {
+				continue // the engine's own opener
+			}
+			if r.noMoreCalls() {
+				return actEnd, nil
+			}
+			if r.pol.constrain && r.f.Tools.Kind != toolgrammar.Harmony {
+				r.cut = ev.Offset
+				return actConstrain, nil
+			}
+		case toolgrammar.CallBegin:
+			r.held = append(r.held, ev)
+			if kind == phaseFree && r.pol.constrain && r.f.Tools.Kind == toolgrammar.Harmony {
+				// Harmony names the recipient in the header, which is complete
+				// when the parser reports the call.
+				if _, ok := r.pol.tool(ev.Name); ok {
+					r.cut, r.pendingName = ev.Offset, ev.Name
+					return actArgs, nil
+				}
+				at := strings.LastIndex(string(r.out[:ev.Offset]), r.f.Tools.Recipient)
+				if at < 0 {
+					return 0, fmt.Errorf("engine: harmony call header without %q", r.f.Tools.Recipient)
+				}
+				r.cut = int64(at + len(r.f.Tools.Recipient))
+				return actConstrain, nil
+			}
+		case toolgrammar.ArgumentsDelta:
+			if r.holding {
+				r.held = append(r.held, ev)
+			} else if err := r.forward(ev); err != nil {
+				return 0, err
+			}
+		case toolgrammar.CallEnd:
+			r.held = append(r.held, ev)
+			if err := r.pol.check(ev.Name, ev.Text); err != nil {
+				return r.callFailed(err), nil
+			}
+			for _, h := range r.held {
+				if err := r.forward(h); err != nil {
+					return 0, err
+				}
+			}
+			r.holding, r.held, r.retried = false, nil, false
+			r.calls++
+			r.boundary = ev.Offset
+			if r.noMoreCalls() {
+				return actEnd, nil
+			}
+		case toolgrammar.Malformed:
+			if r.holding {
+				return r.callFailed(fmt.Errorf("the model wrote a malformed tool call (%s): %.200q", ev.Reason, ev.Text)), nil
+			}
+			// Not a call after all; its text follows as a TextDelta.
+		}
+	}
+	return actContinue, nil
+}
+
+// callFailed takes back the call in progress: once it is generated again under the
+// grammar, and then the response fails.
+func (r *enforcer) callFailed(err error) action {
+	r.held = nil
+	if r.retried {
+		r.failure = err
+		return actFail
+	}
+	r.retried = true
+	r.failure = err
+	r.j.e.log.Warn("tool call failed validation; generating it again under the grammar", "model", r.j.Model.Name, "error", err)
+	return actRetry
+}
+
+func (r *enforcer) forward(ev toolgrammar.Event) error {
+	if err := r.sink.apply([]toolgrammar.Event{ev}); err != nil {
+		return err
+	}
+	if ev.Kind != toolgrammar.CallBegin && ev.Kind != toolgrammar.ArgumentsDelta {
+		r.boundary = ev.Offset
+	}
+	return nil
+}
+
+// decide carries out the decision that stopped a phase and returns the next phase. A
+// free phase with limit -1 means the output ends.
+func (r *enforcer) decide(act action) (phase, error) {
+	switch act {
+	case actEnd:
+		return phase{kind: phaseFree, limit: -1}, nil
+	case actFail:
+		return phase{}, &malformedCallError{reason: "still invalid after a constrained retry", span: r.failure.Error()}
+	case actConstrain:
+		// What the model wrote after the cut (a name it may not call, the
+		// rest of the chunk) goes.
+		r.rewind(r.cut)
+		r.holding, r.held = true, nil
+		if err := r.completeOpener(); err != nil {
+			return phase{}, err
+		}
+		return r.constrained()
+	case actArgs:
+		held := r.held
+		r.rewind(r.cut)
+		r.holding, r.held = true, held
+		t, _ := r.pol.tool(r.pendingName)
+		return r.argsPhase(t)
+	case actForce:
+		r.rewind(r.cut)
+		r.holding, r.held = false, nil
+		if r.inReasoning && r.f.Reasoning != nil {
+			// Reasoning that never closed: close it, or the opener would be read
+			// as more reasoning.
+			if _, err := r.prefill(r.f.Reasoning.Close); err != nil {
+				return phase{}, err
+			}
+		}
+		if _, err := r.prefill(r.f.CallPrefix(string(r.out))); err != nil {
+			return phase{}, err
+		}
+		return r.constrained()
+	case actRetry:
+		r.rewind(r.openAt)
+		r.holding, r.held = true, nil
+		return r.constrained()
+	}
+	return phase{}, fmt.Errorf("engine: unknown decision %d", act)
+}
+
+// completeOpener writes what the format's call prefix has beyond the opener the model
+// wrote (Qwen3-Coder's "<tool_call>" still needs "\n<function="; DeepSeek's group opener
+// needs the call opener).
+func (r *enforcer) completeOpener() error {
+	if r.f.Tools.Kind == toolgrammar.Harmony {
+		return nil
+	}
+	out := string(r.out)
+	head := r.f.CallPrefix(out)
+	for _, o := range append([]string{r.f.Tools.GroupOpen}, r.f.Tools.Open...) {
+		if o == "" || !strings.HasSuffix(out, o) {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(head, o):
+			_, err := r.prefill(head[len(o):])
+			return err
+		case strings.HasSuffix(head, o):
+			return nil
+		}
+	}
+	_, err := r.prefill(head)
+	return err
+}
+
+// constrained returns the phase that generates the call whose opener the transcript
+// ends with, by the format's plan.
+func (r *enforcer) constrained() (phase, error) {
+	tools := r.pol.allowed
+	switch r.f.Plan() {
+	case toolgrammar.PlanCall:
+		parallel := !r.pol.capReached(r.calls + 1)
+		schema, err := toolgrammar.CallSchema(r.f, tools, parallel)
+		if err != nil {
+			return phase{}, err
+		}
+		return phase{kind: phaseCall, format: schema}, nil
+	case toolgrammar.PlanNameThenArgs, toolgrammar.PlanNameOnly:
+		if len(tools) == 1 {
+			// One possible name: write it rather than have it generated.
+			return r.named(tools[0])
+		}
+		schema, err := toolgrammar.NameSchema(tools)
+		if err != nil {
+			return phase{}, err
+		}
+		return phase{kind: phaseName, format: schema}, nil
+	}
+	return phase{}, fmt.Errorf("engine: format %s cannot constrain tool calls", r.f.ID)
+}
+
+// named writes a settled name and returns the phase of its arguments.
+func (r *enforcer) named(t toolgrammar.Tool) (phase, error) {
+	if _, err := r.prefill(r.f.ArgumentsPrefix(t.Name)); err != nil {
+		return phase{}, err
+	}
+	return r.argsPhase(t)
+}
+
+func (r *enforcer) argsPhase(t toolgrammar.Tool) (phase, error) {
+	if r.f.Plan() == toolgrammar.PlanNameOnly {
+		// XML parameters are not JSON: the model writes them, and the call is
+		// validated when it ends.
+		return phase{kind: phaseFree}, nil
+	}
+	schema, err := toolgrammar.ArgumentsSchema(t)
+	if err != nil {
+		return phase{}, err
+	}
+	return phase{kind: phaseArgs, format: schema}, nil
+}
+
+// afterPhase continues after a phase that ran to its end (done_reason stop, or a
+// one-token phase's limit).
+func (r *enforcer) afterPhase(ph phase, res api.GenerateResponse) (action, phase, error) {
+	switch ph.kind {
+	case phaseFree:
+		if res.DoneReason == "length" {
+			return actContinue, phase{kind: phaseFree}, nil
+		}
+		if r.mustCall() {
+			// The model stopped without calling.
+			r.cut = r.boundary
+			return actForce, phase{}, nil
+		}
+		if r.holding {
+			// It stopped inside a call: what it wrote cannot be a valid call.
+			return r.callFailed(errors.New("the model stopped in the middle of a tool call")), phase{}, nil
+		}
+		act, err := r.closeParser()
+		return act, phase{}, err
+	case phaseCall, phaseArgs:
+		act, err := r.prefill(r.f.CallSuffix())
+		if err != nil || act != actContinue {
+			return act, phase{}, err
+		}
+		if r.holding {
+			// The grammar ended without a complete call (a stop string inside it).
+			return r.callFailed(errors.New("the constrained call did not complete")), phase{}, nil
+		}
+		if r.noMoreCalls() {
+			return actEnd, phase{}, nil
+		}
+		return actContinue, phase{kind: phaseFree}, nil
+	case phaseName:
+		var name string
+		if err := json.Unmarshal([]byte(strings.TrimSpace(r.pendingName)), &name); err != nil {
+			return r.callFailed(fmt.Errorf("the constrained name %q is not a JSON string", r.pendingName)), phase{}, nil
+		}
+		t, ok := r.pol.tool(name)
+		if !ok {
+			return r.callFailed(fmt.Errorf("the constrained name %q is not an allowed tool", name)), phase{}, nil
+		}
+		next, err := r.named(t)
+		return actContinue, next, err
+	}
+	return 0, phase{}, fmt.Errorf("engine: unknown phase %d", ph.kind)
+}
+
+// closeParser ends the output: what the parser held back comes out.
+func (r *enforcer) closeParser() (action, error) {
+	act, err := r.events(r.p.Close(), phaseCall)
+	if err != nil || act != actContinue {
+		return act, err
+	}
+	return actEnd, nil
+}
+
+// rewind cuts the transcript back to offset to. The parser cannot go back, so a fresh
+// one reads the kept transcript again; its events were reported the first time.
+func (r *enforcer) rewind(to int64) {
+	r.out = r.out[:to]
+	r.p = toolgrammar.NewParser(r.f, r.popts)
+	r.inReasoning = r.j.startInReasoning
+	evs := r.p.Feed(string(r.out))
+	for {
+		for _, ev := range evs {
+			switch ev.Kind {
+			case toolgrammar.ReasoningDelta:
+				r.inReasoning = true
+			case toolgrammar.ReasoningEnd:
+				r.inReasoning = false
+			}
+		}
+		if r.p.Pending() == "" || len(evs) == 0 {
+			return
+		}
+		evs = r.p.Feed("")
+	}
+}
+
+// stopForBudget ends the response incomplete: the item in progress (a call cut short
+// included) ends incomplete and is the last.
+func (r *enforcer) stopForBudget() error {
+	if r.holding {
+		for _, h := range r.held {
+			if h.Kind == toolgrammar.CallEnd {
+				break
+			}
+			if err := r.sink.apply([]toolgrammar.Event{h}); err != nil {
+				return err
+			}
+		}
+		r.holding, r.held = false, nil
+	} else {
+		// Text the parser held back (a possible delimiter) is output too. An
+		// unterminated reasoning block is not closed: it ends incomplete.
+		for _, ev := range r.p.Close() {
+			switch ev.Kind {
+			case toolgrammar.TextDelta, toolgrammar.ReasoningDelta:
+				if err := r.sink.apply([]toolgrammar.Event{ev}); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return errBudget
+}
+
+var errBudget = errors.New("engine: output budget exhausted")
+
+// finish ends the response from how the phases ended.
+func (r *enforcer) finish(ctx context.Context, err error) error {
+	usage := hearth.Usage{InputTokens: r.inputTokens, OutputTokens: r.outputTokens}
+	usage.OutputTokensDetails.ReasoningTokens = min(r.reasoningTokens, r.outputTokens)
+	usage.InputTokensDetails.CachedTokens = cachedTokens(r.j.prevSeq, r.j.Prompt, r.inputTokens)
+	if r.lastTokens > 0 {
+		r.j.e.remember(r.j.Model.Name, r.lastPrompt+r.lastOut.String(),
+			cacheMark{len(r.j.Prompt), r.inputTokens},
+			cacheMark{len(r.lastPrompt), r.lastPromptTokens},
+			cacheMark{len(r.lastPrompt) + r.lastOut.Len(), r.lastTokens})
+	} else {
+		r.j.e.forget(r.j.Model.Name)
+	}
+	var malformed *malformedCallError
+	switch {
+	case err == nil:
+		r.b.Complete(usage)
+		return nil
+	case errors.Is(err, errBudget):
+		r.b.Incomplete(hearth.IncompleteMaxOutputTokens, usage)
+		return nil
+	case errors.As(err, &malformed):
+		r.b.Fail(hearth.ModelError(malformed.Error()), &usage)
+	case ctx.Err() != nil:
+		r.b.Incomplete(IncompleteClientDisconnected, usage)
+		return ctx.Err()
+	default:
+		r.b.Fail(runtimeError(err), &usage)
+	}
+	return err
+}

@@ -1,0 +1,332 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/ollama/ollama/api"
+
+	"hearth"
+)
+
+// DefaultContextLength is the context window hearth asks the runtime for when neither
+// the model's Modelfile (PARAMETER num_ctx) nor the environment (HEARTH_CONTEXT_LENGTH,
+// then OLLAMA_CONTEXT_LENGTH) says otherwise. The runtime's own CPU default is 4096,
+// which an agent's system prompt alone fills (Codex sends about 10k tokens); 16384 fits
+// a real agent turn and costs a small model 1-2 GB of KV cache. A model trained on less
+// gets its trained context.
+const DefaultContextLength = 16384
+
+// defaultContextFromEnv reads the default window from the environment.
+func defaultContextFromEnv() int {
+	for _, k := range []string{"HEARTH_CONTEXT_LENGTH", "OLLAMA_CONTEXT_LENGTH"} {
+		if n, err := strconv.Atoi(strings.TrimSpace(os.Getenv(k))); err == nil && n > 0 {
+			return n
+		}
+	}
+	return DefaultContextLength
+}
+
+// ContextWindow is the num_ctx hearth sends for m: the Modelfile's num_ctx when the
+// model sets one (its author chose it), else the engine's default, and never more than
+// the model was trained on. hearth sends it with every request, so the runtime never
+// falls back to its own default, and the window hearth checks prompts against is the
+// one the runtime allocates.
+func (e *Engine) ContextWindow(m *Model) int {
+	n := m.NumCtx
+	if n <= 0 {
+		n = e.DefaultContext
+	}
+	if n <= 0 {
+		n = DefaultContextLength
+	}
+	trained := m.ContextLength
+	if trained <= 0 && m.Format != nil {
+		trained = m.Format.ContextLength
+	}
+	if trained > 0 && n > trained {
+		n = trained
+	}
+	return n
+}
+
+// modelNumCtx reads `num_ctx <n>` from /api/show's parameters text.
+func modelNumCtx(params string) int {
+	for _, line := range strings.Split(params, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "num_ctx" {
+			if n, err := strconv.Atoi(f[1]); err == nil {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// promptFit decides whether prompts fit the window with room for the output, asking the
+// runtime for exact counts only when a free upper bound cannot settle it.
+type promptFit struct {
+	e      *Engine
+	gen    api.GenerateRequest // model and options of the real request
+	window int
+	// reserve is the room the output needs: max_output_tokens, or one token when the
+	// request sets no budget (the output then ends at the window, as incomplete).
+	reserve int
+	// exact remembers the last exact count, to estimate others by their length.
+	exactTokens, exactBytes int
+}
+
+// fits reports whether prompt (with images) fits, and the exact token count when it was
+// needed to tell.
+//
+// Every token of a byte-level BPE or byte-fallback tokenizer covers at least one byte,
+// so len(prompt) plus BOS and EOS bounds the count from above: a prompt that fits by
+// that bound needs no runtime call (most requests). Otherwise the runtime counts: a
+// raw generation of one token reports prompt_eval_count, and the evaluated prompt stays
+// in the KV cache, where the real request finds it again, so the count costs about one
+// decoded token. A prompt longer than the window is refused by the runtime itself.
+func (f *promptFit) fits(ctx context.Context, prompt string, images []api.ImageData) (bool, int, error) {
+	if len(images) == 0 && len(prompt)+2+f.reserve <= f.window {
+		return true, 0, nil
+	}
+	n, tooLong, err := f.count(ctx, prompt, images)
+	if err != nil {
+		return false, 0, err
+	}
+	if tooLong {
+		return false, f.window + 1, nil
+	}
+	f.exactTokens, f.exactBytes = n, len(prompt)
+	return n+f.reserve <= f.window, n, nil
+}
+
+// hopeless reports whether prompt clearly cannot fit, estimated from the density of
+// the last exactly counted prompt; such a prompt is not worth a runtime call.
+func (f *promptFit) hopeless(prompt string) bool {
+	if f.exactBytes == 0 {
+		return false
+	}
+	est := f.exactTokens * len(prompt) / f.exactBytes
+	return est+f.reserve > f.window+f.window/4
+}
+
+func (f *promptFit) count(ctx context.Context, prompt string, images []api.ImageData) (n int, tooLong bool, err error) {
+	req := f.gen
+	req.Prompt, req.Images, req.Format = prompt, images, nil
+	req.Options = maps.Clone(f.gen.Options)
+	req.Options["num_predict"] = 1
+	stream := false
+	req.Stream = &stream
+	err = f.e.rt.Generate(ctx, &req, func(r api.GenerateResponse) error {
+		if r.Done {
+			n = r.PromptEvalCount
+		}
+		return nil
+	})
+	if isInputTooLong(err) {
+		return 0, true, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("count prompt tokens: %w", err)
+	}
+	return n, false, nil
+}
+
+// isInputTooLong recognises the runtime's refusal of a prompt longer than num_ctx when
+// truncate is false (runner: errorInputTooLong, sent as a 400).
+func isInputTooLong(err error) bool {
+	if err == nil {
+		return false
+	}
+	var se api.StatusError
+	if errors.As(err, &se) {
+		return strings.Contains(se.ErrorMessage, "exceeds the context length") || strings.Contains(se.Status, "exceeds the context length")
+	}
+	return strings.Contains(err.Error(), "exceeds the context length")
+}
+
+// turnRanges returns the turns truncation may drop, oldest first, as [start, end)
+// message ranges: each user message with everything up to the next user message. The
+// last user turn is never dropped, and neither are system messages, which Drop keeps
+// wherever they are. Calls stay with their outputs because both sit inside one turn.
+func turnRanges(msgs []api.Message) [][2]int {
+	var users []int
+	for i, m := range msgs {
+		if m.Role == "user" {
+			users = append(users, i)
+		}
+	}
+	var out [][2]int
+	for k := 0; k+1 < len(users); k++ {
+		out = append(out, [2]int{users[k], users[k+1]})
+	}
+	return out
+}
+
+// withoutTurns returns a copy of c without the messages of the first n turns of
+// turnRanges (system messages stay), and the images of the remaining messages.
+func (c *Conversation) withoutTurns(turns [][2]int) *Conversation {
+	drop := map[int]bool{}
+	for _, r := range turns {
+		for i := r[0]; i < r[1]; i++ {
+			if c.Messages[i].Role != "system" {
+				drop[i] = true
+			}
+		}
+	}
+	out := *c
+	out.Messages = nil
+	out.Images = nil
+	for i, m := range c.Messages {
+		if drop[i] {
+			continue
+		}
+		out.Messages = append(out.Messages, m)
+		out.Images = append(out.Images, m.Images...)
+	}
+	return &out
+}
+
+// fitWindow makes the job's prompt fit the window: it checks the rendered prompt and,
+// with truncation "auto", drops the oldest whole turns until it fits. With truncation
+// disabled (the default) a prompt that does not fit is a 400 context_length_exceeded,
+// the code clients such as Codex react to by compacting.
+func (j *Job) fitWindow(ctx context.Context, render func(*Conversation) (string, error)) error {
+	f := &promptFit{e: j.e, gen: j.gen, window: j.window, reserve: 1}
+	if j.req.MaxOutputTokens != nil {
+		f.reserve = *j.req.MaxOutputTokens
+	}
+	ok, n, err := f.fits(ctx, j.Prompt, j.conv.Images)
+	if err != nil || ok {
+		return err
+	}
+	tooLong := func(tokens int, truncated bool) error {
+		what := fmt.Sprintf("The input (%d tokens)", tokens)
+		if tokens > j.window {
+			what = fmt.Sprintf("The input (more than %d tokens)", j.window)
+		}
+		budget := ""
+		if j.req.MaxOutputTokens != nil {
+			budget = fmt.Sprintf(" plus max_output_tokens (%d)", *j.req.MaxOutputTokens)
+		}
+		hint := `Shorten the input, lower max_output_tokens, or set truncation to "auto".`
+		if truncated {
+			what += " after dropping every earlier turn"
+			hint = "Shorten the last turn or the instructions, or lower max_output_tokens."
+		}
+		return hearth.ContextLengthExceeded(fmt.Sprintf("%s%s exceeds the context window of model '%s' (%d tokens). %s",
+			what, budget, j.Model.Name, j.window, hint))
+	}
+	if j.req.Truncation != hearth.TruncationAuto {
+		return tooLong(n, false)
+	}
+	turns := turnRanges(j.conv.Messages)
+	for k := 1; k <= len(turns); k++ {
+		c := j.conv.withoutTurns(turns[:k])
+		prompt, err := render(c)
+		if err != nil {
+			return err
+		}
+		if k < len(turns) && len(c.Images) == 0 && f.hopeless(prompt) {
+			continue
+		}
+		ok, n, err = f.fits(ctx, prompt, c.Images)
+		if err != nil {
+			return err
+		}
+		if ok {
+			j.e.log.Info("truncated input to fit the context window", "model", j.Model.Name, "turns_dropped", k, "window", j.window)
+			j.conv, j.Prompt = c, prompt
+			j.gen.Prompt, j.gen.Images = prompt, c.Images
+			return nil
+		}
+	}
+	return tooLong(n, true)
+}
+
+// promptCache remembers, per model, the token sequence hearth last left in the
+// runtime's KV cache (the last request's prompt and generated text), to report
+// cached_tokens: the runtime reuses the longest common token prefix with it, and does
+// not report how much it reused. marks are points of text whose exact token count the
+// runtime reported (prompt_eval_count of a request, plus eval_count at the end).
+type promptCache struct {
+	text  string
+	marks []cacheMark
+}
+
+type cacheMark struct{ bytes, tokens int }
+
+// cachedTokens estimates how many of the inputTokens of prompt the runtime's KV cache
+// holds from the model's previous sequence prev. The common prefix is found in
+// characters and converted to tokens at the last exactly counted point within it, plus
+// the text after that point at the density of the span it lies in, minus the token
+// the boundary cuts. So it is exact when the prompt shares a whole earlier prompt (a
+// conversation that goes on, a retried request) and close otherwise. The runtime
+// always re-evaluates the prompt's last token, so at most inputTokens-1 are cached.
+// Another client of the same runtime can evict the cache without hearth knowing; then
+// this overstates.
+func cachedTokens(prev promptCache, prompt string, inputTokens int) int {
+	if prev.text == "" || len(prev.marks) == 0 || inputTokens <= 1 {
+		return 0
+	}
+	l := sharedPrefixLen(prev.text, prompt)
+	n, lo := 0, cacheMark{}
+	for _, m := range prev.marks {
+		if m.bytes > l {
+			if span := m.bytes - lo.bytes; span > 0 && l > lo.bytes {
+				n = lo.tokens + (m.tokens-lo.tokens)*(l-lo.bytes)/span - 1
+			}
+			break
+		}
+		lo, n = m, m.tokens
+	}
+	return max(0, min(n, inputTokens-1))
+}
+
+// lastSequence is what the model's KV cache holds after hearth's last request to it.
+func (e *Engine) lastSequence(model string) promptCache {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lastSeq[model]
+}
+
+// remember records the sequence a generation left in the model's KV cache: its text
+// and the points of it whose token counts are known, in order.
+func (e *Engine) remember(model, text string, marks ...cacheMark) {
+	var ok []cacheMark
+	for _, m := range marks {
+		if m.tokens > 0 && m.bytes <= len(text) && (len(ok) == 0 || m.bytes > ok[len(ok)-1].bytes) {
+			ok = append(ok, m)
+		}
+	}
+	if len(ok) == 0 {
+		e.forget(model)
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.lastSeq[model] = promptCache{text: text, marks: ok}
+}
+
+// forget drops what hearth knew of the model's cache (a generation that failed or was
+// cut may have left anything there).
+func (e *Engine) forget(model string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.lastSeq, model)
+}
+
+func sharedPrefixLen(a, b string) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}

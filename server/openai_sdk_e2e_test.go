@@ -1,0 +1,186 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"hearth/internal/testenv"
+	"hearth/scriptmodel"
+)
+
+// sdkDir holds the node project of the SDK test, relative to this package's directory.
+const sdkDir = "../testdata/openai-sdk"
+
+// TestOpenAISDKE2E runs a real client against hearth: the official `openai` npm package
+// (pinned in testdata/openai-sdk/package.json) calls responses.create and
+// responses.stream(...).finalResponse() on the script models, and test.mjs checks the
+// texts, reasoning, tool calls and usage it gets back. The expected values come from the
+// script models, passed to node as JSON in HEARTH_SDK_EXPECT.
+//
+// It needs Node.js and npm (npm ci fetches the package from the registry the first time).
+// Without them it fails, unless HEARTH_SKIP_NODE=1, which skips it.
+func TestOpenAISDKE2E(t *testing.T) {
+	node, npm := lookNode(t)
+	dir, err := filepath.Abs(sdkDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	npmCI(ctx, t, npm, dir)
+
+	srv := newHearthWithDB(t)
+	expect, err := json.Marshal(sdkExpectations(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, node, "test.mjs")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"OPENAI_BASE_URL="+srv.URL+"/v1",
+		"OPENAI_API_KEY=unused",
+		"HEARTH_SDK_EXPECT="+string(expect),
+	)
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	t.Logf("node test.mjs:\n%s", out)
+	if ctx.Err() != nil {
+		t.Fatalf("node test.mjs did not finish in time: %v", ctx.Err())
+	}
+	if err != nil {
+		t.Fatalf("node test.mjs: %v (its output is above)", err)
+	}
+}
+
+// lookNode finds node and npm, failing (or skipping, with HEARTH_SKIP_NODE=1) without them.
+func lookNode(t *testing.T) (node, npm string) {
+	t.Helper()
+	node, errNode := exec.LookPath("node")
+	npm, errNpm := exec.LookPath("npm")
+	if err := errors.Join(errNode, errNpm); err != nil {
+		if os.Getenv("HEARTH_SKIP_NODE") == "1" {
+			t.Skipf("HEARTH_SKIP_NODE=1 and Node.js is missing: %v", err)
+		}
+		t.Fatalf("this test runs the official openai npm package and needs Node.js (node and npm on PATH): "+
+			"install Node.js with npm (openai 7.x declares node >= 22; it also runs on 20), or set HEARTH_SKIP_NODE=1 to skip it: %v", err)
+	}
+	return node, npm
+}
+
+// npmCI installs the locked packages into dir/node_modules, unless they were installed
+// from the same package-lock.json before (a stamp in node_modules records its hash).
+func npmCI(ctx context.Context, t *testing.T, npm, dir string) {
+	t.Helper()
+	lock, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(lock)
+	want := hex.EncodeToString(sum[:])
+	stamp := filepath.Join(dir, "node_modules", ".hearth-lock-sha256")
+	if got, err := os.ReadFile(stamp); err == nil && string(got) == want {
+		return
+	}
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--no-update-notifier")
+	cmd.Dir = dir
+	cmd.WaitDelay = 5 * time.Second
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci in %s: %v\n%s", dir, err, out)
+	}
+	if err := os.WriteFile(stamp, []byte(want), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type sdkCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// sdkExpectations is what test.mjs sends and expects, all derived from the script
+// models: see test.mjs for the shape.
+func sdkExpectations(t *testing.T) map[string]any {
+	t.Helper()
+	a, ans := scriptmodel.EntryAssistant, scriptmodel.EntryAnswer
+	plain := testenv.Model(t, scriptmodel.PlainModel)
+	think := testenv.Model(t, scriptmodel.ReasoningModel)
+	tools := testenv.Model(t, scriptmodel.ToolsModel)
+
+	reasoning, text := splitThink(t, think.Text(a))
+	var toolDefs struct {
+		Tools []any `json:"tools"`
+	}
+	if err := json.Unmarshal([]byte("{"+toolsJSON+"}"), &toolDefs); err != nil {
+		t.Fatalf("toolsJSON: %v", err)
+	}
+	_, calls := splitThink(t, tools.Text(a))
+	return map[string]any{
+		"plain":     map[string]any{"model": scriptmodel.PlainModel, "text": plain.Text(a)},
+		"reasoning": map[string]any{"model": scriptmodel.ReasoningModel, "reasoning": reasoning, "text": text},
+		"tools": map[string]any{
+			"model":   scriptmodel.ToolsModel,
+			"input":   "weather and time in Paris?",
+			"tools":   toolDefs.Tools,
+			"calls":   parseToolCalls(t, calls),
+			"outputs": []string{"sunny", "12:00"},
+			"answer":  tools.Text(ans),
+		},
+	}
+}
+
+// splitThink splits a script text into its <think> part and what follows.
+func splitThink(t *testing.T, s string) (reasoning, rest string) {
+	t.Helper()
+	after, ok := strings.CutPrefix(s, "<think>")
+	if !ok {
+		t.Fatalf("script text %q does not start with <think>", s)
+	}
+	reasoning, rest, ok = strings.Cut(after, "</think>")
+	if !ok {
+		t.Fatalf("script text %q has no </think>", s)
+	}
+	return reasoning, rest
+}
+
+// parseToolCalls reads the <tool_call> blocks of a script text.
+func parseToolCalls(t *testing.T, s string) []sdkCall {
+	t.Helper()
+	var calls []sdkCall
+	for {
+		_, after, ok := strings.Cut(s, "<tool_call>")
+		if !ok {
+			break
+		}
+		body, rest, ok := strings.Cut(after, "</tool_call>")
+		if !ok {
+			t.Fatalf("unterminated <tool_call> in %q", s)
+		}
+		var c struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if err := json.Unmarshal([]byte(body), &c); err != nil {
+			t.Fatalf("tool call %q: %v", body, err)
+		}
+		var args bytes.Buffer
+		if err := json.Compact(&args, c.Arguments); err != nil {
+			t.Fatal(err)
+		}
+		calls = append(calls, sdkCall{Name: c.Name, Arguments: args.String()})
+		s = rest
+	}
+	if len(calls) == 0 {
+		t.Fatalf("no tool calls in %q", s)
+	}
+	return calls
+}
