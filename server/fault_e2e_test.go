@@ -89,7 +89,7 @@ func TestRuntimeKilledMidStreamBoundE2E(t *testing.T) {
 			id = responseIDOf(strings.TrimRight(line, "\n"))
 		}
 		if killed.IsZero() && strings.Contains(line, `"type":"response.output_text.delta"`) {
-			killRunners(t)
+			testenv.KillRunners()
 			killed = time.Now()
 		}
 		if err != nil {
@@ -136,22 +136,8 @@ func TestRuntimeKilledMidStreamBoundE2E(t *testing.T) {
 // this test binary started, by pid.
 func runnerCPU(t *testing.T) map[int]int64 {
 	t.Helper()
-	self, _ := os.Executable()
 	out := map[int]int64{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(cmdline), "\x00")
-		if len(args) < 2 || args[0] != self || args[1] != "runner" {
-			continue
-		}
+	for _, pid := range testenv.RunnerPIDs(false) {
 		if ticks, ok := cpuTicks(pid); ok {
 			out[pid] = ticks
 		}

@@ -62,15 +62,20 @@ func parseFrames(t *testing.T, body string) (frames [][2]string, done bool) {
 
 // FuzzSSEFrame: whatever text a model or client puts into an event, each event becomes
 // exactly one frame (`event:` equal to the JSON's type, one `data:` line that parses back
-// to the same text), and [DONE] comes last.
+// to the same text), and [DONE] comes last; in both dialects (OpenAI's renames types).
 func FuzzSSEFrame(f *testing.F) {
-	f.Add(uint8(0), 1, "msg_1", "Hello", "world")
-	f.Add(uint8(4), 7, "rs_1", "line\nbreak\r\n\n", "data: [DONE]\n\n")
-	f.Add(uint8(8), 0, "fc_1", `{"city":"Paris"}`, "\x00\xff\u2028\u2029")
-	f.Add(uint8(10), -3, "", "event: error\ndata: {}", ": keep-alive\n\n")
-	f.Fuzz(func(t *testing.T, kind uint8, seq int, itemID, text1, text2 string) {
+	f.Add(uint8(0), 1, "msg_1", "Hello", "world", false)
+	f.Add(uint8(4), 7, "rs_1", "line\nbreak\r\n\n", "data: [DONE]\n\n", true)
+	f.Add(uint8(8), 0, "fc_1", `{"city":"Paris"}`, "\x00\xff\u2028\u2029", false)
+	f.Add(uint8(10), -3, "", "event: error\ndata: {}", ": keep-alive\n\n", false)
+	f.Add(uint8(2), 2, "rs_2", `"type":"response.reasoning.delta"`, `{"type":"response.reasoning.delta"}`, true)
+	f.Fuzz(func(t *testing.T, kind uint8, seq int, itemID, text1, text2 string, openAI bool) {
 		rec := httptest.NewRecorder()
-		s := newSSEWriter(rec, 0)
+		d := dialectOpenResponses
+		if openAI {
+			d = dialectOpenAI
+		}
+		s := newSSEWriter(rec, 0, d)
 		in := []hearth.Event{fuzzEvent(kind, seq, itemID, text1), fuzzEvent(kind+1, seq+1, text2, text2)}
 		for _, e := range in {
 			s.Event(e)
@@ -88,8 +93,12 @@ func FuzzSSEFrame(f *testing.F) {
 			if err := dec.Decode(&got); err != nil {
 				t.Fatalf("frame %d data is not JSON: %v: %q", i, err, fr[1])
 			}
-			if got["type"] != fr[0] || fr[0] != in[i].Type {
-				t.Fatalf("frame %d: event %q, JSON type %v, want %q", i, fr[0], got["type"], in[i].Type)
+			want := in[i].Type
+			if openAI {
+				want = hearth.OpenAIEventType(want)
+			}
+			if got["type"] != fr[0] || fr[0] != want {
+				t.Fatalf("frame %d: event %q, JSON type %v, want %q", i, fr[0], got["type"], want)
 			}
 			if n, _ := got["sequence_number"].(json.Number); n.String() != strconv.Itoa(in[i].SequenceNumber) {
 				t.Fatalf("frame %d: sequence_number %v, want %d", i, got["sequence_number"], in[i].SequenceNumber)
@@ -125,7 +134,7 @@ func (d *discardWriter) Flush()                      {}
 // BenchmarkSSEFrame measures one text-delta frame: marshal, frame, write, flush. It is
 // the per-token cost hearth adds to a stream.
 func BenchmarkSSEFrame(b *testing.B) {
-	s := newSSEWriter(&discardWriter{h: http.Header{}}, 0)
+	s := newSSEWriter(&discardWriter{h: http.Header{}}, 0, dialectOpenResponses)
 	e := hearth.Event{Type: hearth.EventOutputTextDelta, ItemID: "msg_" + strings.Repeat("0", 32), Delta: " token"}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
@@ -137,7 +146,7 @@ func BenchmarkSSEFrame(b *testing.B) {
 // BenchmarkSSEFrameLarge: a function_call_arguments.done of 4 KiB, the largest frame a
 // typical tool call sends.
 func BenchmarkSSEFrameLarge(b *testing.B) {
-	s := newSSEWriter(&discardWriter{h: http.Header{}}, 0)
+	s := newSSEWriter(&discardWriter{h: http.Header{}}, 0, dialectOpenResponses)
 	args, _ := json.Marshal(map[string]string{"content": strings.Repeat("lorem ipsum \"quoted\"\n", 200)})
 	e := hearth.Event{Type: hearth.EventFunctionCallArgumentsDone, ItemID: "fc_1", Arguments: string(args)}
 	b.SetBytes(int64(len(args)))
