@@ -10,7 +10,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # Test runs may set extra flags, e.g. make test TESTFLAGS='-run E2E -v'.
 TESTFLAGS ?=
 
-.PHONY: all build run test vet fmt headers clean
+.PHONY: all build run test vet fmt headers clean bench
 
 all: build
 
@@ -30,6 +30,11 @@ run: build
 test: headers
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
+
+# hearth against the runtime's own endpoints on bench script models, loopback only;
+# e.g. make bench ARGS='--quick' or ARGS='--runs 9 --json'.
+bench: build
+	./bin/hearth bench $(ARGS)
 
 vet: headers
 	$(GO) vet ./...

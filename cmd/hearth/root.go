@@ -55,7 +55,7 @@ the variable, which wins over the file.`,
 	}
 	root.PersistentFlags().StringVar(&configPath, "config", "", "TOML or YAML file of settings, keys named as flags [$HEARTH_CONFIG]")
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(serveCommand(), keysCommand(), modelsCommand(), pullCommand(), doctorCommand(), versionCommand())
+	root.AddCommand(serveCommand(), keysCommand(), modelsCommand(), pullCommand(), doctorCommand(), benchCommand(), versionCommand())
 	return root
 }
 

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/spf13/cobra"
+
+	"hearth/engine/ollama"
+	"hearth/internal/bench"
+)
+
+type benchOptions struct {
+	cfg       bench.Config
+	quick     bool
+	jsonOut   bool
+	ollamaURL string
+	modelsDir string
+	quiet     bool
+}
+
+func benchCommand() *cobra.Command {
+	o := benchOptions{cfg: bench.Default()}
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure hearth against the runtime's own endpoints",
+		Long: `Measure hearth's /v1/responses against the runtime it drives, side by side in one run:
+(1) the runtime's raw /api/generate with the exact prompt hearth renders (the floor),
+(2) the runtime's own /v1/responses (which ignores previous_response_id, so it gets the
+whole history each turn), (3) hearth's /v1/responses, served in this process on a
+loopback port with a temporary database.
+
+Workloads: a single uncached question (time to first token, total time, decode rate);
+a conversation of --turns turns; a tool call, also with tool_choice allowed_tools on
+hearth; --concurrency simultaneous streams. Each is measured --runs times; (2) and (3)
+are reported as ratios to (1) from the same run, median with min and max.
+
+The models are deterministic script models with the compute cost of a small real model,
+created for the run: in a temporary models directory of an embedded runtime (default),
+or in the Ollama at --ollama.`,
+		Example: `  hearth bench                 # the README's table (several minutes on two cores)
+  hearth bench --quick --json  # a smoke run, as JSON`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, o) },
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.cfg.Runs, "runs", o.cfg.Runs, "measurements of each workload")
+	f.IntVar(&o.cfg.Turns, "turns", o.cfg.Turns, "turns of the conversation workload")
+	f.IntVar(&o.cfg.Concurrency, "concurrency", o.cfg.Concurrency, "simultaneous streams of the concurrency workload")
+	f.BoolVar(&o.quick, "quick", false, "a CI-sized smoke run: 1 run, 3 turns, 2 streams (explicit flags still win)")
+	f.BoolVar(&o.jsonOut, "json", false, "print the report as JSON instead of markdown")
+	f.StringVar(&o.ollamaURL, "ollama", "", "URL of an Ollama server to measure instead of an embedded runtime (models are created there)")
+	f.StringVar(&o.modelsDir, "models", "", "models directory of the embedded runtime (default: a temporary directory, removed afterwards)")
+	f.BoolVar(&o.cfg.Tiny, "tiny-models", false, "use the tiny script models: checks the command works, measures nothing meaningful")
+	f.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
+	bindEnv(cmd)
+	return cmd
+}
+
+func runBench(cmd *cobra.Command, o benchOptions) error {
+	if o.quick {
+		q := bench.Quick()
+		for name, dst := range map[string]*int{"runs": &o.cfg.Runs, "turns": &o.cfg.Turns, "concurrency": &o.cfg.Concurrency} {
+			if !cmd.Flags().Changed(name) {
+				switch name {
+				case "runs":
+					*dst = q.Runs
+				case "turns":
+					*dst = q.Turns
+				case "concurrency":
+					*dst = q.Concurrency
+				}
+			}
+		}
+	}
+	if !o.quiet {
+		o.cfg.Progress = cmd.ErrOrStderr()
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+
+	// The embedded runtime's gin logs every request to gin.DefaultWriter (stdout); the
+	// report owns stdout, so --json stays parseable.
+	gin.DefaultWriter = cmd.ErrOrStderr()
+
+	var rt *ollama.Runtime
+	if o.ollamaURL != "" {
+		var err error
+		if rt, err = ollama.Connect(o.ollamaURL); err != nil {
+			return fmt.Errorf("--ollama: %w", err)
+		}
+		readyCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		if err := rt.WaitReady(readyCtx); err != nil {
+			return err
+		}
+	} else {
+		dir := o.modelsDir
+		if dir == "" {
+			tmp, err := os.MkdirTemp("", "hearth-bench-models-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(tmp)
+			dir = tmp
+		}
+		// Keep runners loaded for the whole run: a reload would land in a measurement.
+		if os.Getenv("OLLAMA_KEEP_ALIVE") == "" {
+			os.Setenv("OLLAMA_KEEP_ALIVE", "-1")
+		}
+		startCtx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		var err error
+		if rt, err = ollama.StartEmbedded(startCtx, ollama.EmbeddedConfig{ModelsDir: dir}); err != nil {
+			return fmt.Errorf("start embedded runtime: %w", err)
+		}
+		defer func() {
+			unloadCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			_ = rt.UnloadAll(unloadCtx)
+		}()
+	}
+
+	rep, err := bench.Run(ctx, rt, o.cfg)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if o.jsonOut {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	rep.Markdown(out)
+	return nil
+}

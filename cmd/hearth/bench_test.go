@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"hearth/internal/bench"
+)
+
+// TestBenchCommandQuick runs `hearth bench --quick` as its own process with the tiny
+// script models: the command must start its runtime and hearth, run every workload and
+// print a report of the right shape. It asserts structure, never timings.
+func TestBenchCommandQuick(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "bench", "--quick", "--tiny-models", "--json", "--quiet")
+	cmd.Env = slicesWithout(append(os.Environ(), runMainEnv+"=1",
+		"HOME="+t.TempDir(), "TMPDIR="+t.TempDir()), "OLLAMA_HOST=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("hearth bench: %v\nstderr:\n%s", err, tail(stderr.String(), 4000))
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("--json output is not a report: %v\n%s", err, stdout.String())
+	}
+	s := rep.Settings
+	if s.Runs != 1 || s.Turns != 3 || s.Concurrency != 2 || !s.Tiny || !s.Embedded || len(s.Models) != 3 {
+		t.Errorf("settings %+v, want the quick ones with tiny models on an embedded runtime", s)
+	}
+	workloads := map[string]int{}
+	for _, row := range rep.Rows {
+		workloads[row.Workload]++
+		if row.Unit == "x" {
+			if len(row.Ratio) == 0 {
+				t.Errorf("ratio row %s / %s has no values", row.Workload, row.Metric)
+			}
+			continue
+		}
+		if row.Floor == nil || row.Floor.N != 1 || row.Floor.Median <= 0 {
+			t.Errorf("row %s / %s: floor %+v, want one positive measurement", row.Workload, row.Metric, row.Floor)
+		}
+		if st, ok := row.Ratio[bench.SystemHearth]; !ok || st.N != 1 || st.Median <= 0 {
+			t.Errorf("row %s / %s: hearth ratio %+v", row.Workload, row.Metric, st)
+		}
+		if !strings.Contains(row.Metric, "enforced") {
+			if st, ok := row.Ratio[bench.SystemRuntime]; !ok || st.N != 1 || st.Median <= 0 {
+				t.Errorf("row %s / %s: runtime ratio %+v", row.Workload, row.Metric, st)
+			}
+		}
+	}
+	for _, w := range []string{"single turn", "conversation", "tool call", "2 concurrent streams"} {
+		if workloads[w] == 0 {
+			t.Errorf("no rows for workload %q (have %v)", w, workloads)
+		}
+	}
+	if len(rep.Checks) != 4 {
+		t.Errorf("%d checks, want the 4 targets: %+v", len(rep.Checks), rep.Checks)
+	}
+	if rep.Enforcement.Runs != 1 {
+		t.Errorf("enforcement %+v", rep.Enforcement)
+	}
+	// The embedded runtime's temporary models directory is gone.
+	if left, _ := filepath.Glob(filepath.Join(strings.TrimPrefix(findEnv(cmd.Env, "TMPDIR="), "TMPDIR="), "hearth-bench-*")); len(left) > 0 {
+		t.Errorf("bench left %v behind", left)
+	}
+}
+
+func findEnv(env []string, prefix string) string {
+	for _, e := range env {
+		if strings.HasPrefix(e, prefix) {
+			return e
+		}
+	}
+	return ""
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+func TestBenchMarkdown(t *testing.T) {
+	// The markdown of a report names the three systems and every target.
+	var buf bytes.Buffer
+	rep := &bench.Report{Settings: bench.Settings{Runs: 5, Turns: 20, Concurrency: 16}}
+	rep.Markdown(&buf)
+	for _, want := range []string{bench.SystemRaw, bench.SystemRuntime, bench.SystemHearth, "| workload | metric |"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("markdown lacks %q:\n%s", want, buf.String())
+		}
+	}
+}

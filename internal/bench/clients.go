@@ -1,0 +1,197 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// sample is what one streamed request measured.
+type sample struct {
+	// TTFT is the time from sending the request to the first generated text (a text,
+	// reasoning or arguments delta; for the raw runtime, the first non-empty chunk).
+	TTFT time.Duration
+	// Total is the time from sending the request to the end of the stream.
+	Total time.Duration
+	// OutputTokens is what the server reported (the runtime's eval_count).
+	OutputTokens int
+	// Text is the generated text (deltas of messages, or raw text).
+	Text string
+	// Calls are the names of the function calls in the output, in order.
+	Calls []string
+	// ResponseID is the id of a /v1/responses response.
+	ResponseID string
+	// Status is the terminal status (completed, ...), or the raw done_reason.
+	Status string
+}
+
+// decodeRate is output tokens per second after the first token.
+func (s sample) decodeRate() float64 {
+	d := (s.Total - s.TTFT).Seconds()
+	if d <= 0 || s.OutputTokens < 2 {
+		return 0
+	}
+	return float64(s.OutputTokens-1) / d
+}
+
+// rawGenerate streams POST /api/generate with raw: true and measures it.
+func rawGenerate(ctx context.Context, hc *http.Client, base string, req map[string]any) (sample, error) {
+	body, _ := json.Marshal(req)
+	start := time.Now()
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/generate", bytes.NewReader(body))
+	if err != nil {
+		return sample{}, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(hreq)
+	if err != nil {
+		return sample{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return sample{}, fmt.Errorf("/api/generate: %s: %s", resp.Status, bytes.TrimSpace(b))
+	}
+	var s sample
+	var text strings.Builder
+	r := bufio.NewReaderSize(resp.Body, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var chunk struct {
+				Response   string `json:"response"`
+				Done       bool   `json:"done"`
+				DoneReason string `json:"done_reason"`
+				EvalCount  int    `json:"eval_count"`
+				Error      string `json:"error"`
+			}
+			if jerr := json.Unmarshal(line, &chunk); jerr != nil {
+				return s, fmt.Errorf("/api/generate chunk: %w", jerr)
+			}
+			if chunk.Error != "" {
+				return s, fmt.Errorf("/api/generate: %s", chunk.Error)
+			}
+			if chunk.Response != "" && s.TTFT == 0 {
+				s.TTFT = time.Since(start)
+			}
+			text.WriteString(chunk.Response)
+			if chunk.Done {
+				s.Status, s.OutputTokens = chunk.DoneReason, chunk.EvalCount
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return s, err
+		}
+	}
+	s.Total = time.Since(start)
+	s.Text = text.String()
+	if s.Status == "" {
+		return s, fmt.Errorf("/api/generate ended without a done chunk")
+	}
+	return s, nil
+}
+
+// responsesStream streams POST <base>/v1/responses (stream: true) and measures it. It
+// reads both hearth's stream and the runtime's own, which has no [DONE].
+func responsesStream(ctx context.Context, hc *http.Client, base string, req map[string]any) (sample, error) {
+	req["stream"] = true
+	body, _ := json.Marshal(req)
+	start := time.Now()
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/responses", bytes.NewReader(body))
+	if err != nil {
+		return sample{}, err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	resp, err := hc.Do(hreq)
+	if err != nil {
+		return sample{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return sample{}, fmt.Errorf("%s/v1/responses: %s: %s", base, resp.Status, bytes.TrimSpace(b))
+	}
+	var s sample
+	var text strings.Builder
+	var errMsg string
+	r := bufio.NewReaderSize(resp.Body, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if data, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte("data: ")); ok && !bytes.Equal(data, []byte("[DONE]")) {
+			var ev struct {
+				Type     string          `json:"type"`
+				Delta    string          `json:"delta"`
+				Response json.RawMessage `json:"response"`
+				Error    *struct {
+					Message string `json:"message"`
+				} `json:"error"`
+				Message string `json:"message"`
+			}
+			if jerr := json.Unmarshal(data, &ev); jerr != nil {
+				return s, fmt.Errorf("event: %w: %.200s", jerr, data)
+			}
+			switch {
+			case strings.HasSuffix(ev.Type, ".delta"):
+				if s.TTFT == 0 {
+					s.TTFT = time.Since(start)
+				}
+				if ev.Type == "response.output_text.delta" {
+					text.WriteString(ev.Delta)
+				}
+			case ev.Type == "error":
+				errMsg = ev.Message
+				if ev.Error != nil {
+					errMsg = ev.Error.Message
+				}
+			case ev.Type == "response.completed" || ev.Type == "response.incomplete" || ev.Type == "response.failed":
+				var final struct {
+					ID     string `json:"id"`
+					Status string `json:"status"`
+					Usage  *struct {
+						OutputTokens int `json:"output_tokens"`
+					} `json:"usage"`
+					Output []struct {
+						Type string `json:"type"`
+						Name string `json:"name"`
+					} `json:"output"`
+				}
+				if jerr := json.Unmarshal(ev.Response, &final); jerr != nil {
+					return s, fmt.Errorf("%s: %w", ev.Type, jerr)
+				}
+				s.ResponseID, s.Status = final.ID, final.Status
+				if final.Usage != nil {
+					s.OutputTokens = final.Usage.OutputTokens
+				}
+				for _, it := range final.Output {
+					if it.Type == "function_call" {
+						s.Calls = append(s.Calls, it.Name)
+					}
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return s, err
+		}
+	}
+	s.Total = time.Since(start)
+	s.Text = text.String()
+	switch {
+	case s.Status == "":
+		return s, fmt.Errorf("%s/v1/responses: stream ended without a terminal event", base)
+	case s.Status == "failed":
+		return s, fmt.Errorf("%s/v1/responses: response failed: %s", base, errMsg)
+	}
+	return s, nil
+}

@@ -1,0 +1,204 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Report is the result of a run.
+type Report struct {
+	Settings Settings `json:"settings"`
+	// Rows are the measurements: the floor in absolute units, the two servers as
+	// ratios to it.
+	Rows []Row `json:"rows"`
+	// Checks are the targets hearth is held to, and whether this run met them.
+	Checks      []Check     `json:"checks"`
+	Enforcement Enforcement `json:"enforcement"`
+}
+
+// Settings says what was run, so that a number can be re-run.
+type Settings struct {
+	Runs           int       `json:"runs"`
+	Turns          int       `json:"turns"`
+	Concurrency    int       `json:"concurrency"`
+	Tiny           bool      `json:"tiny_models"`
+	Models         []string  `json:"models"`
+	NumParallel    string    `json:"ollama_num_parallel"`
+	RuntimeVersion string    `json:"runtime_version"`
+	Embedded       bool      `json:"embedded_runtime"`
+	Started        time.Time `json:"started"`
+	Duration       string    `json:"duration"`
+}
+
+// Stat summarises a metric over runs.
+type Stat struct {
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	N      int     `json:"n"`
+}
+
+func summarize(xs []float64) Stat {
+	if len(xs) == 0 {
+		return Stat{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return Stat{Median: m, Min: s[0], Max: s[len(s)-1], N: len(s)}
+}
+
+// Row is one metric of one workload.
+type Row struct {
+	Workload string `json:"workload"`
+	Metric   string `json:"metric"`
+	// Unit of Floor ("ms", "tokens/s"), or "x" for a row of ratios.
+	Unit string `json:"unit"`
+	// Floor is the raw runtime's value, absolute (absent for rows of ratios).
+	Floor *Stat `json:"floor,omitempty"`
+	// Ratio is each system's value divided by the floor's in the same run, summarised
+	// over runs; for rows of ratios (Unit "x") it is the ratio itself, per system.
+	Ratio  map[string]Stat `json:"ratio"`
+	Target string          `json:"target,omitempty"`
+	// HigherBetter: a ratio below 1 is a loss (rates), not a gain.
+	HigherBetter bool `json:"higher_is_better,omitempty"`
+}
+
+// Check is a target and this run's verdict.
+type Check struct {
+	Name   string `json:"name"`
+	Target string `json:"target"`
+	Value  Stat   `json:"value"`
+	Met    bool   `json:"met"`
+}
+
+// Enforcement says whether hearth honoured allowed_tools in the tool workload: the
+// script model calls get_weather and get_time, allowed_tools permits get_weather only.
+type Enforcement struct {
+	Honoured int      `json:"honoured_runs"`
+	Runs     int      `json:"runs"`
+	Calls    []string `json:"last_calls"`
+}
+
+func (r *Report) add(ss ...*series) {
+	for _, s := range ss {
+		floor := summarize(s.vals[SystemRaw])
+		row := Row{Workload: s.workload, Metric: s.metric, Unit: s.unit, Floor: &floor, Target: s.target,
+			HigherBetter: s.higherBetter, Ratio: map[string]Stat{}}
+		for _, sys := range systems[1:] {
+			vals := s.vals[sys]
+			if len(vals) == 0 {
+				continue
+			}
+			ratios := make([]float64, len(vals))
+			for i, v := range vals {
+				if i < len(s.vals[SystemRaw]) && s.vals[SystemRaw][i] > 0 {
+					ratios[i] = v / s.vals[SystemRaw][i]
+				}
+			}
+			row.Ratio[sys] = summarize(ratios)
+		}
+		r.Rows = append(r.Rows, row)
+	}
+}
+
+// addGrowth adds a row whose values are already ratios (turn N over turn 1, enforced
+// over unenforced), for every system that has them.
+func (r *Report) addGrowth(s *series) {
+	row := Row{Workload: s.workload, Metric: s.metric, Unit: "x", Target: s.target, Ratio: map[string]Stat{}}
+	for _, sys := range systems {
+		if len(s.vals[sys]) > 0 {
+			row.Ratio[sys] = summarize(s.vals[sys])
+		}
+	}
+	r.Rows = append(r.Rows, row)
+}
+
+func (r *Report) row(workload, metric string) (Row, bool) {
+	for _, row := range r.Rows {
+		if row.Workload == workload && strings.HasPrefix(row.Metric, metric) {
+			return row, true
+		}
+	}
+	return Row{}, false
+}
+
+// check evaluates the targets on the medians.
+func (r *Report) check() {
+	for _, c := range []struct {
+		name, workload, metric, target string
+		limit                          float64
+	}{
+		{"hearth single-turn time to first token / raw runtime", "single turn", "time to first token", "< 1.02", 1.02},
+		{"hearth single-turn total time / raw runtime", "single turn", "total time", "< 1.02", 1.02},
+		{fmt.Sprintf("hearth time to first token, turn %d / turn 1", r.Settings.Turns), "conversation", fmt.Sprintf("turn %d / turn 1", r.Settings.Turns), "< 1.5", 1.5},
+		{"hearth enforced allowed_tools call / unenforced, total time", "tool call", "enforced / unenforced", "< 1.15", 1.15},
+	} {
+		row, ok := r.row(c.workload, c.metric)
+		if !ok {
+			continue
+		}
+		st := row.Ratio[SystemHearth]
+		r.Checks = append(r.Checks, Check{Name: c.name, Target: c.target, Value: st, Met: st.N > 0 && st.Median < c.limit})
+	}
+}
+
+func fmtStat(s Stat, unit string) string {
+	if s.N == 0 {
+		return "-"
+	}
+	prec := 2
+	if unit == "ms" || unit == "tokens/s" {
+		prec = 1
+	}
+	if s.N == 1 {
+		return fmt.Sprintf("%.*f", prec, s.Median)
+	}
+	return fmt.Sprintf("%.*f (%.*f–%.*f)", prec, s.Median, prec, s.Min, prec, s.Max)
+}
+
+// Markdown writes the report as the README shows it.
+func (r *Report) Markdown(w io.Writer) {
+	s := r.Settings
+	models := "bench script models (8 layers, width 2048, Q4_0 zero weights; deterministic output)"
+	if s.Tiny {
+		models = "tiny script models (a check of the command, not a benchmark)"
+	}
+	fmt.Fprintf(w, "Runtime: Ollama %s (embedded: %v, OLLAMA_NUM_PARALLEL=%s); %s; %d runs, %d turns, %d concurrent streams; took %s.\n\n",
+		s.RuntimeVersion, s.Embedded, s.NumParallel, models, s.Runs, s.Turns, s.Concurrency, s.Duration)
+	fmt.Fprintf(w, "Median (min–max) over runs. (1) is absolute; (2) and (3) are ratios to (1) in the same run (lower is better, except for rates).\n\n")
+	fmt.Fprintf(w, "| workload | metric | (1) %s | (2) %s | (3) %s | target |\n", SystemRaw, SystemRuntime, SystemHearth)
+	fmt.Fprintf(w, "| --- | --- | --- | --- | --- | --- |\n")
+	for _, row := range r.Rows {
+		first := "-"
+		if row.Floor != nil {
+			first = fmtStat(*row.Floor, row.Unit) + " " + row.Unit
+		} else if st, ok := row.Ratio[SystemRaw]; ok {
+			first = fmtStat(st, row.Unit) + "×"
+		}
+		col := func(sys string) string {
+			st, ok := row.Ratio[sys]
+			if !ok {
+				return "-"
+			}
+			return fmtStat(st, "x") + "×"
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", row.Workload, row.Metric, first, col(SystemRuntime), col(SystemHearth), row.Target)
+	}
+	fmt.Fprintf(w, "\n| target | median | met |\n| --- | --- | --- |\n")
+	for _, c := range r.Checks {
+		met := "yes"
+		if !c.Met {
+			met = "**no**"
+		}
+		fmt.Fprintf(w, "| %s %s | %s | %s |\n", c.Name, c.Target, fmtStat(c.Value, "x"), met)
+	}
+	e := r.Enforcement
+	fmt.Fprintf(w, "\nallowed_tools (get_weather only) honoured in %d of %d runs; last calls: %v.\n", e.Honoured, e.Runs, e.Calls)
+}

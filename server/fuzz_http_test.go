@@ -1,0 +1,128 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/types/model"
+
+	"hearth/engine"
+	"hearth/engine/ollama"
+	"hearth/scriptmodel"
+	"hearth/server"
+	"hearth/storage"
+)
+
+// fakeRuntime stands in for Ollama in the HTTP fuzz target: every model exists, has the
+// script models' template, and answers every prompt with the same short text. A fuzz
+// run then reaches the whole handler (decode, chain lookup, prepare, render, generate,
+// store, frame) thousands of times a second without a runner.
+type fakeRuntime struct{}
+
+func (fakeRuntime) Show(_ context.Context, req *api.ShowRequest) (*api.ShowResponse, error) {
+	if req.Model == "no-such-model" {
+		return nil, api.StatusError{StatusCode: http.StatusNotFound, ErrorMessage: "model not found"}
+	}
+	return &api.ShowResponse{
+		Template:     scriptmodel.Template,
+		Parameters:   `stop "<|end|>"`,
+		Capabilities: []model.Capability{model.CapabilityCompletion, model.CapabilityTools},
+		ModelInfo:    map[string]any{"general.architecture": "llama", "llama.context_length": float64(4096)},
+	}, nil
+}
+
+func (fakeRuntime) Generate(ctx context.Context, req *api.GenerateRequest, fn api.GenerateResponseFunc) error {
+	for _, piece := range []string{"Hello", " from", " a fake", " runtime."} {
+		if err := fn(api.GenerateResponse{Model: req.Model, Response: piece}); err != nil {
+			return err
+		}
+	}
+	return fn(api.GenerateResponse{Model: req.Model, Done: true, DoneReason: "stop",
+		Metrics: api.Metrics{PromptEvalCount: len(req.Prompt), EvalCount: 5}})
+}
+
+// newFuzzServer is hearth's handler over fakeRuntime with a real database; the runtime
+// URL points at a closed port, so nothing but the fake is ever reached.
+func newFuzzServer(f *testing.F) http.Handler {
+	db, err := storage.Open(filepath.Join(f.TempDir(), "hearth.db"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { db.Close() })
+	rt, err := ollama.Connect("127.0.0.1:1")
+	if err != nil {
+		f.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return server.New(server.Config{
+		Runtime: rt, Engine: engine.New(fakeRuntime{}, engine.DefaultFormats(), log),
+		Database: db, Logger: log,
+	})
+}
+
+// FuzzCreateResponseHTTP: any bytes POSTed to /v1/responses get a response or a 4xx
+// error envelope, never a 5xx (gin's recovery turns a panic into a 500, so this also
+// catches panics); a 200 stream is well framed and ends with [DONE].
+func FuzzCreateResponseHTTP(f *testing.F) {
+	h := newFuzzServer(f)
+	if codex, err := os.ReadFile("../testdata/codex_request.json"); err == nil {
+		f.Add(codex)
+	}
+	for _, s := range []string{
+		`{"model":"m","input":"hi"}`,
+		`{"model":"m","input":"hi","stream":true}`,
+		`{"model":"no-such-model","input":"hi"}`,
+		`{"model":"m","input":"hi","previous_response_id":"resp_nope"}`,
+		`{"model":"m","input":"hi","store":false,"background":true}`,
+		`{"model":"m","instructions":"be brief","input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]},{"role":"assistant","content":"hello"}],"max_output_tokens":16}`,
+		`{"model":"m","input":"weather?","stream":true,"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}],"tool_choice":{"type":"allowed_tools","mode":"required","tools":[{"type":"function","name":"get_weather"}]}}`,
+		`{"model":"m","input":[{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"ok"}]}`,
+		`{"model":"m","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}]}`,
+		`{"model":"m","input":"hi","text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object"}}},"reasoning":{"effort":"low"},"metadata":{"k":"v"}}`,
+		`{"model":"m","input":"\u0000\ud800","metadata":{"\u0000":"\udfff"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req := httptest.NewRequest(http.MethodPost, "/v1/responses", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		out := rec.Body.Bytes()
+		switch {
+		case rec.Code >= 500:
+			t.Fatalf("status %d for body %q: %s", rec.Code, body, out)
+		case rec.Code >= 400:
+			var env struct {
+				Error struct{ Message, Type string }
+			}
+			if err := json.Unmarshal(out, &env); err != nil || env.Error.Message == "" || env.Error.Type == "" {
+				t.Fatalf("status %d without an error envelope: %s", rec.Code, out)
+			}
+		case rec.Code != http.StatusOK:
+			t.Fatalf("status %d: %s", rec.Code, out)
+		case strings.HasPrefix(rec.Header().Get("Content-Type"), "text/event-stream"):
+			if !bytes.HasSuffix(out, []byte("data: [DONE]\n\n")) {
+				t.Fatalf("stream does not end with [DONE]: %q", out)
+			}
+			if bytes.Contains(out, []byte("event: error\n")) {
+				t.Fatalf("stream over a working runtime has an error event: %s", out)
+			}
+		default:
+			var r struct{ Object, Status string }
+			if err := json.Unmarshal(out, &r); err != nil || r.Object != "response" {
+				t.Fatalf("200 body is not a response (%v): %s", err, out)
+			}
+		}
+	})
+}
