@@ -13,8 +13,8 @@ import (
 	"hearth/server"
 )
 
-// fakeRuntime answers Ollama's heartbeat on addr until stopped.
-func fakeRuntime(t *testing.T, addr string) (stop func()) {
+// heartbeatOnly answers Ollama's heartbeat on addr until stopped.
+func heartbeatOnly(t *testing.T, addr string) (stop func()) {
 	t.Helper()
 	var ln net.Listener
 	var err error
@@ -40,7 +40,7 @@ func TestRuntimeSupervision(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	stop := fakeRuntime(t, addr)
+	stop := heartbeatOnly(t, addr)
 	rt, err := ollama.Connect(addr)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +71,7 @@ func TestRuntimeSupervision(t *testing.T) {
 	if rtInfo, _ := body["runtime"].(map[string]any); st != 503 || rtInfo["ok"] != false || rtInfo["since"] == nil {
 		t.Errorf("healthz with the runtime down: %d %v", st, body)
 	}
-	stop = fakeRuntime(t, addr)
+	stop = heartbeatOnly(t, addr)
 	defer stop()
 	waitFor(t, "the runtime to be seen back", func() bool { return metric(t, srv, "", "hearth_runtime_up") == 1 })
 	if st, body := health(); st != 200 || body["runtime"].(map[string]any)["restarts"] != float64(1) {
