@@ -77,7 +77,9 @@ func runLoad(t *testing.T, url string, keys []string, clients, total int) *loadR
 				if i >= total || ctx.Err() != nil {
 					return
 				}
-				key := keys[(c+i)%len(keys)]
+				// Each client is one developer's agent: it keeps its key, so each key has
+				// clients/len(keys) requests in flight, as a team with a few agents each.
+				key := keys[c%len(keys)]
 				stream := i%2 == 0
 				body := reqBody(plain, stream, fmt.Sprintf(`"input":"request %d"`, i))
 				req, _ := http.NewRequestWithContext(ctx, "POST", url+"/v1/responses", strings.NewReader(body))
