@@ -5,11 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"hearth/engine/ollama"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -36,6 +37,7 @@ the variable, which wins over the file.`,
   hearth models                                 # models of a running hearth, with their formats
   hearth pull qwen3:0.6b                        # download a model through a running hearth
   hearth doctor                                 # check runtime, database, models and formats
+  hearth bench --quick                          # hearth against the runtime's own endpoints
   hearth version                                # hearth's and the runtime's versions`,
 		SilenceUsage: true,
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
@@ -66,21 +68,9 @@ func versionCommand() *cobra.Command {
 		Example: "  hearth version",
 		Args:    cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			fmt.Fprintf(cmd.OutOrStdout(), "hearth %s (%s, %s/%s)\nollama runtime %s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtimeVersion())
+			fmt.Fprintf(cmd.OutOrStdout(), "hearth %s (%s, %s/%s)\nollama runtime %s\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH, ollama.RuntimeVersion)
 		},
 	}
-}
-
-// runtimeVersion is the version of the Ollama module built into this binary.
-func runtimeVersion() string {
-	if info, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range info.Deps {
-			if d.Path == "github.com/ollama/ollama" {
-				return strings.TrimPrefix(d.Version, "v")
-			}
-		}
-	}
-	return "unknown"
 }
 
 // bindEnv lets every flag of cmd also be set by an environment variable HEARTH_<FLAG>
