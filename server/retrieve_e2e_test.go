@@ -1,8 +1,8 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -21,18 +21,8 @@ import (
 // do sends a request with an optional bearer key and returns status and body.
 func do(t *testing.T, method, url, key, body string) (int, []byte) {
 	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, b
+	code, _, b := call(t, context.Background(), method, url, key, body)
+	return code, b
 }
 
 func errorCode(b []byte) string {
