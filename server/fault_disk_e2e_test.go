@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"hearth"
 	"hearth/internal/testenv"
@@ -215,10 +216,15 @@ func TestDiskFullMidStreamE2E(t *testing.T) {
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
+	// Once the disk has room again, the row says what the client was told: failed.
+	deadline := time.Now().Add(time.Minute)
 	stored := getStored(t, srv, id)
-	t.Logf("stored status of the response whose result could not be stored: %s", stored.Status)
-	if stored.Status == hearth.StatusCompleted {
-		t.Errorf("stored as completed, but the client was told it failed")
+	for stored.Status != hearth.StatusFailed && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+		stored = getStored(t, srv, id)
+	}
+	if stored.Status != hearth.StatusFailed {
+		t.Errorf("stored status %s after space returned, want failed (as the client was told)", stored.Status)
 	}
 	if r := createJSON(t, srv, reqBody(scriptmodel.PlainModel, false, `"input":"space again"`)); r.Status != hearth.StatusCompleted {
 		t.Errorf("after space returned: %s", r.Status)

@@ -196,6 +196,9 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sse *sseWriter) (*
 			s.log.Error("store finished response", "id", id, "error", storeErr)
 			storeErr = fmt.Errorf("store finished response: %w", storeErr)
 			r.held = failedTerminal(r.held, final, "The response could not be stored.")
+			// The client is told the response failed; the row must say so too once
+			// the database takes writes again, or a poller would wait forever.
+			go s.settleLater(id, failedCopy(final, "The response could not be stored."))
 		}
 	}
 	if sse != nil {
@@ -206,6 +209,42 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sse *sseWriter) (*
 	}
 	r.report(final)
 	return final, storeErr
+}
+
+// failedCopy is final marked failed with msg, as the client was told.
+func failedCopy(final *hearth.Response, msg string) *hearth.Response {
+	f := final.Clone()
+	f.Status, f.IncompleteDetails = hearth.StatusFailed, nil
+	f.Error = &hearth.ResponseError{Code: hearth.CodeServerError, Message: msg}
+	return f
+}
+
+// settleRetries bound how long settleLater keeps trying; after that the next start's
+// recovery marks the row failed.
+const (
+	settleEvery    = time.Second
+	settleAttempts = 600
+)
+
+// settleLater retries storing the final state of a response whose first write failed
+// (a full disk, a read-only file), until it succeeds, the server shuts down, or the
+// attempts run out.
+func (s *Server) settleLater(id string, final *hearth.Response) {
+	for range settleAttempts {
+		select {
+		case <-s.jobs.root.Done():
+			return
+		case <-time.After(settleEvery):
+		}
+		ctx, cancel := context.WithTimeout(s.jobs.root, 30*time.Second)
+		err := s.db.CompleteResponse(ctx, id, storedFinal(final))
+		cancel()
+		if err == nil {
+			s.log.Info("stored the failed state of a response after an earlier write failed", "id", id)
+			return
+		}
+	}
+	s.log.Error("gave up storing the final state of a response; the next start marks it failed", "id", id)
 }
 
 // history loads the items behind previous_response_id: every response of the chain's
