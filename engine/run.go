@@ -112,6 +112,10 @@ func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	return j, nil
 }
 
+// GenerateRequest is a copy of the raw generation request the job sends first, for a
+// caller that wants to send the runtime exactly what hearth sends (the bench's floor).
+func (j *Job) GenerateRequest() api.GenerateRequest { return j.gen }
+
 // reasoningEffort is the effort to apply to format f. "minimal" turns thinking off
 // where the family can (a think switch); families with levels get their lowest level.
 func reasoningEffort(req *hearth.CreateResponseRequest, f *toolgrammar.Format) string {

@@ -217,13 +217,21 @@ func (e *env) raw(ctx context.Context, req map[string]any) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
-	stops := append([]string(nil), job.Model.Stop...)
-	stops = append(stops, job.Model.Format.Stop...)
-	return rawGenerate(ctx, e.hc, e.rt.URL.String(), map[string]any{
-		"model": job.Model.Name, "prompt": job.Prompt, "raw": true, "stream": true,
-		"think":   false,
-		"options": map[string]any{"shift": false, "truncate": false, "stop": stops},
-	})
+	// The very request hearth would send (options, num_ctx and the truncate/shift
+	// fields included): a different num_ctx would make the runtime reload the model
+	// between systems.
+	gen := job.GenerateRequest()
+	stream := true
+	gen.Stream = &stream
+	b, err := json.Marshal(gen)
+	if err != nil {
+		return sample{}, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return sample{}, err
+	}
+	return rawGenerate(ctx, e.hc, e.rt.URL.String(), m)
 }
 
 // order rotates the systems from run to run, so that none is always first after
