@@ -75,7 +75,7 @@ func (db *DB) CreateKey(ctx context.Context, name string) (Key, string, error) {
 
 // ListKeys returns every key, revoked ones included, oldest first.
 func (db *DB) ListKeys(ctx context.Context) ([]Key, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys ORDER BY created_at, id`)
+	rows, err := db.r.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys ORDER BY created_at, rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("storage: list keys: %w", err)
 	}
