@@ -44,6 +44,16 @@ type Job struct {
 // max_output_tokens fit the model's context window (dropping old turns when truncation
 // is "auto").
 func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest, history []hearth.Item) (*Job, error) {
+	// Never pretend: log probabilities are not produced yet, so asking for them is an
+	// error rather than an empty list.
+	if req.TopLogprobs != nil && *req.TopLogprobs > 0 {
+		return nil, hearth.InvalidRequest("top_logprobs", "unsupported_parameter",
+			"top_logprobs is not supported yet: hearth does not return log probabilities. Omit it or send 0.")
+	}
+	if req.Includes("message.output_text.logprobs") {
+		return nil, hearth.InvalidRequest("include", "unsupported_parameter",
+			"include message.output_text.logprobs is not supported yet: hearth does not return log probabilities.")
+	}
 	m, err := e.Model(ctx, req.Model)
 	if err != nil {
 		return nil, err
