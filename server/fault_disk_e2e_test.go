@@ -281,8 +281,10 @@ func TestReadOnlyDatabaseE2E(t *testing.T) {
 	}
 	// hearth serve exits with this error. SQLite reports the -wal file it cannot create
 	// (a clean close removed it) as "unable to open database file: no such file or
-	// directory", which does not name the cause; logged so a run shows the message.
-	t.Logf("open on a read-only file system: %v", err)
+	// directory", which does not name the cause; storage adds it.
+	if !strings.Contains(err.Error(), "is not writable") {
+		t.Errorf("open on a read-only file system: %v; want the error to say the directory is not writable", err)
+	}
 
 	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT, "size=16m"); err != nil {
 		t.Fatalf("remount read-write: %v", err)

@@ -139,7 +139,7 @@ func Open(path string) (*DB, error) {
 	var mode string
 	if err := w.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("storage: open %s: %w", abs, err)
+		return nil, fmt.Errorf("storage: open %s: %w", abs, explainOpenError(filepath.Dir(abs), err))
 	}
 	if mode != "wal" {
 		w.Close()
@@ -168,6 +168,20 @@ func Open(path string) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// explainOpenError names the usual cause of a failed open that SQLite reports vaguely:
+// a data directory hearth cannot write to (a read-only file system, a full disk, wrong
+// permissions) makes it fail to create the -wal file, which it reports as "unable to
+// open database file: no such file or directory".
+func explainOpenError(dir string, err error) error {
+	probe, perr := os.CreateTemp(dir, ".hearth-write-check-*")
+	if perr != nil {
+		return fmt.Errorf("the data directory %s is not writable (%v): %w", dir, perr, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return err
 }
 
 // Path returns the absolute path of the database file.
