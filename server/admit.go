@@ -47,21 +47,28 @@ type admitted struct {
 func (s *Server) admit(c *gin.Context, req *hearth.CreateResponseRequest, responseID string) (*admitted, error) {
 	m := meta(c)
 	m.responseID = responseID
-	fair := m.fairness
-	if fair == "" {
-		fair = m.key
-	}
-	t, err := s.admission.Enter(req.Model, fair)
-	var rej *admission.Rejected
-	if errors.As(err, &rej) {
-		s.metrics.rejected.WithLabelValues(req.Model, rej.Reason).Inc()
-		c.Header("Retry-After", retryAfter(rej))
-		return nil, hearth.TooManyRequests(rej.Error())
-	}
+	t, err := s.enter(c, m, req.Model)
 	if err != nil {
 		return nil, err
 	}
 	return &admitted{s: s, ticket: t, queued: !t.Admitted(), meta: m, model: req.Model}, nil
+}
+
+// enter queues the caller for a slot of model, fair across keys (or client addresses
+// without auth). A refusal is a 429 with Retry-After, counted in the metrics.
+func (s *Server) enter(c *gin.Context, m *reqMeta, model string) (*admission.Ticket, error) {
+	fair := m.fairness
+	if fair == "" {
+		fair = m.key
+	}
+	t, err := s.admission.Enter(model, fair)
+	var rej *admission.Rejected
+	if errors.As(err, &rej) {
+		s.metrics.rejected.WithLabelValues(model, rej.Reason).Inc()
+		c.Header("Retry-After", retryAfter(rej))
+		return nil, hearth.TooManyRequests(rej.Error())
+	}
+	return t, err
 }
 
 // wait blocks until the response may generate.

@@ -3,14 +3,10 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
-
-	"hearth"
-	"hearth/internal/admission"
 )
 
 // generatingPaths are the passthrough routes that run a model; they share admission
@@ -27,15 +23,9 @@ func (s *Server) admitPassthrough(c *gin.Context) {
 	if c.Request.Method != http.MethodPost || !generatingPaths[c.Request.URL.Path] {
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, s.maxBody))
+	body, err := readBody(http.MaxBytesReader(c.Writer, c.Request.Body, s.maxBody))
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			s.writeError(c, &hearth.Error{Status: http.StatusRequestEntityTooLarge, Type: hearth.ErrTypeInvalidRequest,
-				Code: "request_too_large", Message: "The request body is too large."})
-			return
-		}
-		s.writeError(c, hearth.InvalidRequest("", "invalid_body", "Could not read the request body: "+err.Error()))
+		s.writeError(c, err)
 		return
 	}
 	c.Request.Body = io.NopCloser(bytes.NewReader(body))
@@ -47,16 +37,9 @@ func (s *Server) admitPassthrough(c *gin.Context) {
 	}
 	m := meta(c)
 	m.model = probe.Model
-	fair := m.fairness
-	if fair == "" {
-		fair = m.key
-	}
-	t, err := s.admission.Enter(probe.Model, fair)
-	var rej *admission.Rejected
-	if errors.As(err, &rej) {
-		s.metrics.rejected.WithLabelValues(probe.Model, rej.Reason).Inc()
-		c.Header("Retry-After", retryAfter(rej))
-		s.writeError(c, hearth.TooManyRequests(rej.Error()))
+	t, err := s.enter(c, m, probe.Model)
+	if err != nil {
+		s.writeError(c, err)
 		return
 	}
 	defer t.Done()

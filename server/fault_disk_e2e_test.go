@@ -98,20 +98,27 @@ func errorEnvelope(t *testing.T, b []byte) (typ, msg string) {
 	return env.Error.Type, env.Error.Message
 }
 
+// hearthOnSmallFS serves hearth with its database on a fresh 16 MiB file system.
+func hearthOnSmallFS(t *testing.T) (dir, dbPath string, db *storage.DB, srv *httptest.Server) {
+	t.Helper()
+	dir = smallFS(t, "16m")
+	dbPath = filepath.Join(dir, "hearth.db")
+	db, err := storage.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	srv = httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db}))
+	t.Cleanup(srv.Close)
+	return dir, dbPath, db, srv
+}
+
 // TestDiskFullE2E: with the database's file system full, a request fails with a 500
 // error envelope (JSON, or error + response.failed + [DONE] when the stream had
 // started), nothing already stored is damaged, and hearth serves again as soon as
 // space is freed, without a restart.
 func TestDiskFullE2E(t *testing.T) {
-	dir := smallFS(t, "16m")
-	dbPath := filepath.Join(dir, "hearth.db")
-	db, err := storage.Open(dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db}))
-	defer srv.Close()
+	dir, dbPath, db, srv := hearthOnSmallFS(t)
 	plain := testenv.Model(t, scriptmodel.PlainModel)
 	want := plain.Text(scriptmodel.EntryAssistant)
 
@@ -163,15 +170,7 @@ func TestDiskFullE2E(t *testing.T) {
 // cannot be stored. The client must not be told it completed: the stream ends with
 // error + response.failed + [DONE], and hearth recovers when space returns.
 func TestDiskFullMidStreamE2E(t *testing.T) {
-	dir := smallFS(t, "16m")
-	dbPath := filepath.Join(dir, "hearth.db")
-	db, err := storage.Open(dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db}))
-	defer srv.Close()
+	dir, dbPath, db, srv := hearthOnSmallFS(t)
 	_, long := testenv.BenchModel(t, scriptmodel.LongModel)
 	createJSON(t, srv, reqBody(long, false, `"input":"warm up","max_output_tokens":16`))
 	truncateWAL(t, dbPath)

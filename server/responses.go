@@ -22,15 +22,9 @@ import (
 // error then), store the response as in progress, generate, store the result, and only
 // then send the terminal event.
 func (s *Server) createResponse(c *gin.Context) {
-	body, err := io.ReadAll(c.Request.Body)
+	body, err := readBody(c.Request.Body)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			s.writeError(c, &hearth.Error{Status: http.StatusRequestEntityTooLarge, Type: hearth.ErrTypeInvalidRequest,
-				Code: "request_too_large", Message: fmt.Sprintf("The request body exceeds %d bytes.", tooLarge.Limit)})
-			return
-		}
-		s.writeError(c, hearth.InvalidRequest("", "invalid_body", "Could not read the request body: "+err.Error()))
+		s.writeError(c, err)
 		return
 	}
 	req, ignored, err := hearth.DecodeCreateRequest(body)
@@ -245,6 +239,21 @@ func (s *Server) settleLater(id string, final *hearth.Response) {
 		}
 	}
 	s.log.Error("gave up storing the final state of a response; the next start marks it failed", "id", id)
+}
+
+// readBody reads a request body bounded by http.MaxBytesReader; too large is a 413,
+// anything else unreadable a 400.
+func readBody(r io.Reader) ([]byte, error) {
+	body, err := io.ReadAll(r)
+	if err == nil {
+		return body, nil
+	}
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, &hearth.Error{Status: http.StatusRequestEntityTooLarge, Type: hearth.ErrTypeInvalidRequest,
+			Code: "request_too_large", Message: fmt.Sprintf("The request body exceeds %d bytes.", tooLarge.Limit)}
+	}
+	return nil, hearth.InvalidRequest("", "invalid_body", "Could not read the request body: "+err.Error())
 }
 
 // history loads the items behind previous_response_id: every response of the chain's

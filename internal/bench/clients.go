@@ -40,24 +40,38 @@ func (s sample) decodeRate() float64 {
 	return float64(s.OutputTokens-1) / d
 }
 
-// rawGenerate streams POST /api/generate with raw: true and measures it.
-func rawGenerate(ctx context.Context, hc *http.Client, base string, req map[string]any) (sample, error) {
-	body, _ := json.Marshal(req)
-	start := time.Now()
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/generate", bytes.NewReader(body))
+// postJSON posts req as JSON and returns the response when its status is 200; the
+// caller reads and closes its body.
+func postJSON(ctx context.Context, hc *http.Client, url string, req map[string]any) (*http.Response, error) {
+	body, err := json.Marshal(req)
 	if err != nil {
-		return sample{}, err
+		return nil, err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	resp, err := hc.Do(hreq)
 	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s: %s: %s", url, resp.Status, bytes.TrimSpace(b))
+	}
+	return resp, nil
+}
+
+// rawGenerate streams POST /api/generate with raw: true and measures it.
+func rawGenerate(ctx context.Context, hc *http.Client, base string, req map[string]any) (sample, error) {
+	start := time.Now()
+	resp, err := postJSON(ctx, hc, base+"/api/generate", req)
+	if err != nil {
 		return sample{}, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		return sample{}, fmt.Errorf("/api/generate: %s: %s", resp.Status, bytes.TrimSpace(b))
-	}
 	var s sample
 	var text strings.Builder
 	r := bufio.NewReaderSize(resp.Body, 64<<10)
@@ -104,22 +118,12 @@ func rawGenerate(ctx context.Context, hc *http.Client, base string, req map[stri
 // reads both hearth's stream and the runtime's own, which has no [DONE].
 func responsesStream(ctx context.Context, hc *http.Client, base string, req map[string]any) (sample, error) {
 	req["stream"] = true
-	body, _ := json.Marshal(req)
 	start := time.Now()
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/responses", bytes.NewReader(body))
-	if err != nil {
-		return sample{}, err
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(hreq)
+	resp, err := postJSON(ctx, hc, base+"/v1/responses", req)
 	if err != nil {
 		return sample{}, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		return sample{}, fmt.Errorf("%s/v1/responses: %s: %s", base, resp.Status, bytes.TrimSpace(b))
-	}
 	var s sample
 	var text strings.Builder
 	var errMsg string
