@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ollama/ollama/api"
@@ -162,7 +163,7 @@ func generationOptions(req *hearth.CreateResponseRequest, m *Model, window int) 
 	}
 	stops := append([]string(nil), m.Stop...)
 	for _, s := range m.Format.Stop {
-		if !contains(stops, s) {
+		if !slices.Contains(stops, s) {
 			stops = append(stops, s)
 		}
 	}
@@ -311,15 +312,6 @@ func (s *itemSink) apply(events []toolgrammar.Event) error {
 		}
 	}
 	return nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // IncompleteClientDisconnected is the incomplete reason of a response whose client went
