@@ -32,6 +32,14 @@ func newRuntimeProxy(rt *ollama.Runtime, log *slog.Logger) *httputil.ReverseProx
 }
 
 func (s *Server) passthrough(c *gin.Context) {
+	// By default Go's HTTP/1 server drains and closes the request body as soon as the
+	// response starts. The proxy streams the runtime's first bytes (a pull's "pulling
+	// manifest") while its transport may still be reading the request body to EOF; the
+	// closed body then fails that read, the transport drops the runtime connection, and
+	// the client got a stream cut short. Full duplex keeps the body open.
+	if err := http.NewResponseController(c.Writer).EnableFullDuplex(); err != nil {
+		s.log.Debug("passthrough without full duplex", "error", err)
+	}
 	s.proxy.ServeHTTP(c.Writer, c.Request)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -157,5 +158,28 @@ func TestPassthroughCatalog(t *testing.T) {
 	}
 	if code := getJSON("/v1/models/no-such-model", &missing); code != http.StatusNotFound || missing.Error.Code != "model_not_found" {
 		t.Errorf("/v1/models/no-such-model = %d %+v", code, missing)
+	}
+}
+
+// TestPassthroughStreamIsWhole pulls from an unreachable registry (a closed loopback
+// port) many times through hearth. The runtime streams "pulling manifest" at once and
+// then the error; every response must carry both. Without full duplex, Go's server
+// closed the request body when the first line went out while the proxy was still
+// reading it, the proxy lost the runtime connection, and about one pull in 200 ended
+// cleanly after the first line, which Ollama's client reports as success.
+func TestPassthroughStreamIsWhole(t *testing.T) {
+	srv := newHearth(t)
+	testenv.Runtime(t)
+	for i := range 1000 {
+		resp, err := http.Post(srv.URL+"/api/pull", "application/json",
+			strings.NewReader(`{"model":"127.0.0.1:9/hearth/no-such-model"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || !bytes.Contains(body, []byte(`"pulling manifest"`)) || !bytes.Contains(body, []byte(`"error"`)) {
+			t.Fatalf("pull %d through hearth: %v\n%s", i, err, body)
+		}
 	}
 }

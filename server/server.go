@@ -107,7 +107,7 @@ func New(cfg Config) *Server {
 	s.proxy = newRuntimeProxy(cfg.Runtime, log)
 
 	r := gin.New()
-	r.Use(gin.Recovery(), s.observe)
+	r.Use(s.recoverPanics, s.observe)
 	r.HandleMethodNotAllowed = true
 	r.GET("/healthz", s.healthz)
 	authed := r.Group("/", s.authenticate, s.limitBody)

@@ -36,6 +36,11 @@ as 'ollama pull' does. Without network access it fails at once and says so.`,
 			p := newPullProgress(out, quiet || !isTerminal(out))
 			err = hc.api.Pull(c.Context(), &api.PullRequest{Model: args[0]}, p.update)
 			p.finish()
+			if err == nil && p.status != "success" {
+				// Ollama's client ends quietly when the stream breaks off; only the
+				// runtime's closing "success" says the model is all there.
+				err = errors.New("the download stopped before the runtime reported success")
+			}
 			if err != nil {
 				if errors.Is(err, context.Canceled) {
 					return errors.New("pull interrupted")
