@@ -273,6 +273,9 @@ type itemSink struct {
 	// reasoningEvents counts reasoning deltas; the engine counts a runtime chunk
 	// (about one token) as reasoning when it produced one.
 	reasoningEvents int
+	// input decodes the raw input of the custom tool call in progress from its
+	// streamed arguments; nil during a function call.
+	input *toolgrammar.InputStream
 }
 
 func (s *itemSink) apply(events []toolgrammar.Event) error {
@@ -295,10 +298,32 @@ func (s *itemSink) apply(events []toolgrammar.Event) error {
 			err = s.b.TextDelta(ev.Text)
 		case toolgrammar.CallBegin:
 			name, namespace := s.conv.resolveToolName(ev.Name)
-			err = s.b.StartFunctionCall(name, namespace)
+			s.input = nil
+			if _, custom := s.conv.Freeform(ev.Name); custom {
+				// The model called it as a function of one string; the client gets
+				// a custom_tool_call whose input is that string.
+				s.input = &toolgrammar.InputStream{}
+				err = s.b.StartCustomToolCall(name)
+			} else {
+				err = s.b.StartFunctionCall(name, namespace)
+			}
 		case toolgrammar.ArgumentsDelta:
-			err = s.b.ArgumentsDelta(ev.Text)
+			text := ev.Text
+			if s.input != nil {
+				text = s.input.Feed(text)
+			}
+			err = s.b.ArgumentsDelta(text)
 		case toolgrammar.CallEnd:
+			if s.input != nil {
+				_, rest, ierr := s.input.Finish(ev.Text)
+				s.input = nil
+				if ierr != nil {
+					return &malformedCallError{reason: "custom tool call: " + ierr.Error(), span: ev.Text}
+				}
+				if err = s.b.ArgumentsDelta(rest); err != nil {
+					break
+				}
+			}
 			err = s.b.EndItem(hearth.StatusCompleted)
 		case toolgrammar.Malformed:
 			// A call that turned out malformed after its item was announced cannot be

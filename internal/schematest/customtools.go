@@ -112,12 +112,18 @@ var customToolEvents = map[string]string{
 	"response.custom_tool_call_input.done":  "ResponseCustomToolCallInputDoneStreamingEvent",
 }
 
-// customToolUnions lists the unions (oneOf) each new schema joins.
-var customToolUnions = map[string][]string{
-	"ItemField":               {"CustomToolCall", "CustomToolCallOutput"},
-	"ItemParam":               {"CustomToolCallItemParam", "CustomToolCallOutputItemParam"},
-	"ResponsesToolParam":      {"CustomToolParam"},
-	"SpecificToolChoiceParam": {"SpecificCustomToolParam"},
+// customToolUnions lists the unions (oneOf) the new schemas join, by their path under
+// components.schemas: items, tools, and the tool_choice a response echoes.
+var customToolUnions = []struct {
+	path    []string
+	members []string
+}{
+	{[]string{"ItemField"}, []string{"CustomToolCall", "CustomToolCallOutput"}},
+	{[]string{"ItemParam"}, []string{"CustomToolCallItemParam", "CustomToolCallOutputItemParam"}},
+	{[]string{"ResponsesToolParam"}, []string{"CustomToolParam"}},
+	{[]string{"SpecificToolChoiceParam"}, []string{"SpecificCustomToolParam"}},
+	{[]string{"ResponseResource", "properties", "tool_choice"}, []string{"SpecificCustomToolParam"}},
+	{[]string{"AllowedToolChoice", "properties", "tools", "items"}, []string{"SpecificCustomToolParam"}},
 }
 
 func addCustomTools(schemas map[string]any) error {
@@ -134,16 +140,16 @@ func addCustomTools(schemas map[string]any) error {
 		}
 		schemas[name] = s
 	}
-	for union, members := range customToolUnions {
-		u, ok := schemas[union].(map[string]any)
+	for _, union := range customToolUnions {
+		u, ok := lookup(schemas, union.path...).(map[string]any)
 		if !ok {
-			return fmt.Errorf("the document has no %s", union)
+			return fmt.Errorf("the document has no %s", strings.Join(union.path, "."))
 		}
 		oneOf, ok := u["oneOf"].([]any)
 		if !ok {
-			return fmt.Errorf("%s is not a oneOf", union)
+			return fmt.Errorf("%s is not a oneOf", strings.Join(union.path, "."))
 		}
-		for _, m := range members {
+		for _, m := range union.members {
 			oneOf = append(oneOf, map[string]any{"$ref": "#/components/schemas/" + m})
 		}
 		u["oneOf"] = oneOf
