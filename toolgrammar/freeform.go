@@ -42,12 +42,14 @@ type Freeform struct {
 	// Unconstrained says why a grammar has no Pattern (for logs and documentation).
 	Unconstrained string
 
-	re  *regexp.Regexp // regex syntax: the whole-input matcher
-	cfg *cfg           // lark syntax
+	re  *regexp.Regexp // the whole-input matcher: a regex, or a Lark grammar inlined
+	cfg *cfg           // lark syntax: the Earley recogniser's grammar
 }
 
-// earleyBudget caps the Earley items one check may create (about 40 bytes each).
-const earleyBudget = 20_000_000
+// earleyBudget caps the Earley items one check may create: a few hundred thousand
+// for a 20 KB patch in a patch grammar, far more only for ambiguous grammars, whose
+// checks it keeps to a few seconds.
+const earleyBudget = 2_000_000
 
 // CompileFreeform reads a custom tool's format. syntax is "" (free text), "regex" or
 // "lark". The error is a *GrammarError saying what in the definition is wrong.
@@ -80,9 +82,13 @@ func CompileFreeform(syn, definition string) (*Freeform, error) {
 			re := g.regexpOf()
 			if re == nil {
 				f.Unconstrained = "the grammar is too large once its rules are inlined"
-			} else {
-				f.setPattern(re)
+				break
 			}
+			f.setPattern(re)
+			// A regular grammar is checked in linear time by the inlined expression;
+			// the Earley parser only says where a failing input goes wrong. An
+			// expression too large for Go's regexp leaves the Earley parser to check.
+			f.re, _ = regexp.Compile(`\A(?:` + re.String() + `)\z`)
 		}
 		return f, nil
 	}
@@ -113,20 +119,28 @@ func (e *InputViolation) Error() string { return e.Msg }
 // Check returns nil when input matches the format, else an *InputViolation (or an error
 // saying the input could not be checked).
 func (f *Freeform) Check(input string) error {
-	switch {
-	case f.re != nil:
+	if f.re != nil {
 		if f.re.MatchString(input) {
 			return nil
 		}
-		return &InputViolation{Syntax: f.Syntax, Offset: -1,
-			Msg: fmt.Sprintf("the input does not match the regular expression %s", abbreviate(f.Definition, 200))}
-	case f.cfg != nil:
+		if f.cfg == nil {
+			return &InputViolation{Syntax: f.Syntax, Offset: -1,
+				Msg: fmt.Sprintf("the input does not match the regular expression %s", abbreviate(f.Definition, 200))}
+		}
+	}
+	if f.cfg != nil {
 		runes := []rune(input)
 		ok, stop, err := f.cfg.recognize(runes, earleyBudget)
-		if err != nil {
+		switch {
+		case err != nil && f.re != nil:
+			return &InputViolation{Syntax: f.Syntax, Offset: -1, Msg: "the input does not match the Lark grammar"}
+		case err != nil:
 			return err
-		}
-		if ok {
+		case ok && f.re != nil:
+			// The two readings of one grammar disagree, which tests rule out; the
+			// expression's answer stands.
+			return &InputViolation{Syntax: f.Syntax, Offset: -1, Msg: "the input does not match the Lark grammar"}
+		case ok:
 			return nil
 		}
 		off := len(string(runes[:stop]))

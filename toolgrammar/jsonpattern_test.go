@@ -41,7 +41,9 @@ func patternAsGo(t *testing.T, p string) *regexp.Regexp {
 // of \u/\U escapes and ranges, groups without flags, | * + ? and {m,n}.
 func checkDialect(t *testing.T, p string) {
 	t.Helper()
-	if !strings.HasPrefix(p, "^") || !strings.HasSuffix(p, "$") || strings.HasSuffix(p, `\$`) {
+	// llama.cpp strips the last character as the $ anchor; the scan below then fails a
+	// body that ends in a lone backslash.
+	if !strings.HasPrefix(p, "^") || !strings.HasSuffix(p, "$") {
 		t.Fatalf("pattern %q does not start with ^ and end with $", p)
 	}
 	class := regexp.MustCompile(`^\[(\\u[0-9A-F]{4}|\\U[0-9A-F]{8}|-)+\]`)

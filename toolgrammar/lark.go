@@ -274,10 +274,18 @@ func lexLarkString(s string, line int) (string, int, error) {
 
 // ---- parser ----
 
+// Limits on a grammar's size: the compilers walk it recursively, and a request body
+// can hold a grammar deep enough to exhaust the stack.
+const (
+	maxLarkDefs  = 5000
+	maxLarkDepth = 100 // nested ( ) and [ ]
+)
+
 type larkParser struct {
-	toks []larkTok
-	pos  int
-	g    *larkGrammar
+	toks  []larkTok
+	pos   int
+	depth int
+	g     *larkGrammar
 	// prefix is "common." while reading the common library: its names are its own.
 	prefix string
 }
@@ -383,6 +391,9 @@ func (p *larkParser) definition() error {
 		return larkErr(n.line, "unexpected %s in the definition of %s", describeTok(n), name)
 	}
 	key := p.prefix + name
+	if len(p.g.defs) >= maxLarkDefs {
+		return larkErr(t.line, "the grammar has more than %d rules and terminals", maxLarkDefs)
+	}
 	if prev, dup := p.g.defs[key]; dup {
 		return larkErr(t.line, "%s is defined twice (first on line %d)", name, prev.line)
 	}
@@ -504,6 +515,13 @@ func (p *larkParser) atom() (*larkNode, error) {
 	t := p.next()
 	switch t.kind {
 	case ltPunct:
+		if t.text == "(" || t.text == "[" {
+			if p.depth >= maxLarkDepth {
+				return nil, larkErr(t.line, "groups are nested more than %d deep", maxLarkDepth)
+			}
+			p.depth++
+			defer func() { p.depth-- }()
+		}
 		switch t.text {
 		case "(":
 			n, err := p.expansions(false)

@@ -430,30 +430,32 @@ func (earleyBudgetError) Error() string { return "the input is too long to check
 func (c *cfg) recognize(input []rune, budget int) (ok bool, stop int, err error) {
 	n := len(input)
 	sets := make([][]earleyItem, n+1)
-	seen := make([]map[earleyItem]struct{}, n+1)
+	// seen[i] holds set i's items packed in one word (production, dot, origin), the
+	// fastest key a Go map has.
+	seen := make([]map[uint64]struct{}, n+1)
 	// waiting[i][A] lists the items of set i whose next symbol is nonterminal A.
-	waiting := make([]map[int][]earleyItem, n+1)
+	waiting := make([]map[int32][]earleyItem, n+1)
 	items := 0
 	add := func(i int, it earleyItem) {
 		if seen[i] == nil {
-			seen[i] = map[earleyItem]struct{}{}
-			waiting[i] = map[int][]earleyItem{}
+			seen[i] = map[uint64]struct{}{}
+			waiting[i] = map[int32][]earleyItem{}
 		}
-		if _, dup := seen[i][it]; dup {
+		key := uint64(it.prod)<<40 | uint64(it.dot)<<24 | uint64(uint32(it.origin))
+		if _, dup := seen[i][key]; dup {
 			return
 		}
-		seen[i][it] = struct{}{}
+		seen[i][key] = struct{}{}
 		sets[i] = append(sets[i], it)
 		items++
 		if syms := c.prods[it.prod]; int(it.dot) < len(syms) && syms[it.dot] >= 0 {
-			a := int(syms[it.dot])
+			a := int32(syms[it.dot])
 			waiting[i][a] = append(waiting[i][a], it)
 		}
 	}
 	for _, p := range c.byNT[c.start] {
 		add(0, earleyItem{int32(p), 0, 0})
 	}
-	stop = 0
 	for i := 0; i <= n; i++ {
 		if len(sets[i]) == 0 {
 			break
@@ -466,7 +468,7 @@ func (c *cfg) recognize(input []rune, budget int) (ok bool, stop int, err error)
 			it := sets[i][k]
 			syms := c.prods[it.prod]
 			if int(it.dot) == len(syms) {
-				a := c.lhs[it.prod]
+				a := int32(c.lhs[it.prod])
 				for _, w := range waiting[it.origin][a] {
 					add(i, earleyItem{w.prod, w.dot + 1, w.origin})
 				}
@@ -486,6 +488,8 @@ func (c *cfg) recognize(input []rune, budget int) (ok bool, stop int, err error)
 				add(i+1, earleyItem{it.prod, it.dot + 1, it.origin})
 			}
 		}
+		// Set i is done: only its items and waiting lists are read from now on.
+		seen[i] = nil
 	}
 	for _, it := range sets[n] {
 		if c.lhs[it.prod] == c.start && it.origin == 0 && int(it.dot) == len(c.prods[it.prod]) {

@@ -2,6 +2,7 @@ package toolgrammar
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"regexp/syntax"
@@ -104,12 +105,18 @@ func TestLarkRegularGrammarReadingsAgree(t *testing.T) {
 			t.Fatalf("%q: %v", ex, err)
 		}
 		for _, s := range append(mutations(r, ex, 300), ex) {
-			earley := f.Check(s) == nil
+			earley, _, err := f.cfg.recognize([]rune(s), earleyBudget)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if earley {
 				accepted++
 			}
 			if re := inlined.MatchString(s); re != earley {
 				t.Fatalf("%q: Earley says %v, the inlined expression %v", s, earley, re)
+			}
+			if check := f.Check(s) == nil; check != earley {
+				t.Fatalf("%q: Earley says %v, Check %v", s, earley, check)
 			}
 			if p := pattern.MatchString(JSONStringSpelling(s)); p != earley {
 				t.Fatalf("%q: Earley says %v, the pattern %v", s, earley, p)
@@ -222,6 +229,8 @@ func TestLarkErrors(t *testing.T) {
 		{"start: \"a\" )", "unexpected \")\""},
 		{"start: /x/q", "flag 'q'"},
 		{"start: \"a\" @", "unexpected character '@'"},
+		{"start: " + strings.Repeat("(", 101) + `"a"` + strings.Repeat(")", 101), "nested more than 100 deep"},
+		{"start: a0\n" + manyRules(5001), "more than 5000 rules"},
 	}
 	for _, tc := range cases {
 		_, err := CompileFreeform(SyntaxLark, tc.grammar)
@@ -320,4 +329,18 @@ func TestEarleyBudget(t *testing.T) {
 	if !errors.As(err, new(earleyBudgetError)) {
 		t.Errorf("got %v, want the budget error", err)
 	}
+	// Check reports it: an input it could not check is not passed.
+	err = f.Check(strings.Repeat("1+", 50_000) + "1")
+	if !errors.As(err, new(earleyBudgetError)) {
+		t.Errorf("got %v, want the budget error", err)
+	}
+}
+
+// manyRules is a chain a0: a1, a1: a2, ... of n rules.
+func manyRules(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "a%d: a%d\n", i, i+1)
+	}
+	return b.String()
 }
