@@ -120,6 +120,13 @@ func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	}
 	j.startInReasoning = m.Format.StartInReasoning(j.Prompt, think != nil && think.Bool())
 	j.policy = newToolPolicy(req, j.conv, j.tools)
+	for name, f := range j.conv.freeforms {
+		if f.Syntax != "" && f.Pattern == "" {
+			// Worth knowing when a model keeps failing the check: nothing steered it.
+			e.log.Info("custom tool grammar is checked after generation, not enforced while generating",
+				"tool", name, "syntax", f.Syntax, "reason", f.Unconstrained)
+		}
+	}
 	return j, nil
 }
 
