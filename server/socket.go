@@ -243,7 +243,7 @@ func continuation(data []byte) bool {
 // response.failed included.
 func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	s := sk.s
-	body, err := createBody(data)
+	body, dropped, err := createBody(data, sk.openAI)
 	if err != nil {
 		return nil, "", err
 	}
@@ -251,6 +251,7 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	ignored = append(dropped, ignored...)
 	// Each create is a request of its own in the log and metrics.
 	m := sk.base
 	m.start = time.Now()
@@ -304,39 +305,56 @@ func (sk *socket) history(ctx context.Context, previousID string) ([]hearth.Item
 	return sk.s.history(ctx, sk.owner, previousID)
 }
 
-// socketOnlyFields are create-body fields a WebSocket create must not send: every
-// response streams over the socket, and one does not outlive it.
+// socketOnlyFields are create-body fields a WebSocket create must not send (the
+// schema's x-openresponses-disallowed): every response streams over the socket, and
+// none outlives it.
 var socketOnlyFields = []string{"stream", "stream_options", "background"}
 
 // createBody checks a client message is a response.create without the fields the
 // socket disallows, and returns the create body inside it (the message minus type).
-func createBody(data []byte) ([]byte, error) {
+//
+// OpenAI's clients get one exception: Codex CLI's WebSocket client always sends
+// "stream": true, and stream_options when it has them, which OpenAI's API accepts. For
+// clients of the OpenAI dialect (dialect.go) those two are dropped and returned as
+// ignored; "stream": false and background are refused all the same.
+func createBody(data []byte, openAI bool) (body []byte, ignored []string, err error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
 		msg := "We could not parse the JSON of your message: expected a JSON object."
 		if err != nil {
 			msg = "We could not parse the JSON of your message: " + err.Error() + "."
 		}
-		return nil, hearth.InvalidRequest("", hearth.CodeInvalidJSON, msg)
+		return nil, nil, hearth.InvalidRequest("", hearth.CodeInvalidJSON, msg)
 	}
 	raw, ok := fields["type"]
 	if !ok {
-		return nil, hearth.InvalidRequest("type", hearth.CodeMissingRequiredParameter,
+		return nil, nil, hearth.InvalidRequest("type", hearth.CodeMissingRequiredParameter,
 			"Missing required parameter: 'type'. Send {\"type\": \"response.create\", ...}.")
 	}
 	var typ string
 	if json.Unmarshal(raw, &typ) != nil || typ != "response.create" {
-		return nil, hearth.InvalidRequest("type", hearth.CodeInvalidValue,
+		return nil, nil, hearth.InvalidRequest("type", hearth.CodeInvalidValue,
 			fmt.Sprintf("Invalid value: %s. The only client event on this connection is 'response.create'.", raw))
+	}
+	delete(fields, "type")
+	if openAI {
+		if v, ok := fields["stream"]; ok && string(v) == "true" {
+			delete(fields, "stream")
+			ignored = append(ignored, "stream")
+		}
+		if _, ok := fields["stream_options"]; ok {
+			delete(fields, "stream_options")
+			ignored = append(ignored, "stream_options")
+		}
 	}
 	for _, f := range socketOnlyFields {
 		if _, ok := fields[f]; ok {
-			return nil, hearth.InvalidRequest(f, "unsupported_parameter",
+			return nil, nil, hearth.InvalidRequest(f, "unsupported_parameter",
 				fmt.Sprintf("'%s' is not allowed in WebSocket mode: every response streams over the connection and ends with it. Remove it.", f))
 		}
 	}
-	delete(fields, "type")
-	return json.Marshal(fields)
+	body, err = json.Marshal(fields)
+	return body, ignored, err
 }
 
 // Event sends one event as a text message, in the client's dialect. An error event

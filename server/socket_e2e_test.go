@@ -403,19 +403,26 @@ func TestWebSocketE2E(t *testing.T) {
 		checkReply("after the refusals", ws.completed(wsCreate(model, `"input":"one"`)))
 	})
 
-	t.Run("openai event names", func(t *testing.T) {
-		ws := dialWS(t, srv, http.Header{server.EventNamesHeader: {"openai"}})
-		ws.send(wsCreate(scriptmodel.ReasoningModel, `"input":"hello"`), true)
+	t.Run("openai dialect", func(t *testing.T) {
+		// Codex CLI's WebSocket client sends "stream": true (and stream_options) in every
+		// create, which OpenAI's API accepts: OpenAI's clients may; others may not (above).
+		ws := dialWS(t, srv, http.Header{"Originator": {"codex_exec"}})
+		ws.send(wsCreate(scriptmodel.ReasoningModel, `"input":"hello","stream":true,"stream_options":{"include_obfuscation":false}`), false)
 		// Not schema-valid by design (OpenAI's names), so read without the checks.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
 		seen := map[string]bool{}
 		for {
-			_, data, err := ws.conn.Read(context.Background())
+			_, data, err := ws.conn.Read(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var m struct{ Type string }
 			json.Unmarshal(data, &m)
 			seen[m.Type] = true
+			if m.Type == "error" || m.Type == "response.failed" {
+				t.Fatalf("create with stream true in the OpenAI dialect: %s", data)
+			}
 			if m.Type == "response.completed" {
 				break
 			}
@@ -423,6 +430,8 @@ func TestWebSocketE2E(t *testing.T) {
 		if !seen["response.reasoning_text.delta"] || seen["response.reasoning.delta"] {
 			t.Errorf("event types %v: want OpenAI's reasoning_text names", seen)
 		}
+		ws.failsWith("stream false", wsCreate(model, `"input":"hi","stream":false`), false, 400, "unsupported_parameter", "stream")
+		ws.failsWith("background", wsCreate(model, `"input":"hi","background":false`), false, 400, "unsupported_parameter", "background")
 	})
 
 	t.Run("plain GET", func(t *testing.T) {
@@ -443,7 +452,7 @@ func TestWebSocketLimitE2E(t *testing.T) {
 	defer db.Close()
 	const lifetime = 3 * time.Second
 	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db,
-		APIKeys: []string{"k1"}, WebSocketLifetime: lifetime}))
+		APIKeys: []string{"k1"}, WebSocketLifetime: lifetime, MaxBodyBytes: 64 << 10}))
 	defer srv.Close()
 	model := scriptmodel.PlainModel
 	// Load the model first, so the create below finishes well inside the lifetime.
@@ -459,6 +468,13 @@ func TestWebSocketLimitE2E(t *testing.T) {
 		if err == nil || resp == nil || resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("dial with %v: err %v resp %v, want 401", h, err, resp)
 		}
+	}
+
+	// A message over the body limit closes the connection (1009, message too big).
+	big := dialWS(t, srv, http.Header{"Authorization": {"Bearer k1"}})
+	big.send(wsCreate(model, `"input":"`+strings.Repeat("x", 65<<10)+`"`), true)
+	if _, _, err := big.conn.Read(ctx); websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
+		t.Errorf("after a message over the limit: %v, want close 1009", err)
 	}
 
 	opened := time.Now()
@@ -539,6 +555,26 @@ func TestWebSocketAdmissionE2E(t *testing.T) {
 	json.Unmarshal(b, &r)
 	checkText("queued response", &r)
 	checkText("after the 429", other.completed(wsCreate(model, `"input":"hi"`)))
+
+	// Stopping hearth closes idle sockets with 1001 (going away). The clients read, as
+	// clients do, so the closing handshake completes at once.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	closed := make(chan error, 2)
+	for _, c := range []*wsConn{waiting, other} {
+		go func() {
+			_, _, err := c.conn.Read(ctx)
+			closed <- err
+		}()
+	}
+	if err := h.Shutdown(ctx); err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+	for range 2 {
+		if err := <-closed; websocket.CloseStatus(err) != websocket.StatusGoingAway {
+			t.Errorf("after shutdown: %v, want close 1001", err)
+		}
+	}
 }
 
 // TestWebSocketDisconnectE2E: a client that closes its socket mid-response stops the
