@@ -41,6 +41,9 @@ type Config struct {
 	Admission admission.Config
 	// Limits bound a request's size and time.
 	Limits Limits
+	// WebSocketLifetime bounds a WebSocket connection on /v1/responses; zero means
+	// DefaultWebSocketLifetime (60 minutes).
+	WebSocketLifetime time.Duration
 	// LogContent logs each response's input and output text. Off by default: prompts
 	// are the team's business, not the log's.
 	LogContent bool
@@ -75,6 +78,7 @@ type Server struct {
 	metrics    *metrics
 	logContent bool
 	health     *runtimeHealth
+	wsLifetime time.Duration
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -89,7 +93,7 @@ func New(cfg Config) *Server {
 		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
 		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent,
-		health: &runtimeHealth{up: true},
+		health: &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
 	}
 	s.dbKeys.db = cfg.Database
 	adm := cfg.Admission
@@ -113,6 +117,7 @@ func New(cfg Config) *Server {
 	authed := r.Group("/", s.authenticate, s.limitBody)
 	authed.GET("/metrics", s.serveMetrics)
 	authed.POST("/v1/responses", s.requestTimeout, s.createResponse)
+	authed.GET("/v1/responses", s.responsesSocket)
 	authed.GET("/v1/responses/:id", s.getResponse)
 	authed.DELETE("/v1/responses/:id", s.deleteResponse)
 	authed.GET("/v1/responses/:id/input_items", s.listInputItems)
