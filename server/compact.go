@@ -71,8 +71,12 @@ func (s *Server) compactResponse(c *gin.Context) {
 	if usage.TotalTokens == 0 {
 		usage.TotalTokens = usage.InputTokens + usage.OutputTokens
 	}
+	// The summary's tokens are the key's like any response's.
 	m := meta(c)
-	m.log.Info("compaction", "id", id, "kept_items", len(output)-1,
+	s.metrics.tokensIn.WithLabelValues(req.Model, m.key).Add(float64(usage.InputTokens))
+	s.metrics.tokensOut.WithLabelValues(req.Model, m.key).Add(float64(usage.OutputTokens))
+	s.metrics.cached.WithLabelValues(req.Model, m.key).Add(float64(usage.InputTokensDetails.CachedTokens))
+	m.log.Info("compaction", "id", id, "kept_items", len(output)-1, "queue_wait", adm.ticket.Waited(),
 		"input_tokens", usage.InputTokens, "output_tokens", usage.OutputTokens)
 	c.JSON(http.StatusOK, hearth.CompactResponse{
 		ID: id, Object: hearth.ObjectCompaction, CreatedAt: created.Unix(), Output: output, Usage: usage,

@@ -264,4 +264,7 @@ func TestCompactAdmissionE2E(t *testing.T) {
 	if st := <-done; st != 200 {
 		t.Errorf("after the slot was freed: %d", st)
 	}
+	if n := metric(t, srv, "k1", "hearth_output_tokens_total", `model="`+plain+`"`, `key="config-1"`); n != float64(testenv.Model(t, plain).EvalCount(scriptmodel.EntryAssistant)) {
+		t.Errorf("hearth_output_tokens_total = %v after one compaction", n)
+	}
 }
