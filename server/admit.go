@@ -54,6 +54,15 @@ func (s *Server) admitAs(m *reqMeta, req *hearth.CreateResponseRequest, response
 	return &admitted{s: s, ticket: t, queued: !t.Admitted(), meta: m, model: req.Model}, "", nil
 }
 
+// admit is admitAs for an HTTP request: a refusal's Retry-After goes in the header.
+func (s *Server) admit(c *gin.Context, req *hearth.CreateResponseRequest, responseID string) (*admitted, error) {
+	a, retry, err := s.admitAs(meta(c), req, responseID)
+	if retry != "" {
+		c.Header("Retry-After", retry)
+	}
+	return a, err
+}
+
 // enter queues the caller for a slot of model, fair across keys (or client addresses
 // without auth). A refusal is a 429 with Retry-After, counted in the metrics.
 func (s *Server) enter(c *gin.Context, m *reqMeta, model string) (*admission.Ticket, error) {

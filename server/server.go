@@ -18,6 +18,7 @@ import (
 	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/internal/admission"
+	"hearth/internal/seal"
 	"hearth/storage"
 )
 
@@ -44,6 +45,10 @@ type Config struct {
 	// WebSocketLifetime bounds a WebSocket connection on /v1/responses; zero means
 	// DefaultWebSocketLifetime (60 minutes).
 	WebSocketLifetime time.Duration
+	// Seal is the key of encrypted_content blobs (encrypted reasoning, compaction
+	// items); a server keeps it in its data directory (seal.LoadOrCreate) so blobs
+	// clients hold outlive restarts. nil keeps the engine's key, which New makes fresh.
+	Seal *seal.Key
 	// LogContent logs each response's input and output text. Off by default: prompts
 	// are the team's business, not the log's.
 	LogContent bool
@@ -108,6 +113,9 @@ func New(cfg Config) *Server {
 	if s.engine == nil {
 		s.engine = engine.New(cfg.Runtime.Client, engine.DefaultFormats(), log)
 	}
+	if cfg.Seal != nil {
+		s.engine.Seal = cfg.Seal
+	}
 	s.proxy = newRuntimeProxy(cfg.Runtime, log)
 
 	r := gin.New()
@@ -118,6 +126,7 @@ func New(cfg Config) *Server {
 	authed.GET("/metrics", s.serveMetrics)
 	authed.POST("/v1/responses", s.requestTimeout, s.createResponse)
 	authed.GET("/v1/responses", s.responsesSocket)
+	authed.POST("/v1/responses/compact", s.requestTimeout, s.compactResponse)
 	authed.GET("/v1/responses/:id", s.getResponse)
 	authed.DELETE("/v1/responses/:id", s.deleteResponse)
 	authed.GET("/v1/responses/:id/input_items", s.listInputItems)
