@@ -47,6 +47,10 @@ import (
 type Builder struct {
 	// Now is the clock for completed_at; tests may replace it.
 	Now func() time.Time
+	// Seal, when set, gives each reasoning item its encrypted_content as the item
+	// ends, before response.output_item.done: whatever path closes the item
+	// (its end, the next item, the terminal event), the client sees it sealed.
+	Seal func(Item) string
 
 	resp  *Response
 	emit  func(Event)
@@ -424,6 +428,9 @@ func (b *Builder) closeItem(status string) {
 	}
 	b.closePart()
 	it := &b.resp.Output[b.cur]
+	if it.Type == ItemReasoning && b.Seal != nil {
+		it.EncryptedContent = b.Seal(it.Clone())
+	}
 	switch it.Type {
 	case ItemFunctionCall:
 		b.send(Event{Type: EventFunctionCallArgumentsDone, ItemID: it.ID, OutputIndex: b.cur, Arguments: it.Arguments})

@@ -98,8 +98,8 @@ func (c *Conversation) ModelToolName(ref ToolRef) (string, bool) {
 //     reasoning_text content, or, when a client sent none back (Codex keeps
 //     only summary and encrypted_content), the summary: hearth mirrors its
 //     raw reasoning into the summary, so that is the same text.
-//     encrypted_content is opaque here; a caller that stores reasoning in it
-//     should restore Content before calling.
+//     encrypted_content is opaque here: Prepare opens hearth's own sealed
+//     reasoning and restores Content before calling (sealed.go).
 //   - Assistant text, the reasoning before it and the function calls right
 //     after it form ONE assistant message with several ToolCalls: that is the
 //     shape templates render parallel calls from. (The template layer merges
@@ -119,7 +119,8 @@ func (c *Conversation) ModelToolName(ref ToolRef) (string, bool) {
 //     clients (Item.Name plus Item.Namespace); the prefix only resolves a
 //     real clash.
 //   - Hosted tools are not shown. item_reference and compaction items are
-//     refused with CodeUnsupportedItem.
+//     refused with CodeUnsupportedItem (Prepare turns a compaction item into
+//     the user message of its summary before calling; sealed.go).
 func BuildConversation(instructions string, history, input []hearth.Item, tools []hearth.Tool) (*Conversation, error) {
 	conv := &Conversation{ToolNames: map[string]ToolRef{}, modelNames: map[ToolRef]string{}, freeforms: map[string]*toolgrammar.Freeform{}}
 	if err := conv.addTools(tools); err != nil {

@@ -59,7 +59,12 @@ func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	if err != nil {
 		return nil, err
 	}
-	conv, err := BuildConversation(req.Instructions, history, req.Input, req.Tools)
+	// Sealed items (encrypted reasoning, compaction) render as what they stand for.
+	history, input, err := e.openSealed(history, req.Input)
+	if err != nil {
+		return nil, err
+	}
+	conv, err := BuildConversation(req.Instructions, history, input, req.Tools)
 	if err != nil {
 		return nil, err
 	}
@@ -186,6 +191,9 @@ func generationOptions(req *hearth.CreateResponseRequest, m *Model, window int) 
 func (j *Job) Run(ctx context.Context, b *hearth.Builder) error {
 	if err := b.Start(); err != nil {
 		return err
+	}
+	if j.req.Includes(hearth.IncludeReasoningEncryptedContent) {
+		b.Seal = j.e.sealReasoning
 	}
 	if j.policy != nil {
 		return j.runEnforced(ctx, b)

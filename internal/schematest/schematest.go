@@ -271,3 +271,31 @@ func (d *Doc) ValidateEvents(t testing.TB, events []map[string]any) {
 		}
 	}
 }
+
+// CheckWebSocketMessage validates one server message of the WebSocket mode: an
+// "error" message with a status is a WebSocketErrorEvent (and, when it also carries a
+// sequence_number, an error in the middle of a response, so an ErrorStreamingEvent
+// too); every other message is a streaming event, as in an SSE stream (CheckEvent).
+func CheckWebSocketMessage(data []byte) error { return Spec.CheckWebSocketMessage(data) }
+
+// CheckWebSocketMessage validates one server message of the WebSocket mode against d.
+func (d *Doc) CheckWebSocketMessage(data []byte) error {
+	var head struct {
+		Type           string `json:"type"`
+		Status         *int   `json:"status"`
+		SequenceNumber *int   `json:"sequence_number"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return fmt.Errorf("schematest: message is not a JSON object: %w", err)
+	}
+	if head.Type != "error" || head.Status == nil {
+		return d.CheckEvent(data)
+	}
+	if err := d.Check("WebSocketErrorEvent", data); err != nil {
+		return err
+	}
+	if head.SequenceNumber != nil {
+		return d.CheckEvent(data)
+	}
+	return nil
+}

@@ -358,3 +358,42 @@ func TestCheckLifecycleRejectsBrokenCustomToolCalls(t *testing.T) {
 		})
 	}
 }
+
+// The WebSocket schemas: the checker must tell a valid error envelope from broken
+// ones, and a create message from one carrying the disallowed HTTP-only fields.
+func TestCheckWebSocketMessage(t *testing.T) {
+	valid := `{"type":"error","status":404,"error":{"type":"not_found","code":"previous_response_not_found","message":"m","param":"previous_response_id"}}`
+	if err := schematest.CheckWebSocketMessage([]byte(valid)); err != nil {
+		t.Errorf("valid error message rejected: %v", err)
+	}
+	for name, msg := range map[string]string{
+		"status as text":        strings.Replace(valid, `404`, `"404"`, 1),
+		"no code":               strings.Replace(valid, `"code":"previous_response_not_found",`, ``, 1),
+		"null code":             strings.Replace(valid, `"previous_response_not_found"`, `null`, 1),
+		"mid-response, no code": `{"type":"error","status":500,"sequence_number":3,"error":{"type":"server_error","code":null,"message":"m","param":null}}`,
+		"no status, no seq":     `{"type":"error","error":{"type":"server_error","code":"x","message":"m","param":null}}`,
+		"unknown event":         `{"type":"response.cancelled","sequence_number":1}`,
+	} {
+		if err := schematest.CheckWebSocketMessage([]byte(msg)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	mid := `{"type":"error","status":500,"sequence_number":3,"error":{"type":"server_error","code":"server_error","message":"m","param":null}}`
+	if err := schematest.CheckWebSocketMessage([]byte(mid)); err != nil {
+		t.Errorf("mid-response error rejected: %v", err)
+	}
+
+	create := `{"type":"response.create","model":"m","input":"hi"}`
+	if err := schematest.Check("WebSocketResponseCreateEvent", []byte(create)); err != nil {
+		t.Errorf("valid create rejected: %v", err)
+	}
+	for _, f := range []string{`"stream":true`, `"stream":false`, `"stream_options":{"include_obfuscation":false}`, `"background":false`} {
+		msg := strings.Replace(create, `"input":"hi"`, `"input":"hi",`+f, 1)
+		if err := schematest.Check("WebSocketResponseCreateEvent", []byte(msg)); err == nil {
+			t.Errorf("create with %s accepted", f)
+		}
+	}
+	if err := schematest.Check("WebSocketResponseCreateEvent", []byte(`{"model":"m","input":"hi"}`)); err == nil {
+		t.Error("create without type accepted")
+	}
+}
