@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -33,7 +34,16 @@ func reportCPU(b *testing.B) func() {
 
 // BenchmarkLoadChain1000 loads the context behind the last response of a 1,000-turn
 // chain: 1,000 links, each with 1 input and 2 output items of about 300 bytes of JSON.
-func BenchmarkLoadChain1000(b *testing.B) {
+// The chain grew through the API, so the walk stops at its newest checkpoint.
+func BenchmarkLoadChain1000(b *testing.B) { benchmarkLoadChain(b, checkpointEvery) }
+
+// BenchmarkLoadChain1000Walk loads the same chain without checkpoints: all 1,000 links
+// walked, as for a branch taken above the newest checkpoint.
+func BenchmarkLoadChain1000Walk(b *testing.B) { benchmarkLoadChain(b, 1<<30) }
+
+func benchmarkLoadChain(b *testing.B, every int) {
+	defer func(n int) { checkpointEvery = n }(checkpointEvery)
+	checkpointEvery = every
 	const turns = 1000
 	db := openTestDB(b)
 	ctx := context.Background()
@@ -54,6 +64,7 @@ func BenchmarkLoadChain1000(b *testing.B) {
 	// watch it while stepping.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	runtime.GC() // the setup's garbage is not the load's to collect
 	b.ResetTimer()
 	defer reportCPU(b)()
 	for b.Loop() {
@@ -93,5 +104,29 @@ func BenchmarkInsertResponse10Items(b *testing.B) {
 			Usage: Usage{InputTokens: 500, OutputTokens: 200}, Output: output}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkContinueChain1000 stores one more turn (created, then completed with two
+// output items) at the tip of a 1,000-turn chain: what materialising the context costs
+// a write, as the chain's whole context is copied into the new tip's row.
+func BenchmarkContinueChain1000(b *testing.B) {
+	db := openTestDB(b)
+	prev := ""
+	item := func(id string) Item { return assistantMessage(id, text(180, id)) }
+	for i := range 1000 {
+		id := fmt.Sprintf("resp_%05d", i)
+		turn(b, db, alice, id, prev, []Item{item(id + "_u")}, []Item{item(id + "_r"), item(id + "_a")})
+		prev = id
+	}
+	runtime.GC()
+	b.ResetTimer()
+	defer reportCPU(b)()
+	i := 1000
+	for b.Loop() {
+		id := fmt.Sprintf("resp_%05d", i)
+		turn(b, db, alice, id, prev, []Item{item(id + "_u")}, []Item{item(id + "_r"), item(id + "_a")})
+		prev = id
+		i++
 	}
 }

@@ -14,7 +14,8 @@ const maxChainDepth = 100_000
 
 // LoadChain loads, in one query, the conversation behind previous_response_id = id:
 // every response from the root of the chain down to id, each with its input items and
-// then its output items, in order.
+// then its output items, in order. The walk stops at a checkpoint, whose context is
+// materialised (context.go), so a long chain costs at most checkpointEvery links.
 //
 // It returns ErrNotFound when id is unknown, deleted or another owner's, and also when
 // any ancestor is: a chain with a missing link is broken (OpenAI answers not found when
@@ -32,9 +33,10 @@ func (db *DB) LoadChain(ctx context.Context, owner, id string) (*Chain, error) {
 
 type chainLink struct {
 	Link
-	seen      bool
-	hasParent bool
-	packs     [2][]byte // input, output
+	seen       bool
+	hasParent  bool
+	packs      [2][]byte // input, output
+	checkpoint []byte    // the materialised context up to and including this link
 }
 
 func (db *DB) loadChain(ctx context.Context, owner, id string) (*Chain, error) {
@@ -69,7 +71,7 @@ func readChain(rows driver.Rows) (*Chain, error) {
 	var (
 		c     Chain
 		links []chainLink // by depth: links[0] is id itself
-		vals  = make([]driver.Value, 7)
+		vals  = make([]driver.Value, 8)
 		types = make(map[string]string) // item types repeat; keep one copy of each
 		total int
 	)
@@ -117,6 +119,13 @@ func readChain(rows driver.Rows) (*Chain, error) {
 			l.packs[k] = b
 			total += len(b) / 256 // a rough item count, for one allocation
 		}
+		if v := vals[7]; v != nil {
+			b, ok := v.([]byte)
+			if !ok {
+				return nil, fmt.Errorf("chain query: got %T for a checkpoint, want a BLOB", v)
+			}
+			l.checkpoint = b
+		}
 		links[depth] = l
 	}
 	if len(links) == 0 {
@@ -127,31 +136,52 @@ func readChain(rows driver.Rows) (*Chain, error) {
 			return nil, fmt.Errorf("chain query returned no link at depth %d", d)
 		}
 	}
-	// The deepest link found must be the root. If it still has a parent, the walk
-	// stopped at a missing (deleted or foreign) ancestor: the chain is broken.
-	if links[len(links)-1].hasParent {
+	// The deepest link found is a checkpoint or must be the root. If it still has a
+	// parent, the walk stopped at a missing (deleted or foreign) ancestor: the chain is
+	// broken.
+	deepest := links[len(links)-1]
+	var base *Chain
+	if deepest.checkpoint != nil {
+		var err error
+		if base, err = decodeChain(deepest.checkpoint); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %w", deepest.ID, err)
+		}
+		if last := base.Last(); last.ID != deepest.ID {
+			return nil, fmt.Errorf("checkpoint %s ends at %s", deepest.ID, last.ID)
+		}
+		links = links[:len(links)-1] // the checkpoint holds the deepest link itself
+	} else if deepest.hasParent {
 		return nil, ErrNotFound
 	}
 
 	// The context runs from the root (the deepest link) down to id. Links' sub-slices
 	// are cut once all items are in: c.Items may move while it grows.
 	c.Items = make([]Item, 0, total+16)
-	c.Links = make([]Link, len(links))
-	ends := make([][2]int, len(links)) // per link, where its input and its output end
+	var ends [][2]int // per link, where its input and its output end
+	if base != nil {
+		c.Items = append(base.Items, c.Items...) // grows from the checkpoint's array
+		c.Links = base.Links
+		at := 0
+		for _, l := range base.Links {
+			in := at + len(l.Input)
+			at = in + len(l.Output)
+			ends = append(ends, [2]int{in, at})
+		}
+	}
 	var err error
-	for i := range c.Links {
-		l := links[len(links)-1-i]
+	for d := len(links) - 1; d >= 0; d-- {
+		l := links[d]
 		if c.Items, err = unpackItems(c.Items, l.packs[0], types); err != nil {
 			return nil, fmt.Errorf("response %s input: %w", l.ID, err)
 		}
-		ends[i][0] = len(c.Items)
+		in := len(c.Items)
 		if l.packs[1] != nil {
 			if c.Items, err = unpackItems(c.Items, l.packs[1], types); err != nil {
 				return nil, fmt.Errorf("response %s output: %w", l.ID, err)
 			}
 		}
-		ends[i][1] = len(c.Items)
-		c.Links[i] = l.Link
+		ends = append(ends, [2]int{in, len(c.Items)})
+		c.Links = append(c.Links, l.Link)
 	}
 	at := 0
 	for i, e := range ends {

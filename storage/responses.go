@@ -116,7 +116,13 @@ func (db *DB) CompleteResponse(ctx context.Context, id string, f Final) error {
 			completed.UnixMilli(), packItems(f.Output), id); err != nil {
 			return err
 		}
-		return insertItems(ctx, tx.StmtContext(ctx, db.st.insertItem), id, "output", f.Output)
+		if err := insertItems(ctx, tx.StmtContext(ctx, db.st.insertItem), id, "output", f.Output); err != nil {
+			return err
+		}
+		if err := db.dropDescendantContexts(ctx, tx, id); err != nil {
+			return err
+		}
+		return db.checkpoint(ctx, tx, id)
 	})
 	if err != nil {
 		return fmt.Errorf("storage: complete response %s: %w", id, err)
@@ -145,8 +151,10 @@ func (db *DB) UpdateStatus(ctx context.Context, id string, status Status) error 
 		if status.Terminal() {
 			completed = time.Now().UnixMilli()
 		}
-		_, err = tx.StmtContext(ctx, db.st.setStatus).ExecContext(ctx, string(status), completed, id)
-		return err
+		if _, err = tx.StmtContext(ctx, db.st.setStatus).ExecContext(ctx, string(status), completed, id); err != nil {
+			return err
+		}
+		return db.dropDescendantContexts(ctx, tx, id)
 	})
 	if err != nil {
 		return fmt.Errorf("storage: update status of %s: %w", id, err)
@@ -180,6 +188,9 @@ func (db *DB) Cancel(ctx context.Context, owner, id string) (*Response, error) {
 			string(StatusCancelled), time.Now().UnixMilli(), id); err != nil {
 			return err
 		}
+		if err := db.dropDescendantContexts(ctx, tx, id); err != nil {
+			return err
+		}
 		rec, err = scanResponse(get.QueryRowContext(ctx, id, owner))
 		return err
 	})
@@ -207,7 +218,13 @@ func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
 	err := db.write(ctx, func(tx *sql.Tx) error {
 		var err error
 		res, err = tx.ExecContext(ctx, `DELETE FROM responses WHERE id = ? AND owner = ?`, id, owner)
-		return err
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		return db.dropDescendantContexts(ctx, tx, id)
 	})
 	if err == nil {
 		var n int64
@@ -229,6 +246,16 @@ func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
 func (db *DB) RecoverInFlight(ctx context.Context) (int, error) {
 	var n int64
 	err := db.write(ctx, func(tx *sql.Tx) error {
+		// Materialised contexts below a recovered response hold its in-flight state.
+		if _, err := tx.ExecContext(ctx, `WITH RECURSIVE below (id) AS (
+			SELECT id FROM responses WHERE previous_response_id IN
+				(SELECT id FROM responses WHERE status IN ('queued', 'in_progress'))
+			UNION
+			SELECT r.id FROM responses AS r JOIN below ON r.previous_response_id = below.id
+		)
+		DELETE FROM contexts WHERE response_id IN below`); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE responses
 			SET status = 'failed', error = ?1, completed_at = ?2,
 			response = CASE WHEN json_valid(response)

@@ -21,6 +21,10 @@ type statements struct {
 	setStatus      *sql.Stmt
 	ownerOf        *sql.Stmt
 	getForWrite    *sql.Stmt
+	distance       *sql.Stmt
+	putContext     *sql.Stmt
+	dropContext    *sql.Stmt
+	dropBelow      *sql.Stmt
 
 	// readers
 	get         *sql.Stmt
@@ -62,30 +66,61 @@ const (
 	sqlGet = `SELECT ` + responseColumns + ` FROM responses WHERE id = ? AND owner = ?`
 
 	// The chain is walked upwards from the requested response through
-	// previous_response_id (one lookup per link). Ancestors must have the same owner: the
-	// walk stops at the first missing or foreign one, and the caller sees the gap as a
-	// parent on the deepest link found. ?3 bounds the depth so that a cycle (only
-	// possible if a deleted id were reused) cannot loop forever.
+	// previous_response_id, one lookup per link, until it reaches the root or a
+	// checkpoint: a response whose whole context is materialised (context.go), which
+	// the walk takes in one piece. Ancestors must have the same owner: the walk stops at
+	// the first missing or foreign one, and the caller sees the gap as a parent on the
+	// deepest link found. ?3 bounds the depth so that a cycle (only possible if a
+	// deleted id were reused) cannot loop forever.
 	//
 	// Loading costs per row and per column (cgo calls, driver values), so each link is
-	// one row carrying its items packed (pack.go), and the request parameters of the
-	// response asked for come as one more row. All rows have seven columns:
-	//   - one row per link:  depth, has_parent, id, model, status, input_pack, output_pack
-	//   - one request row:   -1, NULL, NULL, NULL, NULL, request, NULL
-	// Rows come in the CTE's order, by depth; readChain does not rely on it.
-	sqlLoadChain = `WITH RECURSIVE chain (depth, id, previous_response_id, model, status, input_pack, output_pack) AS (
-		SELECT 0, id, previous_response_id, model, status, input_pack, output_pack
+	// one row carrying its items packed (pack.go). The walk carries only whether a link
+	// is a checkpoint: a context blob in the recursive queue was copied several times
+	// over, and tripled the load. All rows have eight columns:
+	//   - one row per link: depth, has_parent, id, model, status, input_pack,
+	//     output_pack, checkpoint context (NULL but for the deepest link, at most)
+	//   - one request row:  -1, NULL, NULL, NULL, NULL, request, NULL, NULL
+	sqlLoadChain = `WITH RECURSIVE chain (depth, id, previous_response_id, model, status, input_pack, output_pack, checkpoint) AS (
+		SELECT 0, id, previous_response_id, model, status, input_pack, output_pack,
+			EXISTS (SELECT 1 FROM contexts WHERE contexts.response_id = responses.id)
 		FROM responses WHERE id = ?1 AND owner = ?2
 		UNION ALL
-		SELECT chain.depth + 1, r.id, r.previous_response_id, r.model, r.status, r.input_pack, r.output_pack
+		SELECT chain.depth + 1, r.id, r.previous_response_id, r.model, r.status, r.input_pack, r.output_pack,
+			EXISTS (SELECT 1 FROM contexts WHERE contexts.response_id = r.id)
 		FROM chain JOIN responses AS r ON r.id = chain.previous_response_id
-		WHERE r.owner = ?2 AND chain.depth < ?3
+		WHERE NOT chain.checkpoint AND r.owner = ?2 AND chain.depth < ?3
 	)
-	SELECT depth, previous_response_id IS NOT NULL, id, model, status, input_pack, output_pack FROM chain
+	SELECT depth, previous_response_id IS NOT NULL, id, model, status, input_pack, output_pack,
+		CASE WHEN checkpoint THEN (SELECT contexts.context FROM contexts WHERE contexts.response_id = chain.id) END
+	FROM chain
 	UNION ALL
-	SELECT -1, NULL, NULL, NULL, NULL, request, NULL FROM responses WHERE id = ?1 AND owner = ?2`
+	SELECT -1, NULL, NULL, NULL, NULL, request, NULL, NULL FROM responses WHERE id = ?1 AND owner = ?2`
+
+	// How far up from ?1 the nearest checkpoint is: the number of links walked and the
+	// checkpoint's id (NULL when the walk reached the root without one).
+	sqlCheckpointDistance = `WITH RECURSIVE chain (depth, id, previous_response_id, checkpoint) AS (
+		SELECT 0, id, previous_response_id, EXISTS (SELECT 1 FROM contexts WHERE response_id = responses.id)
+		FROM responses WHERE id = ?1
+		UNION ALL
+		SELECT chain.depth + 1, r.id, r.previous_response_id, EXISTS (SELECT 1 FROM contexts WHERE response_id = r.id)
+		FROM chain JOIN responses AS r ON r.id = chain.previous_response_id
+		WHERE NOT chain.checkpoint AND chain.depth < ?2
+	)
+	SELECT max(depth), (SELECT id FROM chain WHERE checkpoint) FROM chain`
 
 	sqlExists = `SELECT 1 FROM responses WHERE id = ? AND owner = ?`
+
+	sqlPutContext = `INSERT OR REPLACE INTO contexts (response_id, context) VALUES (?, ?)`
+
+	sqlDropContext = `DELETE FROM contexts WHERE response_id = ?`
+
+	// The materialised contexts of every response below ?1.
+	sqlDropBelow = `WITH RECURSIVE below (id) AS (
+		SELECT id FROM responses WHERE previous_response_id = ?1
+		UNION
+		SELECT r.id FROM responses AS r JOIN below ON r.previous_response_id = below.id
+	)
+	DELETE FROM contexts WHERE response_id IN below`
 
 	sqlInputCursor = `SELECT position FROM items
 	WHERE response_id = ? AND kind = 'input' AND item_id = ?
@@ -113,6 +148,10 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		{&s.setStatus, w, sqlSetStatus},
 		{&s.ownerOf, w, sqlOwnerOf},
 		{&s.getForWrite, w, sqlGet},
+		{&s.distance, w, sqlCheckpointDistance},
+		{&s.putContext, w, sqlPutContext},
+		{&s.dropContext, w, sqlDropContext},
+		{&s.dropBelow, w, sqlDropBelow},
 		{&s.get, r, sqlGet},
 		{&s.exists, r, sqlExists},
 		{&s.inputCursor, r, sqlInputCursor},

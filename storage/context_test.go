@@ -1,0 +1,160 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestContextsMatchWalk drives random API operations (continue any response, complete,
+// cancel, fail, delete, recover) and after each checks, for every response, that
+// LoadChain (materialised context where there is one) returns exactly what walking
+// the chain returns, errors included.
+func TestContextsMatchWalk(t *testing.T) {
+	defer func(n int) { checkpointEvery = n }(checkpointEvery)
+	checkpointEvery = 2 // checkpoints everywhere, to test them
+	db := openTestDB(t)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(7, 11))
+	var ids []string
+	inFlight := map[string]bool{}
+	n := 0
+	for step := range 400 {
+		switch op := rng.IntN(10); {
+		case op < 5 || len(ids) == 0: // create (a new chain, or continue any response)
+			prev := ""
+			if len(ids) > 0 && rng.IntN(5) > 0 {
+				prev = ids[rng.IntN(len(ids))]
+			}
+			id := fmt.Sprintf("resp_%d", n)
+			n++
+			err := db.CreateResponse(ctx, NewResponse{ID: id, Owner: alice, Model: "m", Status: StatusInProgress,
+				PreviousResponseID: prev, Request: request("m", ""), Input: []Item{userMessage(id+"_u", text(40, id))}})
+			if errors.Is(err, ErrNotFound) {
+				continue // prev was deleted
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+			inFlight[id] = true
+		case op < 8: // finish something in flight
+			for id := range inFlight {
+				status := []Status{StatusCompleted, StatusIncomplete, StatusFailed}[rng.IntN(3)]
+				if rng.IntN(4) == 0 {
+					if _, err := db.Cancel(ctx, alice, id); err != nil {
+						t.Fatal(err)
+					}
+					status = StatusCancelled
+				}
+				if err := db.CompleteResponse(ctx, id, Final{Status: status, Body: body(id, string(status)),
+					Output: []Item{assistantMessage(id+"_a", text(40, id))}}); err != nil {
+					t.Fatal(err)
+				}
+				delete(inFlight, id)
+				break
+			}
+		case op == 8: // delete
+			id := ids[rng.IntN(len(ids))]
+			if err := db.DeleteResponse(ctx, alice, id); err != nil && !errors.Is(err, ErrNotFound) {
+				t.Fatal(err)
+			}
+			delete(inFlight, id)
+		default: // a restart's recovery
+			if rng.IntN(4) == 0 {
+				if _, err := db.RecoverInFlight(ctx); err != nil {
+					t.Fatal(err)
+				}
+				clear(inFlight)
+			}
+		}
+		for _, id := range ids {
+			got, gotErr := db.LoadChain(ctx, alice, id)
+			want, wantErr := walkWithoutCheckpoints(db, id)
+			if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && errors.Is(gotErr, ErrNotFound) != errors.Is(wantErr, ErrNotFound)) {
+				t.Fatalf("step %d, %s: LoadChain error %v, walk error %v", step, id, gotErr, wantErr)
+			}
+			if gotErr == nil && !sameChain(got, want) {
+				t.Fatalf("step %d, %s: LoadChain\n%+v\nwalk\n%+v", step, id, got, want)
+			}
+		}
+	}
+	var contexts int
+	db.r.QueryRowContext(ctx, `SELECT count(*) FROM contexts`).Scan(&contexts)
+	t.Logf("%d responses created, %d materialised contexts at the end", n, contexts)
+}
+
+func sameChain(a, b *Chain) bool {
+	if len(a.Links) != len(b.Links) || string(a.Request) != string(b.Request) || len(a.Items) != len(b.Items) {
+		return false
+	}
+	for i := range a.Items {
+		if a.Items[i].ID != b.Items[i].ID || a.Items[i].Type != b.Items[i].Type || string(a.Items[i].JSON) != string(b.Items[i].JSON) {
+			return false
+		}
+	}
+	for i := range a.Links {
+		la, lb := a.Links[i], b.Links[i]
+		if la.ID != lb.ID || la.Model != lb.Model || la.Status != lb.Status ||
+			!reflect.DeepEqual(ids(la.Input), ids(lb.Input)) || !reflect.DeepEqual(ids(la.Output), ids(lb.Output)) {
+			return false
+		}
+	}
+	return true
+}
+
+// walkWithoutCheckpoints loads a chain as if no checkpoint existed.
+func walkWithoutCheckpoints(db *DB, id string) (*Chain, error) {
+	q := sqlLoadChain
+	for _, ref := range []string{"responses.id", "r.id"} {
+		sub := "EXISTS (SELECT 1 FROM contexts WHERE contexts.response_id = " + ref + ")"
+		if !strings.Contains(q, sub) {
+			panic("the chain query no longer reads checkpoints as " + sub)
+		}
+		q = strings.ReplaceAll(q, sub, "0")
+	}
+	rows, err := db.r.Query(q, id, alice, maxChainDepth)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	c, err := readChain(&sqlRows{rows: rows})
+	if err != nil {
+		return nil, fmt.Errorf("storage: load chain of %s: %w", id, err)
+	}
+	return c, nil
+}
+
+// TestLinearChainKeepsOneCheckpoint: a chain continued turn after turn keeps one
+// checkpoint, the newest, and loads through it.
+func TestLinearChainKeepsOneCheckpoint(t *testing.T) {
+	db := openTestDB(t)
+	ctx := context.Background()
+	prev := ""
+	for i := range 100 {
+		id := fmt.Sprintf("resp_%03d", i)
+		turn(t, db, alice, id, prev, []Item{userMessage(id+"_u", "q")}, []Item{assistantMessage(id+"_a", "a")})
+		prev = id
+	}
+	// Links 0..31 walk to the root; resp_032 is the first checkpoint, then 064, 096.
+	var n int
+	var at string
+	if err := db.r.QueryRowContext(ctx, `SELECT count(*), max(response_id) FROM contexts`).Scan(&n, &at); err != nil || n != 1 || at != "resp_096" {
+		t.Fatalf("checkpoints: %d rows, newest %q (%v); want only resp_096", n, at, err)
+	}
+	got, err := db.LoadChain(ctx, alice, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := walkWithoutCheckpoints(db, prev)
+	if err != nil || !sameChain(got, want) || len(got.Links) != 100 || len(got.Items) != 200 {
+		t.Fatalf("chain through the checkpoint: %d links, %d items; walk %v", len(got.Links), len(got.Items), err)
+	}
+	if _, err := db.LoadChain(ctx, bob, prev); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("bob loaded alice's chain: %v", err)
+	}
+}
