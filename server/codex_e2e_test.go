@@ -1,0 +1,385 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"hearth"
+	"hearth/internal/schematest"
+	"hearth/internal/testenv"
+	"hearth/scriptmodel"
+	"hearth/server"
+	"hearth/storage"
+)
+
+// clientsDir holds the node project of the Codex CLI and Agents SDK tests (pinned
+// @openai/codex, @openai/agents and openai), relative to this package's directory.
+const clientsDir = "../testdata/codex"
+
+var codexFull = flag.Bool("hearth.codex-full", false,
+	"run TestCodexCLIE2E with Codex's own instructions and every default tool: a first turn of ~36k prompt tokens, minutes on a CPU")
+
+// codexConfig is the config.toml that points Codex CLI at hearth, as the README shows
+// it. The [features] and [analytics] lines and check_for_update_on_startup keep a
+// test run on loopback: without plugins = false Codex resolves github.com,
+// api.github.com and chatgpt.com at start (seen with strace), and analytics and the
+// update check would go out too. extra holds the mode's root keys.
+const codexConfig = `model = "hearth-script-codex"
+model_provider = "hearth"
+check_for_update_on_startup = false
+%s
+[model_providers.hearth]
+name = "hearth"
+base_url = %q
+wire_api = "responses"
+env_key = "HEARTH_API_KEY"
+
+[features]
+plugins = false
+%s
+[analytics]
+enabled = false
+`
+
+// TestCodexCLIE2E runs Codex CLI (the pinned npm @openai/codex) against hearth with a
+// script model: `codex exec` sends its real first request, the model calls Codex's
+// shell tool exec_command, Codex runs the command and sends the whole history back
+// (store: false), and the model answers. The test checks the file the command wrote,
+// the answer Codex printed, and both exchanges: the items and token counts of each
+// turn, schema-valid events in spec order, and that the second turn's prompt began
+// with the whole first one (the runtime's KV cache reused it).
+//
+// By default Codex gets a model catalog entry (testdata/codex/model-catalog.json:
+// short base instructions, the model's context window) and no multi-agent or goal
+// tools, which keeps the first turn near 8k prompt tokens. -hearth.codex-full (or
+// HEARTH_CODEX=full) runs Codex as installed: its own 17k-character instructions and
+// all its tools, the namespace tool multi_agent_v1 included, about 36k tokens.
+//
+// It needs Node.js and npm (npm ci fetches the packages the first time); without them
+// it fails, unless HEARTH_SKIP_NODE=1, which skips it.
+func TestCodexCLIE2E(t *testing.T) {
+	node, npm := lookNode(t)
+	dir, err := filepath.Abs(clientsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := *codexFull || os.Getenv("HEARTH_CODEX") == "full"
+	limit := 5 * time.Minute
+	if full {
+		limit = 30 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	npmCI(ctx, t, npm, dir)
+
+	const key = "codex-test-key"
+	rec := &recorder{}
+	srv := newRecordedHearth(t, rec, key)
+	m := testenv.Model(t, scriptmodel.CodexModel)
+
+	home, work := t.TempDir(), t.TempDir()
+	codexHome := filepath.Join(home, ".codex")
+	if err := os.Mkdir(codexHome, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rootKeys, features := fmt.Sprintf("model_catalog_json = %q\n", filepath.Join(dir, "model-catalog.json")),
+		"goals = false\n\n[agents]\nenabled = false\n"
+	if full {
+		rootKeys, features = "", ""
+	}
+	config := fmt.Sprintf(codexConfig, rootKeys, srv.URL+"/v1", features)
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "node_modules/@openai/codex/bin/codex.js"),
+		"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+		"Write the proof file.")
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(),
+		"HOME="+home,
+		"CODEX_HOME="+codexHome,
+		"HEARTH_API_KEY="+key,
+	)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	err = cmd.Run()
+	t.Logf("codex exec took %v\nstdout:\n%s\nstderr:\n%s", time.Since(start).Round(time.Millisecond), &stdout, &stderr)
+	xs := rec.all()
+	for i, x := range xs {
+		t.Logf("request %d: %s %s -> %d in %v", i, x.method, x.path, x.status, x.took.Round(time.Millisecond))
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("codex exec did not finish in %v: %v", limit, ctx.Err())
+	}
+	if err != nil {
+		t.Fatalf("codex exec: %v", err)
+	}
+
+	// What Codex did: ran the model's command and printed the model's answer.
+	proof, err := os.ReadFile(filepath.Join(work, "proof.txt"))
+	if err != nil {
+		t.Fatalf("the model's command did not run: %v", err)
+	}
+	if got, want := string(proof), "hearth-codex\n"; got != want {
+		t.Errorf("proof.txt = %q, want %q", got, want)
+	}
+	answer := m.Text(scriptmodel.EntryAnswer)
+	if got := strings.TrimSpace(stdout.String()); got != answer {
+		t.Errorf("codex exec printed %q, want the model's answer %q", got, answer)
+	}
+
+	// What went over the wire: two streamed turns and nothing else.
+	if len(xs) != 2 {
+		t.Fatalf("Codex made %d requests, want 2 (a turn that calls the tool, a turn that answers)", len(xs))
+	}
+	turns := make([]codexTurn, 2)
+	for i, x := range xs {
+		turns[i] = readCodexTurn(t, i, x, key)
+	}
+	first, second := turns[0], turns[1]
+
+	reasoning, callText := splitThink(t, m.Text(scriptmodel.EntryAssistant))
+	calls := parseToolCalls(t, callText)
+	if out := first.resp.Output; len(out) != 2 || out[0].Type != hearth.ItemReasoning || out[1].Type != hearth.ItemFunctionCall {
+		t.Fatalf("turn 1 output %s, want reasoning then one function_call", itemTypes(out))
+	}
+	if got := reasoningOf(first.resp.Output[0]); got != reasoning {
+		t.Errorf("turn 1 reasoning %q, want %q", got, reasoning)
+	}
+	call := first.resp.Output[1]
+	if call.Name != calls[0].Name || compactJSON(t, call.Arguments) != calls[0].Arguments {
+		t.Errorf("turn 1 call %s(%s), want %s(%s)", call.Name, call.Arguments, calls[0].Name, calls[0].Arguments)
+	}
+	if got, want := first.resp.Usage.OutputTokens, m.EvalCount(scriptmodel.EntryAssistant); got != want {
+		t.Errorf("turn 1 output_tokens %d, want %d", got, want)
+	}
+
+	// Codex sends the whole history back: turn 1's input, its output, the command's
+	// result.
+	in1, in2 := first.req.Input, second.req.Input
+	if len(in2) != len(in1)+3 {
+		t.Fatalf("turn 2 input %s, want turn 1's %d items, reasoning, the call and its output", itemTypes(in2), len(in1))
+	}
+	back := in2[len(in1):]
+	if back[0].Type != hearth.ItemReasoning || back[1].Type != hearth.ItemFunctionCall || back[2].Type != hearth.ItemFunctionCallOutput {
+		t.Fatalf("turn 2 input ends with %s, want reasoning, function_call, function_call_output", itemTypes(back))
+	}
+	if back[1].CallID != call.CallID || back[2].CallID != call.CallID {
+		t.Errorf("turn 2 call_ids %q/%q, want turn 1's %q", back[1].CallID, back[2].CallID, call.CallID)
+	}
+	if !strings.Contains(back[2].Output.Text, "exited with code 0") {
+		t.Errorf("turn 2 tool output %q does not report a successful command", back[2].Output.Text)
+	}
+
+	if out := second.resp.Output; len(out) != 1 || out[0].Type != hearth.ItemMessage || messageText(out[0]) != answer {
+		t.Errorf("turn 2 output %s, want one message %q", itemTypes(out), answer)
+	}
+	if got, want := second.resp.Usage.OutputTokens, m.EvalCount(scriptmodel.EntryAnswer); got != want {
+		t.Errorf("turn 2 output_tokens %d, want %d", got, want)
+	}
+
+	// Prefix stability: hearth rendered turn 2 as turn 1's prompt plus the new items,
+	// so the runtime kept all of turn 1's prompt (it always re-evaluates the last
+	// token) and evaluated only the tail, which is also why turn 2 is faster.
+	u1, u2 := first.resp.Usage, second.resp.Usage
+	t.Logf("turn 1: %d input tokens in %v; turn 2: %d input tokens, %d cached, in %v",
+		u1.InputTokens, xs[0].took.Round(time.Millisecond), u2.InputTokens, u2.InputTokensDetails.CachedTokens, xs[1].took.Round(time.Millisecond))
+	if c := u2.InputTokensDetails.CachedTokens; c < u1.InputTokens-1 || c >= u2.InputTokens {
+		t.Errorf("turn 2: %d of %d input tokens cached; want at least turn 1's whole prompt (%d-1)", c, u2.InputTokens, u1.InputTokens)
+	}
+	if xs[1].took >= xs[0].took {
+		t.Errorf("turn 2 (%v) took as long as turn 1 (%v): the runtime re-evaluated the prompt", xs[1].took, xs[0].took)
+	}
+}
+
+// codexTurn is one of Codex's requests, as hearth decoded it, and the response hearth
+// streamed back.
+type codexTurn struct {
+	req  *hearth.CreateResponseRequest
+	resp hearth.Response
+}
+
+// readCodexTurn checks one recorded exchange with Codex: an authenticated streamed
+// request without storage (Codex keeps the history itself), answered by a stream of
+// schema-valid events in the spec's order that ends completed.
+func readCodexTurn(t *testing.T, i int, x *exchange, key string) codexTurn {
+	t.Helper()
+	if x.method != http.MethodPost || x.path != "/v1/responses" || x.status != http.StatusOK {
+		t.Fatalf("request %d: %s %s -> %d, want POST /v1/responses -> 200\n%s", i, x.method, x.path, x.status, x.response)
+	}
+	if got := x.header.Get("Authorization"); got != "Bearer "+key {
+		t.Errorf("request %d: Authorization %q, want the key from env_key", i, got)
+	}
+	req, _, err := hearth.DecodeCreateRequest(x.request)
+	if err != nil {
+		t.Fatalf("request %d: %v", i, err)
+	}
+	if !req.Stream || req.StoreEnabled() {
+		t.Errorf("request %d: stream %v, store %v; Codex streams and stores nothing", i, req.Stream, req.StoreEnabled())
+	}
+	events, err := schematest.ReadSSE(bytes.NewReader(x.response))
+	if err != nil {
+		t.Fatalf("request %d: %v", i, err)
+	}
+	// Codex is one of OpenAI's clients, so hearth names raw reasoning events as
+	// OpenAI does; the schema and the lifecycle check know the spec's names.
+	for _, e := range events {
+		if typ, ok := strings.CutPrefix(e["type"].(string), "response.reasoning_text."); ok {
+			e["type"] = "response.reasoning." + typ
+		}
+	}
+	schematest.ValidateEvents(t, events)
+	if err := schematest.CheckLifecycle(events); err != nil {
+		t.Fatalf("request %d: %v", i, err)
+	}
+	last := events[len(events)-1]
+	if last["type"] != "response.completed" {
+		t.Fatalf("request %d ended with %v, want response.completed", i, last["type"])
+	}
+	b, err := json.Marshal(last["response"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp hearth.Response
+	if err := json.Unmarshal(b, &resp); err != nil {
+		t.Fatalf("request %d: %v", i, err)
+	}
+	return codexTurn{req: req, resp: resp}
+}
+
+func itemTypes(items []hearth.Item) string {
+	var s []string
+	for _, it := range items {
+		s = append(s, it.Type)
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+// reasoningOf is a reasoning item's raw text, else its summary.
+func reasoningOf(it hearth.Item) string {
+	var s strings.Builder
+	for _, p := range it.Content {
+		s.WriteString(p.Text)
+	}
+	if s.Len() == 0 {
+		for _, p := range it.Summary {
+			s.WriteString(p.Text)
+		}
+	}
+	return s.String()
+}
+
+func messageText(it hearth.Item) string {
+	var s strings.Builder
+	for _, p := range it.Content {
+		s.WriteString(p.Text)
+	}
+	return s.String()
+}
+
+func compactJSON(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		t.Errorf("arguments %q: %v", s, err)
+	}
+	return b.String()
+}
+
+// exchange is one request to hearth and its answer, as the recorder saw them.
+type exchange struct {
+	method, path string
+	header       http.Header
+	request      []byte
+	status       int
+	response     []byte
+	took         time.Duration
+}
+
+// recorder keeps every exchange a client had with hearth, so a test can check what a
+// real client sent and what hearth streamed back to it.
+type recorder struct {
+	mu sync.Mutex
+	xs []*exchange
+}
+
+func (r *recorder) all() []*exchange {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]*exchange(nil), r.xs...)
+}
+
+func (r *recorder) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		x := &exchange{method: req.Method, path: req.URL.Path, header: req.Header.Clone(), request: body}
+		tw := &teeWriter{ResponseWriter: w, status: http.StatusOK}
+		start := time.Now()
+		h.ServeHTTP(tw, req)
+		x.took, x.status, x.response = time.Since(start), tw.status, tw.buf.Bytes()
+		r.mu.Lock()
+		r.xs = append(r.xs, x)
+		r.mu.Unlock()
+	})
+}
+
+// teeWriter copies a response while passing it on, flushes included (SSE).
+type teeWriter struct {
+	http.ResponseWriter
+	status int
+	buf    bytes.Buffer
+}
+
+func (w *teeWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *teeWriter) Write(b []byte) (int, error) {
+	w.buf.Write(b)
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *teeWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *teeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// newRecordedHearth serves hearth with a database and one API key, recording every
+// exchange in rec.
+func newRecordedHearth(t *testing.T, rec *recorder, key string) *httptest.Server {
+	t.Helper()
+	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	h := server.New(server.Config{Runtime: testenv.Runtime(t), Database: db, APIKeys: []string{key}})
+	srv := httptest.NewServer(rec.wrap(h))
+	t.Cleanup(srv.Close)
+	return srv
+}
