@@ -66,8 +66,11 @@ const (
 	CodexAnswerText = "Wrote proof.txt through hearth."
 
 	// AgentText is one call of one function tool, for agent loops (the OpenAI Agents
-	// SDK) that run a tool and feed its result back.
-	AgentText       = "<tool_call>\n{\"name\": \"lookup_capital\", \"arguments\": {\"country\": \"France\"}}\n</tool_call>"
+	// SDK) that run a tool and feed its result back. No newline around the JSON: the
+	// Agents SDK makes its tools strict, so hearth generates the call under a JSON
+	// grammar from the opener on, and a grammar allows no leading whitespace; each
+	// piece of this text is one the grammar accepts, so the script runs unchanged.
+	AgentText       = "<tool_call>{\"name\": \"lookup_capital\", \"arguments\": {\"country\": \"France\"}}</tool_call>"
 	AgentAnswerText = "The capital of France is Paris, says the tool."
 
 	LongText = "Once upon a time there was a small server that lived on a laptop. " +

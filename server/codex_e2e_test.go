@@ -147,11 +147,16 @@ func TestCodexCLIE2E(t *testing.T) {
 	if len(xs) != 2 {
 		t.Fatalf("Codex made %d requests, want 2 (a turn that calls the tool, a turn that answers)", len(xs))
 	}
-	turns := make([]codexTurn, 2)
-	for i, x := range xs {
-		turns[i] = readCodexTurn(t, i, x, key)
+	first, second := readTurn(t, 0, xs[0]), readTurn(t, 1, xs[1])
+	for i, tr := range []turn{first, second} {
+		if got := xs[i].header.Get("Authorization"); got != "Bearer "+key {
+			t.Errorf("request %d: Authorization %q, want the key from env_key", i, got)
+		}
+		// Codex keeps the history itself and sends all of it every turn.
+		if !tr.req.Stream || tr.req.StoreEnabled() {
+			t.Errorf("request %d: stream %v, store %v; Codex streams and stores nothing", i, tr.req.Stream, tr.req.StoreEnabled())
+		}
 	}
-	first, second := turns[0], turns[1]
 
 	reasoning, callText := splitThink(t, m.Text(scriptmodel.EntryAssistant))
 	calls := parseToolCalls(t, callText)
@@ -207,59 +212,64 @@ func TestCodexCLIE2E(t *testing.T) {
 	}
 }
 
-// codexTurn is one of Codex's requests, as hearth decoded it, and the response hearth
-// streamed back.
-type codexTurn struct {
+// turn is one request a client sent, as hearth decoded it, and the response hearth
+// answered with.
+type turn struct {
 	req  *hearth.CreateResponseRequest
 	resp hearth.Response
 }
 
-// readCodexTurn checks one recorded exchange with Codex: an authenticated streamed
-// request without storage (Codex keeps the history itself), answered by a stream of
-// schema-valid events in the spec's order that ends completed.
-func readCodexTurn(t *testing.T, i int, x *exchange, key string) codexTurn {
+// readTurn checks one recorded exchange: POST /v1/responses answered 200 with a
+// schema-valid response, or, for a streamed request, a stream of schema-valid events
+// in the spec's order that ends completed.
+func readTurn(t *testing.T, i int, x *exchange) turn {
 	t.Helper()
 	if x.method != http.MethodPost || x.path != "/v1/responses" || x.status != http.StatusOK {
 		t.Fatalf("request %d: %s %s -> %d, want POST /v1/responses -> 200\n%s", i, x.method, x.path, x.status, x.response)
-	}
-	if got := x.header.Get("Authorization"); got != "Bearer "+key {
-		t.Errorf("request %d: Authorization %q, want the key from env_key", i, got)
 	}
 	req, _, err := hearth.DecodeCreateRequest(x.request)
 	if err != nil {
 		t.Fatalf("request %d: %v", i, err)
 	}
-	if !req.Stream || req.StoreEnabled() {
-		t.Errorf("request %d: stream %v, store %v; Codex streams and stores nothing", i, req.Stream, req.StoreEnabled())
-	}
-	events, err := schematest.ReadSSE(bytes.NewReader(x.response))
-	if err != nil {
-		t.Fatalf("request %d: %v", i, err)
-	}
-	// Codex is one of OpenAI's clients, so hearth names raw reasoning events as
-	// OpenAI does; the schema and the lifecycle check know the spec's names.
-	for _, e := range events {
-		if typ, ok := strings.CutPrefix(e["type"].(string), "response.reasoning_text."); ok {
-			e["type"] = "response.reasoning." + typ
+	body := x.response
+	if req.Stream {
+		events, err := schematest.ReadSSE(bytes.NewReader(x.response))
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
 		}
-	}
-	schematest.ValidateEvents(t, events)
-	if err := schematest.CheckLifecycle(events); err != nil {
-		t.Fatalf("request %d: %v", i, err)
-	}
-	last := events[len(events)-1]
-	if last["type"] != "response.completed" {
-		t.Fatalf("request %d ended with %v, want response.completed", i, last["type"])
-	}
-	b, err := json.Marshal(last["response"])
-	if err != nil {
-		t.Fatal(err)
+		// OpenAI's clients get OpenAI's names for raw reasoning events; the schema
+		// and the lifecycle check know the spec's.
+		for _, e := range events {
+			if typ, ok := strings.CutPrefix(e["type"].(string), "response.reasoning_text."); ok {
+				e["type"] = "response.reasoning." + typ
+			}
+		}
+		schematest.ValidateEvents(t, events)
+		if err := schematest.CheckLifecycle(events); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		last := events[len(events)-1]
+		if last["type"] != "response.completed" {
+			t.Fatalf("request %d ended with %v, want response.completed", i, last["type"])
+		}
+		if body, err = json.Marshal(last["response"]); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		var raw any
+		if err := json.Unmarshal(body, &raw); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		schematest.Validate(t, "ResponseResource", raw)
 	}
 	var resp hearth.Response
-	if err := json.Unmarshal(b, &resp); err != nil {
+	if err := json.Unmarshal(body, &resp); err != nil {
 		t.Fatalf("request %d: %v", i, err)
 	}
-	return codexTurn{req: req, resp: resp}
+	if resp.Status != "completed" {
+		t.Fatalf("request %d: status %q, want completed", i, resp.Status)
+	}
+	return turn{req: req, resp: resp}
 }
 
 func itemTypes(items []hearth.Item) string {
