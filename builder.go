@@ -27,6 +27,8 @@ import (
 //	             reasoning_summary_text.delta (one per reasoning delta),
 //	             reasoning_summary_text.done, reasoning_summary_part.done
 //	  function_call: function_call_arguments.delta..., function_call_arguments.done
+//	  custom_tool_call: custom_tool_call_input.delta..., custom_tool_call_input.done
+//	             (OpenAI's events; the schema has no custom tools)
 //	  response.output_item.done
 //	one terminal event: response.completed | response.incomplete |
 //	  error + response.failed
@@ -45,6 +47,10 @@ import (
 type Builder struct {
 	// Now is the clock for completed_at; tests may replace it.
 	Now func() time.Time
+	// Seal, when set, gives each reasoning item its encrypted_content as the item
+	// ends, before response.output_item.done: whatever path closes the item
+	// (its end, the next item, the terminal event), the client sees it sealed.
+	Seal func(Item) string
 
 	resp  *Response
 	emit  func(Event)
@@ -147,8 +153,8 @@ func (b *Builder) StartFunctionCall(name, namespace string) error {
 }
 
 // StartCustomToolCall completes the open item, if any, and starts a call of
-// a custom tool. The schema has neither this item type nor events for its
-// input, so its input (ArgumentsDelta) is only sent in output_item.done.
+// a custom tool; ArgumentsDelta then appends its raw input. The schema has
+// neither this item type nor events for its input: they are OpenAI's.
 func (b *Builder) StartCustomToolCall(name string) error {
 	return b.startItem(Item{Type: ItemCustomToolCall, ID: NewID(PrefixCustomToolCall), CallID: NewID(PrefixCallID), Name: name})
 }
@@ -257,7 +263,7 @@ func (b *Builder) SetEncryptedContent(s string) error {
 }
 
 // ArgumentsDelta appends to the open function call's arguments (JSON text)
-// or custom tool call's input.
+// or custom tool call's input (raw text).
 func (b *Builder) ArgumentsDelta(text string) error {
 	if b.state == stateFinished {
 		return ErrFinished
@@ -273,7 +279,10 @@ func (b *Builder) ArgumentsDelta(text string) error {
 			b.send(Event{Type: EventFunctionCallArgumentsDelta, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
 		}
 	case ItemCustomToolCall:
-		it.Input += text
+		if text != "" {
+			it.Input += text
+			b.send(Event{Type: EventCustomToolCallInputDelta, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
+		}
 	default:
 		return fmt.Errorf("hearth: ArgumentsDelta while a %s item is open", it.Type)
 	}
@@ -419,8 +428,14 @@ func (b *Builder) closeItem(status string) {
 	}
 	b.closePart()
 	it := &b.resp.Output[b.cur]
-	if it.Type == ItemFunctionCall {
+	if it.Type == ItemReasoning && b.Seal != nil {
+		it.EncryptedContent = b.Seal(it.Clone())
+	}
+	switch it.Type {
+	case ItemFunctionCall:
 		b.send(Event{Type: EventFunctionCallArgumentsDone, ItemID: it.ID, OutputIndex: b.cur, Arguments: it.Arguments})
+	case ItemCustomToolCall:
+		b.send(Event{Type: EventCustomToolCallInputDone, ItemID: it.ID, OutputIndex: b.cur, Input: it.Input})
 	}
 	it.Status = status
 	b.send(Event{Type: EventOutputItemDone, OutputIndex: b.cur, Item: b.snapshot()})

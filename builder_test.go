@@ -68,7 +68,8 @@ var builderScenarios = []struct {
 	status  string
 	// events, when set, is the exact sequence of event types.
 	events []string
-	// offSchema: the stream contains an item the schema has no type for.
+	// offSchema: the stream contains an item the schema has no type for (a custom
+	// tool call), valid against OpenAI's definitions of it only.
 	offSchema bool
 }{
 	{
@@ -169,10 +170,12 @@ var builderScenarios = []struct {
 	},
 	{
 		name: "custom tool call", request: `{"model":"m","tools":[{"type":"custom","name":"apply_patch"}]}`,
-		run:    steps(func(b *hearth.Builder) error { return b.StartCustomToolCall("apply_patch") }, args("*** Begin"), args(" Patch"), complete),
+		run:    steps(func(b *hearth.Builder) error { return b.StartCustomToolCall("apply_patch") }, args("*** Begin"), args(""), args(" Patch"), text("done"), complete),
 		status: "completed", offSchema: true,
 		events: []string{"response.created", "response.in_progress", "response.output_item.added",
-			"response.output_item.done", "response.completed"},
+			"response.custom_tool_call_input.delta", "response.custom_tool_call_input.delta", "response.custom_tool_call_input.done",
+			"response.output_item.done", "response.output_item.added", "response.content_part.added", "response.output_text.delta",
+			"response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"},
 	},
 }
 
@@ -253,6 +256,8 @@ func TestBuilderScenarios(t *testing.T) {
 				if schematest.Check("ResponseResource", final) == nil {
 					t.Errorf("the schema now accepts this response; drop offSchema")
 				}
+				schematest.CustomTools.ValidateEvents(t, events)
+				schematest.CustomTools.Validate(t, "ResponseResource", final)
 				return
 			}
 			schematest.ValidateEvents(t, events)

@@ -623,6 +623,11 @@ func decodeTool(raw json.RawMessage, path string, nested bool) (Tool, error) {
 			if t.Format.Definition, err = f.requiredString("definition"); err != nil {
 				return Tool{}, err
 			}
+			// Whether the definition parses is the engine's to say (it compiles
+			// it); an empty one is no grammar at all.
+			if t.Format.Definition == "" {
+				return Tool{}, emptyString(f.at("definition"))
+			}
 		}
 	}
 	return t, nil

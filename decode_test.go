@@ -366,6 +366,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"namespace without tools", `{"model":"m","tools":[{"type":"namespace","name":"ns"}]}`, "tools[0].tools", "missing_required_parameter"},
 		{"grammar syntax", `{"model":"m","tools":[{"type":"custom","name":"c","format":{"type":"grammar","syntax":"peg","definition":"x"}}]}`, "tools[0].format.syntax", "invalid_value"},
 		{"grammar definition", `{"model":"m","tools":[{"type":"custom","name":"c","format":{"type":"grammar","syntax":"regex"}}]}`, "tools[0].format.definition", "missing_required_parameter"},
+		{"empty grammar definition", `{"model":"m","tools":[{"type":"custom","name":"c","format":{"type":"grammar","syntax":"lark","definition":""}}]}`, "tools[0].format.definition", "empty_string"},
 		{"tool_choice value", `{"model":"m",` + fn + `,"tool_choice":"sometimes"}`, "tool_choice", "invalid_value"},
 		{"tool_choice type", `{"model":"m",` + fn + `,"tool_choice":1}`, "tool_choice", "invalid_type"},
 		{"tool_choice unknown function", `{"model":"m",` + fn + `,"tool_choice":{"type":"function","name":"nope"}}`, "tool_choice", "invalid_value"},

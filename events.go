@@ -65,6 +65,7 @@ type Event struct {
 	Text      string // output_text.done, reasoning.done, reasoning_summary_text.done
 	Refusal   string // refusal.done
 	Arguments string // function_call_arguments.done
+	Input     string // custom_tool_call_input.done
 	Logprobs  []LogProb
 
 	Error *Error // error
@@ -193,6 +194,18 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			Arguments string `json:"arguments"`
 		}{ih, e.Arguments})
 
+	case EventCustomToolCallInputDelta:
+		return json.Marshal(struct {
+			eventItemHead
+			Delta string `json:"delta"`
+		}{ih, e.Delta})
+
+	case EventCustomToolCallInputDone:
+		return json.Marshal(struct {
+			eventItemHead
+			Input string `json:"input"`
+		}{ih, e.Input})
+
 	case EventError:
 		if e.Error == nil {
 			return nil, fmt.Errorf("hearth: error event without an error")
@@ -204,6 +217,14 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	}
 	return nil, fmt.Errorf("hearth: cannot marshal event of type %q", e.Type)
 }
+
+// OpenAI's events of a custom tool call's input, streamed like a function call's
+// arguments. The Open Responses schema has no custom tools; hearth sends these (to
+// every client) only for requests that have custom tools.
+const (
+	EventCustomToolCallInputDelta = "response.custom_tool_call_input.delta"
+	EventCustomToolCallInputDone  = "response.custom_tool_call_input.done"
+)
 
 // OpenAI's names of the raw reasoning events; not in the Open Responses schema.
 const (

@@ -3,6 +3,7 @@ module hearth
 go 1.26.8
 
 require (
+	github.com/coder/websocket v1.8.14
 	github.com/ollama/ollama v0.17.4
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 )

@@ -77,7 +77,7 @@ func script(tokens ...string) func(string) []string {
 // bytesOf cuts s into one-byte tokens, as the script models write under a grammar.
 func bytesOf(s string) []string {
 	out := make([]string, len(s))
-	for i := range s {
+	for i := 0; i < len(s); i++ {
 		out[i] = s[i : i+1]
 	}
 	return out

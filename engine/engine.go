@@ -48,6 +48,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"hearth"
+	"hearth/internal/seal"
 	"hearth/toolgrammar"
 )
 
@@ -66,6 +67,10 @@ type Engine struct {
 	// DefaultContext is the context window for models whose Modelfile sets none
 	// (see ContextWindow); New reads it from the environment.
 	DefaultContext int
+	// Seal seals the encrypted_content of reasoning and compaction items and opens it
+	// when they come back. New gives a fresh key, good for one process; a server sets
+	// the key kept in its data directory so blobs outlive restarts.
+	Seal *seal.Key
 
 	mu      sync.Mutex
 	models  map[string]cachedModel
@@ -87,7 +92,7 @@ func New(rt Runtime, formats *toolgrammar.Registry, log *slog.Logger) *Engine {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Engine{rt: rt, formats: formats, log: log, DefaultContext: defaultContextFromEnv(),
+	return &Engine{rt: rt, formats: formats, log: log, DefaultContext: defaultContextFromEnv(), Seal: seal.NewKey(),
 		models: map[string]cachedModel{}, lastSeq: map[string]promptCache{}}
 }
 

@@ -31,6 +31,8 @@ type toolPolicy struct {
 	// schemas validate arguments, by model tool name; a tool whose schema does not
 	// compile has none (the grammar still shapes its calls).
 	schemas map[string]*jsonschema.Schema
+	// freeforms check the raw input of custom tool calls, by model tool name.
+	freeforms map[string]*toolgrammar.Freeform
 }
 
 // safetyMaxCalls stops a model that loops on calls when nothing else would: an
@@ -50,6 +52,7 @@ func newToolPolicy(req *hearth.CreateResponseRequest, conv *Conversation, tools 
 	tools = withRequestSchemas(req.Tools, conv, tools)
 	c := req.ToolChoice
 	p := &toolPolicy{mode: c.EffectiveMode()}
+	// A custom tool's grammar is a hard constraint, as a strict function's schema is.
 	strict := strictTools(req.Tools)
 	switch {
 	case p.mode == hearth.ToolChoiceNone:
@@ -84,16 +87,20 @@ func newToolPolicy(req *hearth.CreateResponseRequest, conv *Conversation, tools 
 		p.mode = hearth.ToolChoiceNone
 	}
 	p.schemas = map[string]*jsonschema.Schema{}
+	p.freeforms = map[string]*toolgrammar.Freeform{}
 	for _, t := range p.allowed {
+		if f, ok := conv.Freeform(t.Name); ok {
+			// The grammar's schema has the input's JSON-text pattern, which is not a
+			// pattern of the input itself: validate the shape, then the input.
+			t.Parameters = toolgrammar.FreeformParameters
+			p.freeforms[t.Name] = f
+		}
 		if s, err := compileArgsSchema(t); err == nil {
 			p.schemas[t.Name] = s
 		}
 	}
 	return p
 }
-
-// customParameters is how a custom tool's input is shown to the model: one string.
-var customParameters = json.RawMessage(`{"type":"object","properties":{"input":{"type":"string"}},"required":["input"]}`)
 
 // withRequestSchemas returns tools with each function's parameters as the request
 // wrote them.
@@ -109,7 +116,10 @@ func withRequestSchemas(reqTools []hearth.Tool, conv *Conversation, tools []tool
 		case hearth.ToolFunction:
 			add(ToolRef{Type: hearth.ToolFunction, Name: t.Name}, t.Parameters)
 		case hearth.ToolCustom:
-			add(ToolRef{Type: hearth.ToolCustom, Name: t.Name}, customParameters)
+			if name, ok := conv.ModelToolName(ToolRef{Type: hearth.ToolCustom, Name: t.Name}); ok {
+				f, _ := conv.Freeform(name)
+				orig[name] = f.InputSchema()
+			}
 		case hearth.ToolNamespace:
 			for _, f := range t.Tools {
 				add(ToolRef{Type: hearth.ToolFunction, Namespace: t.Name, Name: f.Name}, f.Parameters)
@@ -126,11 +136,16 @@ func withRequestSchemas(reqTools []hearth.Tool, conv *Conversation, tools []tool
 	return out
 }
 
-// strictTools lists the function tools that asked for strict arguments.
+// strictTools lists the function tools that asked for strict arguments and the custom
+// tools with a grammar.
 func strictTools(tools []hearth.Tool) map[ToolRef]bool {
 	out := map[ToolRef]bool{}
 	for _, t := range tools {
 		switch t.Type {
+		case hearth.ToolCustom:
+			if t.Format.Type == "grammar" {
+				out[ToolRef{Type: hearth.ToolCustom, Name: t.Name}] = true
+			}
 		case hearth.ToolFunction:
 			if t.Strict != nil && *t.Strict {
 				out[ToolRef{Type: hearth.ToolFunction, Name: t.Name}] = true
@@ -207,6 +222,15 @@ func (p *toolPolicy) check(name, args string) error {
 			return fmt.Errorf("the arguments of '%s' do not match its schema: %s", name, firstLine(ve.Error()))
 		}
 		return fmt.Errorf("the arguments of '%s' do not match its schema: %v", name, err)
+	}
+	if f := p.freeforms[name]; f != nil {
+		input, err := toolgrammar.FreeformInput(args)
+		if err != nil {
+			return fmt.Errorf("the call of custom tool '%s' is malformed: %v", name, err)
+		}
+		if err := f.Check(input); err != nil {
+			return fmt.Errorf("the input of custom tool '%s' does not match its format: %v", name, err)
+		}
 	}
 	return nil
 }

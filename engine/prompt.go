@@ -10,6 +10,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"hearth"
+	"hearth/toolgrammar"
 )
 
 // Error codes of BuildConversation beyond the root package's validation codes.
@@ -41,6 +42,16 @@ type Conversation struct {
 	ToolNames map[string]ToolRef
 
 	modelNames map[ToolRef]string
+	// freeforms holds the compiled input format of each custom tool, by the name
+	// the model sees.
+	freeforms map[string]*toolgrammar.Freeform
+}
+
+// Freeform returns the compiled input format of the custom tool the model knows as
+// modelName, and false when that is not a custom tool.
+func (c *Conversation) Freeform(modelName string) (*toolgrammar.Freeform, bool) {
+	f, ok := c.freeforms[modelName]
+	return f, ok
 }
 
 // ToolRef names a tool as the request does.
@@ -87,8 +98,8 @@ func (c *Conversation) ModelToolName(ref ToolRef) (string, bool) {
 //     reasoning_text content, or, when a client sent none back (Codex keeps
 //     only summary and encrypted_content), the summary: hearth mirrors its
 //     raw reasoning into the summary, so that is the same text.
-//     encrypted_content is opaque here; a caller that stores reasoning in it
-//     should restore Content before calling.
+//     encrypted_content is opaque here: Prepare opens hearth's own sealed
+//     reasoning and restores Content before calling (sealed.go).
 //   - Assistant text, the reasoning before it and the function calls right
 //     after it form ONE assistant message with several ToolCalls: that is the
 //     shape templates render parallel calls from. (The template layer merges
@@ -108,9 +119,10 @@ func (c *Conversation) ModelToolName(ref ToolRef) (string, bool) {
 //     clients (Item.Name plus Item.Namespace); the prefix only resolves a
 //     real clash.
 //   - Hosted tools are not shown. item_reference and compaction items are
-//     refused with CodeUnsupportedItem.
+//     refused with CodeUnsupportedItem (Prepare turns a compaction item into
+//     the user message of its summary before calling; sealed.go).
 func BuildConversation(instructions string, history, input []hearth.Item, tools []hearth.Tool) (*Conversation, error) {
-	conv := &Conversation{ToolNames: map[string]ToolRef{}, modelNames: map[ToolRef]string{}}
+	conv := &Conversation{ToolNames: map[string]ToolRef{}, modelNames: map[ToolRef]string{}, freeforms: map[string]*toolgrammar.Freeform{}}
 	if err := conv.addTools(tools); err != nil {
 		return nil, err
 	}
@@ -169,9 +181,20 @@ func (c *Conversation) addTools(tools []hearth.Tool) error {
 				return err
 			}
 		case hearth.ToolCustom:
+			syntax := ""
+			if t.Format.Type == "grammar" {
+				syntax = t.Format.Syntax
+			}
+			f, err := toolgrammar.CompileFreeform(syntax, t.Format.Definition)
+			if err != nil {
+				p := param + ".format.definition"
+				return hearth.InvalidRequest(p, hearth.CodeInvalidValue,
+					fmt.Sprintf("Invalid '%s': the %s grammar cannot be read: %v.", p, syntax, err))
+			}
 			if err := add(param+".name", t.Name, ToolRef{Type: hearth.ToolCustom, Name: t.Name}, promptCustomTool(t)); err != nil {
 				return err
 			}
+			c.freeforms[t.Name] = f
 		case hearth.ToolNamespace:
 			for j, f := range t.Tools {
 				p := fmt.Sprintf("%s.tools[%d]", param, j)
@@ -216,16 +239,22 @@ func promptFunctionTool(t hearth.Tool, param string) (api.ToolFunction, error) {
 	return fn, nil
 }
 
-// customTool shows a custom tool as a function of one string, the tool's
+// promptCustomTool shows a custom tool as a function of one string, the tool's
 // free-form input. Templates and tool-call formats only know JSON functions,
-// and one string argument is the smallest faithful encoding.
+// and one string argument is the smallest faithful encoding. The description
+// says the input is raw text (not JSON of its own) and gives its grammar.
 func promptCustomTool(t hearth.Tool) api.ToolFunction {
 	desc := t.Description
+	if desc != "" {
+		desc += "\n\n"
+	}
+	desc += "This tool takes raw text, not JSON: put the whole input in the string argument \"input\"."
 	if t.Format.Type == "grammar" {
-		if desc != "" {
-			desc += "\n\n"
+		what := "this Lark grammar"
+		if t.Format.Syntax == toolgrammar.SyntaxRegex {
+			what = "this regular expression, as a whole"
 		}
-		desc += fmt.Sprintf("The input must match this %s grammar:\n%s", t.Format.Syntax, t.Format.Definition)
+		desc += fmt.Sprintf(" The input must match %s:\n%s", what, t.Format.Definition)
 	}
 	props := api.NewToolPropertiesMap()
 	props.Set("input", api.ToolProperty{Type: api.PropertyType{"string"}, Description: "The raw input of the tool."})

@@ -355,7 +355,7 @@ func TestBuildConversationTools(t *testing.T) {
 		t.Errorf("no_params parameters %s, want %s", noParams, want)
 	}
 	patch, _ := json.Marshal(conv.Tools[5].Function)
-	if want := `{"name":"apply_patch","description":"Patch files.\n\nThe input must match this lark grammar:\nstart: /.+/","parameters":{"type":"object","required":["input"],"properties":{"input":{"type":"string","description":"The raw input of the tool."}}}}`; string(patch) != want {
+	if want := `{"name":"apply_patch","description":"Patch files.\n\nThis tool takes raw text, not JSON: put the whole input in the string argument \"input\". The input must match this Lark grammar:\nstart: /.+/","parameters":{"type":"object","required":["input"],"properties":{"input":{"type":"string","description":"The raw input of the tool."}}}}`; string(patch) != want {
 		t.Errorf("apply_patch:\n%s\nwant\n%s", patch, want)
 	}
 

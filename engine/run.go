@@ -59,7 +59,12 @@ func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	if err != nil {
 		return nil, err
 	}
-	conv, err := BuildConversation(req.Instructions, history, req.Input, req.Tools)
+	// Sealed items (encrypted reasoning, compaction) render as what they stand for.
+	history, input, err := e.openSealed(history, req.Input)
+	if err != nil {
+		return nil, err
+	}
+	conv, err := BuildConversation(req.Instructions, history, input, req.Tools)
 	if err != nil {
 		return nil, err
 	}
@@ -120,6 +125,13 @@ func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	}
 	j.startInReasoning = m.Format.StartInReasoning(j.Prompt, think != nil && think.Bool())
 	j.policy = newToolPolicy(req, j.conv, j.tools)
+	for name, f := range j.conv.freeforms {
+		if f.Syntax != "" && f.Pattern == "" {
+			// Worth knowing when a model keeps failing the check: nothing steered it.
+			e.log.Info("custom tool grammar is checked after generation, not enforced while generating",
+				"tool", name, "syntax", f.Syntax, "reason", f.Unconstrained)
+		}
+	}
 	return j, nil
 }
 
@@ -179,6 +191,9 @@ func generationOptions(req *hearth.CreateResponseRequest, m *Model, window int) 
 func (j *Job) Run(ctx context.Context, b *hearth.Builder) error {
 	if err := b.Start(); err != nil {
 		return err
+	}
+	if j.req.Includes(hearth.IncludeReasoningEncryptedContent) {
+		b.Seal = j.e.sealReasoning
 	}
 	if j.policy != nil {
 		return j.runEnforced(ctx, b)
@@ -273,6 +288,9 @@ type itemSink struct {
 	// reasoningEvents counts reasoning deltas; the engine counts a runtime chunk
 	// (about one token) as reasoning when it produced one.
 	reasoningEvents int
+	// input decodes the raw input of the custom tool call in progress from its
+	// streamed arguments; nil during a function call.
+	input *toolgrammar.InputStream
 }
 
 func (s *itemSink) apply(events []toolgrammar.Event) error {
@@ -295,10 +313,32 @@ func (s *itemSink) apply(events []toolgrammar.Event) error {
 			err = s.b.TextDelta(ev.Text)
 		case toolgrammar.CallBegin:
 			name, namespace := s.conv.resolveToolName(ev.Name)
-			err = s.b.StartFunctionCall(name, namespace)
+			s.input = nil
+			if _, custom := s.conv.Freeform(ev.Name); custom {
+				// The model called it as a function of one string; the client gets
+				// a custom_tool_call whose input is that string.
+				s.input = &toolgrammar.InputStream{}
+				err = s.b.StartCustomToolCall(name)
+			} else {
+				err = s.b.StartFunctionCall(name, namespace)
+			}
 		case toolgrammar.ArgumentsDelta:
-			err = s.b.ArgumentsDelta(ev.Text)
+			text := ev.Text
+			if s.input != nil {
+				text = s.input.Feed(text)
+			}
+			err = s.b.ArgumentsDelta(text)
 		case toolgrammar.CallEnd:
+			if s.input != nil {
+				_, rest, ierr := s.input.Finish(ev.Text)
+				s.input = nil
+				if ierr != nil {
+					return &malformedCallError{reason: "custom tool call: " + ierr.Error(), span: ev.Text}
+				}
+				if err = s.b.ArgumentsDelta(rest); err != nil {
+					break
+				}
+			}
 			err = s.b.EndItem(hearth.StatusCompleted)
 		case toolgrammar.Malformed:
 			// A call that turned out malformed after its item was announced cannot be

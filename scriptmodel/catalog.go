@@ -1,5 +1,7 @@
 package scriptmodel
 
+import "hearth/toolgrammar"
+
 // Template is a hermes-style chat template (the shape Qwen 2.5/3 use: tools listed in
 // the system turn, calls as <tool_call> JSON, results as <tool_response>) whose last
 // token picks the script: EntryAnswer after tool results, EntryAssistant otherwise. One
@@ -66,12 +68,15 @@ const (
 	CodexAnswerText = "Wrote proof.txt through hearth."
 
 	// AgentText is one call of one function tool, for agent loops (the OpenAI Agents
-	// SDK) that run a tool and feed its result back. No newline around the JSON: the
-	// Agents SDK makes its tools strict, so hearth generates the call under a JSON
-	// grammar from the opener on, and a grammar allows no leading whitespace; each
-	// piece of this text is one the grammar accepts, so the script runs unchanged.
+	// SDK) that run a tool and feed its result back. It is spelled as HermesCall
+	// spells calls: the Agents SDK makes its tools strict, so hearth generates the
+	// call under the tool's JSON grammar, which the script's tokens must pass.
 	AgentText       = "<tool_call>{\"name\": \"lookup_capital\", \"arguments\": {\"country\": \"France\"}}</tool_call>"
 	AgentAnswerText = "The capital of France is Paris, says the tool."
+
+	CustomToolName       = "apply_patch"
+	CustomToolInput      = "*** Begin Patch\n*** Add File: hello.txt\n+Hello from hearth.\n*** End Patch\n"
+	CustomToolAnswerText = "I added hello.txt, which says hello."
 
 	LongText = "Once upon a time there was a small server that lived on a laptop. " +
 		"Every morning it woke up, loaded its models, and waited for questions. " +
@@ -86,6 +91,9 @@ const (
 	ReasoningModel = "hearth-script-think:latest"
 	ToolsModel     = "hearth-script-tools:latest"
 	LongModel      = "hearth-script-long:latest"
+	// CustomToolModel calls the custom tool CustomToolName with CustomToolInput, then
+	// answers CustomToolAnswerText after the tool result (see CustomToolSpec).
+	CustomToolModel = "hearth-script-custom:latest"
 	// SmallContextModel writes PlainText with a context window of SmallContext
 	// tokens, for tests of context_length_exceeded and truncation.
 	SmallContextModel = "hearth-script-smallctx:latest"
@@ -126,10 +134,11 @@ func Catalog() map[string]Spec {
 	// 348 s with the default eight), and a script model's attention adds nothing.
 	codex.Heads = 1
 	return map[string]Spec{
-		PlainModel:     one(PlainText),
-		ReasoningModel: one(ReasoningText),
-		ToolsModel:     call(ToolsText, ToolsAnswerText),
-		LongModel:      one(LongText),
+		PlainModel:      one(PlainText),
+		ReasoningModel:  one(ReasoningText),
+		ToolsModel:      call(ToolsText, ToolsAnswerText),
+		LongModel:       one(LongText),
+		CustomToolModel: CustomToolSpec(CustomToolName, CustomToolInput, CustomToolAnswerText),
 		SmallContextModel: func() Spec {
 			s := one(PlainText)
 			s.ContextLength = SmallContext
@@ -138,6 +147,35 @@ func Catalog() map[string]Spec {
 		CodexModel: codex,
 		AgentModel: call(AgentText, AgentAnswerText),
 	}
+}
+
+// HermesCall is how a model of Template writes one call: the opener, the call's JSON,
+// the closer. Nothing comes between the opener and the JSON, and the JSON has single
+// spaces only after colons and commas, as llama.cpp's JSON-schema grammar allows: when
+// hearth constrains a call (stopping at the opener and continuing under a grammar), the
+// script's own tokens then pass the grammar, and a call that obeys the constraint comes
+// out unchanged. argsJSON is the arguments object as JSON text.
+func HermesCall(name, argsJSON string) string {
+	return `<tool_call>{"name": "` + name + `", "arguments": ` + argsJSON + `}</tool_call>`
+}
+
+// CustomCall is the HermesCall of custom tool name with the raw input: hearth shows a
+// custom tool to the model as a function of one string argument, "input". The input is
+// spelled as the patterns that constrain custom tool inputs expect it
+// (toolgrammar.JSONStringSpelling).
+func CustomCall(name, input string) string {
+	return HermesCall(name, `{"input": "`+toolgrammar.JSONStringSpelling(input)+`"}`)
+}
+
+// CustomToolSpec is a script model that calls custom tool name with input when a user
+// speaks, and answers answer after a tool result: CustomToolModel's shape, for tests
+// with a tool and input of their own (such as Codex's apply_patch on a file the test
+// created). The input must not repeat the script's own markup.
+func CustomToolSpec(name, input, answer string) Spec {
+	return Spec{Template: Template, Stop: Stop, Scripts: []Script{
+		{Entry: EntryAssistant, Text: CustomCall(name, input)},
+		{Entry: EntryAnswer, Text: answer},
+	}}
 }
 
 // Bench turns spec into its benchmark variant: the same scripts and template, with

@@ -1,6 +1,7 @@
 package scriptmodel
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,5 +167,28 @@ func TestOutputHeadFollowsScript(t *testing.T) {
 	// A byte token has no successor: it ends generation, EOS ranking first.
 	if next := argmax(byteBase + 'x'); next != eosID {
 		t.Errorf("after a byte token the model prefers %q, want EOS", m.vocab.tokens[next])
+	}
+}
+
+// A custom tool call is a hermes call whose JSON decodes to the input.
+func TestCustomCall(t *testing.T) {
+	input := "*** Begin Patch\n+\"quoted\" \\ tab\t\n"
+	text := CustomCall("apply_patch", input)
+	body, ok := strings.CutPrefix(text, "<tool_call>")
+	if body, ok = strings.CutSuffix(body, "</tool_call>"); !ok {
+		t.Fatalf("%q is not one <tool_call> block", text)
+	}
+	var call struct {
+		Name      string
+		Arguments struct{ Input string }
+	}
+	if err := json.Unmarshal([]byte(body), &call); err != nil {
+		t.Fatalf("%q: %v", body, err)
+	}
+	if call.Name != "apply_patch" || call.Arguments.Input != input {
+		t.Errorf("decoded %+v", call)
+	}
+	if want := `{"name": "apply_patch", "arguments": {"input": "*** Begin Patch\n+\"quoted\" \\ tab\t\n"}}`; body != want {
+		t.Errorf("call JSON %s, want %s", body, want)
 	}
 }

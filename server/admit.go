@@ -42,21 +42,39 @@ type admitted struct {
 	waitDone   bool
 }
 
-// admit asks admission for a slot of the request's model. A refusal is a 429 with
-// Retry-After (queue full, or the key over its rate limit).
-func (s *Server) admit(c *gin.Context, req *hearth.CreateResponseRequest, responseID string) (*admitted, error) {
-	m := meta(c)
+// admitAs asks admission for a slot of the request's model. A refusal is a 429 whose
+// Retry-After value it returns (queue full, or the key over its rate limit): the HTTP
+// caller sets the header, a WebSocket error message carries it.
+func (s *Server) admitAs(m *reqMeta, req *hearth.CreateResponseRequest, responseID string) (*admitted, string, error) {
 	m.responseID = responseID
-	t, err := s.enter(c, m, req.Model)
+	t, retry, err := s.enterAs(m, req.Model)
 	if err != nil {
-		return nil, err
+		return nil, retry, err
 	}
-	return &admitted{s: s, ticket: t, queued: !t.Admitted(), meta: m, model: req.Model}, nil
+	return &admitted{s: s, ticket: t, queued: !t.Admitted(), meta: m, model: req.Model}, "", nil
+}
+
+// admit is admitAs for an HTTP request: a refusal's Retry-After goes in the header.
+func (s *Server) admit(c *gin.Context, req *hearth.CreateResponseRequest, responseID string) (*admitted, error) {
+	a, retry, err := s.admitAs(meta(c), req, responseID)
+	if retry != "" {
+		c.Header("Retry-After", retry)
+	}
+	return a, err
 }
 
 // enter queues the caller for a slot of model, fair across keys (or client addresses
 // without auth). A refusal is a 429 with Retry-After, counted in the metrics.
 func (s *Server) enter(c *gin.Context, m *reqMeta, model string) (*admission.Ticket, error) {
+	t, retry, err := s.enterAs(m, model)
+	if retry != "" {
+		c.Header("Retry-After", retry)
+	}
+	return t, err
+}
+
+// enterAs is enter returning the Retry-After value of a refusal.
+func (s *Server) enterAs(m *reqMeta, model string) (*admission.Ticket, string, error) {
 	fair := m.fairness
 	if fair == "" {
 		fair = m.key
@@ -65,10 +83,9 @@ func (s *Server) enter(c *gin.Context, m *reqMeta, model string) (*admission.Tic
 	var rej *admission.Rejected
 	if errors.As(err, &rej) {
 		s.metrics.rejected.WithLabelValues(model, rej.Reason).Inc()
-		c.Header("Retry-After", retryAfter(rej))
-		return nil, hearth.TooManyRequests(rej.Error())
+		return nil, retryAfter(rej), hearth.TooManyRequests(rej.Error())
 	}
-	return t, err
+	return t, "", err
 }
 
 // wait blocks until the response may generate.

@@ -98,7 +98,7 @@ func TestAgentsSDKE2E(t *testing.T) {
 			in[n-1].CallID != out[0].CallID || in[n-1].Output.Text != toolOutput {
 			t.Fatalf("run %d turn 2: input %s does not end with the call %s and its output %q", run, itemTypes(in), out[0].CallID, toolOutput)
 		}
-		if out := second.resp.Output; len(out) != 1 || out[0].Type != hearth.ItemMessage || messageText(out[0]) != m.Text(ans) {
+		if out := second.resp.Output; len(out) != 1 || out[0].Type != hearth.ItemMessage || out[0].Text() != m.Text(ans) {
 			t.Errorf("run %d turn 2: output %s, want one message %q", run, itemTypes(out), m.Text(ans))
 		}
 		for i, tc := range []struct {

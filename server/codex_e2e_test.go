@@ -191,7 +191,7 @@ func TestCodexCLIE2E(t *testing.T) {
 		t.Errorf("turn 2 tool output %q does not report a successful command", back[2].Output.Text)
 	}
 
-	if out := second.resp.Output; len(out) != 1 || out[0].Type != hearth.ItemMessage || messageText(out[0]) != answer {
+	if out := second.resp.Output; len(out) != 1 || out[0].Type != hearth.ItemMessage || out[0].Text() != answer {
 		t.Errorf("turn 2 output %s, want one message %q", itemTypes(out), answer)
 	}
 	if got, want := second.resp.Usage.OutputTokens, m.EvalCount(scriptmodel.EntryAnswer); got != want {
@@ -290,14 +290,6 @@ func reasoningOf(it hearth.Item) string {
 		for _, p := range it.Summary {
 			s.WriteString(p.Text)
 		}
-	}
-	return s.String()
-}
-
-func messageText(it hearth.Item) string {
-	var s strings.Builder
-	for _, p := range it.Content {
-		s.WriteString(p.Text)
 	}
 	return s.String()
 }

@@ -171,12 +171,12 @@ func cpuTicks(pid int) (int64, bool) {
 // stops computing (its CPU time stops growing) soon after, and the stored response is
 // incomplete or cancelled, never left in progress.
 func TestClientDisconnectStopsRunnerE2E(t *testing.T) {
-	// The aim is 200 ms; the assertion is generous because the machine is shared and a
-	// decode step of the bench model alone can take that long under load. The measured
-	// time is logged.
-	const stopBound = 2 * time.Second
+	// How fast it stops (the aim is 200 ms) is a measurement, logged here and not
+	// asserted: the machines are shared and noisy. What is asserted is that it stops:
+	// the runner goes idle in less than half the time the rest of the script would
+	// have taken at the decode speed seen while streaming.
 	srv := newHearthWithDB(t)
-	_, long := testenv.BenchModel(t, scriptmodel.LongModel)
+	m, long := testenv.BenchModel(t, scriptmodel.LongModel)
 	createJSON(t, srv, reqBody(long, false, `"input":"warm up","max_output_tokens":16`))
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -252,8 +252,11 @@ func TestClientDisconnectStopsRunnerE2E(t *testing.T) {
 	}
 	t.Logf("runner %d idle %v after the client left (window %v; one decode step took %v while streaming)",
 		busy, stoppedAfter.Round(time.Millisecond), window, decodeStep.Round(time.Millisecond))
-	if stoppedAfter > stopBound {
-		t.Errorf("runner kept computing for %v after the client left; bound %v", stoppedAfter, stopBound)
+	// Deltas seen so far: at least 4, and some more during the 300 ms of CPU sampling.
+	remaining := len(m.Pieces(scriptmodel.EntryAssistant)) - 4 - int(300*time.Millisecond/max(decodeStep, time.Millisecond))
+	if stopBound := time.Duration(remaining) * decodeStep / 2; remaining > 8 && stoppedAfter > stopBound {
+		t.Errorf("runner kept computing for %v after the client left, as if it finished the script (%d tokens left at %v each)",
+			stoppedAfter, remaining, decodeStep)
 	}
 
 	final := pollUntilDone(t, srv, id)

@@ -24,7 +24,7 @@ const sdkDir = "../testdata/openai-sdk"
 // TestOpenAISDKE2E runs a real client against hearth: the official `openai` npm package
 // (pinned in testdata/openai-sdk/package.json) calls responses.create and
 // responses.stream(...).finalResponse() on the script models, and test.mjs checks the
-// texts, reasoning, tool calls and usage it gets back. The expected values come from the
+// texts, reasoning, function and custom tool calls and usage it gets back. The expected values come from the
 // script models, passed to node as JSON in HEARTH_SDK_EXPECT.
 //
 // It needs Node.js and npm (npm ci fetches the package from the registry the first time).
@@ -124,6 +124,11 @@ func sdkExpectations(t *testing.T) map[string]any {
 		t.Fatalf("toolsJSON: %v", err)
 	}
 	_, calls := splitThink(t, tools.Text(a))
+	custom := testenv.Model(t, scriptmodel.CustomToolModel)
+	var customTools []any
+	if err := json.Unmarshal([]byte("["+customTool(grammarFormat("lark", patchGrammar))+"]"), &customTools); err != nil {
+		t.Fatalf("custom tool: %v", err)
+	}
 	return map[string]any{
 		"plain":     map[string]any{"model": scriptmodel.PlainModel, "text": plain.Text(a)},
 		"reasoning": map[string]any{"model": scriptmodel.ReasoningModel, "reasoning": reasoning, "text": text},
@@ -134,6 +139,14 @@ func sdkExpectations(t *testing.T) map[string]any {
 			"calls":   parseToolCalls(t, calls),
 			"outputs": []string{"sunny", "12:00"},
 			"answer":  tools.Text(ans),
+		},
+		"custom": map[string]any{
+			"model":  scriptmodel.CustomToolModel,
+			"input":  "Add a file that says hello.",
+			"tools":  customTools,
+			"call":   map[string]string{"name": scriptmodel.CustomToolName, "input": scriptmodel.CustomToolInput},
+			"output": "Done: hello.txt added.",
+			"answer": custom.Text(ans),
 		},
 	}
 }

@@ -56,36 +56,15 @@ func (s *Server) createResponse(c *gin.Context) {
 		return
 	}
 
-	resp := hearth.NewResponse(hearth.NewID(hearth.PrefixResponse), req, time.Now())
-	assignInputIDs(req.Input)
-	store := req.StoreEnabled() && s.db != nil
-	if req.Background && !store {
-		s.writeError(c, hearth.InvalidRequest("background", "invalid_value",
-			"Background responses must be stored: background requires store to be true."))
-		return
+	r, resp, retry, err := s.start(ctx, meta(c), who, req, job)
+	if retry != "" {
+		c.Header("Retry-After", retry)
 	}
-	// Admission last, once the request is known to be good: 429 beyond the queue bound
-	// or the key's rate limit; otherwise a slot now, or a place in the queue.
-	adm, err := s.admit(c, req, resp.ID)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
-	if store {
-		rec := newStoredResponse(who, req, resp)
-		if req.Background || adm.queued {
-			rec.Status = storage.StatusQueued
-			resp.Status = hearth.StatusQueued
-			rec.Body, _ = json.Marshal(resp)
-		}
-		if err := s.db.CreateResponse(ctx, rec); err != nil {
-			adm.done()
-			s.writeError(c, fmt.Errorf("store new response: %w", err))
-			return
-		}
-	}
-
-	r := &run{s: s, job: job, req: req, store: store, adm: adm}
+	adm := r.adm
 	switch {
 	case req.Background && !req.Stream:
 		// The response runs without the client: it answers at once with the queued
@@ -124,6 +103,39 @@ func (s *Server) createResponse(c *gin.Context) {
 	}
 }
 
+// start turns a prepared request into a run: the response and its id, a place in
+// admission (a slot now, or the queue; a refusal is a 429 whose Retry-After value is
+// returned), and the stored record (queued or in progress). HTTP and WebSocket creates
+// share it.
+func (s *Server) start(ctx context.Context, m *reqMeta, who string, req *hearth.CreateResponseRequest, job *engine.Job) (*run, *hearth.Response, string, error) {
+	resp := hearth.NewResponse(hearth.NewID(hearth.PrefixResponse), req, time.Now())
+	assignInputIDs(req.Input)
+	store := req.StoreEnabled() && s.db != nil
+	if req.Background && !store {
+		return nil, nil, "", hearth.InvalidRequest("background", "invalid_value",
+			"Background responses must be stored: background requires store to be true.")
+	}
+	// Admission last, once the request is known to be good: 429 beyond the queue bound
+	// or the key's rate limit; otherwise a slot now, or a place in the queue.
+	adm, retry, err := s.admitAs(m, req, resp.ID)
+	if err != nil {
+		return nil, nil, retry, err
+	}
+	if store {
+		rec := newStoredResponse(who, req, resp)
+		if req.Background || adm.queued {
+			rec.Status = storage.StatusQueued
+			resp.Status = hearth.StatusQueued
+			rec.Body, _ = json.Marshal(resp)
+		}
+		if err := s.db.CreateResponse(ctx, rec); err != nil {
+			adm.done()
+			return nil, nil, "", fmt.Errorf("store new response: %w", err)
+		}
+	}
+	return &run{s: s, job: job, req: req, store: store, adm: adm}, resp, "", nil
+}
+
 // run carries one response from generation to storage.
 type run struct {
 	s     *Server
@@ -137,21 +149,31 @@ type run struct {
 	adm *admitted
 }
 
-func (r *run) emitTo(sse *sseWriter) func(hearth.Event) {
+// eventSink is where a streamed response's events go: an SSE stream (sse.go) or a
+// WebSocket connection (socket.go). The run, storage and budget logic is the same for
+// both; only the framing differs.
+type eventSink interface {
+	Event(hearth.Event)
+	// Done ends one response's events: SSE sends data: [DONE]; a socket stays open
+	// for the connection's next response.
+	Done()
+}
+
+func (r *run) emitTo(sink eventSink) func(hearth.Event) {
 	return func(e hearth.Event) {
 		switch e.Type {
 		case hearth.EventResponseCompleted, hearth.EventResponseIncomplete, hearth.EventResponseFailed, hearth.EventError:
 			r.held = append(r.held, e)
 		default:
-			sse.Event(e)
+			sink.Event(e)
 		}
 	}
 }
 
 // execute generates the response, stores the result and, when streaming, sends the
-// terminal events and [DONE]. It returns the final response and the error of storing
-// it, if any.
-func (r *run) execute(ctx context.Context, b *hearth.Builder, sse *sseWriter) (*hearth.Response, error) {
+// terminal events and ends the stream. It returns the final response and the error of
+// storing it, if any.
+func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*hearth.Response, error) {
 	s := r.s
 	id := b.Response().ID
 	defer s.release(id)
@@ -195,11 +217,11 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sse *sseWriter) (*
 			go s.settleLater(id, failedCopy(final, "The response could not be stored."))
 		}
 	}
-	if sse != nil {
+	if sink != nil {
 		for _, e := range r.held {
-			sse.Event(e)
+			sink.Event(e)
 		}
-		sse.Done()
+		sink.Done()
 	}
 	r.report(final)
 	return final, storeErr

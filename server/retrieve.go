@@ -90,6 +90,9 @@ func replay(resp *hearth.Response, emit func(hearth.Event)) {
 		case hearth.ItemFunctionCall:
 			b.StartFunctionCall(it.Name, it.Namespace)
 			b.ArgumentsDelta(it.Arguments)
+		case hearth.ItemCustomToolCall:
+			b.StartCustomToolCall(it.Name)
+			b.ArgumentsDelta(it.Input)
 		default:
 			continue
 		}

@@ -18,6 +18,7 @@ import (
 	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/internal/admission"
+	"hearth/internal/seal"
 	"hearth/storage"
 )
 
@@ -41,6 +42,13 @@ type Config struct {
 	Admission admission.Config
 	// Limits bound a request's size and time.
 	Limits Limits
+	// WebSocketLifetime bounds a WebSocket connection on /v1/responses; zero means
+	// DefaultWebSocketLifetime (60 minutes).
+	WebSocketLifetime time.Duration
+	// Seal is the key of encrypted_content blobs (encrypted reasoning, compaction
+	// items); a server keeps it in its data directory (seal.LoadOrCreate) so blobs
+	// clients hold outlive restarts. nil keeps the engine's key, which New makes fresh.
+	Seal *seal.Key
 	// LogContent logs each response's input and output text. Off by default: prompts
 	// are the team's business, not the log's.
 	LogContent bool
@@ -75,6 +83,7 @@ type Server struct {
 	metrics    *metrics
 	logContent bool
 	health     *runtimeHealth
+	wsLifetime time.Duration
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -89,7 +98,7 @@ func New(cfg Config) *Server {
 		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
 		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent,
-		health: &runtimeHealth{up: true},
+		health: &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
 	}
 	s.dbKeys.db = cfg.Database
 	adm := cfg.Admission
@@ -104,6 +113,9 @@ func New(cfg Config) *Server {
 	if s.engine == nil {
 		s.engine = engine.New(cfg.Runtime.Client, engine.DefaultFormats(), log)
 	}
+	if cfg.Seal != nil {
+		s.engine.Seal = cfg.Seal
+	}
 	s.proxy = newRuntimeProxy(cfg.Runtime, log)
 
 	r := gin.New()
@@ -113,6 +125,8 @@ func New(cfg Config) *Server {
 	authed := r.Group("/", s.authenticate, s.limitBody)
 	authed.GET("/metrics", s.serveMetrics)
 	authed.POST("/v1/responses", s.requestTimeout, s.createResponse)
+	authed.GET("/v1/responses", s.responsesSocket)
+	authed.POST("/v1/responses/compact", s.requestTimeout, s.compactResponse)
 	authed.GET("/v1/responses/:id", s.getResponse)
 	authed.DELETE("/v1/responses/:id", s.deleteResponse)
 	authed.GET("/v1/responses/:id/input_items", s.listInputItems)

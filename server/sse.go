@@ -64,23 +64,10 @@ func (s *sseWriter) heartbeats(every time.Duration) {
 
 // Event writes one event frame.
 func (s *sseWriter) Event(e hearth.Event) {
-	data, err := json.Marshal(e)
-	if err != nil {
-		// An event that cannot be marshalled is a bug; losing it would break the
-		// client's state machine silently, so say so in the stream.
-		data, _ = json.Marshal(hearth.Event{Type: hearth.EventError, SequenceNumber: e.SequenceNumber, Error: hearth.ServerError("internal error encoding an event")})
-		e.Type = hearth.EventError
-	}
-	if s.openAI {
-		if name := hearth.OpenAIEventType(e.Type); name != e.Type {
-			// "type" is the first key the event marshals, so this renames only it.
-			data = bytes.Replace(data, []byte(`"type":"`+e.Type+`"`), []byte(`"type":"`+name+`"`), 1)
-			e.Type = name
-		}
-	}
-	frame := make([]byte, 0, len(e.Type)+len(data)+16)
+	typ, data := eventJSON(e, s.openAI)
+	frame := make([]byte, 0, len(typ)+len(data)+16)
 	frame = append(frame, "event: "...)
-	frame = append(frame, e.Type...)
+	frame = append(frame, typ...)
 	frame = append(frame, "\ndata: "...)
 	frame = append(frame, data...)
 	frame = append(frame, "\n\n"...)
@@ -114,4 +101,24 @@ func (s *sseWriter) flush() {
 	if s.flusher != nil {
 		s.flusher.Flush()
 	}
+}
+
+// eventJSON is an event's type and JSON as sent on the wire (an SSE frame's data, a
+// WebSocket message), named in OpenAI's dialect when openAI is set.
+func eventJSON(e hearth.Event, openAI bool) (string, []byte) {
+	data, err := json.Marshal(e)
+	if err != nil {
+		// An event that cannot be marshalled is a bug; losing it would break the
+		// client's state machine silently, so say so in the stream.
+		data, _ = json.Marshal(hearth.Event{Type: hearth.EventError, SequenceNumber: e.SequenceNumber, Error: hearth.ServerError("internal error encoding an event")})
+		e.Type = hearth.EventError
+	}
+	if openAI {
+		if name := hearth.OpenAIEventType(e.Type); name != e.Type {
+			// "type" is the first key the event marshals, so this renames only it.
+			data = bytes.Replace(data, []byte(`"type":"`+e.Type+`"`), []byte(`"type":"`+name+`"`), 1)
+			e.Type = name
+		}
+	}
+	return e.Type, data
 }

@@ -20,12 +20,13 @@ var fuzzEventTypes = []string{
 	hearth.EventReasoningSummaryTextDelta, hearth.EventReasoningSummaryTextDone,
 	hearth.EventFunctionCallArgumentsDelta, hearth.EventFunctionCallArgumentsDone,
 	hearth.EventError,
+	hearth.EventCustomToolCallInputDelta, hearth.EventCustomToolCallInputDone,
 }
 
 func fuzzEvent(kind uint8, seq int, itemID, text string) hearth.Event {
 	e := hearth.Event{
 		Type: fuzzEventTypes[int(kind)%len(fuzzEventTypes)], SequenceNumber: seq, ItemID: itemID,
-		Delta: text, Text: text, Refusal: text, Arguments: text,
+		Delta: text, Text: text, Refusal: text, Arguments: text, Input: text,
 	}
 	if e.Type == hearth.EventError {
 		e.Error = hearth.ServerError(text)
@@ -69,6 +70,7 @@ func FuzzSSEFrame(f *testing.F) {
 	f.Add(uint8(8), 0, "fc_1", `{"city":"Paris"}`, "\x00\xff\u2028\u2029", false)
 	f.Add(uint8(10), -3, "", "event: error\ndata: {}", ": keep-alive\n\n", false)
 	f.Add(uint8(2), 2, "rs_2", `"type":"response.reasoning.delta"`, `{"type":"response.reasoning.delta"}`, true)
+	f.Add(uint8(11), 3, "ctc_1", "*** Begin Patch\n+\"x\"", "\x1b[0m\t\\", true)
 	f.Fuzz(func(t *testing.T, kind uint8, seq int, itemID, text1, text2 string, openAI bool) {
 		rec := httptest.NewRecorder()
 		d := dialectOpenResponses
@@ -107,7 +109,7 @@ func FuzzSSEFrame(f *testing.F) {
 				continue // JSON carries invalid UTF-8 as U+FFFD; the frame is still whole
 			}
 			var payload any
-			for _, k := range []string{"delta", "text", "refusal", "arguments"} {
+			for _, k := range []string{"delta", "text", "refusal", "arguments", "input"} {
 				if v, ok := got[k]; ok {
 					payload = v
 				}

@@ -5,7 +5,6 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"io"
-	"sort"
 )
 
 // maxChainDepth bounds the walk up a chain. Real chains end far sooner (a context window
@@ -31,28 +30,11 @@ func (db *DB) LoadChain(ctx context.Context, owner, id string) (*Chain, error) {
 	return c, nil
 }
 
-// chainItem is an item as the chain query returns it, before it is put in place.
-type chainItem struct {
-	depth    int
-	output   bool
-	position int64
-	item     Item
-}
-
-func (a chainItem) before(b chainItem) bool {
-	if a.depth != b.depth {
-		return a.depth < b.depth
-	}
-	if a.output != b.output {
-		return !a.output
-	}
-	return a.position < b.position
-}
-
 type chainLink struct {
 	Link
 	seen      bool
 	hasParent bool
+	packs     [2][]byte // input, output
 }
 
 func (db *DB) loadChain(ctx context.Context, owner, id string) (*Chain, error) {
@@ -85,14 +67,11 @@ func (db *DB) loadChain(ctx context.Context, owner, id string) (*Chain, error) {
 // readChain assembles a Chain from the rows of sqlLoadChain.
 func readChain(rows driver.Rows) (*Chain, error) {
 	var (
-		c      Chain
-		links  []chainLink // by depth: links[0] is id itself
-		items  []chainItem
-		sorted = true
-		arena  arena
-		types  = make(map[string]string) // item types repeat; keep one copy of each
-
-		vals = make([]driver.Value, 6)
+		c     Chain
+		links []chainLink // by depth: links[0] is id itself
+		vals  = make([]driver.Value, 7)
+		types = make(map[string]string) // item types repeat; keep one copy of each
+		total int
 	)
 	if n := len(rows.Columns()); n != len(vals) {
 		return nil, fmt.Errorf("chain query has %d columns, want %d", n, len(vals))
@@ -107,45 +86,38 @@ func readChain(rows driver.Rows) (*Chain, error) {
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case depth == -1: // the request row
-			c.Request = arena.copyString(asString(vals[5]))
-		case vals[1] == nil: // a link row
-			hasParent, err := asInt(vals[2])
-			if err != nil {
-				return nil, err
-			}
-			for len(links) <= int(depth) {
-				links = append(links, chainLink{})
-			}
-			links[depth] = chainLink{seen: true, hasParent: hasParent != 0, Link: Link{
-				ID: asString(vals[3]), Model: asString(vals[4]), Status: Status(asString(vals[5]))}}
-		default: // an item row
-			output, err := asInt(vals[1])
-			if err != nil {
-				return nil, err
-			}
-			pos, err := asInt(vals[2])
-			if err != nil {
-				return nil, err
-			}
-			typ := asString(vals[4])
-			t, ok := types[typ]
-			if !ok {
-				types[typ], t = typ, typ
-			}
-			it := chainItem{depth: int(depth), output: output != 0, position: pos,
-				item: Item{ID: asString(vals[3]), Type: t, JSON: arena.copyString(asString(vals[5]))}}
-			if n := len(items); n > 0 && !items[n-1].before(it) {
-				sorted = false
-			}
-			if items == nil {
-				// Link rows come first, so their number is known here; turns mostly
-				// have about three items (input, reasoning, message or call).
-				items = make([]chainItem, 0, 3*len(links)+16)
-			}
-			items = append(items, it)
+		if depth == -1 { // the request row
+			c.Request = []byte(asString(vals[5]))
+			continue
 		}
+		if depth < 0 || depth > maxChainDepth {
+			return nil, fmt.Errorf("chain query returned depth %d", depth)
+		}
+		hasParent, err := asInt(vals[1])
+		if err != nil {
+			return nil, err
+		}
+		for len(links) <= int(depth) {
+			links = append(links, chainLink{})
+		}
+		l := chainLink{seen: true, hasParent: hasParent != 0, Link: Link{
+			ID: asString(vals[2]), Model: asString(vals[3]), Status: Status(asString(vals[4]))}}
+		// The driver hands each BLOB over as a fresh copy, so items may point into it.
+		for k, v := range vals[5:7] {
+			if v == nil {
+				if k == 0 {
+					return nil, fmt.Errorf("response %s has no input pack", l.ID)
+				}
+				continue // in flight: no output yet
+			}
+			b, ok := v.([]byte)
+			if !ok {
+				return nil, fmt.Errorf("chain query: got %T for a pack, want a BLOB", v)
+			}
+			l.packs[k] = b
+			total += len(b) / 256 // a rough item count, for one allocation
+		}
+		links[depth] = l
 	}
 	if len(links) == 0 {
 		return nil, ErrNotFound
@@ -160,35 +132,32 @@ func readChain(rows driver.Rows) (*Chain, error) {
 	if links[len(links)-1].hasParent {
 		return nil, ErrNotFound
 	}
-	if !sorted {
-		sort.SliceStable(items, func(i, j int) bool { return items[i].before(items[j]) })
-	}
-	if n := len(items); n > 0 && (items[0].depth < 0 || items[n-1].depth >= len(links)) {
-		return nil, fmt.Errorf("chain query returned an item outside the chain")
-	}
 
-	// items run from depth 0 (id) up to the root; the context runs from the root down.
-	// Walk the depth groups from the end and lay them out root first.
-	c.Items = make([]Item, len(items))
+	// The context runs from the root (the deepest link) down to id. Links' sub-slices
+	// are cut once all items are in: c.Items may move while it grows.
+	c.Items = make([]Item, 0, total+16)
 	c.Links = make([]Link, len(links))
-	at, end := 0, len(items)
-	for d := len(links) - 1; d >= 0; d-- {
-		start, outputAt := end, end
-		for start > 0 && items[start-1].depth == d {
-			start--
-			if items[start].output {
-				outputAt = start
+	ends := make([][2]int, len(links)) // per link, where its input and its output end
+	var err error
+	for i := range c.Links {
+		l := links[len(links)-1-i]
+		if c.Items, err = unpackItems(c.Items, l.packs[0], types); err != nil {
+			return nil, fmt.Errorf("response %s input: %w", l.ID, err)
+		}
+		ends[i][0] = len(c.Items)
+		if l.packs[1] != nil {
+			if c.Items, err = unpackItems(c.Items, l.packs[1], types); err != nil {
+				return nil, fmt.Errorf("response %s output: %w", l.ID, err)
 			}
 		}
-		l := links[d].Link
-		for i := start; i < end; i++ {
-			c.Items[at+i-start] = items[i].item
-		}
-		in, out := at+outputAt-start, at+end-start
-		l.Input = c.Items[at:in:in]
-		l.Output = c.Items[in:out:out]
-		c.Links[len(links)-1-d] = l
-		at, end = out, start
+		ends[i][1] = len(c.Items)
+		c.Links[i] = l.Link
+	}
+	at := 0
+	for i, e := range ends {
+		c.Links[i].Input = c.Items[at:e[0]:e[0]]
+		c.Links[i].Output = c.Items[e[0]:e[1]:e[1]]
+		at = e[1]
 	}
 	return &c, nil
 }
@@ -210,23 +179,4 @@ func asString(v any) string {
 		return string(v)
 	}
 	return ""
-}
-
-// arena hands out copies of item JSON from large shared blocks: a long chain has
-// thousands of items, and this saves an allocation (and GC work) per item. The blocks
-// live as long as any item cut from them, which is as long as the Chain.
-type arena struct{ buf []byte }
-
-const arenaBlock = 64 << 10
-
-func (a *arena) copyString(s string) []byte {
-	if len(s) > cap(a.buf)-len(a.buf) {
-		if len(s) > arenaBlock/4 {
-			return []byte(s) // big ones alone, so blocks are not wasted
-		}
-		a.buf = make([]byte, 0, arenaBlock)
-	}
-	start := len(a.buf)
-	a.buf = append(a.buf, s...)
-	return a.buf[start:len(a.buf):len(a.buf)]
 }

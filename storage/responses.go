@@ -59,7 +59,7 @@ func (db *DB) CreateResponse(ctx context.Context, r NewResponse) error {
 		}
 		if _, err := tx.StmtContext(ctx, db.st.insertResponse).ExecContext(ctx,
 			r.ID, r.Owner, r.Model, string(r.Status), r.Background, nullString(r.PreviousResponseID),
-			string(r.Request), nullJSON(r.Body), created.UnixMilli()); err != nil {
+			string(r.Request), nullJSON(r.Body), created.UnixMilli(), packItems(r.Input)); err != nil {
 			return err
 		}
 		return insertItems(ctx, tx.StmtContext(ctx, db.st.insertItem), r.ID, "input", r.Input)
@@ -113,7 +113,7 @@ func (db *DB) CompleteResponse(ctx context.Context, id string, f Final) error {
 		if _, err := tx.StmtContext(ctx, db.st.complete).ExecContext(ctx,
 			string(f.Status), nullJSON(f.Body), nullJSON(f.Error),
 			f.Usage.InputTokens, f.Usage.OutputTokens, f.Usage.CachedTokens, f.Usage.ReasoningTokens,
-			completed.UnixMilli(), id); err != nil {
+			completed.UnixMilli(), packItems(f.Output), id); err != nil {
 			return err
 		}
 		return insertItems(ctx, tx.StmtContext(ctx, db.st.insertItem), id, "output", f.Output)

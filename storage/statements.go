@@ -38,8 +38,8 @@ const responseColumns = `id, owner, model, status, background, previous_response
 
 const (
 	sqlInsertResponse = `INSERT INTO responses
-	(id, owner, model, status, background, previous_response_id, request, response, created_at)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	(id, owner, model, status, background, previous_response_id, request, response, created_at, input_pack)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 	sqlInsertItem = `INSERT INTO items (response_id, kind, position, item_id, type, body)
 	VALUES (?, ?, ?, ?, ?, ?)`
@@ -48,7 +48,7 @@ const (
 
 	sqlComplete = `UPDATE responses SET status = ?, response = ?, error = ?,
 	input_tokens = ?, output_tokens = ?, cached_tokens = ?, reasoning_tokens = ?,
-	completed_at = ?
+	completed_at = ?, output_pack = ?
 	WHERE id = ?`
 
 	// Status changes made by storage alone patch the stored response object too, so
@@ -62,37 +62,28 @@ const (
 	sqlGet = `SELECT ` + responseColumns + ` FROM responses WHERE id = ? AND owner = ?`
 
 	// The chain is walked upwards from the requested response through
-	// previous_response_id (one lookup per link in the covering index responses_chain).
-	// Ancestors must have the same owner: the walk stops at the first missing or foreign
-	// one, and the caller sees the gap as a parent on the deepest link found. ?3 bounds
-	// the depth so that a cycle (only possible if a deleted id were reused) cannot loop
-	// forever.
+	// previous_response_id (one lookup per link). Ancestors must have the same owner: the
+	// walk stops at the first missing or foreign one, and the caller sees the gap as a
+	// parent on the deepest link found. ?3 bounds the depth so that a cycle (only
+	// possible if a deleted id were reused) cannot loop forever.
 	//
-	// Loading costs per row and per column (cgo calls, driver values), so the result is
-	// shaped for that. All rows have six columns (depth, is_output, position, a, b, c):
-	//   - one row per link:  depth, NULL, has_parent, id, model, status
-	//   - one request row:   -1, NULL, NULL, NULL, NULL, request of the response asked for
-	//   - one row per item:  depth, is_output, position, item_id, type, body
-	// Link metadata on every item row cost a quarter of the load, even as NULLs.
-	// There is no ORDER BY: with the chain as the outer loop (CROSS JOIN fixes the join
-	// order) item rows arrive by depth and then in primary-key order (kind, position),
-	// and sorting the whole context through a temporary b-tree cost about a sixth of the
-	// load. LoadChain checks the order and sorts only if a future planner ever produced
-	// another.
-	sqlLoadChain = `WITH RECURSIVE chain (depth, id, previous_response_id, model, status) AS (
-		SELECT 0, id, previous_response_id, model, status
+	// Loading costs per row and per column (cgo calls, driver values), so each link is
+	// one row carrying its items packed (pack.go), and the request parameters of the
+	// response asked for come as one more row. All rows have seven columns:
+	//   - one row per link:  depth, has_parent, id, model, status, input_pack, output_pack
+	//   - one request row:   -1, NULL, NULL, NULL, NULL, request, NULL
+	// Rows come in the CTE's order, by depth; readChain does not rely on it.
+	sqlLoadChain = `WITH RECURSIVE chain (depth, id, previous_response_id, model, status, input_pack, output_pack) AS (
+		SELECT 0, id, previous_response_id, model, status, input_pack, output_pack
 		FROM responses WHERE id = ?1 AND owner = ?2
 		UNION ALL
-		SELECT chain.depth + 1, r.id, r.previous_response_id, r.model, r.status
+		SELECT chain.depth + 1, r.id, r.previous_response_id, r.model, r.status, r.input_pack, r.output_pack
 		FROM chain JOIN responses AS r ON r.id = chain.previous_response_id
 		WHERE r.owner = ?2 AND chain.depth < ?3
 	)
-	SELECT depth, NULL, previous_response_id IS NOT NULL, id, model, status FROM chain
+	SELECT depth, previous_response_id IS NOT NULL, id, model, status, input_pack, output_pack FROM chain
 	UNION ALL
-	SELECT -1, NULL, NULL, NULL, NULL, request FROM responses WHERE id = ?1 AND owner = ?2
-	UNION ALL
-	SELECT chain.depth, items.kind = 'output', items.position, items.item_id, items.type, items.body
-	FROM chain CROSS JOIN items ON items.response_id = chain.id`
+	SELECT -1, NULL, NULL, NULL, NULL, request, NULL FROM responses WHERE id = ?1 AND owner = ?2`
 
 	sqlExists = `SELECT 1 FROM responses WHERE id = ? AND owner = ?`
 

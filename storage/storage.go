@@ -149,6 +149,10 @@ func Open(path string) (*DB, error) {
 		w.Close()
 		return nil, err
 	}
+	if err := backfillPacks(ctx, w); err != nil {
+		w.Close()
+		return nil, err
+	}
 
 	r, err := sql.Open("sqlite3", fileURL+"?"+rq.Encode())
 	if err != nil {

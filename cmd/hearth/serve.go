@@ -18,6 +18,7 @@ import (
 	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/internal/admission"
+	"hearth/internal/seal"
 	"hearth/server"
 	"hearth/storage"
 )
@@ -128,6 +129,17 @@ func serve(parent context.Context, o serveOptions) error {
 		return fmt.Errorf("data directory: %w", err)
 	}
 
+	// The key of encrypted reasoning and compaction items: kept with the database, so
+	// the blobs stateless clients (Codex) hold stay valid across restarts.
+	keyPath := filepath.Join(o.dataDir, seal.FileName)
+	sealKey, created, err := seal.LoadOrCreate(keyPath)
+	if err != nil {
+		return fmt.Errorf("encrypted content key: %w", err)
+	}
+	if created {
+		log.Info("created the key for encrypted content", "path", keyPath)
+	}
+
 	dbPath := filepath.Join(o.dataDir, "hearth.db")
 	db, err := storage.Open(dbPath)
 	if err != nil {
@@ -161,7 +173,7 @@ func serve(parent context.Context, o serveOptions) error {
 	h := server.New(server.Config{
 		Runtime: rt, Engine: engine.New(rt.Client, formats, log), Database: db,
 		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, Logger: log, LogContent: o.logContent,
-		MaxBodyBytes: o.maxBody, Limits: o.limits,
+		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		Admission: admission.Config{Slots: o.maxConcurrent, MaxQueue: o.maxQueue, MaxQueuePerKey: o.maxQueueKey, RatePerMinute: o.rateLimit},
 	})
 	go h.Supervise(ctx, o.checkEvery)

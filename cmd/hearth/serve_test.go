@@ -16,6 +16,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"hearth/internal/seal"
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 )
@@ -94,6 +95,10 @@ func TestServeEmbedded(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "data", "hearth.db")); err != nil {
 		t.Errorf("no database in --data: %v", err)
+	}
+	// The key of encrypted content sits next to it, readable by hearth alone.
+	if fi, err := os.Stat(filepath.Join(dir, "data", seal.FileName)); err != nil || fi.Mode().Perm() != 0o600 || fi.Size() != seal.KeySize {
+		t.Errorf("no 0600 key of %d bytes in --data: %v %v", seal.KeySize, fi, err)
 	}
 	if !strings.Contains(logs.String(), "using embedded Ollama runtime") || !strings.Contains(logs.String(), filepath.Join(dir, "models")) {
 		t.Errorf("startup logs do not say which runtime and models directory are in use")

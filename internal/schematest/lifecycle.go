@@ -92,7 +92,8 @@ func ReadSSE(r io.Reader) ([]map[string]any, error) {
 //   - each part ends with its .done (text equal to the concatenated deltas)
 //     before content_part.done (or reasoning_summary_part.done);
 //     function_call_arguments.done (arguments equal to the deltas) comes
-//     before the call's output_item.done;
+//     before the call's output_item.done, as custom_tool_call_input.done
+//     (input equal to the deltas) comes before a custom tool call's;
 //   - an incomplete item is the last item;
 //   - exactly one terminal event, last: response.completed, .incomplete or
 //     .failed (an error event may come right before response.failed), whose
@@ -127,6 +128,8 @@ type itemState struct {
 	summaries []*partState
 	args      string
 	argsDone  bool
+	input     string
+	inputDone bool
 }
 
 type lifecycle struct {
@@ -204,6 +207,8 @@ func (c *lifecycle) step(e map[string]any) error {
 		return c.delta(e, true, "summary_text", "text", true)
 	case "response.function_call_arguments.delta", "response.function_call_arguments.done":
 		return c.arguments(e, typ == "response.function_call_arguments.done")
+	case "response.custom_tool_call_input.delta", "response.custom_tool_call_input.done":
+		return c.customInput(e, typ == "response.custom_tool_call_input.done")
 	case "response.output_text.annotation.added":
 		_, err := c.openItemFor(e)
 		return err
@@ -319,9 +324,9 @@ func (c *lifecycle) itemAdded(e map[string]any) error {
 		return fmt.Errorf("added item has status %q, want in_progress", status)
 	}
 	typ, _ := item["type"].(string)
-	if typ == "function_call" {
+	if typ == "function_call" || typ == "custom_tool_call" {
 		if name, _ := item["name"].(string); name == "" {
-			return fmt.Errorf("added function_call has no name")
+			return fmt.Errorf("added %s has no name", typ)
 		}
 	}
 	c.open = &itemState{id: id, index: int(idx), typ: typ}
@@ -365,6 +370,14 @@ func (c *lifecycle) itemDone(e map[string]any) error {
 		}
 		if args, _ := item["arguments"].(string); args != it.args {
 			return fmt.Errorf("item arguments %q, deltas gave %q", args, it.args)
+		}
+	}
+	if it.typ == "custom_tool_call" {
+		if !it.inputDone {
+			return fmt.Errorf("custom_tool_call done without custom_tool_call_input.done")
+		}
+		if input, _ := item["input"].(string); input != it.input {
+			return fmt.Errorf("item input %q, deltas gave %q", input, it.input)
 		}
 	}
 	if status == "incomplete" {
@@ -552,5 +565,28 @@ func (c *lifecycle) arguments(e map[string]any, done bool) error {
 	}
 	d, _ := e["delta"].(string)
 	it.args += d
+	return nil
+}
+
+func (c *lifecycle) customInput(e map[string]any, done bool) error {
+	it, err := c.openItemFor(e)
+	if err != nil {
+		return err
+	}
+	if it.typ != "custom_tool_call" {
+		return fmt.Errorf("custom tool input event for a %s item", it.typ)
+	}
+	if it.inputDone {
+		return fmt.Errorf("input event after custom_tool_call_input.done")
+	}
+	if done {
+		if input, _ := e["input"].(string); input != it.input {
+			return fmt.Errorf("done input %q, deltas gave %q", input, it.input)
+		}
+		it.inputDone = true
+		return nil
+	}
+	d, _ := e["delta"].(string)
+	it.input += d
 	return nil
 }

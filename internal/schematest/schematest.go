@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -25,14 +26,32 @@ import (
 // of the working directory.
 const DocumentPath = "shared/openresponses/openapi.json"
 
-var (
+// Doc is one version of the OpenAPI document to validate against.
+type Doc struct {
+	// extend adds schemas to the document before it is compiled.
+	extend func(schemas map[string]any) error
+	suffix string // told apart in the compiler's resource URL
+
 	loadOnce sync.Once
 	loadErr  error
 	docURL   string
 
 	mu       sync.Mutex // guards compiler and compiled: Compiler is not concurrency-safe
 	compiler *jsonschema.Compiler
-	compiled = map[string]*jsonschema.Schema{}
+	compiled map[string]*jsonschema.Schema
+	events   map[string]string
+}
+
+var (
+	// Spec is the Open Responses document as published. The package-level functions
+	// validate against it.
+	Spec = &Doc{}
+	// CustomTools is Spec plus OpenAI's definitions of what the document lacks for
+	// custom (freeform) tools: the custom tool and tool_choice {"type":"custom"}, the
+	// custom_tool_call and custom_tool_call_output items (in ItemField and ItemParam)
+	// and the response.custom_tool_call_input.delta / .done events. hearth sends those
+	// only for requests with custom tools, which the spec cannot express.
+	CustomTools = &Doc{extend: addCustomTools, suffix: "+custom-tools"}
 )
 
 // Locate returns the path of the OpenAPI document.
@@ -57,56 +76,84 @@ func Locate() (string, error) {
 	}
 }
 
-func load() error {
-	loadOnce.Do(func() {
+func (d *Doc) load() error {
+	d.loadOnce.Do(func() {
 		path, err := Locate()
 		if err != nil {
-			loadErr = err
+			d.loadErr = err
 			return
 		}
 		f, err := os.Open(path)
 		if err != nil {
-			loadErr = err
+			d.loadErr = err
 			return
 		}
 		defer f.Close()
 		doc, err := jsonschema.UnmarshalJSON(f)
 		if err != nil {
-			loadErr = fmt.Errorf("schematest: %s: %w", path, err)
+			d.loadErr = fmt.Errorf("schematest: %s: %w", path, err)
 			return
 		}
+		d.events = maps.Clone(EventSchemas)
+		if d.extend != nil {
+			schemas, ok := lookup(doc, "components", "schemas").(map[string]any)
+			if !ok {
+				d.loadErr = fmt.Errorf("schematest: %s has no components.schemas", path)
+				return
+			}
+			if err := d.extend(schemas); err != nil {
+				d.loadErr = fmt.Errorf("schematest: extending %s: %w", path, err)
+				return
+			}
+			maps.Copy(d.events, customToolEvents)
+		}
 		abs, _ := filepath.Abs(path)
-		docURL = "file://" + filepath.ToSlash(abs)
-		compiler = jsonschema.NewCompiler()
+		d.docURL = "file://" + filepath.ToSlash(abs) + d.suffix
+		d.compiler = jsonschema.NewCompiler()
+		d.compiled = map[string]*jsonschema.Schema{}
 		// OpenAPI 3.1 schemas are JSON Schema 2020-12; discriminator and the
 		// x- keywords are annotations the validator ignores.
-		compiler.DefaultDraft(jsonschema.Draft2020)
-		loadErr = compiler.AddResource(docURL, doc)
+		d.compiler.DefaultDraft(jsonschema.Draft2020)
+		d.loadErr = d.compiler.AddResource(d.docURL, doc)
 	})
-	return loadErr
+	return d.loadErr
 }
 
-func schema(name string) (*jsonschema.Schema, error) {
-	if err := load(); err != nil {
+func lookup(v any, path ...string) any {
+	for _, k := range path {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[k]
+	}
+	return v
+}
+
+func (d *Doc) schema(name string) (*jsonschema.Schema, error) {
+	if err := d.load(); err != nil {
 		return nil, err
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if s, ok := compiled[name]; ok {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s, ok := d.compiled[name]; ok {
 		return s, nil
 	}
-	s, err := compiler.Compile(docURL + "#/components/schemas/" + name)
+	s, err := d.compiler.Compile(d.docURL + "#/components/schemas/" + name)
 	if err != nil {
 		return nil, fmt.Errorf("schematest: compile %s: %w", name, err)
 	}
-	compiled[name] = s
+	d.compiled[name] = s
 	return s, nil
 }
 
-// Check validates v against #/components/schemas/<name>. v is JSON ([]byte,
-// json.RawMessage) or any value json.Marshal accepts.
-func Check(name string, v any) error {
-	s, err := schema(name)
+// Check validates v against #/components/schemas/<name> of the published document.
+// v is JSON ([]byte, json.RawMessage) or any value json.Marshal accepts.
+func Check(name string, v any) error { return Spec.Check(name, v) }
+
+// Check validates v against #/components/schemas/<name> of d.
+func (d *Doc) Check(name string, v any) error {
+	s, err := d.schema(name)
 	if err != nil {
 		return err
 	}
@@ -135,10 +182,17 @@ func Check(name string, v any) error {
 	return nil
 }
 
-// Validate fails t unless v is valid against #/components/schemas/<name>.
+// Validate fails t unless v is valid against #/components/schemas/<name> of the
+// published document.
 func Validate(t testing.TB, name string, v any) {
 	t.Helper()
-	if err := Check(name, v); err != nil {
+	Spec.Validate(t, name, v)
+}
+
+// Validate fails t unless v is valid against #/components/schemas/<name> of d.
+func (d *Doc) Validate(t testing.TB, name string, v any) {
+	t.Helper()
+	if err := d.Check(name, v); err != nil {
 		t.Error(err)
 	}
 }
@@ -172,9 +226,15 @@ var EventSchemas = map[string]string{
 }
 
 // CheckEvent validates one event (JSON or a marshalable value) against the
-// schema its type names; a type outside the schema's list is an error, as
+// published schema its type names; a type outside the schema's list is an error, as
 // it is for the official compliance validator.
-func CheckEvent(v any) error {
+func CheckEvent(v any) error { return Spec.CheckEvent(v) }
+
+// CheckEvent validates one event against d's schema for its type.
+func (d *Doc) CheckEvent(v any) error {
+	if err := d.load(); err != nil {
+		return err
+	}
 	data, ok := v.([]byte)
 	if !ok {
 		var err error
@@ -188,19 +248,54 @@ func CheckEvent(v any) error {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return fmt.Errorf("schematest: event is not a JSON object: %w", err)
 	}
-	name, ok := EventSchemas[head.Type]
+	name, ok := d.events[head.Type]
 	if !ok {
 		return fmt.Errorf("schematest: event type %q is not in the schema", head.Type)
 	}
-	return Check(name, data)
+	return d.Check(name, data)
 }
 
-// ValidateEvents fails t for every event that is not valid against its schema.
+// ValidateEvents fails t for every event that is not valid against its published
+// schema.
 func ValidateEvents(t testing.TB, events []map[string]any) {
 	t.Helper()
+	Spec.ValidateEvents(t, events)
+}
+
+// ValidateEvents fails t for every event that is not valid against d.
+func (d *Doc) ValidateEvents(t testing.TB, events []map[string]any) {
+	t.Helper()
 	for i, e := range events {
-		if err := CheckEvent(e); err != nil {
+		if err := d.CheckEvent(e); err != nil {
 			t.Errorf("event %d: %v", i, err)
 		}
 	}
+}
+
+// CheckWebSocketMessage validates one server message of the WebSocket mode: an
+// "error" message with a status is a WebSocketErrorEvent (and, when it also carries a
+// sequence_number, an error in the middle of a response, so an ErrorStreamingEvent
+// too); every other message is a streaming event, as in an SSE stream (CheckEvent).
+func CheckWebSocketMessage(data []byte) error { return Spec.CheckWebSocketMessage(data) }
+
+// CheckWebSocketMessage validates one server message of the WebSocket mode against d.
+func (d *Doc) CheckWebSocketMessage(data []byte) error {
+	var head struct {
+		Type           string `json:"type"`
+		Status         *int   `json:"status"`
+		SequenceNumber *int   `json:"sequence_number"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return fmt.Errorf("schematest: message is not a JSON object: %w", err)
+	}
+	if head.Type != "error" || head.Status == nil {
+		return d.CheckEvent(data)
+	}
+	if err := d.Check("WebSocketErrorEvent", data); err != nil {
+		return err
+	}
+	if head.SequenceNumber != nil {
+		return d.CheckEvent(data)
+	}
+	return nil
 }

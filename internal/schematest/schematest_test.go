@@ -250,3 +250,150 @@ func TestReadSSE(t *testing.T) {
 		t.Error("a frame after [DONE] was accepted")
 	}
 }
+
+// customStream is a valid stream with a custom tool call between two messages.
+func customStream(t *testing.T) []map[string]any {
+	t.Helper()
+	req := &hearth.CreateResponseRequest{Model: "m", Tools: []hearth.Tool{{Type: "custom", Name: "apply_patch"}}}
+	var events []map[string]any
+	b := hearth.NewBuilder(hearth.NewResponse("resp_1", req, time.Unix(1700000000, 0)), func(e hearth.Event) {
+		data, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		json.Unmarshal(data, &m)
+		events = append(events, m)
+	})
+	for _, err := range []error{b.TextDelta("t"), b.StartCustomToolCall("apply_patch"), b.ArgumentsDelta("*** Begin"),
+		b.ArgumentsDelta(" Patch\n"), b.TextDelta("u"), b.Complete(hearth.Usage{})} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return events
+}
+
+// The published schema has no custom tools; OpenAI's definitions added by
+// CustomTools accept hearth's custom tool stream and reject broken ones.
+func TestCustomToolsDocument(t *testing.T) {
+	es := customStream(t)
+	if err := schematest.CheckLifecycle(es); err != nil {
+		t.Fatalf("the valid stream was rejected: %v", err)
+	}
+	schematest.CustomTools.ValidateEvents(t, es)
+	final := es[len(es)-1]["response"]
+	schematest.CustomTools.Validate(t, "ResponseResource", final)
+	delta := es[index(es, "response.custom_tool_call_input.delta", 0)]
+	if err := schematest.CheckEvent(delta); err == nil {
+		t.Error("the published schema accepted response.custom_tool_call_input.delta")
+	}
+	if err := schematest.Check("ResponseResource", final); err == nil {
+		t.Error("the published schema accepted a custom_tool_call item")
+	}
+	for _, bad := range []string{
+		`{"type":"response.custom_tool_call_input.delta","sequence_number":1,"item_id":"ctc_1","output_index":0}`,
+		`{"type":"response.custom_tool_call_input.done","sequence_number":1,"item_id":"ctc_1","output_index":0,"input":5}`,
+	} {
+		if err := schematest.CustomTools.CheckEvent([]byte(bad)); err == nil {
+			t.Errorf("accepted %s", bad)
+		}
+	}
+	for _, bad := range []string{
+		`{"type":"custom_tool_call","id":"ctc_1","call_id":"c","name":"n","status":"completed"}`,
+		`{"type":"custom_tool_call","id":"ctc_1","call_id":"c","name":"n","input":"x","status":"done"}`,
+		`{"type":"custom_tool_call_output","call_id":"c"}`,
+	} {
+		if err := schematest.CustomTools.Check("ItemField", []byte(bad)); err == nil {
+			t.Errorf("accepted %s", bad)
+		}
+	}
+	for _, ok := range []string{
+		`{"type":"custom","name":"apply_patch","format":{"type":"grammar","syntax":"lark","definition":"start: \"x\""}}`,
+		`{"type":"custom","name":"c","description":"d","format":{"type":"text"}}`,
+	} {
+		schematest.CustomTools.Validate(t, "ResponsesToolParam", []byte(ok))
+	}
+	if err := schematest.CustomTools.Check("ResponsesToolParam", []byte(`{"type":"custom","name":"c","format":{"type":"grammar","syntax":"peg","definition":"x"}}`)); err == nil {
+		t.Error("accepted a grammar of syntax peg")
+	}
+	schematest.CustomTools.Validate(t, "ToolChoiceParam", []byte(`{"type":"custom","name":"c"}`))
+}
+
+func TestCheckLifecycleRejectsBrokenCustomToolCalls(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		mutate func(es []map[string]any) []map[string]any
+		want   string
+	}{
+		{"input done missing", func(es []map[string]any) []map[string]any {
+			return renumber(remove(es, index(es, "response.custom_tool_call_input.done", 0)))
+		}, "without custom_tool_call_input.done"},
+		{"done input differs from the deltas", func(es []map[string]any) []map[string]any {
+			es[index(es, "response.custom_tool_call_input.delta", 1)]["delta"] = "X"
+			return es
+		}, "deltas gave"},
+		{"item input differs", func(es []map[string]any) []map[string]any {
+			i := index(es, "response.output_item.done", 1)
+			es[i]["item"].(map[string]any)["input"] = "other"
+			return es
+		}, "item input"},
+		{"input event on a message", func(es []map[string]any) []map[string]any {
+			i := index(es, "response.custom_tool_call_input.delta", 0)
+			d := clone(es[i : i+1])[0]
+			d["item_id"] = es[index(es, "response.output_text.delta", 0)]["item_id"]
+			d["output_index"] = float64(0)
+			j := index(es, "response.output_text.delta", 0)
+			return renumber(append(es[:j+1:j+1], append([]map[string]any{d}, es[j+1:]...)...))
+		}, "for a message item"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := schematest.CheckLifecycle(tc.mutate(clone(customStream(t))))
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// The WebSocket schemas: the checker must tell a valid error envelope from broken
+// ones, and a create message from one carrying the disallowed HTTP-only fields.
+func TestCheckWebSocketMessage(t *testing.T) {
+	valid := `{"type":"error","status":404,"error":{"type":"not_found","code":"previous_response_not_found","message":"m","param":"previous_response_id"}}`
+	if err := schematest.CheckWebSocketMessage([]byte(valid)); err != nil {
+		t.Errorf("valid error message rejected: %v", err)
+	}
+	for name, msg := range map[string]string{
+		"status as text":        strings.Replace(valid, `404`, `"404"`, 1),
+		"no code":               strings.Replace(valid, `"code":"previous_response_not_found",`, ``, 1),
+		"null code":             strings.Replace(valid, `"previous_response_not_found"`, `null`, 1),
+		"mid-response, no code": `{"type":"error","status":500,"sequence_number":3,"error":{"type":"server_error","code":null,"message":"m","param":null}}`,
+		"no status, no seq":     `{"type":"error","error":{"type":"server_error","code":"x","message":"m","param":null}}`,
+		"unknown event":         `{"type":"response.cancelled","sequence_number":1}`,
+	} {
+		if err := schematest.CheckWebSocketMessage([]byte(msg)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	mid := `{"type":"error","status":500,"sequence_number":3,"error":{"type":"server_error","code":"server_error","message":"m","param":null}}`
+	if err := schematest.CheckWebSocketMessage([]byte(mid)); err != nil {
+		t.Errorf("mid-response error rejected: %v", err)
+	}
+
+	create := `{"type":"response.create","model":"m","input":"hi"}`
+	if err := schematest.Check("WebSocketResponseCreateEvent", []byte(create)); err != nil {
+		t.Errorf("valid create rejected: %v", err)
+	}
+	for _, f := range []string{`"stream":true`, `"stream":false`, `"stream_options":{"include_obfuscation":false}`, `"background":false`} {
+		msg := strings.Replace(create, `"input":"hi"`, `"input":"hi",`+f, 1)
+		if err := schematest.Check("WebSocketResponseCreateEvent", []byte(msg)); err == nil {
+			t.Errorf("create with %s accepted", f)
+		}
+	}
+	if err := schematest.Check("WebSocketResponseCreateEvent", []byte(`{"model":"m","input":"hi"}`)); err == nil {
+		t.Error("create without type accepted")
+	}
+}

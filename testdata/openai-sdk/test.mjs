@@ -10,6 +10,7 @@
 //     plain:     {model, text},                     // plain text model
 //     reasoning: {model, reasoning, text},          // reasoning then text
 //     tools:     {model, input, tools, calls: [{name, arguments}], outputs: [string], answer}
+//     custom:    {model, input, tools, call: {name, input}, output, answer}   // a custom tool
 //   }
 //
 // Prints one line per passed check and exits non-zero on the first mismatch.
@@ -103,6 +104,18 @@ function checkCalls(label, r, want) {
   }
   if (new Set(calls.map((c) => c.call_id)).size !== calls.length) fail(label, `call_ids not distinct: ${show(calls)}`);
   return calls;
+}
+
+// checkCustomCall: the output is exactly one completed custom_tool_call with the
+// expected name and raw input.
+function checkCustomCall(label, r, want) {
+  eq(`${label}: output item types`, r.output.map((it) => it.type), ['custom_tool_call']);
+  const c = r.output[0];
+  eq(`${label}: custom tool name`, c.name, want.name);
+  eq(`${label}: custom tool input`, c.input, want.input);
+  eq(`${label}: custom tool call status`, c.status, 'completed');
+  if (!c.call_id) fail(label, `custom tool call has no call_id: ${show(c)}`);
+  return c;
 }
 
 function outputsFor(calls, outputs) {
@@ -245,6 +258,44 @@ const checks = [
     checkOnlyMessage('stream tools turn 2', two.final, answer);
     eq('stream tools turn 2: output_text deltas joined',
       two.events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join(''), answer);
+  }],
+
+  ['create: a custom tool call, then the answer to its custom_tool_call_output', async () => {
+    const { model, input, tools, call, output, answer } = expect.custom;
+    const first = await client.responses.create({ model, input, tools });
+    checkCompleted('create custom turn 1', first);
+    const c = checkCustomCall('create custom turn 1', first, call);
+    const second = await client.responses.create({
+      model,
+      tools,
+      previous_response_id: first.id,
+      input: [{ type: 'custom_tool_call_output', call_id: c.call_id, output }],
+    });
+    checkCompleted('create custom turn 2', second);
+    checkOnlyMessage('create custom turn 2', second, answer);
+  }],
+
+  ['stream: a custom tool call (custom_tool_call_input events), then the answer from the whole history (store: false)', async () => {
+    const { model, input, tools, call, output, answer } = expect.custom;
+    const one = await streamAll({ model, input, tools, store: false });
+    checkCompleted('stream custom turn 1', one.final);
+    const c = checkCustomCall('stream custom turn 1', one.final, call);
+    checkDeltas('stream custom turn 1', one.events, 'response.custom_tool_call_input.delta', one.final,
+      (it) => (it.type === 'custom_tool_call' ? it.input : undefined));
+    const done = one.events.filter((e) => e.type === 'response.custom_tool_call_input.done');
+    eq('stream custom turn 1: custom_tool_call_input.done inputs', done.map((e) => e.input), [call.input]);
+    const two = await streamAll({
+      model,
+      tools,
+      store: false,
+      input: [
+        { role: 'user', content: input },
+        c,
+        { type: 'custom_tool_call_output', call_id: c.call_id, output },
+      ],
+    });
+    checkCompleted('stream custom turn 2', two.final);
+    checkOnlyMessage('stream custom turn 2', two.final, answer);
   }],
 ];
 

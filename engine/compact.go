@@ -1,0 +1,161 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"hearth"
+)
+
+// CodeNothingToCompact: a compaction request whose conversation has nothing the
+// compaction would replace.
+const CodeNothingToCompact = "nothing_to_compact"
+
+// CompactionPrompt is the user message, after the whole conversation, that asks the
+// model for the summary a compaction item carries.
+const CompactionPrompt = "The conversation above is about to be compacted: it will be replaced by a summary " +
+	"that you write now, and continue from there. The system and developer instructions and the user's " +
+	"latest message are kept as they are. Write the summary: the user's goals and requests, what has been " +
+	"done and found so far (decisions, facts, names of files, commands and tool results that matter), and " +
+	"what remains to do, so that the work can go on from the summary alone. Write only the summary."
+
+// Compaction is a prepared compaction of a conversation: the generation of its summary
+// and the items the compacted window keeps as they are.
+//
+// The rule: system and developer messages (standing instructions, which a summary
+// would weaken) and the last user message (the request being worked on, in the user's
+// own words) are kept verbatim, in their order. Everything else (earlier user turns,
+// assistant messages, reasoning, tool calls and their outputs, earlier compaction
+// items) is what the model summarises into one compaction item, which follows the
+// kept items: the compacted window reads as the instructions, the request, then the
+// summary of all that happened, as in the schema's example. The summary is asked of
+// the model with the whole conversation in view (its own prompt, prefix-stable, plus
+// CompactionPrompt), without tools.
+type Compaction struct {
+	e    *Engine
+	job  *Job
+	kept []hearth.Item
+}
+
+// PrepareCompaction checks a compaction request (the create fields that apply: model,
+// input, instructions, previous_response_id through history, reasoning, sampling,
+// max_output_tokens, truncation) and renders the summarising prompt. A conversation
+// with nothing to summarise is a 400. Truncation defaults to "auto" here: a
+// conversation compacted because it nearly fills the window may not fit with the
+// summary request added, and its oldest turns matter least.
+func (e *Engine) PrepareCompaction(ctx context.Context, req *hearth.CreateResponseRequest, history []hearth.Item) (*Compaction, error) {
+	h, in, err := e.openSealed(history, req.Input)
+	if err != nil {
+		return nil, err
+	}
+	// Validated here, where an error can still name the item the caller knows.
+	if _, err := BuildConversation(req.Instructions, h, in, nil); err != nil {
+		return nil, err
+	}
+
+	window := append(append([]hearth.Item(nil), history...), req.Input...)
+	lastUser := -1
+	for i, it := range window {
+		if it.Type == hearth.ItemMessage && it.Role == hearth.RoleUser {
+			lastUser = i
+		}
+	}
+	c := &Compaction{e: e}
+	for i, it := range window {
+		if i == lastUser || it.Type == hearth.ItemMessage && (it.Role == hearth.RoleSystem || it.Role == hearth.RoleDeveloper) {
+			c.kept = append(c.kept, keptItem(it))
+		}
+	}
+	if len(c.kept) == len(window) {
+		return nil, hearth.InvalidRequest("input", CodeNothingToCompact,
+			"Nothing to compact: compaction keeps system and developer messages and the last user message as they are, "+
+				"and the conversation has nothing else.")
+	}
+
+	opened := append(append([]hearth.Item(nil), h...), in...)
+	sum := &hearth.CreateResponseRequest{
+		Model:        req.Model,
+		Instructions: req.Instructions,
+		Input: append(opened, hearth.Item{Type: hearth.ItemMessage, Role: hearth.RoleUser,
+			Content: []hearth.ContentPart{{Type: hearth.PartInputText, Text: CompactionPrompt}}}),
+		MaxOutputTokens:  req.MaxOutputTokens,
+		Temperature:      req.Temperature,
+		TopP:             req.TopP,
+		PresencePenalty:  req.PresencePenalty,
+		FrequencyPenalty: req.FrequencyPenalty,
+		Reasoning:        req.Reasoning,
+		Truncation:       cmp.Or(req.Truncation, hearth.TruncationAuto),
+	}
+	if c.job, err = e.Prepare(ctx, sum, nil); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Prompt is the exact summarising prompt sent to the runtime.
+func (c *Compaction) Prompt() string { return c.job.Prompt }
+
+// keptItem is an item of the compacted window as the output lists it: output items
+// need an id and a status, which input messages may lack.
+func keptItem(it hearth.Item) hearth.Item {
+	it = it.Clone()
+	if it.ID == "" {
+		it.ID = hearth.NewID(hearth.PrefixMessage)
+	}
+	if it.Status == "" {
+		it.Status = hearth.StatusCompleted
+	}
+	return it
+}
+
+// Run generates the summary and returns the compacted window (the kept items, then
+// the compaction item) with the usage of the generation. A summary cut by
+// max_output_tokens is still a summary; a failed generation, or one that wrote no
+// text (only reasoning), is an error.
+func (c *Compaction) Run(ctx context.Context) ([]hearth.Item, hearth.Usage, error) {
+	resp := hearth.NewResponse(hearth.NewID(hearth.PrefixResponse), c.job.req, time.Now())
+	b := hearth.NewBuilder(resp, nil)
+	runErr := c.job.Run(ctx, b)
+	final := b.Response()
+	var usage hearth.Usage
+	if final.Usage != nil {
+		usage = *final.Usage
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, usage, err
+	}
+	if final.Status == hearth.StatusFailed {
+		e := &hearth.Error{Status: http.StatusInternalServerError, Type: hearth.ErrTypeModel, Code: hearth.CodeModelError,
+			Message: "The summary could not be generated."}
+		if final.Error != nil {
+			e.Message = "The summary could not be generated: " + final.Error.Message
+			if final.Error.Code == hearth.CodeServerError {
+				e.Type, e.Code = hearth.ErrTypeServer, hearth.CodeServerError
+			}
+		}
+		return nil, usage, e
+	}
+	var summary strings.Builder
+	for _, it := range final.Output {
+		if it.Type == hearth.ItemMessage {
+			summary.WriteString(it.Text(hearth.PartOutputText))
+		}
+	}
+	text := strings.TrimSpace(summary.String())
+	if text == "" {
+		msg := "The model wrote no summary (only reasoning, or nothing)."
+		if final.Status == hearth.StatusIncomplete {
+			msg = "The model wrote no summary before max_output_tokens ran out; raise it."
+		}
+		if runErr != nil {
+			c.e.log.Warn("compaction summary", "error", runErr)
+		}
+		return nil, usage, hearth.ModelError(msg)
+	}
+	out := append(c.kept, hearth.Item{Type: hearth.ItemCompaction, ID: hearth.NewID(hearth.PrefixCompaction),
+		EncryptedContent: c.e.sealCompaction(text)})
+	return out, usage, nil
+}

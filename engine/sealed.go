@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"hearth"
+	"hearth/internal/seal"
+)
+
+// CodeInvalidEncryptedContent: an encrypted_content hearth cannot open (altered,
+// truncated, sealed under another server's key, or not hearth's at all).
+const CodeInvalidEncryptedContent = "invalid_encrypted_content"
+
+// CompactionPreamble introduces a compaction item's summary where the prompt shows it.
+const CompactionPreamble = "Summary of the conversation so far:\n\n"
+
+// sealedReasoning is the payload of a reasoning item's encrypted_content: what the
+// prompt needs to show the model its earlier thinking again, and nothing else.
+type sealedReasoning struct {
+	Text string `json:"text"`
+}
+
+// sealedCompaction is the payload of a compaction item's encrypted_content.
+type sealedCompaction struct {
+	Summary string `json:"summary"`
+}
+
+// sealReasoning is the encrypted_content of reasoning item it: its reasoning text as
+// the prompt renders it (reasoningText), so that the item sent back alone, without
+// content or summary, renders exactly as the stored item would.
+func (e *Engine) sealReasoning(it hearth.Item) string {
+	p, _ := json.Marshal(sealedReasoning{Text: reasoningText(&it)})
+	return e.Seal.Seal(seal.Reasoning, p)
+}
+
+func (e *Engine) sealCompaction(summary string) string {
+	p, _ := json.Marshal(sealedCompaction{Summary: summary})
+	return e.Seal.Seal(seal.Compaction, p)
+}
+
+// openSealed returns history and input with hearth's sealed content restored, for
+// BuildConversation: a reasoning item carrying encrypted_content gets its reasoning
+// text back as its content, and a compaction item becomes the user message its summary
+// is shown as. The caller's items are not changed (stored input stays as sent).
+//
+// Every blob in the request's own input is opened, so an altered or foreign one is a
+// 400 even when the item carries content too; the sealed text then wins, being the
+// model's own. Stored items (history) are opened only when nothing else gives their
+// text: a stored output item has its content, and a chain kept on the server must not
+// break because the key changed.
+func (e *Engine) openSealed(history, input []hearth.Item) ([]hearth.Item, []hearth.Item, error) {
+	openAll := func(items []hearth.Item, stored bool) ([]hearth.Item, error) {
+		var out []hearth.Item
+		for i := range items {
+			it := &items[i]
+			sealed := it.Type == hearth.ItemCompaction ||
+				(it.Type == hearth.ItemReasoning && it.EncryptedContent != "" && (!stored || len(it.Content) == 0))
+			if !sealed {
+				continue
+			}
+			if out == nil {
+				out = append([]hearth.Item(nil), items...)
+			}
+			opened, err := e.openItem(*it)
+			if err != nil {
+				param, what := "previous_response_id", fmt.Sprintf("item %d of the previous response chain", i)
+				if !stored {
+					param = fmt.Sprintf("input[%d].encrypted_content", i)
+					what = "'" + param + "'"
+				}
+				return nil, hearth.InvalidRequest(param, CodeInvalidEncryptedContent,
+					fmt.Sprintf("Invalid %s: hearth cannot open this encrypted content: %v.", what, err))
+			}
+			out[i] = opened
+		}
+		if out == nil {
+			return items, nil
+		}
+		return out, nil
+	}
+	h, err := openAll(history, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, err := openAll(input, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, in, nil
+}
+
+// openItem returns the item a sealed reasoning or compaction item stands for.
+func (e *Engine) openItem(it hearth.Item) (hearth.Item, error) {
+	kind := seal.Reasoning
+	if it.Type == hearth.ItemCompaction {
+		kind = seal.Compaction
+	}
+	plain, err := e.Seal.Open(kind, it.EncryptedContent)
+	if err != nil {
+		return hearth.Item{}, err
+	}
+	if kind == seal.Compaction {
+		var p sealedCompaction
+		if err := json.Unmarshal(plain, &p); err != nil {
+			return hearth.Item{}, errors.New("its payload is not a compaction summary")
+		}
+		return compactionMessage(it.ID, p.Summary), nil
+	}
+	var p sealedReasoning
+	if err := json.Unmarshal(plain, &p); err != nil {
+		return hearth.Item{}, errors.New("its payload is not reasoning")
+	}
+	it = it.Clone()
+	it.Content = []hearth.ContentPart{{Type: hearth.PartReasoningText, Text: p.Text}}
+	it.EncryptedContent = ""
+	return it, nil
+}
+
+// compactionMessage is how a compaction summary enters the prompt: a user message, the
+// one role every chat template renders anywhere in a conversation.
+func compactionMessage(id, summary string) hearth.Item {
+	return hearth.Item{Type: hearth.ItemMessage, ID: id, Role: hearth.RoleUser,
+		Content: []hearth.ContentPart{{Type: hearth.PartInputText, Text: CompactionPreamble + summary}}}
+}

@@ -1,0 +1,431 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/gin-gonic/gin"
+
+	"hearth"
+)
+
+// WebSocket mode of /v1/responses (Open Responses 2026-04-24,
+// paths./responses.x-openresponses-websocket): a client opens one connection with
+// GET /v1/responses and an Upgrade, then sends response.create messages; each runs
+// exactly as a streamed POST would (admission, storage, budgets, metrics), and its
+// events come back one JSON text message each. Agents that call tools in a loop save
+// a connection per turn and, with store: false, resend nothing: the connection keeps
+// its latest response.
+
+// DefaultWebSocketLifetime is how long a WebSocket connection may live, as OpenAI's
+// API allows; then the server sends websocket_connection_limit_reached and closes.
+const DefaultWebSocketLifetime = 60 * time.Minute
+
+// CodeWebSocketConnectionLimitReached is the error code sent when a connection's
+// lifetime is over.
+const CodeWebSocketConnectionLimitReached = "websocket_connection_limit_reached"
+
+const (
+	// maxPendingCreates bounds the response.create messages waiting behind the one in
+	// flight: each may hold a body of --max-body-bytes.
+	maxPendingCreates = 16
+	// socketWriteTimeout bounds one message write: a client that reads nothing for
+	// this long is gone, and its response must not wait on it.
+	socketWriteTimeout = time.Minute
+)
+
+// socket is one WebSocket connection on /v1/responses.
+type socket struct {
+	s    *Server
+	conn *websocket.Conn
+	// ctx ends when the client goes away (or the connection is closed): the response
+	// in flight then stops, as an HTTP stream does when its client disconnects.
+	ctx    context.Context
+	base   reqMeta
+	owner  string
+	openAI bool
+	// latest is the connection-local state: the last response this connection created
+	// that did not fail, stored or not, with the whole conversation it ends (its
+	// history, its input, its output). A create whose previous_response_id names it
+	// continues from here without storage; any other id is loaded from storage. Only
+	// the worker goroutine touches it.
+	latest *socketState
+}
+
+type socketState struct {
+	id    string
+	items []hearth.Item
+}
+
+// responsesSocket serves GET /v1/responses: the WebSocket mode. Authentication ran
+// before (the same bearer header as HTTP); this accepts the upgrade and serves the
+// connection until the client closes it, its lifetime ends, or hearth stops.
+func (s *Server) responsesSocket(c *gin.Context) {
+	if !isWebSocketUpgrade(c.Request) {
+		c.Header("Upgrade", "websocket")
+		s.writeError(c, &hearth.Error{Status: http.StatusUpgradeRequired, Type: hearth.ErrTypeInvalidRequest,
+			Code: "websocket_upgrade_required",
+			Message: "GET /v1/responses opens a WebSocket connection (send Upgrade: websocket); " +
+				"create a response over HTTP with POST /v1/responses."})
+		return
+	}
+	// Cross-origin upgrades stay refused (the library's default): a web page must not
+	// ride on a browser's access to a local hearth.
+	conn, err := websocket.Accept(c.Writer, c.Request, nil)
+	if err != nil {
+		meta(c).log.Warn("websocket upgrade refused", "error", err)
+		return // Accept answered the request
+	}
+	defer conn.CloseNow()
+	conn.SetReadLimit(s.maxBody)
+
+	// Not the request's context: after a hijack it no longer follows the connection.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sk := &socket{s: s, conn: conn, ctx: ctx, base: *meta(c), owner: owner(c), openAI: clientDialect(c) == dialectOpenAI}
+	// Shutdown waits for the response in flight, as it does for background responses.
+	s.jobs.wg.Add(1)
+	defer s.jobs.wg.Done()
+
+	creates := make(chan []byte, maxPendingCreates)
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		sk.read(cancel, creates)
+	}()
+	go sk.keepAlive()
+	sk.serve(creates, s.wsLifetime)
+	conn.CloseNow()
+	<-read
+}
+
+// isWebSocketUpgrade reports whether r asks for a WebSocket (RFC 6455 section 4.1).
+func isWebSocketUpgrade(r *http.Request) bool {
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		return false
+	}
+	for _, v := range r.Header.Values("Connection") {
+		for _, tok := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// read takes the client's messages until the connection ends, then cancels the
+// connection's context. Messages queue for the worker in order; beyond
+// maxPendingCreates a message is refused with a 429 error message.
+func (sk *socket) read(cancel context.CancelFunc, creates chan<- []byte) {
+	defer cancel()
+	for {
+		typ, data, err := sk.conn.Read(sk.ctx)
+		if err != nil {
+			return
+		}
+		if typ != websocket.MessageText {
+			sk.sendError(hearth.InvalidRequest("", hearth.CodeInvalidJSON, "Send each response.create as one JSON text message, not a binary message."), "")
+			continue
+		}
+		select {
+		case creates <- data:
+		default:
+			sk.sendError(hearth.TooManyRequests(fmt.Sprintf(
+				"%d response.create messages already wait on this connection behind the response in flight; send more once they finish.",
+				maxPendingCreates)), "")
+		}
+	}
+}
+
+// keepAlive pings the client while the connection lives, as SSE sends comment
+// heartbeats: proxies close connections that stay silent through a long prompt.
+func (sk *socket) keepAlive() {
+	every := sk.s.heartbeat
+	if every <= 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-sk.ctx.Done():
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(sk.ctx, every)
+			sk.conn.Ping(ctx) // a client that does not answer is found out by reads and writes
+			cancel()
+		}
+	}
+}
+
+// serve runs the connection's creates one at a time, in the order they came. When the
+// lifetime is over it sends websocket_connection_limit_reached and closes; a response
+// in flight then finishes first, creates still waiting are not run. When hearth stops,
+// it closes the same way (1001 going away) once the response in flight is done.
+func (sk *socket) serve(creates <-chan []byte, lifetime time.Duration) {
+	end := time.Now().Add(lifetime)
+	limit := time.NewTimer(lifetime)
+	defer limit.Stop()
+	stopping := sk.s.jobs.root
+	for {
+		switch {
+		case sk.ctx.Err() != nil:
+			return
+		case stopping.Err() != nil:
+			sk.conn.Close(websocket.StatusGoingAway, "hearth is stopping")
+			return
+		case !time.Now().Before(end):
+			sk.sendError(&hearth.Error{Status: http.StatusBadRequest, Type: hearth.ErrTypeInvalidRequest,
+				Code: CodeWebSocketConnectionLimitReached,
+				Message: fmt.Sprintf("Responses websocket connection limit reached (%s). Create a new websocket connection to continue.",
+					lifetimeText(lifetime))}, "")
+			sk.conn.Close(websocket.StatusNormalClosure, CodeWebSocketConnectionLimitReached)
+			return
+		}
+		select {
+		case <-sk.ctx.Done():
+		case <-stopping.Done():
+		case <-limit.C:
+		case data := <-creates:
+			if stopping.Err() == nil && time.Now().Before(end) {
+				sk.create(data)
+			}
+		}
+	}
+}
+
+func lifetimeText(d time.Duration) string {
+	if d%time.Minute == 0 {
+		return fmt.Sprintf("%d minutes", int(d/time.Minute))
+	}
+	return d.String()
+}
+
+// create serves one response.create message. Failing (an error message, or a
+// response that ends failed) a create that names a previous_response_id evicts the
+// connection-local state: a client retrying that continuation then gets it from
+// storage, or previous_response_not_found for a store: false response, rather than a
+// state hearth can no longer vouch for.
+func (sk *socket) create(data []byte) {
+	final, retry, err := sk.respond(data)
+	if err != nil {
+		sk.sendError(err, retry)
+	}
+	if (err != nil || final.Status == hearth.StatusFailed) && continuation(data) {
+		sk.latest = nil
+	}
+}
+
+// continuation reports whether a create message names a previous_response_id, read
+// leniently: the message may not even have decoded.
+func continuation(data []byte) bool {
+	var probe struct {
+		PreviousResponseID any `json:"previous_response_id"`
+	}
+	if json.Unmarshal(data, &probe) != nil {
+		return false
+	}
+	id, ok := probe.PreviousResponseID.(string)
+	return ok && id != ""
+}
+
+// respond runs what createResponse runs for a streamed POST. An error before the
+// response exists is returned (with a Retry-After value for a 429), for an error
+// message; once the response exists, its events tell the client how it ended, a
+// response.failed included.
+func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
+	s := sk.s
+	body, dropped, err := createBody(data, sk.openAI)
+	if err != nil {
+		return nil, "", err
+	}
+	req, ignored, err := hearth.DecodeCreateRequest(body)
+	if err != nil {
+		return nil, "", err
+	}
+	ignored = append(dropped, ignored...)
+	// Each create is a request of its own in the log and metrics.
+	m := sk.base
+	m.start = time.Now()
+	m.model = req.Model
+	m.log = m.log.With("model", req.Model)
+	if err := s.limits.check(req); err != nil {
+		return nil, "", err
+	}
+	if len(ignored) > 0 {
+		m.log.Warn("ignored request fields", "fields", ignored)
+	}
+	ctx := sk.ctx
+	if s.limits.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, s.limits.RequestTimeout, errRequestTimeout)
+		defer cancel()
+	}
+	history, err := sk.history(ctx, req.PreviousResponseID)
+	if err != nil {
+		return nil, "", err
+	}
+	job, err := s.engine.Prepare(ctx, req, history)
+	if err != nil {
+		return nil, "", err
+	}
+	r, resp, retry, err := s.start(ctx, &m, sk.owner, req, job)
+	if err != nil {
+		return nil, retry, err
+	}
+	b := hearth.NewBuilder(resp, r.observe(r.emitTo(sk)))
+	if r.adm.queued {
+		b.Queue()
+	}
+	final, storeErr := r.execute(ctx, b, sk)
+	if storeErr != nil {
+		// The client was sent response.failed: the response is not one to continue.
+		final = failedCopy(final, "The response could not be stored.")
+	}
+	if final.Status != hearth.StatusFailed {
+		sk.latest = &socketState{id: final.ID, items: slices.Concat(history, req.Input, final.Output)}
+	}
+	return final, "", nil
+}
+
+// history is the conversation behind previous_response_id: the connection-local state
+// when the id is the connection's latest response, else the stored chain.
+func (sk *socket) history(ctx context.Context, previousID string) ([]hearth.Item, error) {
+	if previousID != "" && sk.latest != nil && sk.latest.id == previousID {
+		return slices.Clone(sk.latest.items), nil
+	}
+	return sk.s.history(ctx, sk.owner, previousID)
+}
+
+// socketOnlyFields are create-body fields a WebSocket create must not send (the
+// schema's x-openresponses-disallowed): every response streams over the socket, and
+// none outlives it.
+var socketOnlyFields = []string{"stream", "stream_options", "background"}
+
+// createBody checks a client message is a response.create without the fields the
+// socket disallows, and returns the create body inside it (the message minus type).
+//
+// OpenAI's clients get one exception: Codex CLI's WebSocket client always sends
+// "stream": true, and stream_options when it has them, which OpenAI's API accepts. For
+// clients of the OpenAI dialect (dialect.go) those two are dropped and returned as
+// ignored; "stream": false and background are refused all the same.
+func createBody(data []byte, openAI bool) (body []byte, ignored []string, err error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
+		msg := "We could not parse the JSON of your message: expected a JSON object."
+		if err != nil {
+			msg = "We could not parse the JSON of your message: " + err.Error() + "."
+		}
+		return nil, nil, hearth.InvalidRequest("", hearth.CodeInvalidJSON, msg)
+	}
+	raw, ok := fields["type"]
+	if !ok {
+		return nil, nil, hearth.InvalidRequest("type", hearth.CodeMissingRequiredParameter,
+			"Missing required parameter: 'type'. Send {\"type\": \"response.create\", ...}.")
+	}
+	var typ string
+	if json.Unmarshal(raw, &typ) != nil || typ != "response.create" {
+		return nil, nil, hearth.InvalidRequest("type", hearth.CodeInvalidValue,
+			fmt.Sprintf("Invalid value: %s. The only client event on this connection is 'response.create'.", raw))
+	}
+	delete(fields, "type")
+	if openAI {
+		if v, ok := fields["stream"]; ok && string(v) == "true" {
+			delete(fields, "stream")
+			ignored = append(ignored, "stream")
+		}
+		if _, ok := fields["stream_options"]; ok {
+			delete(fields, "stream_options")
+			ignored = append(ignored, "stream_options")
+		}
+	}
+	for _, f := range socketOnlyFields {
+		if _, ok := fields[f]; ok {
+			return nil, nil, hearth.InvalidRequest(f, "unsupported_parameter",
+				fmt.Sprintf("'%s' is not allowed in WebSocket mode: every response streams over the connection and ends with it. Remove it.", f))
+		}
+	}
+	body, err = json.Marshal(fields)
+	return body, ignored, err
+}
+
+// Event sends one event as a text message, in the client's dialect. An error event
+// (a failure mid-response) also carries the status a WebSocket error has, so a client
+// that reads errors by the WebSocket schema understands it too.
+func (sk *socket) Event(e hearth.Event) {
+	_, data := eventJSON(e, sk.openAI)
+	if e.Type == hearth.EventError && e.Error != nil {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(data, &fields) == nil {
+			fields["status"], _ = json.Marshal(errorStatus(e.Error))
+			data, _ = json.Marshal(fields)
+		}
+	}
+	sk.write(data)
+}
+
+// Done ends a response's events; the connection stays open for the next.
+func (sk *socket) Done() {}
+
+func (sk *socket) write(data []byte) {
+	ctx, cancel := context.WithTimeout(sk.ctx, socketWriteTimeout)
+	defer cancel()
+	// A failed write ends the connection; the reader then sees it and cancels the
+	// response in flight.
+	sk.conn.Write(ctx, websocket.MessageText, data)
+}
+
+// socketError is the WebSocket error message:
+// {"type":"error","status":N,"error":{"type","code","message","param"}}.
+type socketError struct {
+	Type   string           `json:"type"`
+	Status int              `json:"status"`
+	Error  socketErrorValue `json:"error"`
+}
+
+type socketErrorValue struct {
+	Type    string  `json:"type"`
+	Code    string  `json:"code"`
+	Message string  `json:"message"`
+	Param   *string `json:"param"`
+	// Headers carries what HTTP would send as headers: Retry-After of a 429.
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// sendError sends err as a WebSocket error message. Like writeError, anything but a
+// *hearth.Error is a server error whose details stay in the log.
+func (sk *socket) sendError(err error, retryAfter string) {
+	var he *hearth.Error
+	if !errors.As(err, &he) {
+		sk.base.log.Error("websocket create failed", "error", err)
+		he = hearth.ServerError("The server had an error while processing your request.")
+	}
+	v := socketErrorValue{Type: he.Type, Code: he.Code, Message: he.Message}
+	if v.Code == "" {
+		// The WebSocket schema requires a code; the type is the closest one.
+		v.Code = he.Type
+	}
+	if he.Param != "" {
+		v.Param = &he.Param
+	}
+	if retryAfter != "" {
+		v.Headers = map[string]string{"retry-after": retryAfter}
+	}
+	data, _ := json.Marshal(socketError{Type: hearth.EventError, Status: errorStatus(he), Error: v})
+	sk.write(data)
+}
+
+func errorStatus(he *hearth.Error) int {
+	if he.Status == 0 {
+		return http.StatusInternalServerError
+	}
+	return he.Status
+}
