@@ -19,6 +19,7 @@ import (
 
 	"hearth"
 	"hearth/internal/schematest"
+	"hearth/internal/seal"
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
@@ -183,6 +184,12 @@ func TestCodexCLIE2E(t *testing.T) {
 	back := in2[len(in1):]
 	if back[0].Type != hearth.ItemReasoning || back[1].Type != hearth.ItemFunctionCall || back[2].Type != hearth.ItemFunctionCallOutput {
 		t.Fatalf("turn 2 input ends with %s, want reasoning, function_call, function_call_output", itemTypes(back))
+	}
+	// Codex keeps no reasoning text: it returns the sealed copy hearth gave it
+	// (include: reasoning.encrypted_content), which hearth opens to render the
+	// earlier thinking.
+	if enc := first.resp.Output[0].EncryptedContent; enc == "" || back[0].EncryptedContent != enc {
+		t.Errorf("turn 2 sent back reasoning with encrypted_content %q, want turn 1's %q", back[0].EncryptedContent, enc)
 	}
 	if back[1].CallID != call.CallID || back[2].CallID != call.CallID {
 		t.Errorf("turn 2 call_ids %q/%q, want turn 1's %q", back[1].CallID, back[2].CallID, call.CallID)
@@ -371,8 +378,8 @@ func (w *teeWriter) Flush() {
 // Unwrap lets http.ResponseController reach the connection.
 func (w *teeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// newRecordedHearth serves hearth with a database and one API key, recording every
-// exchange in rec.
+// newRecordedHearth serves hearth as `hearth serve` does (a database, a sealing key for
+// encrypted_content) with one API key, recording every exchange in rec.
 func newRecordedHearth(t *testing.T, rec *recorder, key string) *httptest.Server {
 	t.Helper()
 	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
@@ -380,7 +387,7 @@ func newRecordedHearth(t *testing.T, rec *recorder, key string) *httptest.Server
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	h := server.New(server.Config{Runtime: testenv.Runtime(t), Database: db, APIKeys: []string{key}})
+	h := server.New(server.Config{Runtime: testenv.Runtime(t), Database: db, Seal: seal.NewKey(), APIKeys: []string{key}})
 	srv := httptest.NewServer(rec.wrap(h))
 	t.Cleanup(srv.Close)
 	return srv
