@@ -31,14 +31,15 @@ import (
 const clientsDir = "../testdata/codex"
 
 var codexFull = flag.Bool("hearth.codex-full", false,
-	"run TestCodexCLIE2E with Codex's own instructions and every default tool: a first turn of ~36k prompt tokens, minutes on a CPU")
+	"run the Codex CLI tests with Codex's own instructions and every default tool: a first turn of ~36k prompt tokens, minutes on a CPU")
 
 // codexConfig is the config.toml that points Codex CLI at hearth, as the README shows
 // it. The [features] and [analytics] lines and check_for_update_on_startup keep a
 // test run on loopback: without plugins = false Codex resolves github.com,
 // api.github.com and chatgpt.com at start (seen with strace), and analytics and the
-// update check would go out too. extra holds the mode's root keys.
-const codexConfig = `model = "hearth-script-codex"
+// update check would go out too. Its verbs are the model, more root keys, the
+// base_url and more features.
+const codexConfig = `model = %q
 model_provider = "hearth"
 check_for_update_on_startup = false
 %s
@@ -72,64 +73,10 @@ enabled = false
 // It needs Node.js and npm (npm ci fetches the packages the first time); without them
 // it fails, unless HEARTH_SKIP_NODE=1, which skips it.
 func TestCodexCLIE2E(t *testing.T) {
-	node, npm := lookNode(t)
-	dir, err := filepath.Abs(clientsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	full := *codexFull || os.Getenv("HEARTH_CODEX") == "full"
-	limit := 5 * time.Minute
-	if full {
-		limit = 30 * time.Minute
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	npmCI(ctx, t, npm, dir)
-
-	const key = "codex-test-key"
-	rec := &recorder{}
-	srv := newRecordedHearth(t, rec, key)
+	run := runCodex(t, "hearth-script-codex", full, "Write the proof file.")
 	m := testenv.Model(t, scriptmodel.CodexModel)
-
-	home, work := t.TempDir(), t.TempDir()
-	codexHome := filepath.Join(home, ".codex")
-	if err := os.Mkdir(codexHome, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	rootKeys, features := fmt.Sprintf("model_catalog_json = %q\n", filepath.Join(dir, "model-catalog.json")),
-		"goals = false\n\n[agents]\nenabled = false\n"
-	if full {
-		rootKeys, features = "", ""
-	}
-	config := fmt.Sprintf(codexConfig, rootKeys, srv.URL+"/v1", features)
-	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "node_modules/@openai/codex/bin/codex.js"),
-		"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
-		"Write the proof file.")
-	cmd.Dir = work
-	cmd.Env = append(os.Environ(),
-		"HOME="+home,
-		"CODEX_HOME="+codexHome,
-		"HEARTH_API_KEY="+key,
-	)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	start := time.Now()
-	err = cmd.Run()
-	t.Logf("codex exec took %v\nstdout:\n%s\nstderr:\n%s", time.Since(start).Round(time.Millisecond), &stdout, &stderr)
-	xs := rec.all()
-	for i, x := range xs {
-		t.Logf("request %d: %s %s -> %d in %v", i, x.method, x.path, x.status, x.took.Round(time.Millisecond))
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("codex exec did not finish in %v: %v", limit, ctx.Err())
-	}
-	if err != nil {
-		t.Fatalf("codex exec: %v", err)
-	}
+	work, stdout, xs := run.work, run.stdout, run.xs
 
 	// What Codex did: ran the model's command and printed the model's answer.
 	proof, err := os.ReadFile(filepath.Join(work, "proof.txt"))
@@ -140,7 +87,7 @@ func TestCodexCLIE2E(t *testing.T) {
 		t.Errorf("proof.txt = %q, want %q", got, want)
 	}
 	answer := m.Text(scriptmodel.EntryAnswer)
-	if got := strings.TrimSpace(stdout.String()); got != answer {
+	if got := strings.TrimSpace(stdout); got != answer {
 		t.Errorf("codex exec printed %q, want the model's answer %q", got, answer)
 	}
 
@@ -150,9 +97,6 @@ func TestCodexCLIE2E(t *testing.T) {
 	}
 	first, second := readTurn(t, 0, xs[0]), readTurn(t, 1, xs[1])
 	for i, tr := range []turn{first, second} {
-		if got := xs[i].header.Get("Authorization"); got != "Bearer "+key {
-			t.Errorf("request %d: Authorization %q, want the key from env_key", i, got)
-		}
 		// Codex keeps the history itself and sends all of it every turn.
 		if !tr.req.Stream || tr.req.StoreEnabled() {
 			t.Errorf("request %d: stream %v, store %v; Codex streams and stores nothing", i, tr.req.Stream, tr.req.StoreEnabled())
@@ -219,6 +163,169 @@ func TestCodexCLIE2E(t *testing.T) {
 	}
 }
 
+// TestCodexApplyPatchE2E: Codex offers its freeform apply_patch tool (a custom tool
+// whose input a Lark grammar describes) only to models whose metadata asks for it, so
+// the model catalog entry of this test's model says apply_patch_tool_type "freeform".
+// The model calls apply_patch with a patch that adds a file; hearth enforces the
+// grammar while the call is generated and returns a custom_tool_call; Codex applies
+// the patch and sends the result back as a custom_tool_call_output; the model answers.
+//
+// Without -hearth.codex-full the first turn is about 8k prompt tokens; with it, Codex's
+// own instructions and tools plus apply_patch (the catalog entry is left out, so Codex
+// offers no apply_patch: the test then needs it and is skipped).
+func TestCodexApplyPatchE2E(t *testing.T) {
+	if *codexFull || os.Getenv("HEARTH_CODEX") == "full" {
+		t.Skip("Codex offers apply_patch only with a model catalog entry; -hearth.codex-full runs without one")
+	}
+	const (
+		model  = "hearth-script-codex-patch"
+		tool   = "apply_patch"
+		patch  = "*** Begin Patch\n*** Add File: patched.txt\n+patched through hearth\n*** End Patch\n"
+		answer = "Added patched.txt with apply_patch."
+	)
+	lookNode(t) // skips, before a model is made, where Node.js is missing and may be
+	spec := scriptmodel.CustomToolSpec(tool, patch, answer)
+	spec.ContextLength, spec.Heads = scriptmodel.CodexContext, 1
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model+":latest", spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := runCodex(t, model, false, "Add the patched file.")
+
+	got, err := os.ReadFile(filepath.Join(run.work, "patched.txt"))
+	if err != nil {
+		t.Fatalf("Codex did not apply the model's patch: %v", err)
+	}
+	if want := "patched through hearth\n"; string(got) != want {
+		t.Errorf("patched.txt = %q, want %q", got, want)
+	}
+	if got := strings.TrimSpace(run.stdout); got != m.Text(scriptmodel.EntryAnswer) {
+		t.Errorf("codex exec printed %q, want the model's answer %q", got, m.Text(scriptmodel.EntryAnswer))
+	}
+
+	if len(run.xs) != 2 {
+		t.Fatalf("Codex made %d requests, want 2 (a turn that patches, a turn that answers)", len(run.xs))
+	}
+	first, second := readTurn(t, 0, run.xs[0]), readTurn(t, 1, run.xs[1])
+	offered := false
+	for _, tl := range first.req.Tools {
+		if tl.Type == hearth.ToolCustom && tl.Name == tool && tl.Format.Syntax == "lark" {
+			offered = true
+		}
+	}
+	if !offered {
+		t.Fatalf("Codex did not offer %s as a custom tool with a Lark grammar", tool)
+	}
+	out := first.resp.Output
+	if len(out) != 1 || out[0].Type != hearth.ItemCustomToolCall || out[0].Name != tool || out[0].Input != patch {
+		t.Fatalf("turn 1 output %s, want one custom_tool_call of %s with the patch", itemTypes(out), tool)
+	}
+	if got, want := first.resp.Usage.OutputTokens, m.EvalCount(scriptmodel.EntryAssistant); got != want {
+		t.Errorf("turn 1 output_tokens %d, want %d", got, want)
+	}
+	in1, in2 := first.req.Input, second.req.Input
+	if len(in2) != len(in1)+2 {
+		t.Fatalf("turn 2 input %s, want turn 1's %d items, the call and its output", itemTypes(in2), len(in1))
+	}
+	back := in2[len(in1):]
+	if back[0].Type != hearth.ItemCustomToolCall || back[0].Input != patch || back[1].Type != hearth.ItemCustomToolCallOutput ||
+		back[0].CallID != out[0].CallID || back[1].CallID != out[0].CallID {
+		t.Fatalf("turn 2 input ends with %s, want turn 1's custom_tool_call %s and its output", itemTypes(back), out[0].CallID)
+	}
+	if !strings.Contains(back[1].Output.Text, "patched.txt") {
+		t.Errorf("turn 2 tool output %q does not report the added file", back[1].Output.Text)
+	}
+	if out := second.resp.Output; len(out) != 1 || out[0].Type != hearth.ItemMessage || out[0].Text() != answer {
+		t.Errorf("turn 2 output %s, want one message %q", itemTypes(out), answer)
+	}
+	if u1, u2 := first.resp.Usage, second.resp.Usage; u2.InputTokensDetails.CachedTokens < u1.InputTokens-1 {
+		t.Errorf("turn 2: %d of %d input tokens cached; want at least turn 1's whole prompt (%d-1)",
+			u2.InputTokensDetails.CachedTokens, u2.InputTokens, u1.InputTokens)
+	}
+}
+
+// codexRun is one finished `codex exec`: its working directory, what it printed, and
+// every exchange it had with hearth.
+type codexRun struct {
+	work, stdout string
+	xs           []*exchange
+}
+
+// runCodex serves hearth with a key and runs `codex exec prompt` on model (a script
+// model name without its tag, as a user would type it) in a fresh working directory,
+// with CODEX_HOME and HOME in temporary directories, no stdin, and Codex's sandbox and
+// approvals bypassed (the test is the sandbox). With full false, Codex reads
+// testdata/codex/model-catalog.json, which must have an entry for model, and leaves
+// out its goal and sub-agent tools.
+func runCodex(t *testing.T, model string, full bool, prompt string) codexRun {
+	t.Helper()
+	node, npm := lookNode(t)
+	dir, err := filepath.Abs(clientsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := 5 * time.Minute
+	if full {
+		limit = 30 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	npmCI(ctx, t, npm, dir)
+
+	rec := &recorder{}
+	srv := newRecordedHearth(t, rec, codexKey)
+	home, work := t.TempDir(), t.TempDir()
+	codexHome := filepath.Join(home, ".codex")
+	if err := os.Mkdir(codexHome, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rootKeys, features := fmt.Sprintf("model_catalog_json = %q\n", filepath.Join(dir, "model-catalog.json")),
+		"goals = false\n\n[agents]\nenabled = false\n"
+	if full {
+		rootKeys, features = "", ""
+	}
+	config := fmt.Sprintf(codexConfig, model, rootKeys, srv.URL+"/v1", features)
+	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "node_modules/@openai/codex/bin/codex.js"),
+		"exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", prompt)
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(),
+		"HOME="+home,
+		"CODEX_HOME="+codexHome,
+		"HEARTH_API_KEY="+codexKey,
+	)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	err = cmd.Run()
+	t.Logf("codex exec took %v\nstdout:\n%s\nstderr:\n%s", time.Since(start).Round(time.Millisecond), &stdout, &stderr)
+	xs := rec.all()
+	for i, x := range xs {
+		t.Logf("request %d: %s %s -> %d in %v", i, x.method, x.path, x.status, x.took.Round(time.Millisecond))
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("codex exec did not finish in %v: %v", limit, ctx.Err())
+	}
+	if err != nil {
+		t.Fatalf("codex exec: %v", err)
+	}
+	for i, x := range xs {
+		if got := x.header.Get("Authorization"); got != "Bearer "+codexKey {
+			t.Errorf("request %d: Authorization %q, want the key from env_key", i, got)
+		}
+	}
+	return codexRun{work: work, stdout: stdout.String(), xs: xs}
+}
+
+// codexKey is the API key hearth requires in the Codex tests, passed to Codex through
+// the provider's env_key.
+const codexKey = "codex-test-key"
+
 // turn is one request a client sent, as hearth decoded it, and the response hearth
 // answered with.
 type turn struct {
@@ -238,6 +345,14 @@ func readTurn(t *testing.T, i int, x *exchange) turn {
 	if err != nil {
 		t.Fatalf("request %d: %v", i, err)
 	}
+	// Custom tools (Codex's apply_patch) are OpenAI's, not in the Open Responses
+	// schema: their items and events are checked against OpenAI's definitions.
+	doc := schematest.Spec
+	for _, tl := range req.Tools {
+		if tl.Type == hearth.ToolCustom {
+			doc = schematest.CustomTools
+		}
+	}
 	body := x.response
 	if req.Stream {
 		events, err := schematest.ReadSSE(bytes.NewReader(x.response))
@@ -251,7 +366,7 @@ func readTurn(t *testing.T, i int, x *exchange) turn {
 				e["type"] = "response.reasoning." + typ
 			}
 		}
-		schematest.ValidateEvents(t, events)
+		doc.ValidateEvents(t, events)
 		if err := schematest.CheckLifecycle(events); err != nil {
 			t.Fatalf("request %d: %v", i, err)
 		}
@@ -267,7 +382,7 @@ func readTurn(t *testing.T, i int, x *exchange) turn {
 		if err := json.Unmarshal(body, &raw); err != nil {
 			t.Fatalf("request %d: %v", i, err)
 		}
-		schematest.Validate(t, "ResponseResource", raw)
+		doc.Validate(t, "ResponseResource", raw)
 	}
 	var resp hearth.Response
 	if err := json.Unmarshal(body, &resp); err != nil {
