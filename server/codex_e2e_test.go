@@ -297,6 +297,8 @@ func runCodex(t *testing.T, model string, full bool, prompt string) codexRun {
 		"HOME="+home,
 		"CODEX_HOME="+codexHome,
 		"HEARTH_API_KEY="+codexKey,
+		// A proxy from the environment must not take the loopback connection.
+		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 	)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
