@@ -129,9 +129,8 @@ func TestCodexCLIE2E(t *testing.T) {
 	if back[0].Type != hearth.ItemReasoning || back[1].Type != hearth.ItemFunctionCall || back[2].Type != hearth.ItemFunctionCallOutput {
 		t.Fatalf("turn 2 input ends with %s, want reasoning, function_call, function_call_output", itemTypes(back))
 	}
-	// Codex keeps no reasoning text: it returns the sealed copy hearth gave it
-	// (include: reasoning.encrypted_content), which hearth opens to render the
-	// earlier thinking.
+	// Codex returns the sealed reasoning hearth gave it (include:
+	// reasoning.encrypted_content), which hearth opens to render the earlier thinking.
 	if enc := first.resp.Output[0].EncryptedContent; enc == "" || back[0].EncryptedContent != enc {
 		t.Errorf("turn 2 sent back reasoning with encrypted_content %q, want turn 1's %q", back[0].EncryptedContent, enc)
 	}
@@ -170,9 +169,8 @@ func TestCodexCLIE2E(t *testing.T) {
 // grammar while the call is generated and returns a custom_tool_call; Codex applies
 // the patch and sends the result back as a custom_tool_call_output; the model answers.
 //
-// Without -hearth.codex-full the first turn is about 8k prompt tokens; with it, Codex's
-// own instructions and tools plus apply_patch (the catalog entry is left out, so Codex
-// offers no apply_patch: the test then needs it and is skipped).
+// It needs the model catalog (the first turn is then about 8k prompt tokens), so
+// -hearth.codex-full, which runs Codex without one, skips it.
 func TestCodexApplyPatchE2E(t *testing.T) {
 	if *codexFull || os.Getenv("HEARTH_CODEX") == "full" {
 		t.Skip("Codex offers apply_patch only with a model catalog entry; -hearth.codex-full runs without one")
