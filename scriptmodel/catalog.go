@@ -61,6 +61,19 @@ const (
 		"<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"timezone\": \"Europe/Paris\"}}\n</tool_call>"
 	ToolsAnswerText = "It is sunny in Paris, and the local time is noon."
 
+	// CodexText is one call of Codex CLI's shell tool, exec_command, whose command
+	// leaves a file behind, so a test can see that Codex ran what the model asked.
+	CodexText = "<think>The user wants proof on disk. I will write a file.</think>" +
+		"<tool_call>\n{\"name\": \"exec_command\", \"arguments\": {\"cmd\": \"echo hearth-codex > proof.txt\"}}\n</tool_call>"
+	CodexAnswerText = "Wrote proof.txt through hearth."
+
+	// AgentText is one call of one function tool, for agent loops (the OpenAI Agents
+	// SDK) that run a tool and feed its result back. It is spelled as HermesCall
+	// spells calls: the Agents SDK makes its tools strict, so hearth generates the
+	// call under the tool's JSON grammar, which the script's tokens must pass.
+	AgentText       = "<tool_call>{\"name\": \"lookup_capital\", \"arguments\": {\"country\": \"France\"}}</tool_call>"
+	AgentAnswerText = "The capital of France is Paris, says the tool."
+
 	CustomToolName       = "apply_patch"
 	CustomToolInput      = "*** Begin Patch\n*** Add File: hello.txt\n+Hello from hearth.\n*** End Patch\n"
 	CustomToolAnswerText = "I added hello.txt, which says hello."
@@ -84,27 +97,46 @@ const (
 	// SmallContextModel writes PlainText with a context window of SmallContext
 	// tokens, for tests of context_length_exceeded and truncation.
 	SmallContextModel = "hearth-script-smallctx:latest"
+	// CodexModel calls Codex's exec_command (CodexText), then answers CodexAnswerText
+	// after the tool result. Its context is CodexContext tokens: Codex's first request
+	// alone renders to about 37k tokens of a script model (one per byte).
+	CodexModel = "hearth-script-codex:latest"
+	// AgentModel calls one function tool (AgentText), then answers AgentAnswerText.
+	AgentModel = "hearth-script-agent:latest"
 )
 
 // SmallContext is the context length of SmallContextModel: a few short turns fit,
 // a long one does not.
 const SmallContext = 256
 
+// CodexContext is the context length of CodexModel: room for Codex CLI's instructions
+// and tools, a tool round trip and its output.
+const CodexContext = 65536
+
 // Catalog returns the specs of the standard script models by name: plain text;
 // reasoning then text; reasoning then two parallel tool calls, then an answer after the
-// tool results; and a long text (well over 40 tokens) for budgets.
+// tool results; a long text (well over 40 tokens) for budgets; a small context; and the
+// one-call models of the client tests (Codex CLI, the Agents SDK).
 func Catalog() map[string]Spec {
 	one := func(text string) Spec {
 		return Spec{Template: Template, Stop: Stop, Scripts: []Script{{Entry: EntryAssistant, Text: text}}}
 	}
-	tools := Spec{Template: Template, Stop: Stop, Scripts: []Script{
-		{Entry: EntryAssistant, Text: ToolsText},
-		{Entry: EntryAnswer, Text: ToolsAnswerText},
-	}}
+	call := func(text, answer string) Spec {
+		return Spec{Template: Template, Stop: Stop, Scripts: []Script{
+			{Entry: EntryAssistant, Text: text},
+			{Entry: EntryAnswer, Text: answer},
+		}}
+	}
+	codex := call(CodexText, CodexAnswerText)
+	codex.ContextLength = CodexContext
+	// One attention head: the runtime's CPU attention over Codex's long prompt is
+	// what a first turn costs (measured: 15.5k prompt tokens in 43 s with one head,
+	// 348 s with the default eight), and a script model's attention adds nothing.
+	codex.Heads = 1
 	return map[string]Spec{
 		PlainModel:      one(PlainText),
 		ReasoningModel:  one(ReasoningText),
-		ToolsModel:      tools,
+		ToolsModel:      call(ToolsText, ToolsAnswerText),
 		LongModel:       one(LongText),
 		CustomToolModel: CustomToolSpec(CustomToolName, CustomToolInput, CustomToolAnswerText),
 		SmallContextModel: func() Spec {
@@ -112,6 +144,8 @@ func Catalog() map[string]Spec {
 			s.ContextLength = SmallContext
 			return s
 		}(),
+		CodexModel: codex,
+		AgentModel: call(AgentText, AgentAnswerText),
 	}
 }
 

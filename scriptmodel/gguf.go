@@ -17,7 +17,11 @@ const headDim = 64
 func (m *Model) WriteGGUF(f *os.File) error {
 	V, d := len(m.vocab.tokens), m.width
 	heads := d / headDim
+	if m.Heads > 0 {
+		heads = m.Heads
+	}
 	kvHeads := max(1, heads/4)
+	q := heads * headDim
 	ffn := m.FFN
 	if ffn == 0 {
 		ffn = d
@@ -32,13 +36,15 @@ func (m *Model) WriteGGUF(f *os.File) error {
 		"general.architecture":             "llama",
 		"general.name":                     "hearth script model",
 		"general.file_type":                uint32(fileType),
-		"general.parameter_count":          uint64(m.parameterCount(ffn, kvHeads)),
+		"general.parameter_count":          uint64(m.parameterCount(ffn, heads, kvHeads)),
 		"context_length":                   uint32(m.ContextLength),
 		"embedding_length":                 uint32(d),
 		"block_count":                      uint32(m.Layers),
 		"feed_forward_length":              uint32(ffn),
 		"attention.head_count":             uint32(heads),
 		"attention.head_count_kv":          uint32(kvHeads),
+		"attention.key_length":             uint32(headDim),
+		"attention.value_length":           uint32(headDim),
 		"attention.layer_norm_rms_epsilon": float32(1e-6),
 		"rope.dimension_count":             uint32(headDim),
 		"rope.freq_base":                   float32(10000),
@@ -79,10 +85,10 @@ func (m *Model) WriteGGUF(f *os.File) error {
 		ts = append(ts,
 			f32(p+"attn_norm.weight", ones, uint64(d)),
 			f32(p+"ffn_norm.weight", ones, uint64(d)),
-			zero(p+"attn_q.weight", uint64(d), uint64(d)),
+			zero(p+"attn_q.weight", uint64(d), uint64(q)),
 			zero(p+"attn_k.weight", uint64(d), uint64(kvHeads*headDim)),
 			zero(p+"attn_v.weight", uint64(d), uint64(kvHeads*headDim)),
-			zero(p+"attn_output.weight", uint64(d), uint64(d)),
+			zero(p+"attn_output.weight", uint64(q), uint64(d)),
 			zero(p+"ffn_gate.weight", uint64(d), uint64(ffn)),
 			zero(p+"ffn_up.weight", uint64(d), uint64(ffn)),
 			zero(p+"ffn_down.weight", uint64(ffn), uint64(d)),
@@ -111,9 +117,9 @@ func (m *Model) outputHead() []float32 {
 	return out
 }
 
-func (m *Model) parameterCount(ffn, kvHeads int) int {
+func (m *Model) parameterCount(ffn, heads, kvHeads int) int {
 	V, d := len(m.vocab.tokens), m.width
-	perLayer := 2*d + 2*d*d + 2*d*kvHeads*headDim + 3*d*ffn
+	perLayer := 2*d + 2*d*heads*headDim + 2*d*kvHeads*headDim + 3*d*ffn
 	return 2*V*d + d + m.Layers*perLayer
 }
 

@@ -42,6 +42,10 @@ type Spec struct {
 	// layer, width just above the vocabulary. Larger values cost real compute with the
 	// same output, for benchmarks.
 	Layers, Width, FFN int
+	// Heads is the number of attention heads (of 64 dimensions each); zero means
+	// Width/64. Attention over a long prompt costs in proportion to it, and its
+	// output is zero either way, so a model for long prompts can use one.
+	Heads int
 	// Quantized stores the zero weights as Q4_0 (what most local users run) instead of
 	// F16. Only the embedding and output head, which carry the script, stay F32.
 	Quantized bool

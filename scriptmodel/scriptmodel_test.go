@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,6 +133,57 @@ func TestWriteGGUF(t *testing.T) {
 		}
 		if n := len(g.Tensors().Items()); n != 3+9 {
 			t.Errorf("%d tensors, want 12", n)
+		}
+	}
+}
+
+// Heads narrows attention: the query and output projections take heads*64 dimensions
+// of the (wider) embedding, and the parameter count says so.
+func TestWriteGGUFHeads(t *testing.T) {
+	for _, heads := range []int{0, 1, 2} {
+		spec := Catalog()[CodexModel]
+		spec.Heads = heads
+		m, err := Build(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(filepath.Join(t.TempDir(), "m.gguf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := m.WriteGGUF(f); err != nil {
+			t.Fatal(err)
+		}
+		f.Seek(0, 0)
+		g, err := ggml.Decode(f, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := heads
+		if want == 0 {
+			want = m.Width() / 64
+		}
+		kv := g.KV()
+		if got := int(kv.Uint("attention.head_count")); got != want {
+			t.Errorf("Heads %d: head_count %d, want %d", heads, got, want)
+		}
+		if got := int(kv.Uint("attention.key_length")); got != 64 {
+			t.Errorf("Heads %d: key_length %d, want 64", heads, got)
+		}
+		var params uint64
+		shapes := map[string][]uint64{}
+		for _, tn := range g.Tensors().Items() {
+			params += tn.Elements()
+			shapes[tn.Name] = tn.Shape
+		}
+		d := uint64(m.Width())
+		if q, o := shapes["blk.0.attn_q.weight"], shapes["blk.0.attn_output.weight"]; !slices.Equal(q, []uint64{d, uint64(want * 64)}) ||
+			!slices.Equal(o, []uint64{uint64(want * 64), d}) {
+			t.Errorf("Heads %d: attn_q %v, attn_output %v", heads, q, o)
+		}
+		if got := kv.ParameterCount(); got != params {
+			t.Errorf("Heads %d: parameter_count %d, tensors hold %d", heads, got, params)
 		}
 	}
 }
