@@ -605,3 +605,39 @@ func TestWebSocketDisconnectE2E(t *testing.T) {
 		t.Errorf("stored text %q should be a strict prefix of the script", got)
 	}
 }
+
+// TestWebSocketCompactE2E: a store=false chain on a socket is compacted over HTTP, and
+// a new chain starts on the same socket from the compacted window and goes on there.
+// Each turn's input tokens equal those of the same conversation sent whole over HTTP.
+func TestWebSocketCompactE2E(t *testing.T) {
+	srv := newHearthWithDB(t)
+	model := scriptmodel.PlainModel
+	reply := testenv.Model(t, model).Text(scriptmodel.EntryAssistant)
+	ws := dialWS(t, srv, nil)
+	a := ws.completed(wsCreate(model, `"input":"one","store":false`))
+	ws.completed(wsCreate(model, `"input":"two","store":false,"previous_response_id":"`+a.ID+`"`))
+
+	// The window the client holds, compacted.
+	window := `[` + userMsg("one") + "," + assistantMsg(reply) + "," + userMsg("two") + "," + assistantMsg(reply) + `]`
+	r := compact(t, srv, `{"model":"`+model+`","input":`+window+`}`)
+	if last := r.Output[len(r.Output)-1]; last.Type != hearth.ItemCompaction || last.EncryptedContent == "" {
+		t.Fatalf("compacted window ends with %+v", last)
+	}
+	compacted := strings.TrimSuffix(mustJSON(t, r.Output), "]")
+
+	// A new chain on the socket from the compacted window...
+	fresh := ws.completed(wsCreate(model, `"store":false,"input":`+compacted+`,`+userMsg("three")+`]`))
+	overHTTP := createJSON(t, srv, reqBody(model, false, `"store":false,"input":`+compacted+`,`+userMsg("three")+`]`))
+	if fresh.Status != hearth.StatusCompleted || fresh.Usage.InputTokens != overHTTP.Usage.InputTokens {
+		t.Errorf("new chain from the compacted window: %s, %d input tokens; over HTTP %d",
+			fresh.Status, fresh.Usage.InputTokens, overHTTP.Usage.InputTokens)
+	}
+	// ...continues there through the connection's state.
+	next := ws.completed(wsCreate(model, `"store":false,"input":"four","previous_response_id":"`+fresh.ID+`"`))
+	whole := createJSON(t, srv, reqBody(model, false, `"store":false,"input":`+compacted+`,`+userMsg("three")+`,`+
+		assistantMsg(reply)+`,`+userMsg("four")+`]`))
+	if next.Status != hearth.StatusCompleted || next.Usage.InputTokens != whole.Usage.InputTokens {
+		t.Errorf("continuation of the compacted chain: %s, %d input tokens; the whole conversation %d",
+			next.Status, next.Usage.InputTokens, whole.Usage.InputTokens)
+	}
+}
