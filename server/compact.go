@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -18,22 +17,9 @@ import (
 // like any response, generate, and answer with the compacted window. Nothing is stored:
 // the window belongs to the client, which sends it as input from then on.
 func (s *Server) compactResponse(c *gin.Context) {
-	body, err := readBody(c.Request.Body)
-	if err != nil {
-		s.writeError(c, err)
+	req, ok := s.readRequest(c, hearth.DecodeCompactRequest)
+	if !ok {
 		return
-	}
-	req, ignored, err := hearth.DecodeCompactRequest(body)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	if err := s.accept(c, req); err != nil {
-		s.writeError(c, err)
-		return
-	}
-	if len(ignored) > 0 {
-		c.Header("x-hearth-ignored", strings.Join(ignored, ", "))
 	}
 	ctx := c.Request.Context()
 	history, err := s.history(ctx, owner(c), req.PreviousResponseID)

@@ -17,30 +17,40 @@ import (
 	"hearth/storage"
 )
 
-// createResponse serves POST /v1/responses: decode and validate, load the chain behind
-// previous_response_id, prepare the generation (every request problem is still an HTTP
-// error then), store the response as in progress, generate, store the result, and only
-// then send the terminal event.
-func (s *Server) createResponse(c *gin.Context) {
+// readRequest reads a create-shaped body, decodes it with decode and applies the
+// limits. On failure it has answered with the error and returns false.
+func (s *Server) readRequest(c *gin.Context, decode func([]byte) (*hearth.CreateResponseRequest, []string, error)) (*hearth.CreateResponseRequest, bool) {
 	body, err := readBody(c.Request.Body)
 	if err != nil {
 		s.writeError(c, err)
-		return
+		return nil, false
 	}
-	req, ignored, err := hearth.DecodeCreateRequest(body)
+	req, ignored, err := decode(body)
 	if err != nil {
 		s.writeError(c, err)
-		return
+		return nil, false
 	}
 	if err := s.accept(c, req); err != nil {
 		s.writeError(c, err)
-		return
+		return nil, false
 	}
 	if len(ignored) > 0 {
 		// Clients add fields faster than servers learn them; say what was not used
 		// rather than failing or pretending.
 		c.Header("x-hearth-ignored", strings.Join(ignored, ", "))
 		s.log.Warn("ignored request fields", "fields", ignored, "model", req.Model)
+	}
+	return req, true
+}
+
+// createResponse serves POST /v1/responses: decode and validate, load the chain behind
+// previous_response_id, prepare the generation (every request problem is still an HTTP
+// error then), store the response as in progress, generate, store the result, and only
+// then send the terminal event.
+func (s *Server) createResponse(c *gin.Context) {
+	req, ok := s.readRequest(c, hearth.DecodeCreateRequest)
+	if !ok {
+		return
 	}
 	ctx := c.Request.Context()
 	who := owner(c)

@@ -183,13 +183,19 @@ func readChain(rows driver.Rows) (*Chain, error) {
 		ends = append(ends, [2]int{in, len(c.Items)})
 		c.Links = append(c.Links, l.Link)
 	}
+	c.cutLinks(ends)
+	return &c, nil
+}
+
+// cutLinks points each link's Input and Output into c.Items, once it is complete (it
+// may move while it grows): ends[i] is where link i's input and its output end.
+func (c *Chain) cutLinks(ends [][2]int) {
 	at := 0
 	for i, e := range ends {
 		c.Links[i].Input = c.Items[at:e[0]:e[0]]
 		c.Links[i].Output = c.Items[e[0]:e[1]:e[1]]
 		at = e[1]
 	}
-	return &c, nil
 }
 
 func asInt(v any) (int64, error) {

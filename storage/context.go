@@ -41,16 +41,7 @@ func decodeChain(blob []byte) (*Chain, error) {
 	if len(blob) == 0 || blob[0] != contextVersion {
 		return nil, fmt.Errorf("%w: context version %v", errBadPack, blob[:min(len(blob), 1)])
 	}
-	p := blob[1:]
-	field := func() ([]byte, bool) {
-		n, k := binary.Uvarint(p)
-		if k <= 0 || n > uint64(len(p)-k) {
-			return nil, false
-		}
-		f := p[k : k+int(n) : k+int(n)]
-		p = p[k+int(n):]
-		return f, true
-	}
+	r := fieldReader(blob[1:])
 	var (
 		c     Chain
 		ends  [][2]int
@@ -58,11 +49,11 @@ func decodeChain(blob []byte) (*Chain, error) {
 		err   error
 	)
 	c.Items = make([]Item, 0, len(blob)/256+16)
-	for len(p) > 0 {
+	for len(r) > 0 {
 		var f [5][]byte
 		for i := range f {
 			var ok bool
-			if f[i], ok = field(); !ok {
+			if f[i], ok = r.next(); !ok {
 				return nil, errBadPack
 			}
 		}
@@ -79,12 +70,7 @@ func decodeChain(blob []byte) (*Chain, error) {
 	if len(c.Links) == 0 {
 		return nil, fmt.Errorf("%w: context without links", errBadPack)
 	}
-	at := 0
-	for i, e := range ends {
-		c.Links[i].Input = c.Items[at:e[0]:e[0]]
-		c.Links[i].Output = c.Items[e[0]:e[1]:e[1]]
-		at = e[1]
-	}
+	c.cutLinks(ends)
 	return &c, nil
 }
 

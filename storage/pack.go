@@ -36,6 +36,22 @@ func packItems(items []Item) []byte {
 
 var errBadPack = errors.New("corrupt item pack")
 
+// fieldReader reads uvarint-length-prefixed fields; next cuts the next one off (capped,
+// so appends to it cannot spill into what follows) and reports false when the length
+// runs past the end.
+type fieldReader []byte
+
+func (r *fieldReader) next() ([]byte, bool) {
+	p := *r
+	n, k := binary.Uvarint(p)
+	if k <= 0 || n > uint64(len(p)-k) {
+		return nil, false
+	}
+	f := p[k : k+int(n) : k+int(n)]
+	*r = p[k+int(n):]
+	return f, true
+}
+
 // unpackItems appends the items of pack to dst. Item JSON is sliced out of pack (not
 // copied), so pack must not be modified afterwards; types are interned through types,
 // since a chain repeats a handful of them thousands of times.
@@ -47,20 +63,11 @@ func unpackItems(dst []Item, pack []byte, types map[string]string) ([]Item, erro
 	if k <= 0 || count > uint64(len(pack)) {
 		return dst, errBadPack
 	}
-	p := pack[1+k:]
-	field := func() ([]byte, bool) {
-		n, k := binary.Uvarint(p)
-		if k <= 0 || n > uint64(len(p)-k) {
-			return nil, false
-		}
-		f := p[k : k+int(n) : k+int(n)]
-		p = p[k+int(n):]
-		return f, true
-	}
+	r := fieldReader(pack[1+k:])
 	for range count {
-		id, ok1 := field()
-		typ, ok2 := field()
-		body, ok3 := field()
+		id, ok1 := r.next()
+		typ, ok2 := r.next()
+		body, ok3 := r.next()
 		if !ok1 || !ok2 || !ok3 {
 			return dst, errBadPack
 		}
@@ -71,8 +78,8 @@ func unpackItems(dst []Item, pack []byte, types map[string]string) ([]Item, erro
 		}
 		dst = append(dst, Item{ID: string(id), Type: t, JSON: body})
 	}
-	if len(p) != 0 {
-		return dst, fmt.Errorf("%w: %d bytes after the last item", errBadPack, len(p))
+	if len(r) != 0 {
+		return dst, fmt.Errorf("%w: %d bytes after the last item", errBadPack, len(r))
 	}
 	return dst, nil
 }
