@@ -3,8 +3,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -54,23 +52,12 @@ func TestAgentsSDKE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.CommandContext(ctx, node, "agents.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
+	runNode(ctx, t, node, dir, "agents.mjs",
 		"OPENAI_BASE_URL="+srv.URL+"/v1",
 		"OPENAI_API_KEY="+key,
 		"OPENAI_AGENTS_DISABLE_TRACING=1",
 		"HEARTH_AGENT_EXPECT="+string(expect),
 	)
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
-	t.Logf("node agents.mjs:\n%s", out)
-	if ctx.Err() != nil {
-		t.Fatalf("node agents.mjs did not finish in time: %v", ctx.Err())
-	}
-	if err != nil {
-		t.Fatalf("node agents.mjs: %v (its output is above)", err)
-	}
 
 	// Two runs of two model turns each: the call, then the answer.
 	xs := rec.all()

@@ -44,21 +44,28 @@ func TestOpenAISDKE2E(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, node, "test.mjs")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
+	runNode(ctx, t, node, dir, "test.mjs",
 		"OPENAI_BASE_URL="+srv.URL+"/v1",
 		"OPENAI_API_KEY=unused",
 		"HEARTH_SDK_EXPECT="+string(expect),
 	)
+}
+
+// runNode runs a script of a node test project with env added, logs its output and
+// fails the test if it fails or runs out of time.
+func runNode(ctx context.Context, t *testing.T, node, dir, script string, env ...string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
-	t.Logf("node test.mjs:\n%s", out)
+	t.Logf("node %s:\n%s", script, out)
 	if ctx.Err() != nil {
-		t.Fatalf("node test.mjs did not finish in time: %v", ctx.Err())
+		t.Fatalf("node %s did not finish in time: %v", script, ctx.Err())
 	}
 	if err != nil {
-		t.Fatalf("node test.mjs: %v (its output is above)", err)
+		t.Fatalf("node %s: %v (its output is above)", script, err)
 	}
 }
 
