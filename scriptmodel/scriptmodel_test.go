@@ -107,23 +107,7 @@ func TestWriteGGUF(t *testing.T) {
 	for _, quantized := range []bool{false, true} {
 		spec := Catalog()[ToolsModel]
 		spec.Quantized = quantized
-		m, err := Build(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Create(filepath.Join(t.TempDir(), "m.gguf"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := m.WriteGGUF(f); err != nil {
-			t.Fatal(err)
-		}
-		f.Seek(0, 0)
-		g, err := ggml.Decode(f, -1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, g := writeAndDecode(t, spec)
 		kv := g.KV()
 		if kv.Architecture() != "llama" || kv.BlockCount() != 1 || int(kv.Uint("embedding_length")) != m.Width() {
 			t.Errorf("metadata: arch %s blocks %d width %d", kv.Architecture(), kv.BlockCount(), kv.Uint("embedding_length"))
@@ -143,23 +127,7 @@ func TestWriteGGUFHeads(t *testing.T) {
 	for _, heads := range []int{0, 1, 2} {
 		spec := Catalog()[CodexModel]
 		spec.Heads = heads
-		m, err := Build(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Create(filepath.Join(t.TempDir(), "m.gguf"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if err := m.WriteGGUF(f); err != nil {
-			t.Fatal(err)
-		}
-		f.Seek(0, 0)
-		g, err := ggml.Decode(f, -1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		m, g := writeAndDecode(t, spec)
 		want := heads
 		if want == 0 {
 			want = m.Width() / 64
@@ -243,4 +211,28 @@ func TestCustomCall(t *testing.T) {
 	if want := `{"name": "apply_patch", "arguments": {"input": "*** Begin Patch\n+\"quoted\" \\ tab\t\n"}}`; body != want {
 		t.Errorf("call JSON %s, want %s", body, want)
 	}
+}
+
+// writeAndDecode builds spec, writes its GGUF and reads it back with the runtime's own
+// decoder.
+func writeAndDecode(t *testing.T, spec Spec) (*Model, *ggml.GGML) {
+	t.Helper()
+	m, err := Build(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "m.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := m.WriteGGUF(f); err != nil {
+		t.Fatal(err)
+	}
+	f.Seek(0, 0)
+	g, err := ggml.Decode(f, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, g
 }

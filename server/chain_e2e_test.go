@@ -51,18 +51,7 @@ func TestChainContextE2E(t *testing.T) {
 
 	// The rendered prompts themselves: the chain as storage returns it, and the whole.
 	eng := engine.New(rt.Client, engine.DefaultFormats(), nil)
-	chain, err := db.LoadChain(context.Background(), storage.OwnerOf(""), turns[1].ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var history []hearth.Item
-	for _, it := range chain.Items {
-		var item hearth.Item
-		if err := json.Unmarshal(it.JSON, &item); err != nil {
-			t.Fatal(err)
-		}
-		history = append(history, item)
-	}
+	history := storedHistory(t, db, turns[1].ID)
 	chained, _, err := hearth.DecodeCreateRequest([]byte(reqBody(model, false, `"input":"three","instructions":"Be brief."`)))
 	if err != nil {
 		t.Fatal(err)

@@ -187,15 +187,7 @@ func TestCheckLifecycleRejects(t *testing.T) {
 			return renumber(remove(es, index(es, "response.output_item.done", 0)))
 		}, "while item"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := schematest.CheckLifecycle(tc.mutate(clone(stream(t))))
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %q does not mention %q", err, tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { rejects(t, tc.mutate(clone(stream(t))), tc.want) })
 	}
 }
 
@@ -347,15 +339,7 @@ func TestCheckLifecycleRejectsBrokenCustomToolCalls(t *testing.T) {
 			return renumber(append(es[:j+1:j+1], append([]map[string]any{d}, es[j+1:]...)...))
 		}, "for a message item"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			err := schematest.CheckLifecycle(tc.mutate(clone(customStream(t))))
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %q does not mention %q", err, tc.want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { rejects(t, tc.mutate(clone(customStream(t))), tc.want) })
 	}
 }
 
@@ -395,5 +379,17 @@ func TestCheckWebSocketMessage(t *testing.T) {
 	}
 	if err := schematest.Check("WebSocketResponseCreateEvent", []byte(`{"model":"m","input":"hi"}`)); err == nil {
 		t.Error("create without type accepted")
+	}
+}
+
+// rejects checks that CheckLifecycle refuses es with an error that mentions want.
+func rejects(t *testing.T, es []map[string]any, want string) {
+	t.Helper()
+	err := schematest.CheckLifecycle(es)
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not mention %q", err, want)
 	}
 }
