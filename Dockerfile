@@ -9,7 +9,10 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN make build
+# The x86-64 level of the runtime's CPU kernels; empty means the building machine's
+# (scripts/cpu-level.sh). x86-64 makes an image that runs on any x86-64 CPU.
+ARG CPU_LEVEL=
+RUN if [ -n "$CPU_LEVEL" ]; then make build CPU_LEVEL="$CPU_LEVEL"; else make build; fi
 
 FROM debian:bookworm-slim
 RUN apt-get update \

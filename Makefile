@@ -4,6 +4,14 @@
 INCLUDE := $(CURDIR)/.cache/include
 export CGO_ENABLED := 1
 export CGO_CPPFLAGS := -I$(INCLUDE) -I/usr/include
+# The instruction set the runtime's CPU kernels are compiled for: this machine's x86-64
+# level (scripts/cpu-level.sh says why). CPU_LEVEL=x86-64 builds a binary that runs on
+# any x86-64 CPU, at a third of the prompt-processing speed.
+CPU_LEVEL ?= $(shell bash scripts/cpu-level.sh)
+ifneq ($(CPU_LEVEL),)
+export CGO_CFLAGS := -O2 -g -march=$(CPU_LEVEL)
+export CGO_CXXFLAGS := -O2 -g -march=$(CPU_LEVEL)
+endif
 GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)

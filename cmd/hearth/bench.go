@@ -12,6 +12,7 @@ import (
 
 	"hearth/engine/ollama"
 	"hearth/internal/bench"
+	"hearth/internal/cpubuild"
 )
 
 type benchOptions struct {
@@ -101,6 +102,9 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 			return err
 		}
 	} else {
+		if err := cpubuild.Check(); err != nil {
+			return err
+		}
 		dir := o.modelsDir
 		if dir == "" {
 			tmp, err := os.MkdirTemp("", "hearth-bench-models-")

@@ -65,7 +65,9 @@ func TestBenchCommandQuick(t *testing.T) {
 	if len(rep.Checks) != 4 {
 		t.Errorf("%d checks, want the 4 targets: %+v", len(rep.Checks), rep.Checks)
 	}
-	if rep.Enforcement.Runs != 1 {
+	// The call script writes the one call allowed_tools permits, so enforcing it must
+	// not change it.
+	if e := rep.Enforcement; e.Runs != 1 || e.Same != 1 || len(e.Enforced) != 1 {
 		t.Errorf("enforcement %+v", rep.Enforcement)
 	}
 	// The embedded runtime's temporary models directory is gone.

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"hearth/engine"
+	"hearth/internal/cpubuild"
 	"hearth/storage"
 	"hearth/toolgrammar"
 )
@@ -49,6 +50,7 @@ status 1 when a check fails.`,
 				}
 				return modelsFile, err
 			})
+			d.check("cpu", cpubuild.Describe)
 			d.checkDatabase(ctx, dataDir)
 			d.checkModelsDir(modelsDir)
 			hc, err := o.client()

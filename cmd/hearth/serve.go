@@ -18,6 +18,7 @@ import (
 	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/internal/admission"
+	"hearth/internal/cpubuild"
 	"hearth/internal/seal"
 	"hearth/server"
 	"hearth/storage"
@@ -262,12 +263,15 @@ func openRuntime(ctx context.Context, o serveOptions, log *slog.Logger) (*ollama
 		log.Info("using external Ollama runtime", "url", rt.URL.String(), "from", source)
 		return rt, nil
 	}
+	if err := cpubuild.Check(); err != nil {
+		return nil, err
+	}
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	rt, err := ollama.StartEmbedded(startCtx, ollama.EmbeddedConfig{ModelsDir: o.modelsDir})
 	if err != nil {
 		return nil, fmt.Errorf("start embedded runtime: %w", err)
 	}
-	log.Info("using embedded Ollama runtime", "url", rt.URL.String(), "models", rt.ModelsDir)
+	log.Info("using embedded Ollama runtime", "url", rt.URL.String(), "models", rt.ModelsDir, "cpu_level", cpubuild.Level())
 	return rt, nil
 }

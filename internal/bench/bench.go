@@ -16,12 +16,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"hearth"
 	"hearth/engine"
 	"hearth/engine/ollama"
+	"hearth/internal/cpubuild"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"
@@ -65,7 +67,7 @@ type env struct {
 	hearth string // hearth's base URL
 	hc     *http.Client
 	eng    *engine.Engine // renders the exact prompts hearth sends, for the raw floor
-	models struct{ long, plain, tools string }
+	models struct{ long, plain, call string }
 	nonce  int
 }
 
@@ -110,10 +112,13 @@ func Run(ctx context.Context, rt *ollama.Runtime, cfg Config) (*Report, error) {
 
 	rep := &Report{Settings: Settings{
 		Runs: cfg.Runs, Turns: cfg.Turns, Concurrency: cfg.Concurrency, Tiny: cfg.Tiny,
-		Models:      []string{e.models.long, e.models.plain, e.models.tools},
+		Models:      []string{e.models.long, e.models.plain, e.models.call},
 		NumParallel: envOr("OLLAMA_NUM_PARALLEL", "1"), RuntimeVersion: ollama.RuntimeVersion,
 		Embedded: rt.Embedded, Started: time.Now().UTC(),
 	}}
+	if rt.Embedded {
+		rep.Settings.CPULevel = cpubuild.Level()
+	}
 	if err := e.warmUp(ctx); err != nil {
 		return nil, fmt.Errorf("bench: warm-up: %w", err)
 	}
@@ -152,7 +157,7 @@ func (e *env) createModels(ctx context.Context) error {
 	}{
 		{&e.models.long, scriptmodel.LongModel, "hearth-bench-long:latest"},
 		{&e.models.plain, scriptmodel.PlainModel, "hearth-bench-plain:latest"},
-		{&e.models.tools, scriptmodel.ToolsModel, "hearth-bench-tools:latest"},
+		{&e.models.call, scriptmodel.AgentModel, "hearth-bench-call:latest"},
 	} {
 		spec := cat[m.spec]
 		name := m.name
@@ -254,8 +259,8 @@ func (e *env) warmUp(ctx context.Context) error {
 				return fmt.Errorf("%s %s: %w", s, m, err)
 			}
 		}
-		if _, err := e.measure(ctx, s, e.models.tools, e.prompt("weather?"), map[string]any{"tools": tools}, ""); err != nil {
-			return fmt.Errorf("%s %s: %w", s, e.models.tools, err)
+		if _, err := e.measure(ctx, s, e.models.call, e.prompt("capital?"), map[string]any{"tools": tools}, ""); err != nil {
+			return fmt.Errorf("%s %s: %w", s, e.models.call, err)
 		}
 	}
 	e.progress("warm-up done")
@@ -356,73 +361,71 @@ func (e *env) conversation(ctx context.Context, rep *Report) error {
 }
 
 // toolsField is the tool list of the tool workload, in Open Responses form (which both
-// /v1/responses endpoints take).
+// /v1/responses endpoints take): the tool the script model calls, and another.
 func toolsField() []map[string]any {
 	fn := func(name, desc, param string) map[string]any {
 		return map[string]any{"type": "function", "name": name, "description": desc, "parameters": map[string]any{
 			"type": "object", "properties": map[string]any{param: map[string]any{"type": "string"}}, "required": []string{param},
 		}}
 	}
-	return []map[string]any{fn("get_weather", "Weather in a city", "city"), fn("get_time", "Local time in a time zone", "timezone")}
+	return []map[string]any{fn(enforcedTool, "The capital city of a country", "country"), fn("get_time", "Local time in a time zone", "timezone")}
 }
 
-// allowedWeather restricts the call to get_weather and requires one.
-var allowedWeather = map[string]any{"type": "allowed_tools", "mode": "required",
-	"tools": []map[string]any{{"type": "function", "name": "get_weather"}}}
+// enforcedTool is the one tool allowed_tools permits in the enforced turn, and the one
+// the call script model calls (scriptmodel.AgentText).
+const enforcedTool = "lookup_capital"
 
-// toolCall: a turn whose answer is tool calls, unenforced on every system, and on hearth
-// also with tool_choice allowed_tools (required, get_weather only). The script model
-// calls get_weather and get_time, so an enforced call must differ from an unenforced one.
+// allowedTools requires a call and restricts it to enforcedTool: hearth stops the model
+// at the call's opener and continues under the grammar of that tool's call.
+var allowedTools = map[string]any{"type": "allowed_tools", "mode": "required",
+	"tools": []map[string]any{{"type": "function", "name": enforcedTool}}}
+
+// toolCall: a turn whose answer is a tool call, unenforced on every system, and on
+// hearth also with tool_choice allowed_tools. The script model writes the same call
+// either way (its tokens pass the grammar), so enforced / unenforced is the cost of
+// enforcing alone: the stop at the opener, the continuation request and grammar
+// sampling.
 func (e *env) toolCall(ctx context.Context, rep *Report) error {
 	const wl = "tool call"
 	ttft := newSeries(wl, "time to first token", "ms", "")
 	total := newSeries(wl, "total time", "ms", "")
 	enfTotal := newSeries(wl, "total time, allowed_tools enforced", "ms", "")
 	cost := newSeries(wl, "enforced / unenforced total time", "x", "hearth < 1.15")
-	honoured := 0
-	var lastCalls []string
+	enf := Enforcement{Runs: e.cfg.Runs}
+	const ask = "What is the capital of France?"
 	for run := 0; run < e.cfg.Runs; run++ {
-		var unenforced time.Duration
+		var unenforced sample
 		for _, sys := range order(run) {
 			extra := map[string]any{"tools": toolsField()}
-			s, err := e.measure(ctx, sys, e.models.tools, e.prompt("What is the weather and the time in Paris?"), extra, "")
+			s, err := e.measure(ctx, sys, e.models.call, e.prompt(ask), extra, "")
 			if err != nil {
 				return fmt.Errorf("bench: tool call, %s: %w", sys, err)
 			}
 			ttft.add(sys, ms(s.TTFT))
 			total.add(sys, ms(s.Total))
 			if sys == SystemHearth {
-				unenforced = s.Total
+				unenforced = s
 			}
-			e.progress("tool call run %d %-22s ttft %7.1f ms  total %7.1f ms  calls %v", run+1, sys, ms(s.TTFT), ms(s.Total), s.Calls)
+			e.progress("tool call run %d %-22s ttft %7.1f ms  total %7.1f ms  calls %q", run+1, sys, ms(s.TTFT), ms(s.Total), s.Calls)
 		}
-		extra := map[string]any{"tools": toolsField(), "tool_choice": allowedWeather}
-		s, err := e.measure(ctx, SystemHearth, e.models.tools, e.prompt("What is the weather and the time in Paris?"), extra, "")
+		extra := map[string]any{"tools": toolsField(), "tool_choice": allowedTools}
+		s, err := e.measure(ctx, SystemHearth, e.models.call, e.prompt(ask), extra, "")
 		if err != nil {
 			return fmt.Errorf("bench: enforced tool call: %w", err)
 		}
 		enfTotal.add(SystemHearth, ms(s.Total))
 		enfTotal.add(SystemRaw, total.vals[SystemRaw][run])
-		cost.add(SystemHearth, float64(s.Total)/float64(unenforced))
-		lastCalls = s.Calls
-		if len(s.Calls) > 0 && !slicesContainOther(s.Calls, "get_weather") {
-			honoured++
+		cost.add(SystemHearth, float64(s.Total)/float64(unenforced.Total))
+		enf.Unenforced, enf.Enforced = unenforced.Calls, s.Calls
+		if len(s.Calls) > 0 && slices.Equal(s.Calls, unenforced.Calls) {
+			enf.Same++
 		}
-		e.progress("tool call run %d %-22s enforced total %7.1f ms  calls %v", run+1, SystemHearth, ms(s.Total), s.Calls)
+		e.progress("tool call run %d %-22s enforced total %7.1f ms  calls %q", run+1, SystemHearth, ms(s.Total), s.Calls)
 	}
 	rep.add(ttft, total, enfTotal)
 	rep.addGrowth(cost)
-	rep.Enforcement = Enforcement{Honoured: honoured, Runs: e.cfg.Runs, Calls: lastCalls}
+	rep.Enforcement = enf
 	return nil
-}
-
-func slicesContainOther(xs []string, allowed string) bool {
-	for _, x := range xs {
-		if x != allowed {
-			return true
-		}
-	}
-	return false
 }
 
 // concurrent: Concurrency streams at once, each its own uncached question; the wall

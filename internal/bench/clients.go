@@ -23,7 +23,8 @@ type sample struct {
 	OutputTokens int
 	// Text is the generated text (deltas of messages, or raw text).
 	Text string
-	// Calls are the names of the function calls in the output, in order.
+	// Calls are the function calls in the output, in order: the name, a space and the
+	// arguments.
 	Calls []string
 	// ResponseID is the id of a /v1/responses response.
 	ResponseID string
@@ -164,8 +165,9 @@ func responsesStream(ctx context.Context, hc *http.Client, base string, req map[
 						OutputTokens int `json:"output_tokens"`
 					} `json:"usage"`
 					Output []struct {
-						Type string `json:"type"`
-						Name string `json:"name"`
+						Type      string `json:"type"`
+						Name      string `json:"name"`
+						Arguments string `json:"arguments"`
 					} `json:"output"`
 				}
 				if jerr := json.Unmarshal(ev.Response, &final); jerr != nil {
@@ -177,7 +179,7 @@ func responsesStream(ctx context.Context, hc *http.Client, base string, req map[
 				}
 				for _, it := range final.Output {
 					if it.Type == "function_call" {
-						s.Calls = append(s.Calls, it.Name)
+						s.Calls = append(s.Calls, it.Name+" "+it.Arguments)
 					}
 				}
 			}

@@ -21,16 +21,19 @@ type Report struct {
 
 // Settings says what was run, so that a number can be re-run.
 type Settings struct {
-	Runs           int       `json:"runs"`
-	Turns          int       `json:"turns"`
-	Concurrency    int       `json:"concurrency"`
-	Tiny           bool      `json:"tiny_models"`
-	Models         []string  `json:"models"`
-	NumParallel    string    `json:"ollama_num_parallel"`
-	RuntimeVersion string    `json:"runtime_version"`
-	Embedded       bool      `json:"embedded_runtime"`
-	Started        time.Time `json:"started"`
-	Duration       string    `json:"duration"`
+	Runs           int      `json:"runs"`
+	Turns          int      `json:"turns"`
+	Concurrency    int      `json:"concurrency"`
+	Tiny           bool     `json:"tiny_models"`
+	Models         []string `json:"models"`
+	NumParallel    string   `json:"ollama_num_parallel"`
+	RuntimeVersion string   `json:"runtime_version"`
+	Embedded       bool     `json:"embedded_runtime"`
+	// CPULevel is the x86-64 level the embedded runtime's kernels were built for
+	// ("" for the compiler's default, or with an external runtime).
+	CPULevel string    `json:"cpu_level,omitempty"`
+	Started  time.Time `json:"started"`
+	Duration string    `json:"duration"`
 }
 
 // Stat summarises a metric over runs.
@@ -78,12 +81,15 @@ type Check struct {
 	Met    bool   `json:"met"`
 }
 
-// Enforcement says whether hearth honoured allowed_tools in the tool workload: the
-// script model calls get_weather and get_time, allowed_tools permits get_weather only.
+// Enforcement compares the tool workload's enforced call with the unenforced one: the
+// script model writes the one call allowed_tools permits, spelled as its grammar allows,
+// so the two must be the same call, and their time differs by the cost of enforcing.
 type Enforcement struct {
-	Honoured int      `json:"honoured_runs"`
-	Runs     int      `json:"runs"`
-	Calls    []string `json:"last_calls"`
+	// Same counts the runs whose enforced call equals hearth's unenforced call.
+	Same       int      `json:"same_call_runs"`
+	Runs       int      `json:"runs"`
+	Unenforced []string `json:"last_unenforced_calls"`
+	Enforced   []string `json:"last_enforced_calls"`
 }
 
 func (r *Report) add(ss ...*series) {
@@ -170,8 +176,15 @@ func (r *Report) Markdown(w io.Writer) {
 	if s.Tiny {
 		models = "tiny script models (a check of the command, not a benchmark)"
 	}
-	fmt.Fprintf(w, "Runtime: Ollama %s (embedded: %v, OLLAMA_NUM_PARALLEL=%s); %s; %d runs, %d turns, %d concurrent streams; took %s.\n\n",
-		s.RuntimeVersion, s.Embedded, s.NumParallel, models, s.Runs, s.Turns, s.Concurrency, s.Duration)
+	kernels := ""
+	if s.Embedded {
+		kernels = ", CPU kernels built for " + s.CPULevel
+		if s.CPULevel == "" {
+			kernels = ", CPU kernels built for the compiler's default"
+		}
+	}
+	fmt.Fprintf(w, "Runtime: Ollama %s (embedded: %v%s, OLLAMA_NUM_PARALLEL=%s); %s; %d runs, %d turns, %d concurrent streams; took %s.\n\n",
+		s.RuntimeVersion, s.Embedded, kernels, s.NumParallel, models, s.Runs, s.Turns, s.Concurrency, s.Duration)
 	fmt.Fprintf(w, "Median (min–max) over runs. (1) is absolute; (2) and (3) are ratios to (1) in the same run (lower is better, except for rates).\n\n")
 	fmt.Fprintf(w, "| workload | metric | (1) %s | (2) %s | (3) %s | target |\n", SystemRaw, SystemRuntime, SystemHearth)
 	fmt.Fprintf(w, "| --- | --- | --- | --- | --- | --- |\n")
@@ -200,5 +213,6 @@ func (r *Report) Markdown(w io.Writer) {
 		fmt.Fprintf(w, "| %s %s | %s | %s |\n", c.Name, c.Target, fmtStat(c.Value, "x"), met)
 	}
 	e := r.Enforcement
-	fmt.Fprintf(w, "\nallowed_tools (get_weather only) honoured in %d of %d runs; last calls: %v.\n", e.Honoured, e.Runs, e.Calls)
+	fmt.Fprintf(w, "\nThe enforced call (allowed_tools: %s only) equalled the unenforced one in %d of %d runs; last: %q and %q.\n",
+		enforcedTool, e.Same, e.Runs, e.Enforced, e.Unenforced)
 }
