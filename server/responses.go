@@ -180,6 +180,16 @@ func (r *run) emitTo(sink eventSink) func(hearth.Event) {
 	}
 }
 
+// finish sends the held terminal events and ends the response's events on sink. It is
+// apart from execute so FuzzWebSocketFrame can drive a response's whole path to the
+// client (emitTo, then finish) over a real connection without a runtime.
+func (r *run) finish(sink eventSink) {
+	for _, e := range r.held {
+		sink.Event(e)
+	}
+	sink.Done()
+}
+
 // execute generates the response, stores the result and, when streaming, sends the
 // terminal events and ends the stream. It returns the final response and the error of
 // storing it, if any.
@@ -228,10 +238,7 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 		}
 	}
 	if sink != nil {
-		for _, e := range r.held {
-			sink.Event(e)
-		}
-		sink.Done()
+		r.finish(sink)
 	}
 	r.report(final)
 	return final, storeErr
