@@ -310,10 +310,16 @@ func (e *env) singleTurn(ctx context.Context, rep *Report) error {
 // previous_response_id; the runtime's /v1/responses (which ignores that field) and the
 // raw floor get the whole history every turn. Each system runs its whole conversation
 // before the next starts, so its turns can reuse the runtime's prompt cache.
+//
+// The last turn is also sent to the floor once more with a new first message, so no
+// prefix of it is cached: the time every turn would take without the prefix cache,
+// against which the cached turns' growth (the attention over a longer context, which
+// no server avoids) can be read.
 func (e *env) conversation(ctx context.Context, rep *Report) error {
 	first := newSeries("conversation", "time to first token, turn 1", "ms", "")
 	mid := newSeries("conversation", fmt.Sprintf("time to first token, turn %d", (e.cfg.Turns+1)/2), "ms", "")
 	last := newSeries("conversation", fmt.Sprintf("time to first token, turn %d", e.cfg.Turns), "ms", "")
+	uncached := newSeries("conversation", fmt.Sprintf("time to first token, turn %d with no prefix cached", e.cfg.Turns), "ms", "")
 	growth := newSeries("conversation", fmt.Sprintf("turn %d / turn 1 time to first token", e.cfg.Turns), "x", "hearth < 1.5")
 	growth.unit = "x"
 	for run := 0; run < e.cfg.Runs; run++ {
@@ -350,12 +356,26 @@ func (e *env) conversation(ctx context.Context, rep *Report) error {
 				if turn == e.cfg.Turns {
 					last.add(sys, ms(s.TTFT))
 					growth.add(sys, float64(s.TTFT)/float64(t1))
+					if sys == SystemHearth {
+						rep.Cache = Cache{Turn: turn, InputTokens: s.InputTokens, CachedTokens: s.CachedTokens}
+					}
 				}
 			}
 			e.progress("conversation run %d %-22s turn 1 %7.1f ms  turn %d %7.1f ms", run+1, sys, first.vals[sys][run], e.cfg.Turns, last.vals[sys][run])
+			if sys == SystemRaw {
+				// history ends with the last answer; resend the last turn's input.
+				fresh := slices.Clone(history[:len(history)-1])
+				fresh[0] = map[string]any{"role": "user", "content": e.prompt("Let us talk about the south of France.")}
+				s, err := e.measure(ctx, SystemRaw, e.models.plain, fresh, nil, "")
+				if err != nil {
+					return fmt.Errorf("bench: conversation turn %d uncached: %w", e.cfg.Turns, err)
+				}
+				uncached.add(SystemRaw, ms(s.TTFT))
+				e.progress("conversation run %d %-22s turn %d with no prefix cached %7.1f ms", run+1, sys, e.cfg.Turns, ms(s.TTFT))
+			}
 		}
 	}
-	rep.add(first, mid, last)
+	rep.add(first, mid, last, uncached)
 	rep.addGrowth(growth)
 	return nil
 }

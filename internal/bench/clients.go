@@ -21,6 +21,9 @@ type sample struct {
 	Total time.Duration
 	// OutputTokens is what the server reported (the runtime's eval_count).
 	OutputTokens int
+	// InputTokens and CachedTokens are a /v1/responses usage's (zero for the raw
+	// runtime, which does not say what it found in its cache).
+	InputTokens, CachedTokens int
 	// Text is the generated text (deltas of messages, or raw text).
 	Text string
 	// Calls are the function calls in the output, in order: the name, a space and the
@@ -162,7 +165,11 @@ func responsesStream(ctx context.Context, hc *http.Client, base string, req map[
 					ID     string `json:"id"`
 					Status string `json:"status"`
 					Usage  *struct {
-						OutputTokens int `json:"output_tokens"`
+						InputTokens        int `json:"input_tokens"`
+						OutputTokens       int `json:"output_tokens"`
+						InputTokensDetails struct {
+							CachedTokens int `json:"cached_tokens"`
+						} `json:"input_tokens_details"`
 					} `json:"usage"`
 					Output []struct {
 						Type      string `json:"type"`
@@ -176,6 +183,7 @@ func responsesStream(ctx context.Context, hc *http.Client, base string, req map[
 				s.ResponseID, s.Status = final.ID, final.Status
 				if final.Usage != nil {
 					s.OutputTokens = final.Usage.OutputTokens
+					s.InputTokens, s.CachedTokens = final.Usage.InputTokens, final.Usage.InputTokensDetails.CachedTokens
 				}
 				for _, it := range final.Output {
 					if it.Type == "function_call" {

@@ -17,6 +17,16 @@ type Report struct {
 	// Checks are the targets hearth is held to, and whether this run met them.
 	Checks      []Check     `json:"checks"`
 	Enforcement Enforcement `json:"enforcement"`
+	Cache       Cache       `json:"prefix_cache"`
+}
+
+// Cache is the evidence that hearth's conversation reuses the runtime's prefix cache:
+// what hearth reported for its last turn (input tokens, and how many of them the
+// runtime already held from the turn before).
+type Cache struct {
+	Turn         int `json:"turn"`
+	InputTokens  int `json:"input_tokens"`
+	CachedTokens int `json:"cached_tokens"`
 }
 
 // Settings says what was run, so that a number can be re-run.
@@ -211,6 +221,10 @@ func (r *Report) Markdown(w io.Writer) {
 			met = "**no**"
 		}
 		fmt.Fprintf(w, "| %s %s | %s | %s |\n", c.Name, c.Target, fmtStat(c.Value, "x"), met)
+	}
+	if c := r.Cache; c.Turn > 0 {
+		fmt.Fprintf(w, "\nhearth's turn %d: %d input tokens, %d of them cached from the turn before (usage.input_tokens_details.cached_tokens).\n",
+			c.Turn, c.InputTokens, c.CachedTokens)
 	}
 	e := r.Enforcement
 	fmt.Fprintf(w, "\nThe enforced call (allowed_tools: %s only) equalled the unenforced one in %d of %d runs; last: %q and %q.\n",
