@@ -51,9 +51,9 @@ func (fakeRuntime) Generate(ctx context.Context, req *api.GenerateRequest, fn ap
 		Metrics: api.Metrics{PromptEvalCount: len(req.Prompt), EvalCount: 5}})
 }
 
-// newFuzzServer is hearth's handler over fakeRuntime with a real database; the runtime
-// URL points at a closed port, so nothing but the fake is ever reached.
-func newFuzzServer(f *testing.F) http.Handler {
+// newFakeRuntimeServer is hearth's handler over fakeRuntime with a real database; the
+// runtime URL points at a closed port, so nothing but the fake is ever reached.
+func newFakeRuntimeServer(f testing.TB) http.Handler {
 	db, err := storage.Open(filepath.Join(f.TempDir(), "hearth.db"))
 	if err != nil {
 		f.Fatal(err)
@@ -78,7 +78,7 @@ func newFuzzServer(f *testing.F) http.Handler {
 // continuation (tool_choice required, allowed_tools), so hearth rightly reports its
 // answer as a malformed call, a model_error (500 in JSON, error event in a stream).
 func FuzzCreateResponseHTTP(f *testing.F) {
-	h := newFuzzServer(f)
+	h := newFakeRuntimeServer(f)
 	if codex, err := os.ReadFile("../testdata/codex_request.json"); err == nil {
 		f.Add(codex)
 	}
