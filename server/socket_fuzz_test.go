@@ -146,12 +146,7 @@ func fuzzTerminal(kind uint8, seq int, text1, text2 string) hearth.Event {
 // it. The events take the path every socket response takes (observe, emitTo, then
 // finish into the socket sink) over a real loopback connection; no runtime is needed.
 func FuzzWebSocketFrame(f *testing.F) {
-	f.Add(uint8(0), 1, "msg_1", "Hello", "world", false)
-	f.Add(uint8(4), 7, "rs_1", "line\nbreak\r\n\n", "data: [DONE]\n\n", true)
-	f.Add(uint8(8), 0, "fc_1", `{"city":"Paris"}`, "\x00\xff\u2028\u2029", false)
-	f.Add(uint8(10), -3, "", "event: error\ndata: {}", ": keep-alive\n\n", false)
-	f.Add(uint8(2), 2, "rs_2", `"type":"response.reasoning.delta"`, `{"type":"response.reasoning.delta"}`, true)
-	f.Add(uint8(11), 3, "ctc_1", "*** Begin Patch\n+\"x\"", "\x1b[0m\t\\", true)
+	addFrameSeeds(f)
 	f.Add(uint8(9), 5, "fc_2", wsFuzzEnd, `{"type":"response.completed"}`, true)
 	f.Add(uint8(3), 1<<62, "msg_\xc3", "\xed\xa0\x80 surrogate", strings.Repeat("ü", 40000), false)
 

@@ -61,16 +61,24 @@ func parseFrames(t *testing.T, body string) (frames [][2]string, done bool) {
 	return frames, done
 }
 
-// FuzzSSEFrame: whatever text a model or client puts into an event, each event becomes
-// exactly one frame (`event:` equal to the JSON's type, one `data:` line that parses back
-// to the same text), and [DONE] comes last; in both dialects (OpenAI's renames types).
-func FuzzSSEFrame(f *testing.F) {
+// addFrameSeeds seeds a framing target (SSE or WebSocket) with texts that look like
+// framing themselves (SSE fields, [DONE], keep-alives, event JSON), line breaks of every
+// kind, control and invalid bytes: (event kind, sequence number, item id, two texts,
+// OpenAI dialect).
+func addFrameSeeds(f *testing.F) {
 	f.Add(uint8(0), 1, "msg_1", "Hello", "world", false)
 	f.Add(uint8(4), 7, "rs_1", "line\nbreak\r\n\n", "data: [DONE]\n\n", true)
 	f.Add(uint8(8), 0, "fc_1", `{"city":"Paris"}`, "\x00\xff\u2028\u2029", false)
 	f.Add(uint8(10), -3, "", "event: error\ndata: {}", ": keep-alive\n\n", false)
 	f.Add(uint8(2), 2, "rs_2", `"type":"response.reasoning.delta"`, `{"type":"response.reasoning.delta"}`, true)
 	f.Add(uint8(11), 3, "ctc_1", "*** Begin Patch\n+\"x\"", "\x1b[0m\t\\", true)
+}
+
+// FuzzSSEFrame: whatever text a model or client puts into an event, each event becomes
+// exactly one frame (`event:` equal to the JSON's type, one `data:` line that parses back
+// to the same text), and [DONE] comes last; in both dialects (OpenAI's renames types).
+func FuzzSSEFrame(f *testing.F) {
+	addFrameSeeds(f)
 	f.Fuzz(func(t *testing.T, kind uint8, seq int, itemID, text1, text2 string, openAI bool) {
 		rec := httptest.NewRecorder()
 		d := dialectOpenResponses
