@@ -159,6 +159,28 @@ func (b *Builder) StartCustomToolCall(name string) error {
 	return b.startItem(Item{Type: ItemCustomToolCall, ID: NewID(PrefixCustomToolCall), CallID: NewID(PrefixCallID), Name: name})
 }
 
+// StartItemFrom completes the open item, if any, and starts an item with the identity
+// of a stored one: its type, id, and call_id, name and namespace for a call (a message's
+// phase too). The deltas that follow fill it in. Replaying a stored response through a
+// Builder this way gives the client the ids it saw live, so a call_id it answers from a
+// replay matches the stored call.
+func (b *Builder) StartItemFrom(stored Item) error {
+	it := Item{Type: stored.Type, ID: stored.ID}
+	switch stored.Type {
+	case ItemMessage:
+		it.Role, it.Phase, it.Content = RoleAssistant, stored.Phase, []ContentPart{}
+	case ItemReasoning:
+		it.Summary, it.Content = []ContentPart{}, []ContentPart{}
+	case ItemFunctionCall:
+		it.CallID, it.Name, it.Namespace = stored.CallID, stored.Name, stored.Namespace
+	case ItemCustomToolCall:
+		it.CallID, it.Name = stored.CallID, stored.Name
+	default:
+		return fmt.Errorf("hearth: cannot start a %s item", stored.Type)
+	}
+	return b.startItem(it)
+}
+
 func (b *Builder) startItem(it Item) error {
 	if err := b.begin(); err != nil {
 		return err

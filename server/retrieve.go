@@ -66,7 +66,8 @@ func (s *Server) getResponse(c *gin.Context) {
 }
 
 // replay emits the events of a finished response through a Builder, so a replayed
-// stream has exactly the shape of a live one (each item's text as one delta).
+// stream has exactly the shape of a live one (each item's text as one delta) and ends
+// with the stored output, ids included.
 func replay(resp *hearth.Response, emit func(hearth.Event)) {
 	skeleton := resp.Clone()
 	skeleton.Output, skeleton.Usage, skeleton.Error, skeleton.IncompleteDetails, skeleton.CompletedAt = nil, nil, nil, nil, nil
@@ -74,12 +75,18 @@ func replay(resp *hearth.Response, emit func(hearth.Event)) {
 	b := hearth.NewBuilder(skeleton, emit)
 	b.Start()
 	for _, it := range resp.Output {
+		// The stored ids, not new ones: a client that resumes from a replay answers
+		// its calls by call_id.
+		if b.StartItemFrom(it) != nil {
+			continue
+		}
 		switch it.Type {
 		case hearth.ItemReasoning:
-			b.StartReasoning()
 			b.ReasoningDelta(it.Text(hearth.PartReasoningText))
+			if it.EncryptedContent != "" {
+				b.SetEncryptedContent(it.EncryptedContent)
+			}
 		case hearth.ItemMessage:
-			b.StartMessage()
 			for _, p := range it.Content {
 				if p.Type == hearth.PartRefusal {
 					b.RefusalDelta(p.Refusal)
@@ -88,13 +95,9 @@ func replay(resp *hearth.Response, emit func(hearth.Event)) {
 				}
 			}
 		case hearth.ItemFunctionCall:
-			b.StartFunctionCall(it.Name, it.Namespace)
 			b.ArgumentsDelta(it.Arguments)
 		case hearth.ItemCustomToolCall:
-			b.StartCustomToolCall(it.Name)
 			b.ArgumentsDelta(it.Input)
-		default:
-			continue
 		}
 		status := it.Status
 		if status != hearth.StatusIncomplete {

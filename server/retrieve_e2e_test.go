@@ -25,6 +25,17 @@ func do(t *testing.T, method, url, key, body string) (int, []byte) {
 	return code, b
 }
 
+// asJSONValue is v as encoding/json decodes it into an any (objects become maps, whose
+// keys marshal sorted), for comparing a typed value with decoded JSON.
+func asJSONValue(t *testing.T, v any) any {
+	t.Helper()
+	var out any
+	if err := json.Unmarshal([]byte(mustJSON(t, v)), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func errorCode(b []byte) string {
 	var env struct{ Error struct{ Code string } }
 	json.Unmarshal(b, &env)
@@ -70,6 +81,8 @@ func TestRetrieveDeleteE2E(t *testing.T) {
 	} else if out := last["response"].(map[string]any)["output"].([]any); len(out) != 1 ||
 		out[0].(map[string]any)["content"].([]any)[0].(map[string]any)["text"] != plain.Text(scriptmodel.EntryAssistant) {
 		t.Errorf("replayed output %v", out)
+	} else if got, want := mustJSON(t, out), mustJSON(t, asJSONValue(t, created.Output)); got != want {
+		t.Errorf("replayed output is not the stored one (ids included):\n got %s\nwant %s", got, want)
 	}
 
 	code, b = do(t, "DELETE", srv.URL+"/v1/responses/"+created.ID, "", "")
