@@ -170,3 +170,18 @@ func TestParseHost(t *testing.T) {
 		}
 	}
 }
+
+// TestServeRejectsBadSettings: a setting serve cannot honour stops it before it starts
+// anything, with the flag's name in the error.
+func TestServeRejectsBadSettings(t *testing.T) {
+	for _, args := range [][]string{
+		{"--websocket-lifetime", "0s"},
+		{"--websocket-lifetime", "-1m"},
+		{"--log-format", "xml"},
+	} {
+		all := append([]string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, args...)
+		if _, _, err := runCLI(t, all...); err == nil || !strings.Contains(err.Error(), args[0]) {
+			t.Errorf("serve %v: %v, want an error naming %s", args, err, args[0])
+		}
+	}
+}

@@ -35,6 +35,7 @@ type serveOptions struct {
 	noAuth      bool
 	modelsFile  string
 	heartbeat   time.Duration
+	wsLifetime  time.Duration
 
 	logFormat     string
 	logContent    bool
@@ -85,6 +86,7 @@ ollama serve.`,
 	f.BoolVar(&o.noAuth, "insecure-no-auth", false, "allow listening on a non-loopback address without API keys")
 	f.StringVar(&o.modelsFile, "models-file", "", "a models.json whose model formats extend or override the built-in ones")
 	f.DurationVar(&o.heartbeat, "sse-heartbeat", server.DefaultHeartbeat, "longest silence in an SSE stream before a keep-alive comment")
+	f.DurationVar(&o.wsLifetime, "websocket-lifetime", server.DefaultWebSocketLifetime, "how long a WebSocket connection on /v1/responses may live; then websocket_connection_limit_reached")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.BoolVar(&o.logContent, "log-content", false, "log each response's input and output text (off: logs never hold prompts)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", 0, "generations per model at once (default: the runtime's parallel slots, $OLLAMA_NUM_PARALLEL or 1)")
@@ -115,6 +117,9 @@ func serve(parent context.Context, o serveOptions) error {
 		handler = slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})
 	default:
 		return fmt.Errorf("--log-format %q: want text or json", o.logFormat)
+	}
+	if o.wsLifetime <= 0 {
+		return fmt.Errorf("--websocket-lifetime %v: want a positive duration, such as 60m", o.wsLifetime)
 	}
 	log := slog.New(handler)
 
@@ -173,7 +178,7 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	h := server.New(server.Config{
 		Runtime: rt, Engine: engine.New(rt.Client, formats, log), Database: db,
-		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, Logger: log, LogContent: o.logContent,
+		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		Admission: admission.Config{Slots: o.maxConcurrent, MaxQueue: o.maxQueue, MaxQueuePerKey: o.maxQueueKey, RatePerMinute: o.rateLimit},
 	})
