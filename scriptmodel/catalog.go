@@ -130,8 +130,9 @@ func Catalog() map[string]Spec {
 	codex := call(CodexText, CodexAnswerText)
 	codex.ContextLength = CodexContext
 	// One attention head: the runtime's CPU attention over Codex's long prompt is
-	// what a first turn costs (measured: 15.5k prompt tokens in 43 s with one head,
-	// 348 s with the default eight), and a script model's attention adds nothing.
+	// what a first turn costs (measured with the compiler's default kernels: 15.5k
+	// prompt tokens in 43 s with one head, 348 s with the default eight), and a
+	// script model's attention adds nothing.
 	codex.Heads = 1
 	return map[string]Spec{
 		PlainModel:      one(PlainText),
