@@ -33,11 +33,16 @@ func (fakeRuntime) Show(_ context.Context, req *api.ShowRequest) (*api.ShowRespo
 	if req.Model == "no-such-model" {
 		return nil, api.StatusError{StatusCode: http.StatusNotFound, ErrorMessage: "model not found"}
 	}
+	// A 4k context, or 128k for a model named *-128k (long chains in benchmarks).
+	window := 4096.0
+	if strings.HasSuffix(req.Model, "-128k") {
+		window = 131072
+	}
 	return &api.ShowResponse{
 		Template:     scriptmodel.Template,
 		Parameters:   `stop "<|end|>"`,
 		Capabilities: []model.Capability{model.CapabilityCompletion, model.CapabilityTools},
-		ModelInfo:    map[string]any{"general.architecture": "llama", "llama.context_length": float64(4096)},
+		ModelInfo:    map[string]any{"general.architecture": "llama", "llama.context_length": window},
 	}, nil
 }
 

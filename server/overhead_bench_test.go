@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -20,9 +21,11 @@ import (
 //
 //	go test ./server -run '^$' -bench ResponseOverhead -benchtime 200x
 func BenchmarkResponseOverhead(b *testing.B) {
+	// Room for the 200-turn chain (the default window is 16k).
+	b.Setenv("HEARTH_CONTEXT_LENGTH", "131072")
 	srv := httptest.NewServer(newFakeRuntimeServer(b))
 	defer srv.Close()
-	const model = `"model":"hearth-fake","input":"What route would you suggest through the south of France?"`
+	const model = `"model":"hearth-fake-128k","input":"What route would you suggest through the south of France?"`
 	post := func(b *testing.B, body string) map[string]any {
 		resp, err := http.Post(srv.URL+"/v1/responses", "application/json", strings.NewReader(body))
 		if err != nil {
@@ -55,18 +58,20 @@ func BenchmarkResponseOverhead(b *testing.B) {
 			post(b, `{`+model+`,"stream":true}`)
 		}
 	})
-	// A turn that continues a 20-turn chain: the chain is loaded and rendered whole.
-	b.Run("turn20", func(b *testing.B) {
-		id := ""
-		for turn := 0; turn < 19; turn++ {
-			prev := ""
-			if id != "" {
-				prev = `,"previous_response_id":"` + id + `"`
+	// A turn that continues a chain: the chain is loaded and rendered whole.
+	for _, turns := range []int{20, 200} {
+		b.Run(fmt.Sprintf("turn%d", turns), func(b *testing.B) {
+			id := ""
+			for turn := 1; turn < turns; turn++ {
+				prev := ""
+				if id != "" {
+					prev = `,"previous_response_id":"` + id + `"`
+				}
+				id = post(b, `{`+model+prev+`}`)["id"].(string)
 			}
-			id = post(b, `{`+model+prev+`}`)["id"].(string)
-		}
-		for b.Loop() {
-			post(b, `{`+model+`,"previous_response_id":"`+id+`"}`)
-		}
-	})
+			for b.Loop() {
+				post(b, `{`+model+`,"previous_response_id":"`+id+`"}`)
+			}
+		})
+	}
 }

@@ -313,7 +313,7 @@ func (s *Server) history(ctx context.Context, owner, previousID string) ([]heart
 	}
 	items := make([]hearth.Item, len(chain.Items))
 	for i, it := range chain.Items {
-		if err := json.Unmarshal(it.JSON, &items[i]); err != nil {
+		if items[i], err = s.items.decode(it.JSON); err != nil {
 			return nil, fmt.Errorf("stored item %s of chain %s: %w", it.ID, previousID, err)
 		}
 	}

@@ -84,6 +84,8 @@ type Server struct {
 	logContent bool
 	health     *runtimeHealth
 	wsLifetime time.Duration
+	// items decodes the stored items of chains, once per distinct item.
+	items *itemCache
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -99,6 +101,7 @@ func New(cfg Config) *Server {
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
 		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent,
 		health: &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
+		items: newItemCache(itemCacheBudget),
 	}
 	s.dbKeys.db = cfg.Database
 	adm := cfg.Admission

@@ -87,7 +87,9 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Runtime, error) {
 	rt.ModelsDir = envconfig.Models()
 	rt.stopped = make(chan struct{})
 	go func() {
-		rt.err = server.Serve(ln)
+		// disconnectSafeListener: see there; without it a client leaving a stream
+		// can wedge the model it was using.
+		rt.err = server.Serve(disconnectSafeListener{ln})
 		if rt.err == nil {
 			rt.err = fmt.Errorf("runtime server returned")
 		}
