@@ -186,3 +186,18 @@ func Bench(spec Spec) Spec {
 	spec.Layers, spec.Width, spec.FFN, spec.Quantized = 8, 2048, 5632, true
 	return spec
 }
+
+// Describe says in a line what catalogue model name does, for people choosing one to
+// try (hearth script-models); it is empty for a name outside the catalogue.
+func Describe(name string) string {
+	return map[string]string{
+		PlainModel:        "writes one fixed sentence",
+		ReasoningModel:    "reasons, then writes a sentence",
+		ToolsModel:        "reasons, calls get_weather and get_time, answers after the results",
+		LongModel:         "writes a long paragraph (for max_output_tokens)",
+		CustomToolModel:   "calls the custom tool " + CustomToolName + ", answers after the result",
+		SmallContextModel: "writes one sentence, with a 256-token context window",
+		CodexModel:        "calls Codex CLI's exec_command, answers after the result",
+		AgentModel:        "calls lookup_capital, answers after the result",
+	}[name]
+}

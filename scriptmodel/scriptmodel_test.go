@@ -36,6 +36,9 @@ func TestCatalogBuilds(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
+		if Describe(name) == "" {
+			t.Errorf("%s: no description for hearth script-models", name)
+		}
 		for _, s := range spec.Scripts {
 			if got := m.Text(s.Entry); got != s.Text {
 				t.Errorf("%s after %s: text %q, want %q", name, s.Entry, got, s.Text)

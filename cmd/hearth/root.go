@@ -38,6 +38,7 @@ the variable, which wins over the file.`,
   hearth pull qwen3:0.6b                        # download a model through a running hearth
   hearth doctor                                 # check runtime, database, models and formats
   hearth bench --quick                          # hearth against the runtime's own endpoints
+  hearth script-models --models /tmp/models     # deterministic test models, offline
   hearth version                                # hearth's and the runtime's versions`,
 		SilenceUsage: true,
 		PersistentPreRunE: func(c *cobra.Command, _ []string) error {
@@ -57,7 +58,7 @@ the variable, which wins over the file.`,
 	}
 	root.PersistentFlags().StringVar(&configPath, "config", "", "TOML or YAML file of settings, keys named as flags [$HEARTH_CONFIG]")
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(serveCommand(), keysCommand(), modelsCommand(), pullCommand(), doctorCommand(), benchCommand(), versionCommand())
+	root.AddCommand(serveCommand(), keysCommand(), modelsCommand(), pullCommand(), doctorCommand(), benchCommand(), scriptModelsCommand(), versionCommand())
 	return root
 }
 
