@@ -119,8 +119,10 @@ func (c *Conversation) ModelToolName(ref ToolRef) (string, bool) {
 //     clients (Item.Name plus Item.Namespace); the prefix only resolves a
 //     real clash.
 //   - Hosted tools are not shown. item_reference and compaction items are
-//     refused with CodeUnsupportedItem (Prepare turns a compaction item into
-//     the user message of its summary before calling; sealed.go).
+//     refused with CodeUnsupportedItem: the server replaces item references
+//     with the stored items they name (server/references.go), and Prepare
+//     turns a compaction item into the user message of its summary before
+//     calling (sealed.go).
 func BuildConversation(instructions string, history, input []hearth.Item, tools []hearth.Tool) (*Conversation, error) {
 	conv := &Conversation{ToolNames: map[string]ToolRef{}, modelNames: map[ToolRef]string{}, freeforms: map[string]*toolgrammar.Freeform{}}
 	if err := conv.addTools(tools); err != nil {
