@@ -129,6 +129,22 @@ func TestItemReferenceE2E(t *testing.T) {
 			again.Usage.InputTokens, spelledAgain.Usage.InputTokens)
 	}
 
+	// Compaction resolves references too: the kept last user message is the one the
+	// reference named.
+	// (The plain model writes the summary; the tools model would call tools again.)
+	resp, b = post(t, srv.URL+"/v1/responses/compact", reqBody(scriptmodel.PlainModel, false,
+		inputOf([]string{itemRef(list.Data[0].ID)}, refs, outputs)))
+	var compacted hearth.CompactResponse
+	if err := json.Unmarshal(b, &compacted); err != nil || resp.StatusCode != http.StatusOK || len(compacted.Output) != 2 ||
+		compacted.Output[0].Role != hearth.RoleUser || compacted.Output[0].Text(hearth.PartInputText) != "weather and time in Paris?" ||
+		compacted.Output[1].Type != hearth.ItemCompaction {
+		t.Errorf("compact by reference: %d %s", resp.StatusCode, b)
+	}
+	resp, b = post(t, srv.URL+"/v1/responses/compact", reqBody(scriptmodel.ToolsModel, false, `"input":[`+user+`,`+itemRef("msg_nothing")+`]`))
+	if _, param := errCode(b); resp.StatusCode != http.StatusBadRequest || param != "input[1].id" {
+		t.Errorf("compact with an unknown reference: %d %s", resp.StatusCode, b)
+	}
+
 	// Unknown ids, for both streaming and not: 400 naming the reference.
 	for _, stream := range []bool{false, true} {
 		resp, b = post(t, srv.URL+"/v1/responses", reqBody(scriptmodel.ToolsModel, stream,
