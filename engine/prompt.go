@@ -21,8 +21,9 @@ const (
 	// CodeUnsupportedContent: a content part hearth cannot show a local model
 	// (input_file, input_video, an input_image by file_id).
 	CodeUnsupportedContent = "unsupported_content"
-	// CodeUnsupportedItem: an input item hearth cannot render yet
-	// (item_reference, compaction).
+	// CodeUnsupportedItem: an input item BuildConversation cannot render
+	// (an item_reference the caller did not resolve, a compaction item not
+	// opened, an unknown type).
 	CodeUnsupportedItem = "unsupported_item"
 )
 

@@ -273,7 +273,7 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if err := sk.s.resolveReferences(ctx, sk.owner, req.Input, sk.localItems()); err != nil {
+	if err := s.resolveReferences(ctx, sk.owner, req.Input, sk.localItems()); err != nil {
 		return nil, "", err
 	}
 	job, err := s.engine.Prepare(ctx, req, history)
