@@ -259,3 +259,35 @@ func TestItemReferenceWebSocketE2E(t *testing.T) {
 	ws.failsWith("unknown reference", wsCreate(scriptmodel.ToolsModel, `"store":false,"input":[`+itemRef("fc_nothing")+`]`), true,
 		http.StatusBadRequest, hearth.ErrTypeInvalidRequest, "input[0].id")
 }
+
+// TestItemReferenceStepsE2E: a three-step loop (one call per step) sent as a full
+// history whose earlier output items are all references, to items of two different
+// stored responses: each step gets exactly its script's items and token counts.
+func TestItemReferenceStepsE2E(t *testing.T) {
+	srv := newHearthWithDB(t)
+	m := testenv.Model(t, scriptmodel.StepsModel)
+	user := userMsg("weather and time in Paris?")
+	history := []string{user}
+	steps := []struct {
+		entry string
+		call  string
+	}{{scriptmodel.EntryAssistant, "get_weather"}, {scriptmodel.EntryNextStep, "get_time"}}
+	for i, step := range steps {
+		r := createJSON(t, srv, reqBody(scriptmodel.StepsModel, false, inputOf(history)+","+toolsJSON))
+		reasoning, calls := splitThink(t, m.Text(step.entry))
+		want := []item{{Type: "reasoning", Status: "completed", Text: reasoning}}
+		for _, c := range parseToolCalls(t, calls) {
+			want = append(want, item{Type: "function_call", Status: "completed", Name: c.Name, Arguments: c.Arguments})
+		}
+		sameItems(t, fmt.Sprintf("step %d", i+1), r.Output, want)
+		if r.Usage.OutputTokens != m.EvalCount(step.entry) {
+			t.Errorf("step %d: %d output tokens, want %d", i+1, r.Usage.OutputTokens, m.EvalCount(step.entry))
+		}
+		for _, it := range r.Output {
+			history = append(history, itemRef(it.ID))
+		}
+		history = append(history, toolOutputs(t, r, step.call+" result")...)
+	}
+	r := createJSON(t, srv, reqBody(scriptmodel.StepsModel, false, inputOf(history)+","+toolsJSON))
+	sameItems(t, "step 3", r.Output, []item{{Type: "message", Status: "completed", Text: m.Text(scriptmodel.EntryAnswer)}})
+}
