@@ -23,9 +23,10 @@ import (
 //	             content_part.done
 //	  reasoning: content_part.added (reasoning_text), reasoning.delta...,
 //	             reasoning.done, content_part.done; when the request asked
-//	             for reasoning.summary, also reasoning_summary_part.added,
-//	             reasoning_summary_text.delta (one per reasoning delta),
-//	             reasoning_summary_text.done, reasoning_summary_part.done
+//	             for reasoning.summary, these nest in a summary part:
+//	             reasoning_summary_part.added first, a
+//	             reasoning_summary_text.delta after each reasoning.delta, and
+//	             reasoning_summary_text.done, reasoning_summary_part.done last
 //	  function_call: function_call_arguments.delta..., function_call_arguments.done
 //	  custom_tool_call: custom_tool_call_input.delta..., custom_tool_call_input.done
 //	             (OpenAI's events; the schema has no custom tools)
@@ -249,14 +250,19 @@ func (b *Builder) ReasoningDelta(text string) error {
 	}
 	it := &b.resp.Output[b.cur]
 	if !b.partOpen {
-		it.Content = append(it.Content, ContentPart{Type: PartReasoningText})
-		part := it.Content[len(it.Content)-1]
-		b.send(Event{Type: EventContentPartAdded, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: len(it.Content) - 1, Part: &part})
+		// The summary part opens first and closes last (closePart), so the raw
+		// reasoning part nests inside it: a client that reads only summaries sees
+		// what OpenAI's reasoning models send (output_item.added, then
+		// reasoning_summary_part.added, its deltas, its .done events), and each
+		// summary delta follows the raw delta it mirrors.
 		if b.mirrorSummary {
 			it.Summary = append(it.Summary, ContentPart{Type: PartSummaryText})
 			part := it.Summary[len(it.Summary)-1]
 			b.send(Event{Type: EventReasoningSummaryPartAdded, ItemID: it.ID, OutputIndex: b.cur, SummaryIndex: len(it.Summary) - 1, Part: &part})
 		}
+		it.Content = append(it.Content, ContentPart{Type: PartReasoningText})
+		part := it.Content[len(it.Content)-1]
+		b.send(Event{Type: EventContentPartAdded, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: len(it.Content) - 1, Part: &part})
 		b.partOpen = true
 	}
 	ci := len(it.Content) - 1

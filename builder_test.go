@@ -93,7 +93,7 @@ var builderScenarios = []struct {
 		name: "reasoning with summary", request: `{"model":"m","reasoning":{"summary":"auto"}}`,
 		run: steps(reasoning("a"), reasoning("b"), text("c"), complete), status: "completed",
 		events: []string{"response.created", "response.in_progress",
-			"response.output_item.added", "response.content_part.added", "response.reasoning_summary_part.added",
+			"response.output_item.added", "response.reasoning_summary_part.added", "response.content_part.added",
 			"response.reasoning.delta", "response.reasoning_summary_text.delta",
 			"response.reasoning.delta", "response.reasoning_summary_text.delta",
 			"response.reasoning.done", "response.content_part.done",

@@ -47,6 +47,9 @@ type Compaction struct {
 // conversation compacted because it nearly fills the window may not fit with the
 // summary request added, and its oldest turns matter least.
 func (e *Engine) PrepareCompaction(ctx context.Context, req *hearth.CreateResponseRequest, history []hearth.Item) (*Compaction, error) {
+	if err := checkCallIDs(history, req.Input); err != nil {
+		return nil, err
+	}
 	h, in, err := e.openSealed(history, req.Input)
 	if err != nil {
 		return nil, err
@@ -89,7 +92,9 @@ func (e *Engine) PrepareCompaction(ctx context.Context, req *hearth.CreateRespon
 		Reasoning:        req.Reasoning,
 		Truncation:       cmp.Or(req.Truncation, hearth.TruncationAuto),
 	}
-	if c.job, err = e.Prepare(ctx, sum, nil); err != nil {
+	// Not Prepare: its input holds compaction items opened into messages, so the
+	// calls they stood for can no longer be seen; the window was checked above.
+	if c.job, err = e.prepare(ctx, sum, nil); err != nil {
 		return nil, err
 	}
 	return c, nil

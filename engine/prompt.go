@@ -21,8 +21,9 @@ const (
 	// CodeUnsupportedContent: a content part hearth cannot show a local model
 	// (input_file, input_video, an input_image by file_id).
 	CodeUnsupportedContent = "unsupported_content"
-	// CodeUnsupportedItem: an input item hearth cannot render yet
-	// (item_reference, compaction).
+	// CodeUnsupportedItem: an input item BuildConversation cannot render
+	// (an item_reference the caller did not resolve, a compaction item not
+	// opened, an unknown type).
 	CodeUnsupportedItem = "unsupported_item"
 )
 
@@ -119,8 +120,10 @@ func (c *Conversation) ModelToolName(ref ToolRef) (string, bool) {
 //     clients (Item.Name plus Item.Namespace); the prefix only resolves a
 //     real clash.
 //   - Hosted tools are not shown. item_reference and compaction items are
-//     refused with CodeUnsupportedItem (Prepare turns a compaction item into
-//     the user message of its summary before calling; sealed.go).
+//     refused with CodeUnsupportedItem: the server replaces item references
+//     with the stored items they name (server/references.go), and Prepare
+//     turns a compaction item into the user message of its summary before
+//     calling (sealed.go).
 func BuildConversation(instructions string, history, input []hearth.Item, tools []hearth.Tool) (*Conversation, error) {
 	conv := &Conversation{ToolNames: map[string]ToolRef{}, modelNames: map[ToolRef]string{}, freeforms: map[string]*toolgrammar.Freeform{}}
 	if err := conv.addTools(tools); err != nil {

@@ -44,7 +44,17 @@ type Job struct {
 // input), renders the prompt and the generation request, and makes sure the prompt and
 // max_output_tokens fit the model's context window (dropping old turns when truncation
 // is "auto").
+//
+// A tool call output in the input must answer a call of the conversation (see
+// checkCallIDs).
 func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest, history []hearth.Item) (*Job, error) {
+	if err := checkCallIDs(history, req.Input); err != nil {
+		return nil, err
+	}
+	return e.prepare(ctx, req, history)
+}
+
+func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest, history []hearth.Item) (*Job, error) {
 	// Never pretend: log probabilities are not produced yet, so asking for them is an
 	// error rather than an empty list.
 	if req.TopLogprobs != nil && *req.TopLogprobs > 0 {

@@ -1,6 +1,10 @@
 package scriptmodel
 
-import "hearth/toolgrammar"
+import (
+	"strings"
+
+	"hearth/toolgrammar"
+)
 
 // Template is a hermes-style chat template (the shape Qwen 2.5/3 use: tools listed in
 // the system turn, calls as <tool_call> JSON, results as <tool_response>) whose last
@@ -74,6 +78,14 @@ const (
 	AgentText       = "<tool_call>{\"name\": \"lookup_capital\", \"arguments\": {\"country\": \"France\"}}</tool_call>"
 	AgentAnswerText = "The capital of France is Paris, says the tool."
 
+	// StepsText, StepsNextText and ToolsAnswerText are a tool loop of three steps, for
+	// agent libraries that run one step per response (the AI SDK's stopWhen): the
+	// weather first, then, after its result, the time, then the answer.
+	StepsText = "<think>First the weather in Paris.</think>" +
+		"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"
+	StepsNextText = "<think>Now the local time there.</think>" +
+		"<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"timezone\": \"Europe/Paris\"}}\n</tool_call>"
+
 	CustomToolName       = "apply_patch"
 	CustomToolInput      = "*** Begin Patch\n*** Add File: hello.txt\n+Hello from hearth.\n*** End Patch\n"
 	CustomToolAnswerText = "I added hello.txt, which says hello."
@@ -103,7 +115,22 @@ const (
 	CodexModel = "hearth-script-codex:latest"
 	// AgentModel calls one function tool (AgentText), then answers AgentAnswerText.
 	AgentModel = "hearth-script-agent:latest"
+	// StepsModel calls get_weather (StepsText); after a get_weather result, get_time
+	// (StepsNextText, entry EntryNextStep); after any other tool result it answers
+	// ToolsAnswerText. See StepsTemplate.
+	StepsModel = "hearth-script-steps:latest"
 )
+
+// EntryNextStep is StepsTemplate's entry token after a get_weather result.
+const EntryNextStep = "<|next|>"
+
+// StepsTemplate is Template with one more situation: after a get_weather result the
+// last token is EntryNextStep, so the model calls its second tool in a step of its own
+// before it answers (the runtime names a tool message's tool from its call).
+var StepsTemplate = strings.Replace(Template,
+	`{{ if eq .Role "tool" }}`+EntryAnswer+`{{ else }}`,
+	`{{ if and (eq .Role "tool") (eq .ToolName "get_weather") }}`+EntryNextStep+
+		`{{ else if eq .Role "tool" }}`+EntryAnswer+`{{ else }}`, 1)
 
 // SmallContext is the context length of SmallContextModel: a few short turns fit,
 // a long one does not.
@@ -147,6 +174,11 @@ func Catalog() map[string]Spec {
 		}(),
 		CodexModel: codex,
 		AgentModel: call(AgentText, AgentAnswerText),
+		StepsModel: {Template: StepsTemplate, Stop: Stop, Scripts: []Script{
+			{Entry: EntryAssistant, Text: StepsText},
+			{Entry: EntryNextStep, Text: StepsNextText},
+			{Entry: EntryAnswer, Text: ToolsAnswerText},
+		}},
 	}
 }
 

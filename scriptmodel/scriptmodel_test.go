@@ -28,6 +28,14 @@ func TestSplitPieces(t *testing.T) {
 	}
 }
 
+// StepsTemplate is Template with the get_weather situation added; a change to
+// Template's ending must not silently leave it without one.
+func TestStepsTemplate(t *testing.T) {
+	if !strings.Contains(StepsTemplate, `(eq .ToolName "get_weather") }}`+EntryNextStep) || StepsTemplate == Template {
+		t.Fatalf("StepsTemplate has no %s situation:\n%s", EntryNextStep, StepsTemplate)
+	}
+}
+
 // Every catalogue model must reproduce its text exactly and give every token at most one
 // successor: that is what makes it deterministic.
 func TestCatalogBuilds(t *testing.T) {

@@ -23,6 +23,9 @@ func (s *Server) compactResponse(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	history, err := s.history(ctx, owner(c), req.PreviousResponseID)
+	if err == nil {
+		err = s.resolveReferences(ctx, owner(c), req.Input, nil)
+	}
 	if err != nil {
 		s.writeError(c, err)
 		return

@@ -56,6 +56,9 @@ func (s *Server) createResponse(c *gin.Context) {
 	who := owner(c)
 
 	history, err := s.history(ctx, who, req.PreviousResponseID)
+	if err == nil {
+		err = s.resolveReferences(ctx, who, req.Input, nil)
+	}
 	if err != nil {
 		s.writeError(c, err)
 		return

@@ -273,6 +273,9 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	if err := s.resolveReferences(ctx, sk.owner, req.Input, sk.localItems()); err != nil {
+		return nil, "", err
+	}
 	job, err := s.engine.Prepare(ctx, req, history)
 	if err != nil {
 		return nil, "", err
@@ -294,6 +297,15 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 		sk.latest = &socketState{id: final.ID, items: slices.Concat(history, req.Input, final.Output)}
 	}
 	return final, "", nil
+}
+
+// localItems are the items of the connection's latest conversation, which item
+// references may name even when it was never stored (store: false).
+func (sk *socket) localItems() []hearth.Item {
+	if sk.latest == nil {
+		return nil
+	}
+	return sk.latest.items
 }
 
 // history is the conversation behind previous_response_id: the connection-local state

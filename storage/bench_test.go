@@ -130,3 +130,29 @@ func BenchmarkContinueChain1000(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkLookupItems3 resolves three item references (what the AI SDK sends per step
+// of a tool loop: reasoning, a message, a call) among the 3,000 items of 1,000 stored
+// turns, as the server does for item_reference input items.
+func BenchmarkLookupItems3(b *testing.B) {
+	db := openTestDB(b)
+	prev := ""
+	for i := range 1000 {
+		id := fmt.Sprintf("resp_%04d", i)
+		turn(b, db, alice, id, prev, []Item{userMessage(id+"_u", text(190, id))},
+			[]Item{reasoning(id+"_r", text(190, id)), assistantMessage(id+"_a", text(180, id))})
+		prev = id
+	}
+	ids := []string{"resp_0999_r", "resp_0500_a", "resp_0001_u"}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runtime.GC()
+	b.ResetTimer()
+	defer reportCPU(b)()
+	for b.Loop() {
+		got, err := db.LookupItems(ctx, alice, ids)
+		if err != nil || len(got) != len(ids) {
+			b.Fatalf("%d items, %v", len(got), err)
+		}
+	}
+}

@@ -32,6 +32,7 @@ type statements struct {
 	inputCursor *sql.Stmt
 	inputAsc    *sql.Stmt
 	inputDesc   *sql.Stmt
+	lookupItem  *sql.Stmt
 
 	all []*sql.Stmt
 }
@@ -157,6 +158,7 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		{&s.inputCursor, r, sqlInputCursor},
 		{&s.inputAsc, r, sqlInputAsc},
 		{&s.inputDesc, r, sqlInputDesc},
+		{&s.lookupItem, r, sqlLookupItem},
 	} {
 		st, err := p.db.PrepareContext(ctx, p.text)
 		if err != nil {

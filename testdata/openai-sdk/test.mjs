@@ -225,6 +225,20 @@ const checks = [
       (it) => (it.type === 'message' ? it.content.map((p) => p.text).join('') : undefined));
   }],
 
+  ['stream: reasoning with reasoning.summary (the summary events, accumulated by the SDK)', async () => {
+    const { model, reasoning, text } = expect.reasoning;
+    const { final, events } = await streamAll({ model, input: 'hello', reasoning: { summary: 'auto' } });
+    checkCompleted('stream summary', final);
+    const r0 = final.output[0];
+    eq('stream summary: summary', r0.summary, [{ type: 'summary_text', text: reasoning }]);
+    eq('stream summary: reasoning_text', (r0.content ?? []).map((p) => p.text).join(''), reasoning);
+    eq('stream summary: message text', messageText(final), text);
+    const added = events.findIndex((e) => e.type === 'response.output_item.added');
+    eq('stream summary: event after output_item.added', events[added + 1].type, 'response.reasoning_summary_part.added');
+    checkDeltas('stream summary', events, 'response.reasoning_summary_text.delta', final,
+      (it) => (it.type === 'reasoning' ? it.summary.map((p) => p.text).join('') : undefined));
+  }],
+
   ['create: two function calls, then the answer with previous_response_id', async () => {
     const { model, input, tools, calls, outputs, answer } = expect.tools;
     const first = await client.responses.create({ model, input, tools });
