@@ -231,5 +231,6 @@ func Describe(name string) string {
 		SmallContextModel: "writes one sentence, with a 256-token context window",
 		CodexModel:        "calls Codex CLI's exec_command, answers after the result",
 		AgentModel:        "calls lookup_capital, answers after the result",
+		StepsModel:        "calls get_weather, then get_time after its result, then answers",
 	}[name]
 }
