@@ -151,27 +151,26 @@ func quoteHeader(v string) string {
 	return "'" + capText(v, 200) + "'"
 }
 
-// requireJSON refuses a POST whose body is not declared JSON: 415 with the envelope. A
-// browser can send text/plain (or no type at all, with a Blob body) cross-site without
-// a preflight; JSON cannot be sent that way. Bodies of the passthrough's model blobs
-// (/api/blobs) are binary and exempt; they are admin-only besides.
+// requireJSON refuses a POST whose body is declared as anything but JSON: 415 with the
+// envelope. The bodies a web page can send cross-site without a preflight are declared
+// text/plain, application/x-www-form-urlencoded or multipart/form-data; JSON cannot be
+// sent that way. A body with no Content-Type is read as JSON: scripts and simple HTTP
+// clients often send none, and a browser sending one cross-site (a fetch of an untyped
+// Blob) always sends Origin, which boundary has checked. Bodies of the passthrough's
+// model blobs (/api/blobs) are binary and exempt; they are admin-only besides.
 func (s *Server) requireJSON(c *gin.Context) {
 	r := c.Request
-	if r.Method != http.MethodPost || r.ContentLength == 0 || strings.HasPrefix(r.URL.Path, "/api/blobs/") {
+	ct := r.Header.Get("Content-Type")
+	if r.Method != http.MethodPost || r.ContentLength == 0 || ct == "" || strings.HasPrefix(r.URL.Path, "/api/blobs/") {
 		return
 	}
-	ct := r.Header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
 	if err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json")) {
 		return
 	}
-	what := "no Content-Type"
-	if ct != "" {
-		what = "Content-Type " + quoteHeader(ct)
-	}
 	s.writeError(c, &hearth.Error{Status: http.StatusUnsupportedMediaType, Type: hearth.ErrTypeInvalidRequest,
 		Code: "unsupported_media_type", Param: "Content-Type",
-		Message: "The request body has " + what + "; send JSON with 'Content-Type: application/json' (curl: -H 'Content-Type: application/json')."})
+		Message: "The request body is declared as " + quoteHeader(ct) + "; send JSON with 'Content-Type: application/json' (curl: -H 'Content-Type: application/json')."})
 }
 
 // deadlineBody extends the connection's read deadline as the body arrives (see

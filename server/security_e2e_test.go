@@ -207,11 +207,8 @@ func port(srv *httptest.Server) string {
 func TestRequestShapeE2E(t *testing.T) {
 	srv, _, db := lanHearth(t, server.Config{})
 	body := reqBody(plain, false, `"input":"hi"`)
-	for _, ct := range []string{"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {
-		hdr := map[string]string{}
-		if ct != "" {
-			hdr["Content-Type"] = ct
-		}
+	for _, ct := range []string{"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "invalid"} {
+		hdr := map[string]string{"Content-Type": ct}
 		for _, path := range []string{"/v1/responses", "/v1/responses/compact", "/api/copy", "/api/generate"} {
 			st, h, b := send(t, "POST", srv.URL+path, body, hdr)
 			if code, param := envelope(t, path+" "+ct, h, b); st != 415 || code != "unsupported_media_type" || param != "Content-Type" {
@@ -219,8 +216,13 @@ func TestRequestShapeE2E(t *testing.T) {
 			}
 		}
 	}
-	for _, ct := range []string{"application/json", "application/json; charset=utf-8", "Application/JSON"} {
-		if st, _, b := send(t, "POST", srv.URL+"/v1/responses", body, map[string]string{"Content-Type": ct}); st != 200 {
+	// JSON in any spelling, and no type at all (what simple scripts send).
+	for _, ct := range []string{"application/json", "application/json; charset=utf-8", "Application/JSON", ""} {
+		hdr := map[string]string{}
+		if ct != "" {
+			hdr["Content-Type"] = ct
+		}
+		if st, _, b := send(t, "POST", srv.URL+"/v1/responses", body, hdr); st != 200 {
 			t.Errorf("Content-Type %q: %d %s", ct, st, b)
 		}
 	}
