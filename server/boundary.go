@@ -135,6 +135,19 @@ func (s *Server) originAllowed(origin string) bool {
 	return false
 }
 
+// originPatterns are the allowed origins as the WebSocket library matches them: by host.
+func (s *Server) originPatterns() []string {
+	var out []string
+	for _, o := range s.allowOrigins {
+		if o == "*" {
+			out = append(out, "*")
+		} else if u, err := url.Parse(o); err == nil && u.Host != "" {
+			out = append(out, u.Host)
+		}
+	}
+	return out
+}
+
 // normalizeOrigin lowercases an origin and drops a trailing slash, so a setting written
 // as https://App.example/ matches what browsers send.
 func normalizeOrigin(o string) string {

@@ -179,6 +179,21 @@ func TestOriginAndHostE2E(t *testing.T) {
 	if st, _, _ := send(t, "GET", srv2.URL+"/v1/models", "", map[string]string{"Origin": "https://other.example"}); st != 403 {
 		t.Errorf("an origin not in --allow-origin: %d", st)
 	}
+	// WebSocket mode: a cross-site page cannot open a connection; an allowed origin can.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/v1/responses",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"https://evil.example"}}}); err == nil || resp == nil || resp.StatusCode != 403 {
+		t.Errorf("cross-site WebSocket: %v %v", resp, err)
+		if c != nil {
+			c.CloseNow()
+		}
+	}
+	ws := dialWS(t, srv2, http.Header{"Origin": {"https://app.example"}})
+	ws.send(wsCreate(plain, `"input":"hi"`), true)
+	if tr := ws.turn(); tr.err != nil || tr.final == nil || tr.final.Status != hearth.StatusCompleted {
+		t.Errorf("WebSocket from an allowed origin: %+v", tr.err)
+	}
 	if st, _, b := send(t, "GET", srv2.URL+"/v1/models", "", map[string]string{"Host": "hearth.lan:8080"}); st != 200 {
 		t.Errorf("--allow-host name: %d %s", st, b)
 	}

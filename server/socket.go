@@ -77,9 +77,10 @@ func (s *Server) responsesSocket(c *gin.Context) {
 				"create a response over HTTP with POST /v1/responses."})
 		return
 	}
-	// Cross-origin upgrades stay refused (the library's default): a web page must not
-	// ride on a browser's access to a local hearth.
-	conn, err := websocket.Accept(c.Writer, c.Request, nil)
+	// Cross-origin upgrades stay refused (the library's default) but for the origins
+	// the operator allowed: a web page must not ride on a browser's access to a local
+	// hearth. boundary has refused the others already.
+	conn, err := websocket.Accept(c.Writer, c.Request, &websocket.AcceptOptions{OriginPatterns: s.originPatterns()})
 	if err != nil {
 		meta(c).log.Warn("websocket upgrade refused", "error", err)
 		return // Accept answered the request
@@ -270,7 +271,7 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 		return nil, "", err
 	}
 	if len(ignored) > 0 {
-		m.log.Warn("ignored request fields", "fields", ignored)
+		m.log.Warn("ignored request fields", "fields", boundIgnored(ignored))
 	}
 	ctx := sk.ctx
 	if s.limits.RequestTimeout > 0 {
