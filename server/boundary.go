@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -76,7 +78,11 @@ func (s *Server) boundary(c *gin.Context) {
 		rc := http.NewResponseController(c.Writer)
 		start := time.Now()
 		if rc.SetReadDeadline(start.Add(s.bodyTimeout)) == nil {
-			r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, start: start, timeout: s.bodyTimeout}
+			b := &deadlineBody{ReadCloser: r.Body, rc: rc, start: start, timeout: s.bodyTimeout}
+			b.deadline.Store(start.Add(s.bodyTimeout).UnixNano())
+			r.Body = b
+			// Also in the context: the passthrough's proxy wraps the body it reads.
+			c.Request = r.WithContext(context.WithValue(r.Context(), bodyKey{}, b))
 		}
 	}
 }
@@ -195,26 +201,41 @@ type deadlineBody struct {
 	start   time.Time
 	timeout time.Duration
 	n       int64
-	done    bool
+	// deadline (unix nanoseconds) and done are read from other goroutines too: the
+	// passthrough's transport reads the body while its error handler asks expired.
+	deadline atomic.Int64
+	done     atomic.Bool
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.n += int64(n)
 	switch {
-	case b.done:
+	case b.done.Load():
 	case err == io.EOF:
-		b.done = true
+		b.done.Store(true)
 		b.rc.SetReadDeadline(time.Time{})
 	case err != nil:
 		if isTimeout(err) {
 			err = errBodyTimeout
 		}
 	default:
-		b.rc.SetReadDeadline(b.start.Add(b.timeout + time.Duration(b.n)*time.Second/minBodyRate))
+		d := b.start.Add(b.timeout + time.Duration(b.n)*time.Second/minBodyRate)
+		b.deadline.Store(d.UnixNano())
+		b.rc.SetReadDeadline(d)
 	}
 	return n, err
 }
+
+// bodyExpired reports whether r's body was cut by the body read timeout. The
+// passthrough asks it: the cut also cancels the request's context, which the proxy may
+// report first.
+func bodyExpired(r *http.Request) bool {
+	b, ok := r.Context().Value(bodyKey{}).(*deadlineBody)
+	return ok && !b.done.Load() && time.Now().UnixNano() >= b.deadline.Load()
+}
+
+type bodyKey struct{}
 
 // errBodyTimeout is the error of a body read cut by the body read timeout; readBody
 // makes it a 408.

@@ -26,7 +26,7 @@ func newRuntimeProxy(rt *ollama.Runtime, log *slog.Logger) *httputil.ReverseProx
 		},
 		FlushInterval: -1,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			if errors.Is(err, errBodyTimeout) {
+			if errors.Is(err, errBodyTimeout) || bodyExpired(r) {
 				// The client's fault, not the runtime's: it did not send its body in time.
 				w.Header().Set("Content-Type", "application/json")
 				w.WriteHeader(http.StatusRequestTimeout)
