@@ -100,7 +100,8 @@ func loopbackConn(r *http.Request) bool {
 }
 
 // hostAllowed reports whether a request on loopback may name host: a loopback name or
-// address, or one the operator allowed. An empty Host (HTTP/1.0) is no browser's.
+// address, this machine's host name (Debian and Ubuntu resolve it to 127.0.1.1), or one
+// the operator allowed. An empty Host (HTTP/1.0) is no browser's.
 func (s *Server) hostAllowed(hostport string) bool {
 	host := hostport
 	if h, _, err := net.SplitHostPort(hostport); err == nil {
@@ -111,6 +112,9 @@ func (s *Server) hostAllowed(hostport string) bool {
 		return true
 	}
 	if ip, err := netip.ParseAddr(host); err == nil && ip.Unmap().IsLoopback() {
+		return true
+	}
+	if name, err := os.Hostname(); err == nil && strings.EqualFold(host, name) {
 		return true
 	}
 	for _, h := range s.allowHosts {

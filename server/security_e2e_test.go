@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -158,7 +159,8 @@ func TestOriginAndHostE2E(t *testing.T) {
 	if !contains(modelNames(t, srv.URL, ""), plain) {
 		t.Fatal("the rebinding delete reached the runtime")
 	}
-	for _, host := range []string{"localhost:" + port(srv), "127.0.0.1:" + port(srv), "app.localhost", "[::1]:" + port(srv)} {
+	hostname, _ := os.Hostname()
+	for _, host := range []string{"localhost:" + port(srv), "127.0.0.1:" + port(srv), "app.localhost", "[::1]:" + port(srv), hostname + ":" + port(srv)} {
 		if st, _, b := send(t, "GET", srv.URL+"/v1/models", "", map[string]string{"Host": host}); st != 200 {
 			t.Errorf("loopback Host %s: %d %s", host, st, b)
 		}
