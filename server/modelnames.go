@@ -24,8 +24,9 @@ type modelNames struct {
 
 	mu sync.Mutex
 	// byKey maps a lowercased name, with and without ":latest", to the runtime's name.
-	byKey   map[string]string
-	fetched time.Time
+	byKey      map[string]string
+	fetched    time.Time
+	refreshing bool
 }
 
 func newModelNames(list func(context.Context) ([]string, error)) *modelNames {
@@ -40,19 +41,26 @@ func (m *modelNames) label(name string) string {
 	}
 	key := strings.ToLower(name)
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if v, ok := m.byKey[key]; ok {
+	v, ok := m.byKey[key]
+	// One list call at a time, at most one per interval, and outside the lock: a
+	// runtime that is down must not hold up the requests whose names are known.
+	refresh := !ok && !m.refreshing && m.list != nil && time.Since(m.fetched) >= modelRefreshEvery
+	if refresh {
+		m.refreshing, m.fetched = true, time.Now()
+	}
+	m.mu.Unlock()
+	if ok {
 		return v
 	}
-	if time.Since(m.fetched) < modelRefreshEvery || m.list == nil {
+	if !refresh {
 		return unknownModel
 	}
-	// Listed under the lock: concurrent misses wait for this one list call instead of
-	// each making their own.
-	m.fetched = time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	names, err := m.list(ctx)
 	cancel()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.refreshing = false
 	if err == nil {
 		m.byKey = make(map[string]string, 2*len(names))
 		for _, n := range names {
