@@ -24,7 +24,7 @@ var errRequestTimeout = errors.New("request timeout")
 func (s *Server) accept(c *gin.Context, req *hearth.CreateResponseRequest) error {
 	m := meta(c)
 	m.model = req.Model
-	m.log = m.log.With("model", req.Model)
+	m.log = m.log.With("model", logModel(req.Model))
 	return s.limits.check(req)
 }
 
@@ -51,7 +51,7 @@ func (s *Server) admitAs(m *reqMeta, req *hearth.CreateResponseRequest, response
 	if err != nil {
 		return nil, retry, err
 	}
-	return &admitted{s: s, ticket: t, queued: !t.Admitted(), meta: m, model: req.Model}, "", nil
+	return &admitted{s: s, ticket: t, queued: !t.Admitted(), meta: m, model: s.models.label(req.Model)}, "", nil
 }
 
 // admit is admitAs for an HTTP request: a refusal's Retry-After goes in the header.
@@ -82,7 +82,7 @@ func (s *Server) enterAs(m *reqMeta, model string) (*admission.Ticket, string, e
 	t, err := s.admission.Enter(model, fair)
 	var rej *admission.Rejected
 	if errors.As(err, &rej) {
-		s.metrics.rejected.WithLabelValues(model, rej.Reason).Inc()
+		s.metrics.rejected.WithLabelValues(s.models.label(model), rej.Reason).Inc()
 		return nil, retryAfter(rej), hearth.TooManyRequests(rej.Error())
 	}
 	return t, "", err

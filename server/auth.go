@@ -1,10 +1,12 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 
@@ -14,8 +16,31 @@ import (
 	"hearth/storage"
 )
 
-// ownerKey is the gin context key of the caller's storage owner.
-const ownerKey = "hearth.owner"
+// Gin context keys: the caller's storage owner, and its credential.
+const (
+	ownerKey  = "hearth.owner"
+	callerKey = "hearth.caller"
+)
+
+// caller is the credential a request authenticated with.
+type caller struct {
+	// role is empty when no key is required (no keys anywhere: loopback only); then
+	// the boundary checks are the protection.
+	role storage.Role
+	// hash is OwnerOf(key) of a database key, which can be revoked while a
+	// connection lives; empty for configured keys.
+	hash string
+}
+
+func callerOf(c *gin.Context) caller {
+	v, _ := c.Get(callerKey)
+	cl, _ := v.(caller)
+	return cl
+}
+
+// admin reports whether the caller may manage models and read metrics: an admin key,
+// or anyone when no key is required.
+func (cl caller) admin() bool { return cl.role == "" || cl.role == storage.RoleAdmin }
 
 // keyring checks the keys given in the configuration (--api-key). Keys are compared by
 // their SHA-256 in constant time, so neither a key's length nor its prefix leaks
@@ -80,7 +105,9 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	m.key = "unauthenticated" // until a key checks out
 	h := c.GetHeader("Authorization")
-	key, ok := strings.CutPrefix(h, "Bearer ")
+	// The scheme is case-insensitive (RFC 7235 section 2.1): "bearer" and "BEARER" too.
+	scheme, key, ok := strings.Cut(strings.TrimSpace(h), " ")
+	ok = ok && strings.EqualFold(scheme, "Bearer")
 	key = strings.TrimSpace(key)
 	if !ok || key == "" {
 		msg := "Incorrect API key provided."
@@ -91,6 +118,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		return
 	}
 	name := ""
+	cl := caller{role: storage.RoleAdmin} // the operator set the configured keys
 	if i := s.keys.find(key); i > 0 {
 		// Configured keys have no name; their position names them without showing them.
 		name = fmt.Sprintf("config-%d", i)
@@ -106,6 +134,7 @@ func (s *Server) authenticate(c *gin.Context) {
 			return
 		default:
 			name = k.Name
+			cl = caller{role: k.Role, hash: k.Hash}
 		}
 	}
 	if name == "" {
@@ -115,6 +144,60 @@ func (s *Server) authenticate(c *gin.Context) {
 	m.key, m.fairness = name, "key:"+name
 	m.log = m.log.With("key", name)
 	c.Set(ownerKey, storage.OwnerOf(key))
+	c.Set(callerKey, cl)
+}
+
+// stillValid re-checks a database key for a connection that outlives its upgrade
+// request (a WebSocket): a key revoked since must stop working there too.
+func (s *Server) stillValid(ctx context.Context, cl caller) error {
+	if cl.hash == "" || s.dbKeys.db == nil {
+		return nil
+	}
+	k, err := s.dbKeys.db.KeyByHash(ctx, cl.hash)
+	switch {
+	case errors.Is(err, storage.ErrKeyNotFound):
+		return hearth.InvalidAPIKey("This API key no longer exists.")
+	case err != nil:
+		return fmt.Errorf("re-check key: %w", err)
+	case !k.Active():
+		return hearth.InvalidAPIKey("This API key was revoked.")
+	}
+	return nil
+}
+
+// errAdminOnly is the 403 of a user key on an admin route.
+func errAdminOnly(what string) error {
+	return &hearth.Error{Status: http.StatusForbidden, Type: hearth.ErrTypeInvalidRequest, Code: "permission_denied",
+		Message: what + " needs an admin key; this key is a user key (hearth keys create --name NAME --admin makes one)."}
+}
+
+// requireAdmin guards routes only admins may use.
+func (s *Server) requireAdmin(c *gin.Context) {
+	if !callerOf(c).admin() {
+		s.writeError(c, errAdminOnly(c.Request.Method+" "+c.FullPath()))
+	}
+}
+
+// userPassthrough is what a user key may call of the runtime's own API: generate and
+// read the model list, as on hearth's own routes. Everything else there (pull, push,
+// create, copy, delete, blobs, the ollama.com account routes, and whatever a later
+// runtime adds) changes the shared models or reaches other hosts, and is admin-only.
+var userPassthrough = map[string]bool{
+	"GET /api/version": true, "HEAD /api/version": true,
+	"GET /api/tags": true, "HEAD /api/tags": true, "GET /api/ps": true,
+	"POST /api/show": true, "POST /api/generate": true, "POST /api/chat": true,
+	"POST /api/embed": true, "POST /api/embeddings": true,
+	"POST /v1/chat/completions": true, "POST /v1/completions": true, "POST /v1/embeddings": true,
+}
+
+// passthroughAccess refuses a user key what userPassthrough does not list.
+func (s *Server) passthroughAccess(c *gin.Context) {
+	if callerOf(c).admin() {
+		return
+	}
+	if !userPassthrough[c.Request.Method+" "+c.Request.URL.Path] {
+		s.writeError(c, errAdminOnly(c.Request.Method+" "+capText(c.Request.URL.Path, 200)))
+	}
 }
 
 func owner(c *gin.Context) string { return c.GetString(ownerKey) }

@@ -62,9 +62,9 @@ func (s *Server) compactResponse(c *gin.Context) {
 	}
 	// The summary's tokens are the key's like any response's.
 	m := meta(c)
-	s.metrics.tokensIn.WithLabelValues(req.Model, m.key).Add(float64(usage.InputTokens))
-	s.metrics.tokensOut.WithLabelValues(req.Model, m.key).Add(float64(usage.OutputTokens))
-	s.metrics.cached.WithLabelValues(req.Model, m.key).Add(float64(usage.InputTokensDetails.CachedTokens))
+	s.metrics.tokensIn.WithLabelValues(s.models.label(req.Model), m.key).Add(float64(usage.InputTokens))
+	s.metrics.tokensOut.WithLabelValues(s.models.label(req.Model), m.key).Add(float64(usage.OutputTokens))
+	s.metrics.cached.WithLabelValues(s.models.label(req.Model), m.key).Add(float64(usage.InputTokensDetails.CachedTokens))
 	m.log.Info("compaction", "id", id, "kept_items", len(output)-1, "queue_wait", adm.ticket.Waited(),
 		"input_tokens", usage.InputTokens, "output_tokens", usage.OutputTokens)
 	c.JSON(http.StatusOK, hearth.CompactResponse{

@@ -174,7 +174,8 @@ func TestKeysE2E(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"config-1", "carol"} {
-		if v := metric(t, srv2, carol, "hearth_responses_total", `key="`+name+`"`, `status="completed"`); v != 1 {
+		// Metrics name every key: the configured (admin) key reads them.
+		if v := metric(t, srv2, "static-secret", "hearth_responses_total", `key="`+name+`"`, `status="completed"`); v != 1 {
 			t.Errorf("hearth_responses_total{key=%q} = %v, want 1", name, v)
 		}
 	}
@@ -334,6 +335,7 @@ func TestFairShareE2E(t *testing.T) {
 	ctx := context.Background()
 	_, alice, _ := db.CreateKey(ctx, "alice")
 	_, bob, _ := db.CreateKey(ctx, "bob")
+	_, ops, _ := db.CreateKeyAs(ctx, "ops", storage.RoleAdmin) // reads /metrics
 	release := server.HoldSlot(h, plain)
 	var (
 		mu    sync.Mutex
@@ -354,13 +356,13 @@ func TestFairShareE2E(t *testing.T) {
 		wg.Add(1)
 		go send("alice", alice)
 		waitFor(t, "alice's request to queue", func() bool {
-			return metric(t, srv, alice, "hearth_queue_depth", `model="`+plain+`"`) == float64(i+1)
+			return metric(t, srv, ops, "hearth_queue_depth", `model="`+plain+`"`) == float64(i+1)
 		})
 	}
 	wg.Add(1)
 	go send("bob", bob)
 	waitFor(t, "bob's request to queue", func() bool {
-		return metric(t, srv, alice, "hearth_queue_depth", `model="`+plain+`"`) == 11
+		return metric(t, srv, ops, "hearth_queue_depth", `model="`+plain+`"`) == 11
 	})
 	release()
 	wg.Wait()

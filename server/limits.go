@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ollama/ollama/types/model"
+
 	"hearth"
 )
 
@@ -57,6 +59,11 @@ const IncompleteRequestTimeout = "request_timeout"
 // check applies the limits to a decoded request: 400 with the offending param, or 413
 // for an image too large.
 func (l Limits) check(req *hearth.CreateResponseRequest) error {
+	// A name the runtime cannot hold is unknown without asking it: the runtime answers
+	// 500 for a name too long for its files, and hearth would echo the whole name back.
+	if !model.ParseName(req.Model).IsValid() {
+		return hearth.ModelNotFound(capText(req.Model, maxLoggedModel))
+	}
 	if l.MaxInputItems > 0 && len(req.Input) > l.MaxInputItems {
 		return hearth.InvalidRequest("input", hearth.CodeArrayAboveMaxLength,
 			fmt.Sprintf("input has %d items; this server accepts at most %d per request (--max-input-items). Continue a long conversation with previous_response_id.", len(req.Input), l.MaxInputItems))

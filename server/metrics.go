@@ -38,7 +38,9 @@ type metrics struct {
 // latencyBuckets span a script model's milliseconds to a big model's minutes.
 var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
 
-func newMetrics(adm *admission.Controller) *metrics {
+// newMetrics registers hearth's series; label maps a requested model name to its label
+// (modelNames.label), also for the admission gauges read at scrape time.
+func newMetrics(adm *admission.Controller, label func(string) string) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
 	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -86,7 +88,7 @@ func newMetrics(adm *admission.Controller) *metrics {
 	})
 	for _, c := range []prometheus.Collector{m.requests, m.duration, m.responses, m.rejected, m.queueWait, m.ttft, m.tps,
 		m.tokensIn, m.tokensOut, m.cached, m.runtimeUp, m.runtimeRestarts, m.runtimeErrors,
-		&admissionCollector{adm},
+		&admissionCollector{adm, label},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	} {
 		f(c)
@@ -103,7 +105,10 @@ var (
 
 // admissionCollector reads queue depth at scrape time, so the numbers are exact, not
 // sampled.
-type admissionCollector struct{ c *admission.Controller }
+type admissionCollector struct {
+	c     *admission.Controller
+	label func(string) string
+}
 
 func (a *admissionCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- queueDepthDesc
@@ -113,9 +118,25 @@ func (a *admissionCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (a *admissionCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(slotsDesc, prometheus.GaugeValue, float64(a.c.Config().Slots))
+	// Lanes whose names share a label (made-up names all are "unknown") add up: a
+	// series may be sent once per scrape.
+	type counts struct{ waiting, running int }
+	byLabel := map[string]*counts{}
+	var order []string
 	for _, l := range a.c.Snapshot() {
-		ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(l.Waiting), l.Model)
-		ch <- prometheus.MustNewConstMetric(runningDesc, prometheus.GaugeValue, float64(l.Running), l.Model)
+		name := a.label(l.Model)
+		c := byLabel[name]
+		if c == nil {
+			c = &counts{}
+			byLabel[name] = c
+			order = append(order, name)
+		}
+		c.waiting += l.Waiting
+		c.running += l.Running
+	}
+	for _, name := range order {
+		ch <- prometheus.MustNewConstMetric(queueDepthDesc, prometheus.GaugeValue, float64(byLabel[name].waiting), name)
+		ch <- prometheus.MustNewConstMetric(runningDesc, prometheus.GaugeValue, float64(byLabel[name].running), name)
 	}
 }
 

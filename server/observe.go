@@ -68,7 +68,7 @@ func (s *Server) observe(c *gin.Context) {
 	status := c.Writer.Status()
 	route := c.FullPath()
 	elapsed := time.Since(m.start)
-	s.metrics.request(route, c.Request.Method, status, m.model, m.key)
+	s.metrics.request(route, c.Request.Method, status, s.models.label(m.model), m.key)
 	if route != "" {
 		s.metrics.duration.WithLabelValues(route).Observe(elapsed.Seconds())
 	}
@@ -89,7 +89,7 @@ func (s *Server) observe(c *gin.Context) {
 		slog.Int("status", status), slog.Duration("duration", elapsed), slog.String("key", m.key),
 	}
 	if m.model != "" {
-		attrs = append(attrs, slog.String("model", m.model))
+		attrs = append(attrs, slog.String("model", logModel(m.model)))
 	}
 	if m.responseID != "" {
 		attrs = append(attrs, slog.String("response_id", m.responseID))

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
@@ -25,6 +26,13 @@ func newRuntimeProxy(rt *ollama.Runtime, log *slog.Logger) *httputil.ReverseProx
 		},
 		FlushInterval: -1,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if errors.Is(err, errBodyTimeout) || bodyExpired(r) {
+				// The client's fault, not the runtime's: it did not send its body in time.
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusRequestTimeout)
+				w.Write([]byte(`{"error":{"message":"The request body did not arrive in time.","type":"invalid_request_error","param":null,"code":"request_body_timeout"}}`))
+				return
+			}
 			log.Warn("runtime passthrough failed", "path", r.URL.Path, "error", err)
 			http.Error(w, `{"error":"runtime unavailable: `+jsonEscape(err.Error())+`"}`, http.StatusBadGateway)
 		},

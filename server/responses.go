@@ -37,8 +37,9 @@ func (s *Server) readRequest(c *gin.Context, decode func([]byte) (*hearth.Create
 	if len(ignored) > 0 {
 		// Clients add fields faster than servers learn them; say what was not used
 		// rather than failing or pretending.
+		ignored = boundIgnored(ignored)
 		c.Header("x-hearth-ignored", strings.Join(ignored, ", "))
-		s.log.Warn("ignored request fields", "fields", ignored, "model", req.Model)
+		s.log.Warn("ignored request fields", "fields", ignored, "model", logModel(req.Model))
 	}
 	return req, true
 }
@@ -87,12 +88,14 @@ func (s *Server) createResponse(c *gin.Context) {
 		c.JSON(http.StatusOK, queued)
 	case req.Stream:
 		sse := newSSEWriter(c.Writer, s.heartbeat, clientDialect(c))
+		defer sse.Close()
 		runCtx := ctx
 		if req.Background {
 			// A background stream outlives its client: a disconnect stops the
 			// stream, not the response.
 			runCtx = s.background(resp.ID)
 		}
+		runCtx = sse.bound(runCtx, s.writeTimeout, !req.Background)
 		b := hearth.NewBuilder(resp, r.observe(r.emitTo(sse)))
 		if req.Background || adm.queued {
 			// Waiting for a slot: the client sees response.queued, then
@@ -212,7 +215,7 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 			}
 		}
 		if err := r.job.Run(ctx, b); err != nil {
-			s.log.Warn("response ended early", "id", id, "model", r.req.Model, "error", err)
+			s.log.Warn("response ended early", "id", id, "model", logModel(r.req.Model), "error", err)
 		}
 		r.adm.done() // the next generation may start while this one is stored
 	}
@@ -289,6 +292,10 @@ func readBody(r io.Reader) ([]byte, error) {
 	body, err := io.ReadAll(r)
 	if err == nil {
 		return body, nil
+	}
+	if errors.Is(err, errBodyTimeout) {
+		return nil, &hearth.Error{Status: http.StatusRequestTimeout, Type: hearth.ErrTypeInvalidRequest,
+			Code: "request_body_timeout", Message: "The request body did not arrive in time."}
 	}
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {

@@ -61,6 +61,8 @@ func (s *Server) getResponse(c *gin.Context) {
 		return
 	}
 	sse := newSSEWriter(c.Writer, s.heartbeat, clientDialect(c))
+	defer sse.Close()
+	sse.bound(c.Request.Context(), s.writeTimeout, false)
 	replay(&resp, sse.Event)
 	sse.Done()
 }

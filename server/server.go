@@ -49,6 +49,20 @@ type Config struct {
 	// items); a server keeps it in its data directory (seal.LoadOrCreate) so blobs
 	// clients hold outlive restarts. nil keeps the engine's key, which New makes fresh.
 	Seal *seal.Key
+	// AllowOrigins are the browser origins (scheme://host[:port]) besides hearth's own
+	// that may call hearth ("*": any). Requests without Origin (every non-browser
+	// client) are not affected.
+	AllowOrigins []string
+	// AllowHosts are Host names, besides loopback ones, that a request arriving on a
+	// loopback address may name (a local reverse proxy's public name; "*": any).
+	AllowHosts []string
+	// BodyReadTimeout bounds reading a request body (plus the time its size needs at
+	// 64 KiB/s); zero means DefaultBodyReadTimeout, negative no bound.
+	BodyReadTimeout time.Duration
+	// WriteTimeout bounds writing one SSE frame to a client; zero means
+	// DefaultWriteTimeout. A client that reads nothing for this long is cut off and its
+	// response stops.
+	WriteTimeout time.Duration
 	// LogContent logs each response's input and output text. Off by default: prompts
 	// are the team's business, not the log's.
 	LogContent bool
@@ -86,6 +100,11 @@ type Server struct {
 	wsLifetime time.Duration
 	// items decodes the stored items of chains, once per distinct item.
 	items *itemCache
+
+	allowOrigins, allowHosts  []string
+	bodyTimeout, writeTimeout time.Duration
+	// models knows the runtime's model names, for metric labels.
+	models *modelNames
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -101,7 +120,18 @@ func New(cfg Config) *Server {
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
 		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent,
 		health: &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
-		items: newItemCache(itemCacheBudget),
+		items:       newItemCache(itemCacheBudget),
+		bodyTimeout: cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
+	}
+	for _, o := range cfg.AllowOrigins {
+		if o = normalizeOrigin(o); o != "" {
+			s.allowOrigins = append(s.allowOrigins, o)
+		}
+	}
+	for _, h := range cfg.AllowHosts {
+		if h = normalizeHost(h); h != "" {
+			s.allowHosts = append(s.allowHosts, h)
+		}
 	}
 	s.dbKeys.db = cfg.Database
 	adm := cfg.Admission
@@ -112,7 +142,18 @@ func New(cfg Config) *Server {
 		adm.MaxQueue = DefaultMaxQueue
 	}
 	s.admission = admission.New(adm)
-	s.metrics = newMetrics(s.admission)
+	s.models = newModelNames(func(ctx context.Context) ([]string, error) {
+		list, err := cfg.Runtime.Client.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		names := make([]string, len(list.Models))
+		for i, m := range list.Models {
+			names[i] = m.Name
+		}
+		return names, nil
+	})
+	s.metrics = newMetrics(s.admission, s.models.label)
 	if s.engine == nil {
 		s.engine = engine.New(cfg.Runtime.Client, engine.DefaultFormats(), log)
 	}
@@ -122,11 +163,13 @@ func New(cfg Config) *Server {
 	s.proxy = newRuntimeProxy(cfg.Runtime, log)
 
 	r := gin.New()
-	r.Use(s.recoverPanics, s.observe)
+	r.Use(s.recoverPanics, s.observe, s.boundary)
 	r.HandleMethodNotAllowed = true
+	r.NoMethod(s.methodNotAllowed)
 	r.GET("/healthz", s.healthz)
-	authed := r.Group("/", s.authenticate, s.limitBody)
-	authed.GET("/metrics", s.serveMetrics)
+	authed := r.Group("/", s.authenticate, s.requireJSON, s.limitBody)
+	// Metrics name every key and its usage: admins only, once keys exist.
+	authed.GET("/metrics", s.requireAdmin, s.serveMetrics)
 	authed.POST("/v1/responses", s.requestTimeout, s.createResponse)
 	authed.GET("/v1/responses", s.responsesSocket)
 	authed.POST("/v1/responses/compact", s.requestTimeout, s.compactResponse)
@@ -138,9 +181,9 @@ func New(cfg Config) *Server {
 	authed.GET("/v1/models/*model", s.getModel)
 	// Ollama's own API, and its OpenAI-compatible endpoints hearth does not serve
 	// itself, pass through so ollama clients (`OLLAMA_HOST=<hearth> ollama list`) work.
-	authed.Any("/api/*path", s.admitPassthrough, s.passthrough)
+	authed.Any("/api/*path", s.passthroughAccess, s.admitPassthrough, s.passthrough)
 	for _, p := range []string{"/v1/chat/completions", "/v1/completions", "/v1/embeddings"} {
-		authed.POST(p, s.admitPassthrough, s.passthrough)
+		authed.POST(p, s.passthroughAccess, s.admitPassthrough, s.passthrough)
 	}
 	r.NoRoute(func(c *gin.Context) {
 		c.JSON(http.StatusNotFound, gin.H{"error": gin.H{
@@ -192,7 +235,8 @@ func (s *Server) healthz(c *gin.Context) {
 		s.runtimeChecked(err)
 		return err
 	})
-	rt["url"] = s.rt.URL.String()
+	// Not the runtime's URL: the embedded runtime's port is hearth's business, and
+	// /healthz answers anyone.
 	rt["embedded"] = s.rt.Embedded
 	s.health.describe(rt)
 	body := gin.H{"runtime": rt}

@@ -50,6 +50,7 @@ type socket struct {
 	ctx    context.Context
 	base   reqMeta
 	owner  string
+	caller caller
 	openAI bool
 	// latest is the connection-local state: the last response this connection created
 	// that did not fail, stored or not, with the whole conversation it ends (its
@@ -76,9 +77,10 @@ func (s *Server) responsesSocket(c *gin.Context) {
 				"create a response over HTTP with POST /v1/responses."})
 		return
 	}
-	// Cross-origin upgrades stay refused (the library's default): a web page must not
-	// ride on a browser's access to a local hearth.
-	conn, err := websocket.Accept(c.Writer, c.Request, nil)
+	// Cross-origin upgrades stay refused (the library's default) but for the origins
+	// the operator allowed: a web page must not ride on a browser's access to a local
+	// hearth. boundary has refused the others already.
+	conn, err := websocket.Accept(c.Writer, c.Request, &websocket.AcceptOptions{OriginPatterns: s.originPatterns()})
 	if err != nil {
 		meta(c).log.Warn("websocket upgrade refused", "error", err)
 		return // Accept answered the request
@@ -89,7 +91,7 @@ func (s *Server) responsesSocket(c *gin.Context) {
 	// Not the request's context: after a hijack it no longer follows the connection.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sk := &socket{s: s, conn: conn, ctx: ctx, base: *meta(c), owner: owner(c), openAI: clientDialect(c) == dialectOpenAI}
+	sk := &socket{s: s, conn: conn, ctx: ctx, base: *meta(c), owner: owner(c), caller: callerOf(c), openAI: clientDialect(c) == dialectOpenAI}
 	// Shutdown waits for the response in flight, as it does for background responses.
 	s.jobs.wg.Add(1)
 	defer s.jobs.wg.Done()
@@ -195,9 +197,17 @@ func (sk *socket) serve(creates <-chan []byte, lifetime time.Duration) {
 		case <-stopping.Done():
 		case <-limit.C:
 		case data := <-creates:
-			if stopping.Err() == nil && time.Now().Before(end) {
-				sk.create(data)
+			if stopping.Err() != nil || !time.Now().Before(end) {
+				continue
 			}
+			// The key was checked at the upgrade; the connection may live an hour, and a
+			// key revoked meanwhile must stop working here as it does over HTTP.
+			if err := sk.s.stillValid(sk.ctx, sk.caller); err != nil {
+				sk.sendError(err, "")
+				sk.conn.Close(websocket.StatusPolicyViolation, "API key no longer valid")
+				return
+			}
+			sk.create(data)
 		}
 	}
 }
@@ -256,12 +266,12 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	m := sk.base
 	m.start = time.Now()
 	m.model = req.Model
-	m.log = m.log.With("model", req.Model)
+	m.log = m.log.With("model", logModel(req.Model))
 	if err := s.limits.check(req); err != nil {
 		return nil, "", err
 	}
 	if len(ignored) > 0 {
-		m.log.Warn("ignored request fields", "fields", ignored)
+		m.log.Warn("ignored request fields", "fields", boundIgnored(ignored))
 	}
 	ctx := sk.ctx
 	if s.limits.RequestTimeout > 0 {

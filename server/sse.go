@@ -2,7 +2,9 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -16,15 +18,29 @@ import (
 // give up on a silent stream (long prompt processing can take minutes).
 type sseWriter struct {
 	// openAI renames events to OpenAI's names for clients that expect them.
-	openAI  bool
-	mu      sync.Mutex
-	w       http.ResponseWriter
-	flusher http.Flusher
-	last    time.Time
-	err     error
-	stop    chan struct{}
-	done    chan struct{}
+	openAI bool
+	mu     sync.Mutex
+	w      http.ResponseWriter
+	rc     *http.ResponseController
+	last   time.Time
+	err    error
+	stop   chan struct{}
+	done   chan struct{}
+	// stopped stops the heartbeats once; closed ends the writer once.
+	stopped, closed sync.Once
+	// timeout bounds each frame's write and flush (0: none); fail, when set, is called
+	// once the first write fails, to stop the response whose client stopped reading.
+	timeout time.Duration
+	fail    context.CancelCauseFunc
 }
+
+// DefaultWriteTimeout bounds one SSE frame's write: a client that reads nothing for a
+// minute is gone as far as hearth is concerned (the WebSocket mode uses the same).
+const DefaultWriteTimeout = time.Minute
+
+// errClientStalled is the cause of a response stopped because its client stopped
+// reading the stream; it is stored incomplete like any other disconnect.
+var errClientStalled = errors.New("the client stopped reading the stream")
 
 func newSSEWriter(w http.ResponseWriter, heartbeat time.Duration, d dialect) *sseWriter {
 	h := w.Header()
@@ -34,11 +50,43 @@ func newSSEWriter(w http.ResponseWriter, heartbeat time.Duration, d dialect) *ss
 	// Reverse proxies such as nginx buffer responses unless told not to.
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	f, _ := w.(http.Flusher)
-	s := &sseWriter{w: w, flusher: f, last: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), openAI: d == dialectOpenAI}
-	s.flush()
+	s := &sseWriter{w: w, rc: http.NewResponseController(w), last: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), openAI: d == dialectOpenAI}
+	s.rc.Flush()
 	go s.heartbeats(heartbeat)
 	return s
+}
+
+// bound gives every later frame a write deadline of timeout. Without it a client that
+// stops reading blocks the writer (and the response, and its model's slot) for ever
+// once the socket buffers fill. With stopRun the returned context ends when a write
+// fails, so the response stops, frees its slot and is stored incomplete; a background
+// response keeps running without its stream.
+func (s *sseWriter) bound(ctx context.Context, timeout time.Duration, stopRun bool) context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.timeout = timeout
+	if !stopRun {
+		return ctx
+	}
+	ctx, s.fail = context.WithCancelCause(ctx)
+	return ctx
+}
+
+// Close stops the heartbeats and lifts the write deadline, so the connection's next
+// request starts without it. Done calls it; handlers defer it too, so an early return
+// or a panic does not leave a heartbeat goroutine writing to a finished response.
+func (s *sseWriter) Close() {
+	s.stopHeartbeats()
+	s.closed.Do(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.timeout > 0 {
+			s.rc.SetWriteDeadline(time.Time{})
+		}
+		if s.fail != nil {
+			s.fail(context.Canceled) // releases the context; the run is over
+		}
+	})
 }
 
 func (s *sseWriter) heartbeats(every time.Duration) {
@@ -78,29 +126,41 @@ func (s *sseWriter) Event(e hearth.Event) {
 
 // Done ends the stream with `data: [DONE]`, as OpenAI's clients expect.
 func (s *sseWriter) Done() {
-	close(s.stop)
-	<-s.done
+	s.stopHeartbeats()
 	s.mu.Lock()
 	s.writeLocked([]byte("data: [DONE]\n\n"))
 	s.mu.Unlock()
+	s.Close()
+}
+
+func (s *sseWriter) stopHeartbeats() {
+	s.stopped.Do(func() {
+		close(s.stop)
+		<-s.done
+	})
 }
 
 func (s *sseWriter) writeLocked(b []byte) {
 	if s.err != nil {
 		return
 	}
-	if _, err := s.w.Write(b); err != nil {
+	if s.timeout > 0 {
+		s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
+	}
+	_, err := s.w.Write(b)
+	if err == nil {
+		if err = s.rc.Flush(); errors.Is(err, http.ErrNotSupported) {
+			err = nil
+		}
+	}
+	if err != nil {
 		s.err = err
+		if s.fail != nil {
+			s.fail(errClientStalled)
+		}
 		return
 	}
 	s.last = time.Now()
-	s.flush()
-}
-
-func (s *sseWriter) flush() {
-	if s.flusher != nil {
-		s.flusher.Flush()
-	}
 }
 
 // eventJSON is an event's type and JSON as sent on the wire (an SSE frame's data, a

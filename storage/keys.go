@@ -26,12 +26,24 @@ var (
 // secret scanners can be taught the pattern).
 const KeyPrefix = "hk-"
 
+// Role is what a key may do.
+type Role string
+
+// Roles of keys.
+const (
+	// RoleUser generates, reads the model list and uses its own responses.
+	RoleUser Role = "user"
+	// RoleAdmin also manages the runtime's models and reads /metrics.
+	RoleAdmin Role = "admin"
+)
+
 // Key is an API key's record. The key itself is not stored; Hash is OwnerOf(key).
 type Key struct {
 	ID        string
 	Name      string
 	Hash      string
 	Prefix    string
+	Role      Role
 	CreatedAt time.Time
 	// RevokedAt is zero for an active key.
 	RevokedAt time.Time
@@ -40,9 +52,17 @@ type Key struct {
 // Active reports whether the key may be used.
 func (k *Key) Active() bool { return k.RevokedAt.IsZero() }
 
-// CreateKey generates a new key named name and stores its hash. The returned secret is
-// the only copy of the key.
+// CreateKey generates a new user key named name and stores its hash. The returned
+// secret is the only copy of the key.
 func (db *DB) CreateKey(ctx context.Context, name string) (Key, string, error) {
+	return db.CreateKeyAs(ctx, name, RoleUser)
+}
+
+// CreateKeyAs is CreateKey for a key of role.
+func (db *DB) CreateKeyAs(ctx context.Context, name string, role Role) (Key, string, error) {
+	if role != RoleUser && role != RoleAdmin {
+		return Key{}, "", fmt.Errorf("storage: unknown key role %q", role)
+	}
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return Key{}, "", errors.New("storage: a key needs a name")
@@ -56,11 +76,11 @@ func (db *DB) CreateKey(ctx context.Context, name string) (Key, string, error) {
 	rand.Read(idRaw[:])
 	k := Key{
 		ID: "key_" + hex.EncodeToString(idRaw[:]), Name: name, Hash: OwnerOf(secret),
-		Prefix: secret[:len(KeyPrefix)+6], CreatedAt: time.Now().Truncate(time.Millisecond),
+		Prefix: secret[:len(KeyPrefix)+6], Role: role, CreatedAt: time.Now().Truncate(time.Millisecond),
 	}
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, name, hash, prefix, created_at) VALUES (?, ?, ?, ?, ?)`,
-			k.ID, k.Name, k.Hash, k.Prefix, k.CreatedAt.UnixMilli())
+		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, name, hash, prefix, role, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			k.ID, k.Name, k.Hash, k.Prefix, string(k.Role), k.CreatedAt.UnixMilli())
 		return err
 	})
 	var se sqlite3.Error
@@ -137,7 +157,7 @@ func (db *DB) HasKeys(ctx context.Context) (bool, error) {
 	return n == 1, nil
 }
 
-const keyColumns = `id, name, hash, prefix, created_at, revoked_at`
+const keyColumns = `id, name, hash, prefix, role, created_at, revoked_at`
 
 func scanKey(row rowScanner) (*Key, error) {
 	var (
@@ -145,7 +165,7 @@ func scanKey(row rowScanner) (*Key, error) {
 		created int64
 		revoked sql.NullInt64
 	)
-	if err := row.Scan(&k.ID, &k.Name, &k.Hash, &k.Prefix, &created, &revoked); err != nil {
+	if err := row.Scan(&k.ID, &k.Name, &k.Hash, &k.Prefix, &k.Role, &created, &revoked); err != nil {
 		return nil, err
 	}
 	k.CreatedAt = time.UnixMilli(created)

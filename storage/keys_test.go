@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -73,5 +75,85 @@ func TestKeyLifecycle(t *testing.T) {
 	// A revoked name is not reused.
 	if _, _, err := db.CreateKey(ctx, "alice"); !errors.Is(err, ErrKeyExists) {
 		t.Errorf("recreate revoked alice: %v", err)
+	}
+}
+
+func TestKeyRoles(t *testing.T) {
+	db := openTestDB(t)
+	ctx := context.Background()
+	user, userSecret, err := db.CreateKey(ctx, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, adminSecret, err := db.CreateKeyAs(ctx, "ops", RoleAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if user.Role != RoleUser || admin.Role != RoleAdmin {
+		t.Fatalf("created roles %q, %q", user.Role, admin.Role)
+	}
+	for secret, want := range map[string]Role{userSecret: RoleUser, adminSecret: RoleAdmin} {
+		k, err := db.KeyByHash(ctx, OwnerOf(secret))
+		if err != nil || k.Role != want {
+			t.Errorf("KeyByHash role %v, %v; want %q", k, err, want)
+		}
+	}
+	keys, _ := db.ListKeys(ctx)
+	if len(keys) != 2 || keys[0].Role != RoleUser || keys[1].Role != RoleAdmin {
+		t.Errorf("ListKeys roles: %+v", keys)
+	}
+	if _, _, err := db.CreateKeyAs(ctx, "eve", Role("root")); err == nil {
+		t.Error("a key of an unknown role was created")
+	}
+}
+
+// TestKeyRolesMigration: keys created before roles existed become user keys when the
+// database is upgraded (0005_key_roles.sql says why).
+func TestKeyRolesMigration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	ms, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before []migration
+	for _, m := range ms {
+		if strings.HasSuffix(m.name, "_key_roles") {
+			break
+		}
+		before = append(before, m)
+	}
+	if len(before) == len(ms) {
+		t.Fatal("no key_roles migration")
+	}
+	// The database as a hearth from before roles left it, with one key.
+	raw, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := raw.ExecContext(ctx, `CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range before {
+		if err := applyMigration(ctx, raw, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := raw.ExecContext(ctx, `INSERT INTO api_keys (id, name, hash, prefix, created_at) VALUES ('key_old', 'old', ?, 'hk-abc', 1)`, OwnerOf("hk-old")); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	k, err := db.KeyByHash(ctx, OwnerOf("hk-old"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Role != RoleUser {
+		t.Errorf("a key from before roles has role %q, want user", k.Role)
 	}
 }

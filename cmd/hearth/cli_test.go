@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -43,9 +44,19 @@ func TestKeysCommand(t *testing.T) {
 	if _, _, err := runCLI(t, "keys", "create", "--data", data); err == nil || !strings.Contains(err.Error(), "--name") {
 		t.Errorf("create without --name: %v", err)
 	}
+	if _, _, err := runCLI(t, "keys", "create", "--name", "ops", "--admin", "--data", data); err != nil {
+		t.Fatal(err)
+	}
 	out, _, _ = runCLI(t, "keys", "list", "--data", data)
 	if !strings.Contains(out, "alice") || strings.Contains(out, secret) || !strings.Contains(out, secret[:9]) {
 		t.Errorf("keys list shows the key, or not its prefix:\n%s", out)
+	}
+	// Roles: alice is a user (the default), ops an admin.
+	if !regexp.MustCompile(`(?m)^key_\S+\s+alice\s+user\s`).MatchString(out) || !regexp.MustCompile(`(?m)^key_\S+\s+ops\s+admin\s`).MatchString(out) {
+		t.Errorf("keys list does not show the roles:\n%s", out)
+	}
+	if _, _, err := runCLI(t, "keys", "revoke", "ops", "--data", data); err != nil {
+		t.Fatal(err)
 	}
 	if out, _, err := runCLI(t, "keys", "revoke", "alice", "--data", data); err != nil || !strings.Contains(out, "Revoked") {
 		t.Fatalf("revoke: %q %v", out, err)
@@ -54,7 +65,7 @@ func TestKeysCommand(t *testing.T) {
 		t.Error("revoking an unknown key succeeded")
 	}
 	out, _, _ = runCLI(t, "keys", "list", "--data", data)
-	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 2 || strings.HasSuffix(strings.TrimSpace(lines[1]), "-") {
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 3 || strings.HasSuffix(strings.TrimSpace(lines[1]), "-") {
 		t.Errorf("revoked key not shown as revoked:\n%s", out)
 	}
 	db, err := storage.Open(filepath.Join(data, "hearth.db"))
@@ -178,10 +189,21 @@ func TestServeRejectsBadSettings(t *testing.T) {
 		{"--websocket-lifetime", "0s"},
 		{"--websocket-lifetime", "-1m"},
 		{"--log-format", "xml"},
+		{"--write-timeout", "0s"},
+		// Blank keys would count as keys for the exposure check while the server,
+		// trimming them, required none.
+		{"--api-key", " "},
+		{"--api-key", ","},
+		{"--api-key", "good, "},
+		{"--api-key", " ", "--addr", "0.0.0.0:0"},
 	} {
 		all := append([]string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, args...)
 		if _, _, err := runCLI(t, all...); err == nil || !strings.Contains(err.Error(), args[0]) {
 			t.Errorf("serve %v: %v, want an error naming %s", args, err, args[0])
 		}
+	}
+	t.Setenv("HEARTH_API_KEY", " ")
+	if _, _, err := runCLI(t, "serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "HEARTH_API_KEY") {
+		t.Errorf("serve with HEARTH_API_KEY=' ': %v, want an error naming HEARTH_API_KEY", err)
 	}
 }

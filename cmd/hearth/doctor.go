@@ -152,7 +152,6 @@ func (d *doctor) checkHearth(ctx context.Context, hc *hearthClient) bool {
 		Status  string `json:"status"`
 		Runtime struct {
 			OK       bool   `json:"ok"`
-			URL      string `json:"url"`
 			Embedded bool   `json:"embedded"`
 			Error    string `json:"error"`
 		} `json:"runtime"`
@@ -180,7 +179,7 @@ func (d *doctor) checkHearth(ctx context.Context, hc *hearthClient) bool {
 			kind = "embedded"
 		}
 		if !health.Runtime.OK {
-			return "", fmt.Errorf("%s runtime at %s is down: %s", kind, health.Runtime.URL, health.Runtime.Error)
+			return "", fmt.Errorf("%s runtime is down: %s", kind, health.Runtime.Error)
 		}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
@@ -188,7 +187,9 @@ func (d *doctor) checkHearth(ctx context.Context, hc *hearthClient) bool {
 		if err != nil {
 			return "", hc.explain(err)
 		}
-		return fmt.Sprintf("%s Ollama %s at %s", kind, v, health.Runtime.URL), nil
+		// /healthz does not say where the runtime listens (it answers anyone); the
+		// version came through hearth's passthrough.
+		return fmt.Sprintf("%s Ollama %s, reached through hearth", kind, v), nil
 	})
 	if health.Database != nil {
 		d.check("hearth's db", func() (string, error) {

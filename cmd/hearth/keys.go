@@ -24,10 +24,16 @@ func keysCommand() *cobra.Command {
 
 Keys live in hearth's database in --data, stored as hashes: a key is printed once, when
 it is created. A running hearth checks the database on every request, so a new key
-works and a revoked one fails at once, without a restart. Once any key exists (even a
-revoked one) hearth requires a key on every route but /healthz. Keys given with
---api-key or HEARTH_API_KEY work next to these.`,
+works and a revoked one fails at once, without a restart (an open WebSocket too, at its
+next response.create). Once any key exists (even a revoked one) hearth requires a key
+on every route but /healthz. Keys given with --api-key or HEARTH_API_KEY work next to
+these, as admin keys.
+
+Roles: a user key (the default) generates, reads the model list and uses its own
+responses. An admin key (--admin) also manages the runtime's models (/api/pull, push,
+create, copy, delete, blobs) and reads /metrics.`,
 		Example: `  hearth keys create --name alice
+  hearth keys create --name ops --admin
   hearth keys list
   hearth keys revoke alice`,
 	}
@@ -40,11 +46,14 @@ revoked one) hearth requires a key on every route but /healthz. Keys given with
 		return db, nil
 	}
 
-	var name string
+	var (
+		name  string
+		admin bool
+	)
 	create := &cobra.Command{
 		Use:     "create --name NAME",
 		Short:   "Create a key and print it (once)",
-		Example: "  hearth keys create --name alice",
+		Example: "  hearth keys create --name alice\n  hearth keys create --name ops --admin",
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if name == "" {
@@ -55,20 +64,25 @@ revoked one) hearth requires a key on every route but /healthz. Keys given with
 				return err
 			}
 			defer db.Close()
-			k, secret, err := db.CreateKey(c.Context(), name)
+			role := storage.RoleUser
+			if admin {
+				role = storage.RoleAdmin
+			}
+			k, secret, err := db.CreateKeyAs(c.Context(), name, role)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintln(c.OutOrStdout(), secret)
-			fmt.Fprintf(c.ErrOrStderr(), "Created key %s (%s). It is shown only now; hearth keeps only its hash.\n", k.Name, k.ID)
+			fmt.Fprintf(c.ErrOrStderr(), "Created %s key %s (%s). It is shown only now; hearth keeps only its hash.\n", k.Role, k.Name, k.ID)
 			return nil
 		},
 	}
 	create.Flags().StringVar(&name, "name", "", "who or what the key is for (unique)")
+	create.Flags().BoolVar(&admin, "admin", false, "an admin key: may also manage models (pull, push, create, copy, delete) and read /metrics")
 
 	list := &cobra.Command{
 		Use:     "list",
-		Short:   "List keys: id, name, prefix, created, revoked",
+		Short:   "List keys: id, name, role, prefix, created, revoked",
 		Example: "  hearth keys list",
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -86,13 +100,13 @@ revoked one) hearth requires a key on every route but /healthz. Keys given with
 				return nil
 			}
 			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "ID\tNAME\tKEY\tCREATED\tREVOKED")
+			fmt.Fprintln(w, "ID\tNAME\tROLE\tKEY\tCREATED\tREVOKED")
 			for _, k := range keys {
 				revoked := "-"
 				if !k.Active() {
 					revoked = k.RevokedAt.Local().Format(time.DateTime)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s…\t%s\t%s\n", k.ID, k.Name, k.Prefix, k.CreatedAt.Local().Format(time.DateTime), revoked)
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s…\t%s\t%s\n", k.ID, k.Name, k.Role, k.Prefix, k.CreatedAt.Local().Format(time.DateTime), revoked)
 			}
 			return w.Flush()
 		},

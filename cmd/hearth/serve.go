@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -47,6 +48,10 @@ type serveOptions struct {
 	limits        server.Limits
 	idleTimeout   time.Duration
 	checkEvery    time.Duration
+	allowOrigins  []string
+	allowHosts    []string
+	bodyTimeout   time.Duration
+	writeTimeout  time.Duration
 }
 
 func serveCommand() *cobra.Command {
@@ -99,6 +104,10 @@ ollama serve.`,
 	f.IntVar(&o.limits.MaxTools, "max-tools", server.DefaultMaxTools, "most tools per request; more is 400 (-1: no limit)")
 	f.DurationVar(&o.limits.RequestTimeout, "request-timeout", server.DefaultRequestTimeout, "longest a response may take, the wait in the queue included; then it ends incomplete (reason request_timeout) (-1s: none)")
 	f.DurationVar(&o.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
+	f.StringSliceVar(&o.allowOrigins, "allow-origin", nil, "browser origins (scheme://host:port) besides hearth's own that may call it, e.g. a web app's; '*' allows any (repeat, or comma-separate)")
+	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "Host names besides loopback ones that requests arriving on a loopback address may use, e.g. a local reverse proxy's public name (repeat, or comma-separate)")
+	f.DurationVar(&o.bodyTimeout, "body-timeout", server.DefaultBodyReadTimeout, "how long a client may take to send a request body (more for a large body, at 64 KiB/s); then 408 (-1s: no bound)")
+	f.DurationVar(&o.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "how long one SSE frame may wait on a client that does not read; then the stream is cut and its response stops")
 	f.DurationVar(&o.checkEvery, "runtime-check", server.DefaultSuperviseEvery, "how often hearth checks that the runtime answers (/healthz, hearth_runtime_up)")
 	bindEnv(cmd)
 	return cmd
@@ -120,6 +129,12 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	if o.wsLifetime <= 0 {
 		return fmt.Errorf("--websocket-lifetime %v: want a positive duration, such as 60m", o.wsLifetime)
+	}
+	if o.writeTimeout <= 0 {
+		return fmt.Errorf("--write-timeout %v: want a positive duration, such as 1m", o.writeTimeout)
+	}
+	if err := checkKeys(o.apiKeys); err != nil {
+		return err
 	}
 	log := slog.New(handler)
 
@@ -180,6 +195,7 @@ func serve(parent context.Context, o serveOptions) error {
 		Runtime: rt, Engine: engine.New(rt.Client, formats, log), Database: db,
 		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
+		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
 		Admission: admission.Config{Slots: o.maxConcurrent, MaxQueue: o.maxQueue, MaxQueuePerKey: o.maxQueueKey, RatePerMinute: o.rateLimit},
 	})
 	go h.Supervise(ctx, o.checkEvery)
@@ -224,6 +240,18 @@ func serve(parent context.Context, o serveOptions) error {
 		}
 	}
 	log.Info("stopped")
+	return nil
+}
+
+// checkKeys refuses blank keys: `--api-key " "` (or ",", or HEARTH_API_KEY=" ") would
+// otherwise count as keys for checkExposure while the server, trimming them, required
+// none, and a LAN address would be served open.
+func checkKeys(keys []string) error {
+	for _, k := range keys {
+		if strings.TrimSpace(k) == "" {
+			return errors.New("--api-key (HEARTH_API_KEY) holds a blank key: give each key as text (comma-separated for several), or leave the setting out")
+		}
+	}
 	return nil
 }
 

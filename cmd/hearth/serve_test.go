@@ -165,7 +165,7 @@ func TestServeEmbedded(t *testing.T) {
 		}
 	}
 	// A key created with the CLI next to the running server turns auth on at once.
-	out, _, err = runCLI(t, "keys", "create", "--name", "ops", "--data", filepath.Join(dir, "data"))
+	out, _, err = runCLI(t, "keys", "create", "--name", "ops", "--admin", "--data", filepath.Join(dir, "data"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,17 @@ type Controller struct {
 	mu      sync.Mutex
 	lanes   map[string]*lane
 	buckets map[string]*bucket
+	// swept is when idle lanes and full buckets were last dropped.
+	swept time.Time
 }
+
+// Idle state is dropped: a rate bucket once it has refilled (a new one would be the
+// same), a lane once nothing ran or waited in it for laneIdle. Clients choose both
+// keys (a model name, an address), so keeping them for ever grows without bound.
+const (
+	sweepEvery = time.Minute
+	laneIdle   = 10 * time.Minute
+)
 
 // New returns a Controller with cfg.
 func New(cfg Config) *Controller {
@@ -93,6 +103,8 @@ type lane struct {
 	// service is a moving average of how long a generation holds its slot, for
 	// Retry-After.
 	service time.Duration
+	// used is when a request last entered or left the lane.
+	used time.Time
 }
 
 // Ticket is one request's place: admitted at once, or waiting in its model's queue.
@@ -113,6 +125,9 @@ func (c *Controller) Enter(model, key string) (*Ticket, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
+	if now.Sub(c.swept) >= sweepEvery {
+		c.sweepLocked(now)
+	}
 	if c.cfg.RatePerMinute > 0 {
 		b := c.buckets[key]
 		if b == nil {
@@ -128,6 +143,7 @@ func (c *Controller) Enter(model, key string) (*Ticket, error) {
 		l = &lane{queues: map[string][]*Ticket{}}
 		c.lanes[model] = l
 	}
+	l.used = now
 	t := &Ticket{c: c, model: model, key: key, enqueued: now, ready: make(chan struct{})}
 	if l.running < c.cfg.Slots && l.waiting == 0 {
 		c.admitLocked(l, t, now)
@@ -267,7 +283,9 @@ func (t *Ticket) Done() {
 		c.removeLocked(l, t)
 		return
 	}
-	held := c.now().Sub(t.admittedAt)
+	now := c.now()
+	l.used = now
+	held := now.Sub(t.admittedAt)
 	if l.service == 0 {
 		l.service = held
 	} else {
@@ -299,6 +317,24 @@ func (c *Controller) Snapshot() []Lane {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Model < out[j].Model })
 	return out
+}
+
+// sweepLocked drops lanes idle for laneIdle and buckets that have refilled.
+func (c *Controller) sweepLocked(now time.Time) {
+	c.swept = now
+	for m, l := range c.lanes {
+		if l.running == 0 && l.waiting == 0 && now.Sub(l.used) >= laneIdle {
+			delete(c.lanes, m)
+		}
+	}
+	if c.cfg.RatePerMinute > 0 {
+		burst := float64(c.cfg.RatePerMinute)
+		for k, b := range c.buckets {
+			if b.tokens+now.Sub(b.at).Seconds()*burst/60 >= burst {
+				delete(c.buckets, k)
+			}
+		}
+	}
 }
 
 // bucket is a token bucket of one key's rate limit.

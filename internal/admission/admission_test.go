@@ -3,6 +3,7 @@ package admission
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -193,5 +194,48 @@ func TestRateLimit(t *testing.T) {
 	enter(t, c, "m", "a").Done()
 	if _, err := c.Enter("m", "a"); err == nil {
 		t.Fatal("token reused")
+	}
+}
+
+// TestIdleStateEvicted: rate buckets and lanes are keyed by what clients send (a key
+// or address, a model name); once idle they are dropped, so a stream of new names does
+// not grow the controller for ever. A lane with a request running or waiting stays.
+func TestIdleStateEvicted(t *testing.T) {
+	c := New(Config{Slots: 1, RatePerMinute: 60})
+	now := time.Unix(1000, 0)
+	c.now = func() time.Time { return now }
+	for i := range 1000 {
+		tk, err := c.Enter(fmt.Sprintf("model-%d", i), fmt.Sprintf("ip:10.0.%d.%d", i/256, i%256))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk.Done()
+	}
+	busy, err := c.Enter("busy", "ip:10.9.9.9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.lanes) != 1001 || len(c.buckets) != 1001 {
+		t.Fatalf("before: %d lanes, %d buckets", len(c.lanes), len(c.buckets))
+	}
+	// A minute on, every bucket has refilled; lanes are not idle long enough yet.
+	now = now.Add(time.Minute)
+	if _, err := c.Enter("busy", "ip:10.9.9.10"); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.buckets) != 1 || len(c.lanes) != 1001 {
+		t.Errorf("after a minute: %d buckets (want the new one), %d lanes (want all)", len(c.buckets), len(c.lanes))
+	}
+	now = now.Add(laneIdle)
+	if _, err := c.Enter("other", "ip:10.9.9.11"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.lanes["busy"]; !ok || len(c.lanes) != 2 {
+		t.Errorf("after %v idle: lanes %d, busy kept %v; want busy (running) and other", laneIdle, len(c.lanes), ok)
+	}
+	busy.Done()
+	// The busy lane's waiting ticket got the slot: still not idle.
+	if l := c.lanes["busy"]; l == nil || l.running != 1 {
+		t.Fatalf("busy lane after Done: %+v", l)
 	}
 }

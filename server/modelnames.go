@@ -1,0 +1,78 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+)
+
+// unknownModel is the metric label of a model name the runtime does not have.
+const unknownModel = "unknown"
+
+// modelRefreshEvery bounds how often a name not seen before makes hearth ask the
+// runtime for its model list again: a stream of made-up names costs one list call per
+// interval, not one per request.
+const modelRefreshEvery = 5 * time.Second
+
+// modelNames maps the model names requests send to the names the runtime has, for
+// metric labels. Labels must come from a small set: every distinct label value is a
+// series kept for the life of the process, and requests may name anything (120
+// requests with 500 KB names once grew /metrics to 660 MB).
+type modelNames struct {
+	list func(context.Context) ([]string, error)
+
+	mu sync.Mutex
+	// byKey maps a lowercased name, with and without ":latest", to the runtime's name.
+	byKey      map[string]string
+	fetched    time.Time
+	refreshing bool
+}
+
+func newModelNames(list func(context.Context) ([]string, error)) *modelNames {
+	return &modelNames{list: list, byKey: map[string]string{}}
+}
+
+// label is the runtime's name of the model the request named, or unknownModel; the
+// empty name (a request that named none) stays empty.
+func (m *modelNames) label(name string) string {
+	if name == "" || m == nil {
+		return name
+	}
+	key := strings.ToLower(name)
+	m.mu.Lock()
+	v, ok := m.byKey[key]
+	// One list call at a time, at most one per interval, and outside the lock: a
+	// runtime that is down must not hold up the requests whose names are known.
+	refresh := !ok && !m.refreshing && m.list != nil && time.Since(m.fetched) >= modelRefreshEvery
+	if refresh {
+		m.refreshing, m.fetched = true, time.Now()
+	}
+	m.mu.Unlock()
+	if ok {
+		return v
+	}
+	if !refresh {
+		return unknownModel
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	names, err := m.list(ctx)
+	cancel()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.refreshing = false
+	if err == nil {
+		m.byKey = make(map[string]string, 2*len(names))
+		for _, n := range names {
+			l := strings.ToLower(n)
+			m.byKey[l] = n
+			if base, ok := strings.CutSuffix(l, ":latest"); ok {
+				m.byKey[base] = n
+			}
+		}
+	}
+	if v, ok := m.byKey[key]; ok {
+		return v
+	}
+	return unknownModel
+}

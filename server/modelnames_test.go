@@ -1,0 +1,51 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// TestModelNamesLabel: names map to the runtime's own spelling; anything else is
+// "unknown"; a stream of made-up names costs one list call per interval, not one each.
+func TestModelNamesLabel(t *testing.T) {
+	calls := 0
+	var fail bool
+	m := newModelNames(func(context.Context) ([]string, error) {
+		calls++
+		if fail {
+			return nil, errors.New("runtime down")
+		}
+		return []string{"qwen3:0.6b", "plain:latest"}, nil
+	})
+	for name, want := range map[string]string{
+		"plain:latest": "plain:latest", "plain": "plain:latest", "PLAIN": "plain:latest",
+		"qwen3:0.6b": "qwen3:0.6b", "qwen3": unknownModel, "": "",
+	} {
+		if got := m.label(name); got != want {
+			t.Errorf("label(%q) = %q, want %q", name, got, want)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("%d list calls for the first names, want 1", calls)
+	}
+	for i := range 1000 {
+		if got := m.label(fmt.Sprintf("made-up-%d", i)); got != unknownModel {
+			t.Fatalf("made-up name labelled %q", got)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("%d list calls after 1000 made-up names within the interval, want 1", calls)
+	}
+	// After the interval a miss lists again; a failed list keeps the names known.
+	m.fetched = time.Now().Add(-modelRefreshEvery)
+	fail = true
+	if got := m.label("made-up"); got != unknownModel || calls != 2 {
+		t.Errorf("after the interval: %q, %d calls", got, calls)
+	}
+	if got := m.label("plain"); got != "plain:latest" {
+		t.Errorf("a known name after a failed list: %q", got)
+	}
+}
