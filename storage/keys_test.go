@@ -108,7 +108,7 @@ func TestKeyRoles(t *testing.T) {
 }
 
 // TestKeyRolesMigration: keys created before roles existed become user keys when the
-// database is upgraded (0005_key_roles.sql says why).
+// database is upgraded (0006_key_roles.sql says why).
 func TestKeyRolesMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hearth.db")
 	ms, err := loadMigrations()
