@@ -56,9 +56,9 @@ func serveCommand() *cobra.Command {
 		Short: "Serve the Open Responses API",
 		Long: `Serve the Open Responses API on --addr.
 
-The runtime: by default hearth starts Ollama's server inside this process on a private
-loopback port (never the 11434 of an Ollama you may run) and re-executes itself as
-"hearth runner" for model runners. --ollama, or OLLAMA_HOST, selects an Ollama server you
+The runtime: by default hearth starts Ollama's server inside this process, reachable from
+this process only (it has no port), and re-executes itself as "hearth runner" for model
+runners, which end when hearth ends. --ollama, or OLLAMA_HOST, selects an Ollama server you
 already run instead.
 
 Models: the embedded runtime reads them from --models, else OLLAMA_MODELS, else Ollama's
@@ -277,6 +277,6 @@ func openRuntime(ctx context.Context, o serveOptions, log *slog.Logger) (*ollama
 	if err != nil {
 		return nil, fmt.Errorf("start embedded runtime: %w", err)
 	}
-	log.Info("using embedded Ollama runtime", "url", rt.URL.String(), "models", rt.ModelsDir, "cpu_level", cpubuild.Level())
+	log.Info("using embedded Ollama runtime", "listens", "nowhere (in-process only)", "models", rt.ModelsDir, "cpu_level", cpubuild.Level())
 	return rt, nil
 }
