@@ -21,7 +21,6 @@ import (
 	"hearth/internal/cpubuild"
 	"hearth/internal/seal"
 	"hearth/server"
-	"hearth/storage"
 )
 
 type serveOptions struct {
@@ -47,6 +46,7 @@ type serveOptions struct {
 	limits        server.Limits
 	idleTimeout   time.Duration
 	checkEvery    time.Duration
+	newDatabase   bool
 }
 
 func serveCommand() *cobra.Command {
@@ -100,6 +100,7 @@ ollama serve.`,
 	f.DurationVar(&o.limits.RequestTimeout, "request-timeout", server.DefaultRequestTimeout, "longest a response may take, the wait in the queue included; then it ends incomplete (reason request_timeout) (-1s: none)")
 	f.DurationVar(&o.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
 	f.DurationVar(&o.checkEvery, "runtime-check", server.DefaultSuperviseEvery, "how often hearth checks that the runtime answers (/healthz, hearth_runtime_up)")
+	f.BoolVar(&o.newDatabase, "new-database", false, "start with a new, empty database when the one in --data is missing, empty or damaged (a damaged one is moved aside); use once, after deciding not to restore a backup")
 	bindEnv(cmd)
 	return cmd
 }
@@ -135,6 +136,15 @@ func serve(parent context.Context, o serveOptions) error {
 		return fmt.Errorf("data directory: %w", err)
 	}
 
+	// The database before the key: a seal.key then means the directory held a database
+	// (see checkDatabaseNotLost).
+	db, err := openServeDatabase(ctx, o.dataDir, o.newDatabase, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	dbPath := db.Path()
+
 	// The key of encrypted reasoning and compaction items: kept with the database, so
 	// the blobs stateless clients (Codex) hold stay valid across restarts.
 	keyPath := filepath.Join(o.dataDir, seal.FileName)
@@ -146,12 +156,6 @@ func serve(parent context.Context, o serveOptions) error {
 		log.Info("created the key for encrypted content", "path", keyPath)
 	}
 
-	dbPath := filepath.Join(o.dataDir, "hearth.db")
-	db, err := storage.Open(dbPath)
-	if err != nil {
-		return fmt.Errorf("database: %w", err)
-	}
-	defer db.Close()
 	// Keys created with `hearth keys create` count as keys for exposure.
 	hasDBKeys, err := db.HasKeys(ctx)
 	if err != nil {
