@@ -65,11 +65,12 @@ func TestRuntimeIsolation(t *testing.T) {
 		t.Errorf("hearth listens on unix sockets %v, want none", unix)
 	}
 
+	killed := time.Now()
 	if err := h.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	<-h.exited
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := killed.Add(10 * time.Second)
 	for {
 		var alive []int
 		for _, r := range runners {
@@ -78,6 +79,7 @@ func TestRuntimeIsolation(t *testing.T) {
 			}
 		}
 		if len(alive) == 0 {
+			t.Logf("%d model runner(s) gone %v after hearth's SIGKILL", len(runners), time.Since(killed).Round(time.Millisecond))
 			break
 		}
 		if time.Now().After(deadline) {
