@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/mattn/go-sqlite3"
 )
@@ -88,7 +89,9 @@ func privateFiles(abs string) error {
 		return err
 	}
 	if st.Mode().Perm()&0o077 != 0 {
-		if err := os.Chmod(dir, 0o700); err != nil {
+		// A read-only file system cannot be changed, nor written to by anyone: the open
+		// reports it (explainOpenError).
+		if err := os.Chmod(dir, 0o700); err != nil && !errors.Is(err, syscall.EROFS) {
 			return fmt.Errorf("the data directory %s is open to other users (mode %v) and hearth cannot change that: %w", dir, st.Mode().Perm(), err)
 		}
 	}
@@ -98,7 +101,7 @@ func privateFiles(abs string) error {
 	if err == nil {
 		f.Close()
 	} else if !errors.Is(err, fs.ErrExist) {
-		return err
+		return explainOpenError(dir, err)
 	}
 	for _, p := range []string{abs, abs + "-wal", abs + "-shm"} {
 		st, err := os.Stat(p)
@@ -109,7 +112,7 @@ func privateFiles(abs string) error {
 			return err
 		}
 		if st.Mode().Perm()&0o077 != 0 {
-			if err := os.Chmod(p, 0o600); err != nil {
+			if err := os.Chmod(p, 0o600); err != nil && !errors.Is(err, syscall.EROFS) {
 				return fmt.Errorf("%s is open to other users (mode %v) and hearth cannot change that: %w", p, st.Mode().Perm(), err)
 			}
 		}
