@@ -17,7 +17,8 @@ import (
 
 // Runtime is a reachable Ollama server.
 type Runtime struct {
-	// URL is the runtime's base address, e.g. http://127.0.0.1:41235.
+	// URL is the runtime's base address, e.g. http://127.0.0.1:11434; for an embedded
+	// runtime a name only its Transport can reach.
 	URL *url.URL
 	// Client speaks Ollama's HTTP API to URL.
 	Client *api.Client
