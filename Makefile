@@ -18,7 +18,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # Test runs may set extra flags, e.g. make test TESTFLAGS='-run E2E -v'.
 TESTFLAGS ?=
 
-.PHONY: all build run test vet fmt headers clean bench
+.PHONY: all build run test vet fmt headers node clean bench
 
 all: build
 
@@ -33,9 +33,15 @@ build: headers
 run: build
 	./bin/hearth serve $(ARGS)
 
+# Node.js 20+ and npm for the tests that run JavaScript clients (scripts/node.sh installs
+# Debian's packages when it may); HEARTH_SKIP_NODE=1 skips those tests instead.
+node:
+	bash scripts/node.sh
+
 # The end-to-end tests start the embedded runtime and create script models in a
-# temporary models directory; they need no network.
-test: headers
+# temporary models directory; they need no network, except npm ci for the JavaScript
+# clients' pinned packages on the first run (README, Testing).
+test: headers node
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
 

@@ -24,6 +24,8 @@ func newRuntimeProxy(rt *ollama.Runtime, log *slog.Logger) *httputil.ReverseProx
 			pr.Out.Host = target.Host
 			pr.Out.Header.Del("Origin")
 		},
+		// The runtime's own transport: an embedded runtime has no network address.
+		Transport:     rt.Transport(),
 		FlushInterval: -1,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if errors.Is(err, errBodyTimeout) || bodyExpired(r) {

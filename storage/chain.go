@@ -26,7 +26,7 @@ const maxChainDepth = 100_000
 func (db *DB) LoadChain(ctx context.Context, owner, id string) (*Chain, error) {
 	c, err := db.loadChain(ctx, owner, id)
 	if err != nil {
-		return nil, fmt.Errorf("storage: load chain of %s: %w", id, err)
+		return nil, db.seen(fmt.Errorf("storage: load chain of %s: %w", id, err))
 	}
 	return c, nil
 }

@@ -27,7 +27,7 @@ const (
 func (db *DB) ListInputItems(ctx context.Context, owner, id, after string, limit int, order Order) (items []Item, hasMore bool, err error) {
 	items, hasMore, err = db.listInputItems(ctx, owner, id, after, limit, order)
 	if err != nil {
-		return nil, false, fmt.Errorf("storage: list input items of %s: %w", id, err)
+		return nil, false, db.seen(fmt.Errorf("storage: list input items of %s: %w", id, err))
 	}
 	return items, hasMore, nil
 }

@@ -97,18 +97,18 @@ func (db *DB) CreateKeyAs(ctx context.Context, name string, role Role) (Key, str
 func (db *DB) ListKeys(ctx context.Context) ([]Key, error) {
 	rows, err := db.r.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys ORDER BY created_at, rowid`)
 	if err != nil {
-		return nil, fmt.Errorf("storage: list keys: %w", err)
+		return nil, db.seen(fmt.Errorf("storage: list keys: %w", err))
 	}
 	defer rows.Close()
 	var keys []Key
 	for rows.Next() {
 		k, err := scanKey(rows)
 		if err != nil {
-			return nil, fmt.Errorf("storage: list keys: %w", err)
+			return nil, db.seen(fmt.Errorf("storage: list keys: %w", err))
 		}
 		keys = append(keys, *k)
 	}
-	return keys, rows.Err()
+	return keys, db.seen(rows.Err())
 }
 
 // RevokeKey revokes the key whose id or name is idOrName. Revoking a revoked key is not
@@ -142,7 +142,7 @@ func (db *DB) KeyByHash(ctx context.Context, hash string) (*Key, error) {
 		return nil, ErrKeyNotFound
 	}
 	if err != nil {
-		return nil, fmt.Errorf("storage: look up key: %w", err)
+		return nil, db.seen(fmt.Errorf("storage: look up key: %w", err))
 	}
 	return k, nil
 }
@@ -152,7 +152,7 @@ func (db *DB) KeyByHash(ctx context.Context, hash string) (*Key, error) {
 func (db *DB) HasKeys(ctx context.Context) (bool, error) {
 	var n int
 	if err := db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys)`).Scan(&n); err != nil {
-		return false, fmt.Errorf("storage: count keys: %w", err)
+		return false, db.seen(fmt.Errorf("storage: count keys: %w", err))
 	}
 	return n == 1, nil
 }

@@ -204,7 +204,7 @@ func (db *DB) Cancel(ctx context.Context, owner, id string) (*Response, error) {
 func (db *DB) GetResponse(ctx context.Context, owner, id string) (*Response, error) {
 	rec, err := scanResponse(db.st.get.QueryRowContext(ctx, id, owner))
 	if err != nil {
-		return nil, fmt.Errorf("storage: get response %s: %w", id, err)
+		return nil, db.seen(fmt.Errorf("storage: get response %s: %w", id, err))
 	}
 	return rec, nil
 }
@@ -278,7 +278,8 @@ func (db *DB) RecoverInFlight(ctx context.Context) (int, error) {
 // write runs fn in a transaction on the writer connection. The connection pool has a
 // single connection, so concurrent callers queue in database/sql, and BEGIN IMMEDIATE
 // (from the DSN) holds the file's write lock for the whole transaction.
-func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) error {
+func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) (err error) {
+	defer func() { err = db.seen(err) }()
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 )
@@ -57,6 +58,8 @@ type DB struct {
 	w    *sql.DB // one connection; every write goes through it
 	r    *sql.DB // read-only pool
 	st   statements
+	// corrupt holds the first corruption error a query met (see seen).
+	corrupt atomic.Pointer[error]
 }
 
 // OwnerOf returns the owner key under which responses created with apiKey are stored:
@@ -87,6 +90,9 @@ func Open(path string) (*DB, error) {
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("storage: create data directory: %w", err)
+	}
+	if err := privateFiles(abs); err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
 	}
 
 	// Pragmas are set through the DSN so that every connection the pools open (including
@@ -139,6 +145,9 @@ func Open(path string) (*DB, error) {
 	var mode string
 	if err := w.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
 		w.Close()
+		if isCorrupt(err) {
+			return nil, fmt.Errorf("storage: open %s: %w: %w", abs, ErrCorrupt, err)
+		}
 		return nil, fmt.Errorf("storage: open %s: %w", abs, explainOpenError(filepath.Dir(abs), err))
 	}
 	if mode != "wal" {
@@ -147,10 +156,16 @@ func Open(path string) (*DB, error) {
 	}
 	if err := migrate(ctx, w); err != nil {
 		w.Close()
+		if isCorrupt(err) {
+			return nil, fmt.Errorf("storage: open %s: %w: %w", abs, ErrCorrupt, err)
+		}
 		return nil, err
 	}
 	if err := backfillPacks(ctx, w); err != nil {
 		w.Close()
+		if isCorrupt(err) {
+			return nil, fmt.Errorf("storage: open %s: %w: %w", abs, ErrCorrupt, err)
+		}
 		return nil, err
 	}
 
@@ -232,8 +247,12 @@ func (db *DB) IntegrityCheck(ctx context.Context) error {
 }
 
 // Ping checks that both the writer and the read pool answer, for health checks. A
-// read-only or vanished file shows up here before a response fails on it.
+// read-only or vanished file shows up here before a response fails on it; a damaged
+// file once any query has met the damage (Corruption).
 func (db *DB) Ping(ctx context.Context) error {
+	if err := db.Corruption(); err != nil {
+		return err
+	}
 	if err := db.r.PingContext(ctx); err != nil {
 		return fmt.Errorf("database read pool: %w", err)
 	}

@@ -93,8 +93,11 @@ func (d *doctor) check(what string, f func() (string, error)) bool {
 }
 
 func (d *doctor) checkDatabase(ctx context.Context, dataDir string) {
-	path := filepath.Join(dataDir, "hearth.db")
+	path := filepath.Join(dataDir, databaseFile)
 	d.check("database", func() (string, error) {
+		if err := checkDatabaseNotLost(dataDir); err != nil {
+			return "", err
+		}
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			return path + " does not exist yet (hearth serve creates it)", nil
 		}

@@ -217,8 +217,8 @@ func TestKillDuringStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-h.exited
-	// The runners hearth started outlive a SIGKILL (nothing told them); end them as
-	// a supervisor would, so the restarted hearth does not share the CPU with them.
+	// The runners hearth started die with it (TestRuntimeIsolation checks that); make
+	// sure before the restart, so the restarted hearth does not share the CPU with them.
 	for _, pid := range runners {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}

@@ -39,7 +39,11 @@ create, copy, delete, blobs) and reads /metrics.`,
 	}
 
 	open := func() (*storage.DB, error) {
-		db, err := storage.Open(filepath.Join(dataDir, "hearth.db"))
+		// A lost database must not be replaced by a new one holding only this key.
+		if err := checkDatabaseNotLost(dataDir); err != nil {
+			return nil, err
+		}
+		db, err := storage.Open(filepath.Join(dataDir, databaseFile))
 		if err != nil {
 			return nil, fmt.Errorf("database in %s: %w", dataDir, err)
 		}

@@ -22,7 +22,6 @@ import (
 	"hearth/internal/cpubuild"
 	"hearth/internal/seal"
 	"hearth/server"
-	"hearth/storage"
 )
 
 type serveOptions struct {
@@ -52,6 +51,7 @@ type serveOptions struct {
 	allowHosts    []string
 	bodyTimeout   time.Duration
 	writeTimeout  time.Duration
+	newDatabase   bool
 }
 
 func serveCommand() *cobra.Command {
@@ -61,9 +61,9 @@ func serveCommand() *cobra.Command {
 		Short: "Serve the Open Responses API",
 		Long: `Serve the Open Responses API on --addr.
 
-The runtime: by default hearth starts Ollama's server inside this process on a private
-loopback port (never the 11434 of an Ollama you may run) and re-executes itself as
-"hearth runner" for model runners. --ollama, or OLLAMA_HOST, selects an Ollama server you
+The runtime: by default hearth starts Ollama's server inside this process, reachable from
+this process only (it has no port), and re-executes itself as "hearth runner" for model
+runners, which end when hearth ends. --ollama, or OLLAMA_HOST, selects an Ollama server you
 already run instead.
 
 Models: the embedded runtime reads them from --models, else OLLAMA_MODELS, else Ollama's
@@ -109,6 +109,7 @@ ollama serve.`,
 	f.DurationVar(&o.bodyTimeout, "body-timeout", server.DefaultBodyReadTimeout, "how long a client may take to send a request body (more for a large body, at 64 KiB/s); then 408 (-1s: no bound)")
 	f.DurationVar(&o.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "how long one SSE frame may wait on a client that does not read; then the stream is cut and its response stops")
 	f.DurationVar(&o.checkEvery, "runtime-check", server.DefaultSuperviseEvery, "how often hearth checks that the runtime answers (/healthz, hearth_runtime_up)")
+	f.BoolVar(&o.newDatabase, "new-database", false, "start with a new, empty database when the one in --data is missing, empty or damaged (a damaged one is moved aside); use once, after deciding not to restore a backup")
 	bindEnv(cmd)
 	return cmd
 }
@@ -150,6 +151,15 @@ func serve(parent context.Context, o serveOptions) error {
 		return fmt.Errorf("data directory: %w", err)
 	}
 
+	// The database before the key: a seal.key then means the directory held a database
+	// (see checkDatabaseNotLost).
+	db, err := openServeDatabase(ctx, o.dataDir, o.newDatabase, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	dbPath := db.Path()
+
 	// The key of encrypted reasoning and compaction items: kept with the database, so
 	// the blobs stateless clients (Codex) hold stay valid across restarts.
 	keyPath := filepath.Join(o.dataDir, seal.FileName)
@@ -161,12 +171,6 @@ func serve(parent context.Context, o serveOptions) error {
 		log.Info("created the key for encrypted content", "path", keyPath)
 	}
 
-	dbPath := filepath.Join(o.dataDir, "hearth.db")
-	db, err := storage.Open(dbPath)
-	if err != nil {
-		return fmt.Errorf("database: %w", err)
-	}
-	defer db.Close()
 	// Keys created with `hearth keys create` count as keys for exposure.
 	hasDBKeys, err := db.HasKeys(ctx)
 	if err != nil {
@@ -305,6 +309,6 @@ func openRuntime(ctx context.Context, o serveOptions, log *slog.Logger) (*ollama
 	if err != nil {
 		return nil, fmt.Errorf("start embedded runtime: %w", err)
 	}
-	log.Info("using embedded Ollama runtime", "url", rt.URL.String(), "models", rt.ModelsDir, "cpu_level", cpubuild.Level())
+	log.Info("using embedded Ollama runtime", "listens", "nowhere (in-process only)", "models", rt.ModelsDir, "cpu_level", cpubuild.Level())
 	return rt, nil
 }

@@ -51,12 +51,18 @@ func streamingLikeRuntime(slot chan struct{}) http.Handler {
 
 // leaveStreams opens a stream, reads a few chunks and leaves, rounds times; it fails
 // the test when a round cannot start because an earlier one never gave the slot back.
-func leaveStreams(t *testing.T, ln net.Listener, rounds int) {
+// client reaches ln; nil means over TCP at ln's address.
+func leaveStreams(t *testing.T, ln net.Listener, client *http.Client, rounds int) {
 	slot := make(chan struct{}, 1)
 	srv := &http.Server{Handler: streamingLikeRuntime(slot)}
 	go srv.Serve(ln)
 	defer srv.Close()
 	url := "http://" + ln.Addr().String() + "/stream"
+	if client == nil {
+		client = http.DefaultClient
+	} else {
+		url = "http://" + embeddedHost + "/stream"
+	}
 	for i := range rounds {
 		// A wedged slot stays taken: the next round's producer would wait for ever.
 		select {
@@ -67,7 +73,7 @@ func leaveStreams(t *testing.T, ln net.Listener, rounds int) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,5 +96,28 @@ func TestDisconnectSafeListener(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	leaveStreams(t, disconnectSafeListener{ln}, 300)
+	leaveStreams(t, disconnectSafeListener{ln}, nil, 300)
+}
+
+// TestDisconnectSafePrivateListener: the same over the embedded runtime's private
+// listener, whose socket pairs must end streams the way TCP connections do.
+func TestDisconnectSafePrivateListener(t *testing.T) {
+	ln := newPrivateListener()
+	client := &http.Client{Transport: &http.Transport{DialContext: ln.Dial}}
+	leaveStreams(t, disconnectSafeListener{ln}, client, 300)
+}
+
+// TestPrivateListenerClosed: once the runtime's server has closed its listener, hearth's
+// dials fail at once instead of waiting for an Accept that never comes.
+func TestPrivateListenerClosed(t *testing.T) {
+	ln := newPrivateListener()
+	ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := ln.Dial(ctx, "tcp", embeddedHost+":80"); err != errRuntimeClosed {
+		t.Errorf("dial after close: %v, want %v", err, errRuntimeClosed)
+	}
+	if _, err := ln.Accept(); err != net.ErrClosed {
+		t.Errorf("accept after close: %v, want net.ErrClosed", err)
+	}
 }

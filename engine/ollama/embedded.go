@@ -3,9 +3,11 @@ package ollama
 import (
 	"context"
 	"fmt"
-	"net"
+	"net/http"
 	"net/url"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/ollama/ollama/envconfig"
 	"github.com/ollama/ollama/runner"
@@ -20,6 +22,7 @@ const RunnerCommand = "runner"
 // RunRunner runs a model runner, as the ollama binary does for `ollama runner ...`.
 // args are the process arguments after the program name, starting with RunnerCommand.
 func RunRunner(args []string) error {
+	dieWithParent()
 	return runner.Execute(args)
 }
 
@@ -31,9 +34,6 @@ func IsRunnerInvocation(args []string) bool {
 
 // EmbeddedConfig configures an in-process runtime.
 type EmbeddedConfig struct {
-	// Addr is the loopback address the runtime listens on; empty picks a free port, so
-	// hearth never collides with an Ollama the user runs on 11434.
-	Addr string
 	// ModelsDir overrides where models live; empty keeps OLLAMA_MODELS or Ollama's default
 	// (~/.ollama/models), so models the user already pulled are there.
 	ModelsDir string
@@ -46,8 +46,9 @@ var embeddedStarted bool
 
 // StartEmbedded starts Ollama's own server inside this process and waits until it
 // answers. The runtime reads its configuration from OLLAMA_* environment variables when
-// it starts, so this sets the ones hearth decides (the listen address, the models
-// directory, no pruning of the user's model store) before starting it.
+// it starts, so this sets the ones hearth decides (the models directory, no pruning of
+// the user's model store) before starting it. It listens on no address: only this
+// process reaches it, through the returned Runtime's client and Transport.
 //
 // The runtime stops model runners itself on SIGINT and SIGTERM; call UnloadAll to stop
 // them without a signal.
@@ -55,17 +56,10 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Runtime, error) {
 	if embeddedStarted {
 		return nil, fmt.Errorf("an embedded runtime already runs in this process")
 	}
-	addr := cfg.Addr
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("embedded runtime listener: %w", err)
-	}
+	ln := newPrivateListener()
 	embeddedStarted = true
+	os.Setenv(runnerParentEnv, strconv.Itoa(os.Getpid()))
 
-	os.Setenv("OLLAMA_HOST", "http://"+ln.Addr().String())
 	if cfg.ModelsDir != "" {
 		os.Setenv("OLLAMA_MODELS", cfg.ModelsDir)
 	}
@@ -81,8 +75,15 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Runtime, error) {
 		version.Version = RuntimeVersion
 	}
 
-	u := &url.URL{Scheme: "http", Host: ln.Addr().String()}
-	rt := newRuntime(u)
+	// Requests name embeddedHost; the transport's dialer ignores it and connects to the
+	// listener. No proxy: the runtime is in this process.
+	u := &url.URL{Scheme: "http", Host: embeddedHost}
+	rt := newRuntime(u, &http.Transport{
+		DialContext:         ln.Dial,
+		MaxIdleConnsPerHost: 16,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	})
 	rt.Embedded = true
 	rt.ModelsDir = envconfig.Models()
 	rt.stopped = make(chan struct{})
@@ -104,6 +105,11 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Runtime, error) {
 // Stopped is closed when an embedded runtime's server has returned (after SIGINT or
 // SIGTERM, or a failure). It is nil for an external runtime.
 func (r *Runtime) Stopped() <-chan struct{} { return r.stopped }
+
+// embeddedHost is the host name of the embedded runtime's URL. It is never resolved (the
+// connections are made by the private listener); a *.localhost name passes the
+// runtime's own Host check (its DNS-rebinding protection) and says where it points.
+const embeddedHost = "embedded.localhost"
 
 // RuntimeVersion is the version of the github.com/ollama/ollama module hearth embeds (a
 // test keeps it equal to go.mod's).

@@ -17,7 +17,8 @@ import (
 
 // Runtime is a reachable Ollama server.
 type Runtime struct {
-	// URL is the runtime's base address, e.g. http://127.0.0.1:41235.
+	// URL is the runtime's base address, e.g. http://127.0.0.1:11434; for an embedded
+	// runtime a name only its Transport can reach.
 	URL *url.URL
 	// Client speaks Ollama's HTTP API to URL.
 	Client *api.Client
@@ -69,15 +70,20 @@ func Connect(rawURL string) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newRuntime(u), nil
+	return newRuntime(u, http.DefaultTransport), nil
 }
 
-func newRuntime(u *url.URL) *Runtime {
+func newRuntime(u *url.URL, transport http.RoundTripper) *Runtime {
 	// No overall timeout: generations stream for as long as they take; callers cancel
 	// through their contexts.
-	hc := &http.Client{Transport: http.DefaultTransport}
+	hc := &http.Client{Transport: transport}
 	return &Runtime{URL: u, Client: api.NewClient(u, hc), http: hc}
 }
+
+// Transport is the HTTP transport that reaches the runtime at URL. An embedded runtime
+// has no network address: requests to it must go through this transport (a reverse
+// proxy, a benchmark's own client).
+func (r *Runtime) Transport() http.RoundTripper { return r.http.Transport }
 
 // Ready reports whether the runtime answers.
 func (r *Runtime) Ready(ctx context.Context) error {

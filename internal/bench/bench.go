@@ -66,6 +66,7 @@ type env struct {
 	rt     *ollama.Runtime
 	hearth string // hearth's base URL
 	hc     *http.Client
+	rtc    *http.Client   // to the runtime, over its own transport (the embedded one has no address)
 	eng    *engine.Engine // renders the exact prompts hearth sends, for the raw floor
 	models struct{ long, plain, call string }
 	nonce  int
@@ -80,8 +81,9 @@ func Run(ctx context.Context, rt *ollama.Runtime, cfg Config) (*Report, error) {
 	}
 	e := &env{cfg: cfg, rt: rt, hc: &http.Client{Transport: &http.Transport{
 		MaxIdleConnsPerHost: 4 * cfg.Concurrency, DisableCompression: true,
-	}}}
+	}}, rtc: &http.Client{Transport: rt.Transport()}}
 	defer e.hc.CloseIdleConnections()
+	defer e.rtc.CloseIdleConnections()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.eng = engine.New(rt.Client, engine.DefaultFormats(), quiet)
 
@@ -201,7 +203,7 @@ func (e *env) measure(ctx context.Context, system, model string, input any, extr
 	case SystemRaw:
 		return e.raw(ctx, req)
 	case SystemRuntime:
-		return responsesStream(ctx, e.hc, e.rt.URL.String(), req)
+		return responsesStream(ctx, e.rtc, e.rt.URL.String(), req)
 	default:
 		if previous != "" {
 			req["previous_response_id"] = previous
@@ -236,7 +238,7 @@ func (e *env) raw(ctx context.Context, req map[string]any) (sample, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return sample{}, err
 	}
-	return rawGenerate(ctx, e.hc, e.rt.URL.String(), m)
+	return rawGenerate(ctx, e.rtc, e.rt.URL.String(), m)
 }
 
 // order rotates the systems from run to run, so that none is always first after

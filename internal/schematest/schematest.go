@@ -3,16 +3,19 @@
 // order rules of an event stream, and SSE framing. It is for tests of any
 // hearth package (root types, server end-to-end tests).
 //
-// The document is found by walking up from the working directory to a
-// directory holding shared/openresponses/openapi.json (the repository is
-// cloned next to shared/), or at $HEARTH_OPENAPI.
+// The document is a copy kept in the repository (testdata/openresponses, with its
+// license) and compiled into the package, so the tests need nothing beside the
+// repository; $HEARTH_OPENAPI names another file to validate against instead, such
+// as a newer version of the specification.
 package schematest
 
 import (
 	"bytes"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -22,9 +25,14 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// DocumentPath is where the OpenAPI document lives relative to an ancestor
-// of the working directory.
-const DocumentPath = "shared/openresponses/openapi.json"
+// document is the Open Responses OpenAPI document, version 2026-04-24 (Apache-2.0; see
+// testdata/openresponses/NOTICE).
+//
+//go:embed testdata/openresponses/openapi.json
+var document []byte
+
+// documentURL names the embedded document to the schema compiler.
+const documentURL = "file:///hearth/internal/schematest/testdata/openresponses/openapi.json"
 
 // Doc is one version of the OpenAPI document to validate against.
 type Doc struct {
@@ -54,41 +62,28 @@ var (
 	CustomTools = &Doc{extend: addCustomTools, suffix: "+custom-tools"}
 )
 
-// Locate returns the path of the OpenAPI document.
-func Locate() (string, error) {
-	if p := os.Getenv("HEARTH_OPENAPI"); p != "" {
-		return p, nil
+// source returns the OpenAPI document to validate against and the URL naming it:
+// $HEARTH_OPENAPI when set, else the copy compiled into the package.
+func source() (io.Reader, string, error) {
+	p := os.Getenv("HEARTH_OPENAPI")
+	if p == "" {
+		return bytes.NewReader(document), documentURL, nil
 	}
-	dir, err := os.Getwd()
+	b, err := os.ReadFile(p)
 	if err != nil {
-		return "", err
+		return nil, "", fmt.Errorf("schematest: HEARTH_OPENAPI: %w", err)
 	}
-	for {
-		p := filepath.Join(dir, DocumentPath)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("schematest: no %s above the working directory (set HEARTH_OPENAPI)", DocumentPath)
-		}
-		dir = parent
-	}
+	abs, _ := filepath.Abs(p)
+	return bytes.NewReader(b), "file://" + filepath.ToSlash(abs), nil
 }
 
 func (d *Doc) load() error {
 	d.loadOnce.Do(func() {
-		path, err := Locate()
+		f, path, err := source()
 		if err != nil {
 			d.loadErr = err
 			return
 		}
-		f, err := os.Open(path)
-		if err != nil {
-			d.loadErr = err
-			return
-		}
-		defer f.Close()
 		doc, err := jsonschema.UnmarshalJSON(f)
 		if err != nil {
 			d.loadErr = fmt.Errorf("schematest: %s: %w", path, err)
@@ -107,8 +102,7 @@ func (d *Doc) load() error {
 			}
 			maps.Copy(d.events, customToolEvents)
 		}
-		abs, _ := filepath.Abs(path)
-		d.docURL = "file://" + filepath.ToSlash(abs) + d.suffix
+		d.docURL = path + d.suffix
 		d.compiler = jsonschema.NewCompiler()
 		d.compiled = map[string]*jsonschema.Schema{}
 		// OpenAPI 3.1 schemas are JSON Schema 2020-12; discriminator and the

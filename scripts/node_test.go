@@ -1,0 +1,103 @@
+// Package scripts holds the build's shell scripts; its tests run them with fake tools.
+package scripts
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runNodeScript runs node.sh with PATH holding only the given fake tools (shell scripts)
+// and the few real ones it needs, and returns its exit status, its output and what the
+// fake apt-get was asked to do.
+func runNodeScript(t *testing.T, fakes map[string]string, env ...string) (int, string, string) {
+	t.Helper()
+	bin := t.TempDir()
+	for _, real := range []string{"bash", "sed", "env"} {
+		p, err := exec.LookPath(real)
+		if err != nil {
+			t.Skipf("no %s: %v", real, err)
+		}
+		if err := os.Symlink(p, filepath.Join(bin, real)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	aptLog := filepath.Join(t.TempDir(), "apt-get.log")
+	for name, body := range fakes {
+		body = strings.ReplaceAll(body, "$APTLOG", aptLog)
+		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!"+filepath.Join(bin, "bash")+"\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(filepath.Join(bin, "bash"), "node.sh")
+	cmd.Env = append([]string{"PATH=" + bin}, env...)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	apt, _ := os.ReadFile(aptLog)
+	return code, string(out), strings.TrimSpace(string(apt))
+}
+
+func fakeNode(major string) string {
+	return `case "$1" in -p) echo ` + major + `;; *) echo v` + major + `.1.0;; esac`
+}
+
+func aptPolicy(major string) string {
+	return `echo "nodejs:"; echo "  Installed: (none)"; echo "  Candidate: ` + major + `.20.4+dfsg-1~deb12u3"`
+}
+
+const (
+	asRoot    = `echo 0`
+	asUser    = `echo 1000`
+	recordApt = `echo "$@" >> $APTLOG`
+)
+
+func TestNodeScript(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		fakes   map[string]string
+		env     []string
+		code    int
+		apt     string // the apt-get calls, joined by newlines
+		sayings []string
+	}{
+		{name: "node and npm present", code: 0,
+			fakes: map[string]string{"node": fakeNode("22"), "npm": ``, "id": asUser}},
+		{name: "skipped on request", code: 0, env: []string{"HEARTH_SKIP_NODE=1"},
+			fakes:   map[string]string{"id": asUser},
+			sayings: []string{"skipped"}},
+		{name: "root installs Debian's packages", code: 0,
+			fakes: map[string]string{"id": asRoot, "apt-cache": aptPolicy("20"), "apt-get": recordApt},
+			apt:   "update -qq\ninstall -y -qq nodejs npm"},
+		{name: "root installs only npm beside a new enough node", code: 0,
+			fakes: map[string]string{"id": asRoot, "node": fakeNode("20"), "apt-cache": aptPolicy("18"), "apt-get": recordApt},
+			apt:   "update -qq\ninstall -y -qq npm"},
+		{name: "Debian's node too old: no install, says where to get one", code: 1,
+			fakes:   map[string]string{"id": asRoot, "apt-cache": aptPolicy("18"), "apt-get": recordApt},
+			sayings: []string{"Node.js 20 or newer", "nodejs.org", "offers Node.js 18", "HEARTH_SKIP_NODE=1"}},
+		{name: "not allowed to install: prints the command", code: 1,
+			fakes:   map[string]string{"id": asUser, "apt-cache": aptPolicy("20"), "apt-get": recordApt},
+			sayings: []string{"sudo apt-get install -y nodejs npm", "HEARTH_SKIP_NODE=1"}},
+		{name: "node on PATH too old", code: 1,
+			fakes:   map[string]string{"id": asUser, "node": fakeNode("18"), "npm": ``},
+			sayings: []string{"v18.1.0, too old", "HEARTH_SKIP_NODE=1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, apt := runNodeScript(t, tc.fakes, tc.env...)
+			if code != tc.code || apt != tc.apt {
+				t.Errorf("exit %d, apt-get %q; want %d, %q; output:\n%s", code, apt, tc.code, tc.apt, out)
+			}
+			for _, s := range tc.sayings {
+				if !strings.Contains(out, s) {
+					t.Errorf("output lacks %q:\n%s", s, out)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,156 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// filledDB creates a database at path with n responses of three realistic items each,
+// and closes it (its write-ahead log checkpointed into the file).
+func filledDB(t *testing.T, path string, n int) []string {
+	t.Helper()
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idList []string
+	for i := range n {
+		id := fmt.Sprintf("resp_%05d", i)
+		turn(t, db, alice, id, "", []Item{userMessage(id+"_u", text(190, id))},
+			[]Item{reasoning(id+"_r", text(190, id)), assistantMessage(id+"_a", text(180, id))})
+		idList = append(idList, id)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return idList
+}
+
+// flip inverts size bytes of the file at path from offset off.
+func flip(t *testing.T, path string, off, size int64) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, size)
+	if _, err := f.ReadAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+	for i := range b {
+		b[i] ^= 0xff
+	}
+	if _, err := f.WriteAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestQuickCheckFindsFlippedPage: 4 KB inverted in the middle of a database with data
+// is found at open or by QuickCheck, as ErrCorrupt.
+func TestQuickCheckFindsFlippedPage(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	filledDB(t, path, 300)
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QuickCheck(context.Background()); err != nil {
+		t.Fatalf("intact database: %v", err)
+	}
+	db.Close()
+
+	st, _ := os.Stat(path)
+	flip(t, path, st.Size()/2/4096*4096, 4096)
+	db, err = Open(path)
+	if err == nil {
+		err = db.QuickCheck(context.Background())
+		db.Close()
+	}
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("damaged database: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestCorruptionSeenAtRunTime: a page damaged while hearth runs is noticed by the first
+// query that reads it; from then on Ping fails, so /healthz reports it.
+func TestCorruptionSeenAtRunTime(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	idList := filledDB(t, path, 300)
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if err := db.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Every page but the first (the schema, which the open has read) is damaged.
+	st, _ := os.Stat(path)
+	flip(t, path, 4096, st.Size()-4096)
+	var seen error
+	for _, id := range idList {
+		if _, err := db.GetResponse(ctx, alice, id); err != nil {
+			seen = err
+			break
+		}
+	}
+	if !errors.Is(seen, ErrCorrupt) {
+		t.Fatalf("reading a damaged page: %v, want ErrCorrupt", seen)
+	}
+	if err := db.Ping(ctx); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("Ping after a corruption error: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestFilesArePrivate: a new database and its -wal and -shm files are 0600 whatever the
+// umask, an existing looser one is tightened, and so is a looser data directory.
+func TestFilesArePrivate(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "hearth.db")
+	check := func(when string) {
+		t.Helper()
+		if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
+			t.Errorf("%s: data directory mode %v (%v), want 0700", when, st.Mode().Perm(), err)
+		}
+		for _, p := range []string{path, path + "-wal", path + "-shm"} {
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Errorf("%s: %v", when, err)
+				continue
+			}
+			if st.Mode().Perm() != 0o600 {
+				t.Errorf("%s: %s mode %v, want 0600", when, filepath.Base(p), st.Mode().Perm())
+			}
+		}
+	}
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn(t, db, alice, "resp_1", "", nil, []Item{assistantMessage("m", "hi")})
+	check("new database")
+	db.Close()
+
+	for _, p := range []string{dir, path} {
+		os.Chmod(p, 0o755)
+	}
+	db, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	turn(t, db, alice, "resp_2", "", nil, []Item{assistantMessage("m", "hi")})
+	check("reopened looser database")
+}
