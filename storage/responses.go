@@ -122,6 +122,11 @@ func (db *DB) CompleteResponse(ctx context.Context, id string, f Final) error {
 		if err := db.dropDescendantContexts(ctx, tx, id); err != nil {
 			return err
 		}
+		if f.EndJournal {
+			if err := db.appendJournal(ctx, tx, id, f.Events, true); err != nil {
+				return err
+			}
+		}
 		return db.checkpoint(ctx, tx, id)
 	})
 	if err != nil {

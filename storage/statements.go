@@ -25,13 +25,18 @@ type statements struct {
 	putContext     *sql.Stmt
 	dropContext    *sql.Stmt
 	dropBelow      *sql.Stmt
+	openJournal    *sql.Stmt
+	insertEvent    *sql.Stmt
+	endJournal     *sql.Stmt
 
 	// readers
-	get         *sql.Stmt
-	exists      *sql.Stmt
-	inputCursor *sql.Stmt
-	inputAsc    *sql.Stmt
-	inputDesc   *sql.Stmt
+	get          *sql.Stmt
+	exists       *sql.Stmt
+	inputCursor  *sql.Stmt
+	inputAsc     *sql.Stmt
+	inputDesc    *sql.Stmt
+	journalSize  *sql.Stmt
+	journalAfter *sql.Stmt
 
 	all []*sql.Stmt
 }
@@ -135,6 +140,14 @@ const (
 	ORDER BY position DESC LIMIT ?`
 )
 
+const (
+	sqlOpenJournal  = `INSERT INTO journals (response_id) VALUES (?) ON CONFLICT DO NOTHING`
+	sqlInsertEvent  = `INSERT INTO events (response_id, seq, type, data) VALUES (?, ?, ?, ?)`
+	sqlEndJournal   = `UPDATE journals SET ended_at = ? WHERE response_id = ?`
+	sqlJournalSize  = `SELECT count(*) FROM events WHERE response_id = ?`
+	sqlJournalAfter = `SELECT seq, type, data FROM events WHERE response_id = ? AND seq > ? ORDER BY seq`
+)
+
 func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 	for _, p := range []struct {
 		dst  **sql.Stmt
@@ -152,11 +165,16 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		{&s.putContext, w, sqlPutContext},
 		{&s.dropContext, w, sqlDropContext},
 		{&s.dropBelow, w, sqlDropBelow},
+		{&s.openJournal, w, sqlOpenJournal},
+		{&s.insertEvent, w, sqlInsertEvent},
+		{&s.endJournal, w, sqlEndJournal},
 		{&s.get, r, sqlGet},
 		{&s.exists, r, sqlExists},
 		{&s.inputCursor, r, sqlInputCursor},
 		{&s.inputAsc, r, sqlInputAsc},
 		{&s.inputDesc, r, sqlInputDesc},
+		{&s.journalSize, r, sqlJournalSize},
+		{&s.journalAfter, r, sqlJournalAfter},
 	} {
 		st, err := p.db.PrepareContext(ctx, p.text)
 		if err != nil {

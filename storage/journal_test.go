@@ -1,0 +1,106 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func events(from, to int) []Event {
+	var out []Event
+	for i := from; i < to; i++ {
+		out = append(out, Event{Seq: i, Type: "response.output_text.delta",
+			Data: []byte(fmt.Sprintf(`{"type":"response.output_text.delta","sequence_number":%d,"delta":"x"}`, i))})
+	}
+	return out
+}
+
+func seqs(es []Event) []int {
+	out := make([]int, len(es))
+	for i, e := range es {
+		out[i] = e.Seq
+	}
+	return out
+}
+
+// TestJournal: batches appended while a response runs and the last ones written with
+// its final state read back in order from any point; the journal survives reopening
+// the file, ends with the response, is pruned by age (not while open), and goes with
+// its response.
+func TestJournal(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"resp_a", "resp_b"} {
+		if err := db.CreateResponse(ctx, NewResponse{ID: id, Owner: alice, Model: "m", Status: StatusInProgress,
+			Request: request("m", ""), Body: body(id, "in_progress")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, n, err := db.Journal(ctx, "resp_a", -1); err != nil || n != 0 {
+		t.Fatalf("journal before any event: %d events, %v", n, err)
+	}
+	if err := db.AppendEvents(ctx, "resp_a", events(0, 3), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AppendEvents(ctx, "resp_a", events(2, 3), false); err == nil {
+		t.Error("an event journaled twice was accepted")
+	}
+	if err := db.AppendEvents(ctx, "resp_b", events(0, 2), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CompleteResponse(ctx, "resp_a", Final{Status: StatusCompleted, Body: body("resp_a", "completed"),
+		Events: events(3, 6), EndJournal: true}); err != nil {
+		t.Fatal(err)
+	}
+	// Pruning now removes nothing: resp_a's journal ended just now, resp_b's is open.
+	if n, err := db.PruneJournals(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
+		t.Errorf("prune before the cutoff: %d, %v", n, err)
+	}
+	db.Close()
+
+	if db, err = Open(path); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, c := range []struct {
+		after int
+		want  []int
+	}{{-1, []int{0, 1, 2, 3, 4, 5}}, {2, []int{3, 4, 5}}, {5, []int{}}, {99, []int{}}} {
+		got, n, err := db.Journal(ctx, "resp_a", c.after)
+		if err != nil || n != 6 || fmt.Sprint(seqs(got)) != fmt.Sprint(c.want) {
+			t.Errorf("journal after %d: %v of %d (%v), want %v of 6", c.after, seqs(got), n, err, c.want)
+		}
+	}
+	if got, _, _ := db.Journal(ctx, "resp_a", 3); string(got[0].Data) != string(events(4, 5)[0].Data) {
+		t.Errorf("event 4 reads back as %s", got[0].Data)
+	}
+
+	if n, err := db.PruneJournals(ctx, time.Now().Add(time.Minute)); err != nil || n != 1 {
+		t.Errorf("prune: %d journals, %v; want 1", n, err)
+	}
+	if _, n, _ := db.Journal(ctx, "resp_a", -1); n != 0 {
+		t.Errorf("pruned journal still has %d events", n)
+	}
+	if _, err := db.GetResponse(ctx, alice, "resp_a"); err != nil {
+		t.Errorf("pruning a journal took its response: %v", err)
+	}
+	if _, n, _ := db.Journal(ctx, "resp_b", -1); n != 2 {
+		t.Errorf("the open journal has %d events after pruning, want 2", n)
+	}
+	if err := db.DeleteResponse(ctx, alice, "resp_b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, n, _ := db.Journal(ctx, "resp_b", -1); n != 0 {
+		t.Errorf("a deleted response's journal still has %d events", n)
+	}
+	// A journal without its response would never be pruned or deleted.
+	if err := db.AppendEvents(ctx, "resp_gone", events(0, 1), false); err == nil {
+		t.Error("events of a response that does not exist were stored")
+	}
+}
