@@ -80,7 +80,11 @@ func (s *Server) createResponse(c *gin.Context) {
 		// The response runs without the client: it answers at once with the queued
 		// response, and the client polls or cancels by id.
 		queued := resp.Clone()
-		go r.execute(s.background(resp.ID), hearth.NewBuilder(resp, r.observe(nil)), nil)
+		b := hearth.NewBuilder(resp, r.observe(r.emitTo(nil)))
+		// The journal starts as a background stream's does, so a client that
+		// streams it later (GET ?stream=true) sees response.queued too.
+		b.Queue()
+		go r.execute(s.background(resp.ID), b, nil)
 		c.JSON(http.StatusOK, queued)
 	case req.Stream:
 		sse := newSSEWriter(c.Writer, s.heartbeat, clientDialect(c))
@@ -98,7 +102,7 @@ func (s *Server) createResponse(c *gin.Context) {
 		}
 		r.execute(runCtx, b, sse)
 	default:
-		b := hearth.NewBuilder(resp, r.observe(nil))
+		b := hearth.NewBuilder(resp, r.observe(r.emitTo(nil)))
 		final, storeErr := r.execute(ctx, b, nil)
 		if storeErr != nil {
 			s.writeError(c, storeErr)
@@ -131,7 +135,11 @@ func (s *Server) start(ctx context.Context, m *reqMeta, who string, req *hearth.
 	if err != nil {
 		return nil, nil, retry, err
 	}
+	var j *journal
 	if store {
+		// Registered before the response is stored: whoever finds the stored
+		// response in flight finds its live journal.
+		j = s.openJournal(resp.ID)
 		rec := newStoredResponse(who, req, resp)
 		if req.Background || adm.queued {
 			rec.Status = storage.StatusQueued
@@ -140,10 +148,11 @@ func (s *Server) start(ctx context.Context, m *reqMeta, who string, req *hearth.
 		}
 		if err := s.db.CreateResponse(ctx, rec); err != nil {
 			adm.done()
+			j.end()
 			return nil, nil, "", fmt.Errorf("store new response: %w", err)
 		}
 	}
-	return &run{s: s, job: job, req: req, store: store, adm: adm}, resp, "", nil
+	return &run{s: s, job: job, req: req, store: store, adm: adm, j: j}, resp, "", nil
 }
 
 // run carries one response from generation to storage.
@@ -157,6 +166,8 @@ type run struct {
 	held []hearth.Event
 	// adm is the response's place in admission (admit.go).
 	adm *admitted
+	// j is the response's event journal (journal.go); nil when it is not stored.
+	j *journal
 }
 
 // eventSink is where a streamed response's events go: an SSE stream (sse.go) or a
@@ -169,25 +180,38 @@ type eventSink interface {
 	Done()
 }
 
+// emitTo is where a response's events go, whatever the path: the journal, then sink
+// (nil for a JSON or background response). The terminal events are held until the
+// response is stored.
 func (r *run) emitTo(sink eventSink) func(hearth.Event) {
 	return func(e hearth.Event) {
 		switch e.Type {
 		case hearth.EventResponseCompleted, hearth.EventResponseIncomplete, hearth.EventResponseFailed, hearth.EventError:
 			r.held = append(r.held, e)
 		default:
-			sink.Event(e)
+			r.j.append(e)
+			if sink != nil {
+				sink.Event(e)
+			}
 		}
 	}
 }
 
-// finish sends the held terminal events and ends the response's events on sink. It is
-// apart from execute so FuzzWebSocketFrame can drive a response's whole path to the
-// client (emitTo, then finish) over a real connection without a runtime.
+// finish sends the held terminal events, ends the response's events on sink and ends
+// the journal. It is apart from execute so FuzzWebSocketFrame can drive a response's
+// whole path to the client (emitTo, then finish) over a real connection without a
+// runtime.
 func (r *run) finish(sink eventSink) {
 	for _, e := range r.held {
-		sink.Event(e)
+		r.j.append(e)
+		if sink != nil {
+			sink.Event(e)
+		}
 	}
-	sink.Done()
+	if sink != nil {
+		sink.Done()
+	}
+	r.j.end()
 }
 
 // execute generates the response, stores the result and, when streaming, sends the
@@ -226,7 +250,10 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 	if r.store {
 		// The client may be gone; the record must still be finished.
 		storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		storeErr = s.db.CompleteResponse(storeCtx, id, storedFinal(final))
+		f := storedFinal(final)
+		// The journal's last events go with the final state, in one transaction.
+		f.Events, f.EndJournal = r.j.settle(r.held), true
+		storeErr = s.db.CompleteResponse(storeCtx, id, f)
 		cancel()
 		if storeErr != nil {
 			s.log.Error("store finished response", "id", id, "error", storeErr)
@@ -237,9 +264,7 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 			go s.settleLater(id, failedCopy(final, "The response could not be stored."))
 		}
 	}
-	if sink != nil {
-		r.finish(sink)
-	}
+	r.finish(sink)
 	r.report(final)
 	return final, storeErr
 }
@@ -270,7 +295,10 @@ func (s *Server) settleLater(id string, final *hearth.Response) {
 		case <-time.After(settleEvery):
 		}
 		ctx, cancel := context.WithTimeout(s.jobs.root, 30*time.Second)
-		err := s.db.CompleteResponse(ctx, id, storedFinal(final))
+		f := storedFinal(final)
+		// The journal keeps what was written of it; a replay ends it from this state.
+		f.EndJournal = true
+		err := s.db.CompleteResponse(ctx, id, f)
 		cancel()
 		if err == nil {
 			s.log.Info("stored the failed state of a response after an earlier write failed", "id", id)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -48,37 +49,37 @@ func (db *DB) appendJournal(ctx context.Context, tx *sql.Tx, id string, events [
 }
 
 // Journal returns the journaled events of response id after sequence number after
-// (-1: all of them), in order, and the number of events the journal holds in all;
-// zero means there is no journal (a response stored before journals existed, one
-// whose journal was pruned, or a store-less one). It does not check the owner: the
-// caller has loaded the response with GetResponse first.
-func (db *DB) Journal(ctx context.Context, id string, after int) ([]Event, int, error) {
-	var total int
-	if err := db.st.journalSize.QueryRowContext(ctx, id).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("storage: journal of %s: %w", id, err)
+// (-1: all of them), in order, and the journal's last event without its data; last
+// is nil when there is no journal (a response stored before journals existed, one
+// whose journal was pruned). It does not check the owner: the caller has loaded the
+// response with GetResponse first.
+func (db *DB) Journal(ctx context.Context, id string, after int) (events []Event, last *Event, err error) {
+	var l Event
+	err = db.st.journalLast.QueryRowContext(ctx, id).Scan(&l.Seq, &l.Type)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, nil
 	}
-	if total == 0 {
-		return nil, 0, nil
+	if err != nil {
+		return nil, nil, fmt.Errorf("storage: journal of %s: %w", id, err)
 	}
 	rows, err := db.st.journalAfter.QueryContext(ctx, id, after)
 	if err != nil {
-		return nil, 0, fmt.Errorf("storage: journal of %s: %w", id, err)
+		return nil, nil, fmt.Errorf("storage: journal of %s: %w", id, err)
 	}
 	defer rows.Close()
-	var out []Event
 	for rows.Next() {
 		var e Event
 		var data string
 		if err := rows.Scan(&e.Seq, &e.Type, &data); err != nil {
-			return nil, 0, fmt.Errorf("storage: journal of %s: %w", id, err)
+			return nil, nil, fmt.Errorf("storage: journal of %s: %w", id, err)
 		}
 		e.Data = json.RawMessage(data)
-		out = append(out, e)
+		events = append(events, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("storage: journal of %s: %w", id, err)
+		return nil, nil, fmt.Errorf("storage: journal of %s: %w", id, err)
 	}
-	return out, total, nil
+	return events, &l, nil
 }
 
 // PruneJournals deletes the journals that ended before cutoff, their events with them,

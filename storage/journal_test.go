@@ -42,8 +42,8 @@ func TestJournal(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, n, err := db.Journal(ctx, "resp_a", -1); err != nil || n != 0 {
-		t.Fatalf("journal before any event: %d events, %v", n, err)
+	if _, last, err := db.Journal(ctx, "resp_a", -1); err != nil || last != nil {
+		t.Fatalf("journal before any event: last %v, %v", last, err)
 	}
 	if err := db.AppendEvents(ctx, "resp_a", events(0, 3), false); err != nil {
 		t.Fatal(err)
@@ -72,9 +72,9 @@ func TestJournal(t *testing.T) {
 		after int
 		want  []int
 	}{{-1, []int{0, 1, 2, 3, 4, 5}}, {2, []int{3, 4, 5}}, {5, []int{}}, {99, []int{}}} {
-		got, n, err := db.Journal(ctx, "resp_a", c.after)
-		if err != nil || n != 6 || fmt.Sprint(seqs(got)) != fmt.Sprint(c.want) {
-			t.Errorf("journal after %d: %v of %d (%v), want %v of 6", c.after, seqs(got), n, err, c.want)
+		got, last, err := db.Journal(ctx, "resp_a", c.after)
+		if err != nil || last == nil || last.Seq != 5 || fmt.Sprint(seqs(got)) != fmt.Sprint(c.want) {
+			t.Errorf("journal after %d: %v, last %v (%v), want %v, last 5", c.after, seqs(got), last, err, c.want)
 		}
 	}
 	if got, _, _ := db.Journal(ctx, "resp_a", 3); string(got[0].Data) != string(events(4, 5)[0].Data) {
@@ -84,20 +84,20 @@ func TestJournal(t *testing.T) {
 	if n, err := db.PruneJournals(ctx, time.Now().Add(time.Minute)); err != nil || n != 1 {
 		t.Errorf("prune: %d journals, %v; want 1", n, err)
 	}
-	if _, n, _ := db.Journal(ctx, "resp_a", -1); n != 0 {
-		t.Errorf("pruned journal still has %d events", n)
+	if got, last, _ := db.Journal(ctx, "resp_a", -1); last != nil || len(got) != 0 {
+		t.Errorf("pruned journal still has %d events", len(got))
 	}
 	if _, err := db.GetResponse(ctx, alice, "resp_a"); err != nil {
 		t.Errorf("pruning a journal took its response: %v", err)
 	}
-	if _, n, _ := db.Journal(ctx, "resp_b", -1); n != 2 {
-		t.Errorf("the open journal has %d events after pruning, want 2", n)
+	if got, _, _ := db.Journal(ctx, "resp_b", -1); len(got) != 2 {
+		t.Errorf("the open journal has %d events after pruning, want 2", len(got))
 	}
 	if err := db.DeleteResponse(ctx, alice, "resp_b"); err != nil {
 		t.Fatal(err)
 	}
-	if _, n, _ := db.Journal(ctx, "resp_b", -1); n != 0 {
-		t.Errorf("a deleted response's journal still has %d events", n)
+	if got, last, _ := db.Journal(ctx, "resp_b", -1); last != nil || len(got) != 0 {
+		t.Errorf("a deleted response's journal still has %d events", len(got))
 	}
 	// A journal without its response would never be pruned or deleted.
 	if err := db.AppendEvents(ctx, "resp_gone", events(0, 1), false); err == nil {

@@ -35,7 +35,7 @@ type statements struct {
 	inputCursor  *sql.Stmt
 	inputAsc     *sql.Stmt
 	inputDesc    *sql.Stmt
-	journalSize  *sql.Stmt
+	journalLast  *sql.Stmt
 	journalAfter *sql.Stmt
 
 	all []*sql.Stmt
@@ -144,7 +144,7 @@ const (
 	sqlOpenJournal  = `INSERT INTO journals (response_id) VALUES (?) ON CONFLICT DO NOTHING`
 	sqlInsertEvent  = `INSERT INTO events (response_id, seq, type, data) VALUES (?, ?, ?, ?)`
 	sqlEndJournal   = `UPDATE journals SET ended_at = ? WHERE response_id = ?`
-	sqlJournalSize  = `SELECT count(*) FROM events WHERE response_id = ?`
+	sqlJournalLast  = `SELECT seq, type FROM events WHERE response_id = ? ORDER BY seq DESC LIMIT 1`
 	sqlJournalAfter = `SELECT seq, type, data FROM events WHERE response_id = ? AND seq > ? ORDER BY seq`
 )
 
@@ -173,7 +173,7 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		{&s.inputCursor, r, sqlInputCursor},
 		{&s.inputAsc, r, sqlInputAsc},
 		{&s.inputDesc, r, sqlInputDesc},
-		{&s.journalSize, r, sqlJournalSize},
+		{&s.journalLast, r, sqlJournalLast},
 		{&s.journalAfter, r, sqlJournalAfter},
 	} {
 		st, err := p.db.PrepareContext(ctx, p.text)
