@@ -226,3 +226,35 @@ func terminalEvents(resp *hearth.Response, seq int) []hearth.Event {
 		{Type: hearth.EventResponseFailed, SequenceNumber: seq + 1, Response: resp},
 	}
 }
+
+// DefaultJournalRetention is how long the journal of a finished response is kept.
+const DefaultJournalRetention = 7 * 24 * time.Hour
+
+// pruneEvery is how often PruneJournals looks for journals past their retention.
+const pruneEvery = time.Hour
+
+// PruneJournals deletes, once now and then every hour until ctx ends, the journals
+// of responses that finished longer than retention ago (the responses stay, and
+// replay from their stored state). Zero or less keeps journals as long as their
+// responses.
+func (s *Server) PruneJournals(ctx context.Context, retention time.Duration) {
+	if s.db == nil || retention <= 0 {
+		return
+	}
+	t := time.NewTicker(pruneEvery)
+	defer t.Stop()
+	for {
+		n, err := s.db.PruneJournals(ctx, time.Now().Add(-retention))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.log.Warn("prune event journals", "error", err)
+		case n > 0:
+			s.log.Info("pruned event journals", "journals", n, "retention", retention)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

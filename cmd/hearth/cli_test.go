@@ -177,6 +177,7 @@ func TestServeRejectsBadSettings(t *testing.T) {
 	for _, args := range [][]string{
 		{"--websocket-lifetime", "0s"},
 		{"--websocket-lifetime", "-1m"},
+		{"--journal-retention", "-1h"},
 		{"--log-format", "xml"},
 	} {
 		all := append([]string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, args...)
