@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -258,5 +259,80 @@ func TestResumeAfterRestartE2E(t *testing.T) {
 	}
 	if deltaText(before) != plain.Text(scriptmodel.EntryAssistant) {
 		t.Errorf("journaled text %q", deltaText(before))
+	}
+}
+
+// TestJournalPrunedOrCutE2E: a response whose journal was pruned (as one stored before
+// journals existed) replays from its stored state as before, with starting_after
+// applied to the regenerated numbering; a journal cut short (hearth stopped between
+// two batch writes) replays what it has and ends as the stored response ended.
+func TestJournalPrunedOrCutE2E(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hearth.db")
+	db, err := storage.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h := server.New(server.Config{Runtime: testenv.Runtime(t), Database: db})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	plain := testenv.Model(t, scriptmodel.PlainModel)
+	pruned := createJSON(t, srv, reqBody(scriptmodel.PlainModel, false, `"input":"hi"`))
+	cut := createJSON(t, srv, reqBody(scriptmodel.PlainModel, false, `"input":"hi"`))
+	journaled := streamGET(t, srv, cut.ID, "")
+
+	// Cut the second journal after its last delta, as a crash between batches would.
+	raw, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	keep := 0
+	for i, e := range journaled {
+		if e["type"] == "response.output_text.delta" {
+			keep = i
+		}
+	}
+	if _, err := raw.Exec(`DELETE FROM events WHERE response_id = ? AND seq > ?`, cut.ID, keep); err != nil {
+		t.Fatal(err)
+	}
+	got := streamGET(t, srv, cut.ID, "")
+	checkNumbering(t, "cut journal", got, 0)
+	if mustJSON(t, got[:keep+1]) != mustJSON(t, journaled[:keep+1]) {
+		t.Error("a cut journal does not replay what it has")
+	}
+	if last := got[len(got)-1]; len(got) != keep+2 || last["type"] != "response.completed" ||
+		mustJSON(t, last["response"].(map[string]any)["output"]) != mustJSON(t, asJSONValue(t, cut.Output)) {
+		t.Errorf("cut journal ends with %d events, last %s", len(got), mustJSON(t, last))
+	}
+	if tail := streamGET(t, srv, cut.ID, fmt.Sprintf("&starting_after=%d", keep)); len(tail) != 1 || seqOf(tail[0]) != keep+1 {
+		t.Errorf("cut journal after its last stored event: %s", mustJSON(t, tail))
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go h.PruneJournals(ctx, time.Nanosecond) // the first pass runs at once
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		var n int
+		if err := raw.QueryRow(`SELECT count(*) FROM events WHERE response_id = ?`, pruned.ID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the journal was not pruned: %d events", n)
+		}
+	}
+	replayed := streamGET(t, srv, pruned.ID, "")
+	checkNumbering(t, "pruned", replayed, 0)
+	if err := schematest.CheckLifecycle(replayed); err != nil {
+		t.Errorf("replay without a journal: %v", err)
+	}
+	if deltaText(replayed) != plain.Text(scriptmodel.EntryAssistant) {
+		t.Errorf("replay without a journal has text %q", deltaText(replayed))
+	}
+	if tail := streamGET(t, srv, pruned.ID, "&starting_after=2"); mustJSON(t, tail) != mustJSON(t, replayed[3:]) {
+		t.Errorf("replay without a journal after 2:\n got %s\nwant %s", mustJSON(t, tail), mustJSON(t, replayed[3:]))
 	}
 }
