@@ -17,30 +17,66 @@ import (
 	"hearth/storage"
 )
 
-// readRequest reads a create-shaped body, decodes it with decode and applies the
-// limits. On failure it has answered with the error and returns false.
-func (s *Server) readRequest(c *gin.Context, decode func([]byte) (*hearth.CreateResponseRequest, []string, error)) (*hearth.CreateResponseRequest, bool) {
+// The prologue: every create-shaped request runs the same steps before its response
+// exists, whatever its path (POST /v1/responses as JSON, SSE or background, a
+// WebSocket response.create, POST /v1/responses/compact): authentication (the
+// middleware, the same bearer key for HTTP and the WebSocket upgrade), the request
+// timeout (timed), decoding, validation and limits (decodeRequest), the chain behind
+// previous_response_id (history), then admission (start, or admitAs for a compaction).
+// What follows is one run (run.execute, run.compact), one report (run.report) and one
+// error encoder (apiError).
+
+// decoder decodes a create-shaped body; it returns the fields it did not use.
+type decoder func([]byte) (*hearth.CreateResponseRequest, []string, error)
+
+// readRequest reads a create-shaped body and runs decodeRequest on it. On failure it
+// has answered with the error and returns false.
+func (s *Server) readRequest(c *gin.Context, decode decoder) (*hearth.CreateResponseRequest, bool) {
 	body, err := readBody(c.Request.Body)
 	if err != nil {
 		s.writeError(c, err)
 		return nil, false
 	}
-	req, ignored, err := decode(body)
+	req, ignored, err := s.decodeRequest(meta(c), body, decode, nil)
 	if err != nil {
 		s.writeError(c, err)
 		return nil, false
 	}
-	if err := s.accept(c, req); err != nil {
-		s.writeError(c, err)
-		return nil, false
-	}
 	if len(ignored) > 0 {
-		// Clients add fields faster than servers learn them; say what was not used
-		// rather than failing or pretending.
 		c.Header("x-hearth-ignored", strings.Join(ignored, ", "))
-		s.log.Warn("ignored request fields", "fields", ignored, "model", req.Model)
 	}
 	return req, true
+}
+
+// decodeRequest decodes and validates a body, records the model for the request's log
+// line and metrics, and applies the limits. ignored are fields the path already
+// dropped; the decoder's are added, and all are logged: clients add fields faster
+// than servers learn them, so hearth says what it did not use rather than failing or
+// pretending.
+func (s *Server) decodeRequest(m *reqMeta, body []byte, decode decoder, ignored []string) (*hearth.CreateResponseRequest, []string, error) {
+	req, more, err := decode(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	ignored = append(ignored, more...)
+	m.model = req.Model
+	m.log = m.log.With("model", req.Model)
+	if err := s.limits.check(req); err != nil {
+		return nil, nil, err
+	}
+	if len(ignored) > 0 {
+		m.log.Warn("ignored request fields", "fields", ignored)
+	}
+	return req, ignored, nil
+}
+
+// timed bounds a request's context by --request-timeout, the cause telling a timeout
+// from a client that left.
+func (s *Server) timed(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.limits.RequestTimeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeoutCause(ctx, s.limits.RequestTimeout, errRequestTimeout)
 }
 
 // createResponse serves POST /v1/responses: decode and validate, load the chain behind
@@ -168,6 +204,8 @@ type run struct {
 	adm *admitted
 	// j is the response's event journal (journal.go); nil when it is not stored.
 	j *journal
+	// kind names what runs in the log line when it is not a response: "compaction".
+	kind string
 }
 
 // eventSink is where a streamed response's events go: an SSE stream (sse.go) or a
