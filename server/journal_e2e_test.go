@@ -336,3 +336,37 @@ func TestJournalPrunedOrCutE2E(t *testing.T) {
 		t.Errorf("replay without a journal after 2:\n got %s\nwant %s", mustJSON(t, tail), mustJSON(t, replayed[3:]))
 	}
 }
+
+// TestJournalOfEveryPathE2E: a response created over WebSocket or as a plain SSE
+// stream is journaled as sent: GET ?stream=true replays exactly the events its client
+// got, and resumes from any of them.
+func TestJournalOfEveryPathE2E(t *testing.T) {
+	srv := newHearthWithDB(t)
+	ws := dialWS(t, srv, nil)
+	ws.send(wsCreate(scriptmodel.ToolsModel, `"input":"weather in Paris?",`+toolsJSON), true)
+	tr := ws.turn()
+	if tr.err != nil || tr.final.Status != hearth.StatusCompleted {
+		t.Fatalf("websocket create: %+v %+v", tr.err, tr.final)
+	}
+	if got := streamGET(t, srv, tr.final.ID, ""); mustJSON(t, got) != mustJSON(t, tr.events) {
+		t.Errorf("journal of a WebSocket response:\n got %s\nwant %s", mustJSON(t, got), mustJSON(t, tr.events))
+	}
+	if got := streamGET(t, srv, tr.final.ID, "&starting_after=3"); mustJSON(t, got) != mustJSON(t, tr.events[4:]) {
+		t.Errorf("journal of a WebSocket response after 3:\n got %s\nwant %s", mustJSON(t, got), mustJSON(t, tr.events[4:]))
+	}
+
+	resp, err := http.Post(srv.URL+"/v1/responses", "application/json",
+		strings.NewReader(reqBody(scriptmodel.ReasoningModel, true, `"input":"hello"`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := schematest.ReadSSE(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := sent[0]["response"].(map[string]any)["id"].(string)
+	if got := streamGET(t, srv, id, ""); mustJSON(t, got) != mustJSON(t, sent) {
+		t.Errorf("journal of a streamed response:\n got %s\nwant %s", mustJSON(t, got), mustJSON(t, sent))
+	}
+}
