@@ -281,19 +281,27 @@ func TestJournalPrunedOrCutE2E(t *testing.T) {
 	cut := createJSON(t, srv, reqBody(scriptmodel.PlainModel, false, `"input":"hi"`))
 	journaled := streamGET(t, srv, cut.ID, "")
 
-	// Cut the second journal after its last delta, as a crash between batches would.
-	raw, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	// Cut the second journal after its last delta, as a crash between two batch
+	// writes would.
 	keep := 0
 	for i, e := range journaled {
 		if e["type"] == "response.output_text.delta" {
 			keep = i
 		}
 	}
-	if _, err := raw.Exec(`DELETE FROM events WHERE response_id = ? AND seq > ?`, cut.ID, keep); err != nil {
+	stored, _, err := db.Journal(context.Background(), cut.ID, -1)
+	if err != nil || len(stored) != len(journaled) {
+		t.Fatalf("stored journal: %d events, %v", len(stored), err)
+	}
+	raw, err := sql.Open("sqlite3", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`DELETE FROM events WHERE response_id = ?`, cut.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AppendEvents(context.Background(), cut.ID, stored[:keep+1], false); err != nil {
 		t.Fatal(err)
 	}
 	got := streamGET(t, srv, cut.ID, "")
@@ -369,4 +377,59 @@ func TestJournalOfEveryPathE2E(t *testing.T) {
 	if got := streamGET(t, srv, id, ""); mustJSON(t, got) != mustJSON(t, sent) {
 		t.Errorf("journal of a streamed response:\n got %s\nwant %s", mustJSON(t, got), mustJSON(t, sent))
 	}
+}
+
+// BenchmarkJournalDisk measures what the event journal costs on disk: it creates
+// stored responses of the long script model (one message of 330 characters, its
+// deltas one token each), then compares the database's size with and without the
+// journal rows. The README's numbers come from:
+//
+//	go test ./server -run '^$' -bench JournalDisk -benchtime 50x
+func BenchmarkJournalDisk(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "hearth.db")
+	db, err := storage.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(b), Database: db}))
+	defer srv.Close()
+	testenv.Model(b, scriptmodel.LongModel)
+	for b.Loop() {
+		resp, err := http.Post(srv.URL+"/v1/responses", "application/json",
+			strings.NewReader(reqBody(scriptmodel.LongModel, false, `"input":"a long story"`)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatal(resp.Status)
+		}
+	}
+	b.StopTimer()
+	raw, err := sql.Open("sqlite3", path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer raw.Close()
+	size := func() float64 {
+		var pages, pageSize float64
+		if _, err := raw.Exec(`VACUUM`); err != nil {
+			b.Fatal(err)
+		}
+		raw.QueryRow(`PRAGMA page_count`).Scan(&pages)
+		raw.QueryRow(`PRAGMA page_size`).Scan(&pageSize)
+		return pages * pageSize
+	}
+	var responses, events, data float64
+	raw.QueryRow(`SELECT count(DISTINCT response_id), count(*), sum(length(data)) FROM events`).Scan(&responses, &events, &data)
+	with := size()
+	if _, err := raw.Exec(`DELETE FROM events; DELETE FROM journals`); err != nil {
+		b.Fatal(err)
+	}
+	cost := with - size()
+	b.ReportMetric(events/responses, "events/response")
+	b.ReportMetric(data/events, "JSON-B/event")
+	b.ReportMetric(cost/events, "disk-B/event")
+	b.ReportMetric(cost/responses, "disk-B/response")
 }

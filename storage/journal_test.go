@@ -45,18 +45,41 @@ func TestJournal(t *testing.T) {
 	if _, last, err := db.Journal(ctx, "resp_a", -1); err != nil || last != nil {
 		t.Fatalf("journal before any event: last %v, %v", last, err)
 	}
-	if err := db.AppendEvents(ctx, "resp_a", events(0, 3), false); err != nil {
+	if err := db.AppendEvents(ctx, "resp_a", events(0, 2), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AppendEvents(ctx, "resp_a", events(2, 3), false); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.AppendEvents(ctx, "resp_a", events(2, 3), false); err == nil {
 		t.Error("an event journaled twice was accepted")
 	}
+	if err := db.AppendEvents(ctx, "resp_a", events(4, 5), false); err == nil {
+		t.Error("an event after a gap was accepted")
+	}
 	if err := db.AppendEvents(ctx, "resp_b", events(0, 2), false); err != nil {
 		t.Fatal(err)
 	}
+	// The final batch overlaps what a batch write stored (a write that committed as
+	// its context ended): the overlap is skipped, not an error that loses the response.
 	if err := db.CompleteResponse(ctx, "resp_a", Final{Status: StatusCompleted, Body: body("resp_a", "completed"),
-		Events: events(3, 6), EndJournal: true}); err != nil {
+		Events: events(2, 6), EndJournal: true}); err != nil {
 		t.Fatal(err)
+	}
+	// A final batch after a gap is left out; the response is stored all the same.
+	if err := db.CreateResponse(ctx, NewResponse{ID: "resp_c", Owner: alice, Model: "m", Status: StatusInProgress,
+		Request: request("m", ""), Body: body("resp_c", "in_progress")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AppendEvents(ctx, "resp_c", events(0, 2), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CompleteResponse(ctx, "resp_c", Final{Status: StatusCompleted, Body: body("resp_c", "completed"),
+		Events: events(5, 7), EndJournal: true}); err != nil {
+		t.Fatalf("a journal gap failed the response: %v", err)
+	}
+	if got, last, err := db.Journal(ctx, "resp_c", -1); err != nil || last == nil || last.Seq != 1 || len(got) != 2 {
+		t.Errorf("journal after a gap: %v, last %v, %v", seqs(got), last, err)
 	}
 	// Pruning now removes nothing: resp_a's journal ended just now, resp_b's is open.
 	if n, err := db.PruneJournals(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
@@ -71,7 +94,7 @@ func TestJournal(t *testing.T) {
 	for _, c := range []struct {
 		after int
 		want  []int
-	}{{-1, []int{0, 1, 2, 3, 4, 5}}, {2, []int{3, 4, 5}}, {5, []int{}}, {99, []int{}}} {
+	}{{-1, []int{0, 1, 2, 3, 4, 5}}, {0, []int{1, 2, 3, 4, 5}}, {2, []int{3, 4, 5}}, {4, []int{5}}, {5, []int{}}, {99, []int{}}} {
 		got, last, err := db.Journal(ctx, "resp_a", c.after)
 		if err != nil || last == nil || last.Seq != 5 || fmt.Sprint(seqs(got)) != fmt.Sprint(c.want) {
 			t.Errorf("journal after %d: %v, last %v (%v), want %v, last 5", c.after, seqs(got), last, err, c.want)
@@ -81,8 +104,8 @@ func TestJournal(t *testing.T) {
 		t.Errorf("event 4 reads back as %s", got[0].Data)
 	}
 
-	if n, err := db.PruneJournals(ctx, time.Now().Add(time.Minute)); err != nil || n != 1 {
-		t.Errorf("prune: %d journals, %v; want 1", n, err)
+	if n, err := db.PruneJournals(ctx, time.Now().Add(time.Minute)); err != nil || n != 2 {
+		t.Errorf("prune: %d journals, %v; want 2 (resp_a, resp_c)", n, err)
 	}
 	if got, last, _ := db.Journal(ctx, "resp_a", -1); last != nil || len(got) != 0 {
 		t.Errorf("pruned journal still has %d events", len(got))

@@ -123,7 +123,7 @@ func (db *DB) CompleteResponse(ctx context.Context, id string, f Final) error {
 			return err
 		}
 		if f.EndJournal {
-			if err := db.appendJournal(ctx, tx, id, f.Events, true); err != nil {
+			if err := db.appendJournal(ctx, tx, id, f.Events, true, true); err != nil {
 				return err
 			}
 		}

@@ -28,6 +28,7 @@ type statements struct {
 	openJournal    *sql.Stmt
 	insertEvent    *sql.Stmt
 	endJournal     *sql.Stmt
+	journalNext    *sql.Stmt
 
 	// readers
 	get          *sql.Stmt
@@ -142,10 +143,11 @@ const (
 
 const (
 	sqlOpenJournal  = `INSERT INTO journals (response_id) VALUES (?) ON CONFLICT DO NOTHING`
-	sqlInsertEvent  = `INSERT INTO events (response_id, seq, type, data) VALUES (?, ?, ?, ?)`
+	sqlInsertEvent  = `INSERT INTO events (response_id, first_seq, last_seq, last_type, data) VALUES (?, ?, ?, ?, ?)`
 	sqlEndJournal   = `UPDATE journals SET ended_at = ? WHERE response_id = ?`
-	sqlJournalLast  = `SELECT seq, type FROM events WHERE response_id = ? ORDER BY seq DESC LIMIT 1`
-	sqlJournalAfter = `SELECT seq, type, data FROM events WHERE response_id = ? AND seq > ? ORDER BY seq`
+	sqlJournalNext  = `SELECT coalesce(max(last_seq), -1) + 1 FROM events WHERE response_id = ?`
+	sqlJournalLast  = `SELECT last_seq, last_type FROM events WHERE response_id = ? ORDER BY first_seq DESC LIMIT 1`
+	sqlJournalAfter = `SELECT first_seq, data FROM events WHERE response_id = ? AND last_seq > ? ORDER BY first_seq`
 )
 
 func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
@@ -168,6 +170,7 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		{&s.openJournal, w, sqlOpenJournal},
 		{&s.insertEvent, w, sqlInsertEvent},
 		{&s.endJournal, w, sqlEndJournal},
+		{&s.journalNext, w, sqlJournalNext},
 		{&s.get, r, sqlGet},
 		{&s.exists, r, sqlExists},
 		{&s.inputCursor, r, sqlInputCursor},

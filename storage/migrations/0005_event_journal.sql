@@ -1,19 +1,27 @@
 -- The event journal: every event of a stored response as it was sent, with its
 -- original sequence number, so that GET /v1/responses/{id}?stream=true&starting_after=N
--- resumes a stream exactly (storage/journal.go). Rows are written in batches while the
--- response runs; the journal of a finished response outlives restarts until
--- pruned by the retention setting, which deletes journals, never responses.
+-- resumes a stream exactly (storage/journal.go). The server writes a batch of events
+-- at intervals while the response runs, and the last batch in the transaction that
+-- stores its final state. The journal of a finished response outlives restarts until
+-- the retention setting prunes it, which deletes journals, never responses.
 --
--- WITHOUT ROWID: events are read in key order (one response's, from a sequence number
--- on) and are small (a delta is ~150 bytes), so clustering them by the key keeps one
--- response's events on adjacent pages.
+-- One row per batch, not per event: a short response's journal is one row written
+-- with its final state, and the per-row costs (the driver's calls, the key repeated in
+-- every row) are paid once per batch instead of once per token. A rowid table, as
+-- items: batches are often a few KB, which WITHOUT ROWID would spill to overflow pages.
 CREATE TABLE events (
     response_id TEXT    NOT NULL REFERENCES responses (id) ON DELETE CASCADE,
-    seq         INTEGER NOT NULL,
-    type        TEXT    NOT NULL,
-    data        TEXT    NOT NULL, -- the event's JSON, hearth's own event names
-    PRIMARY KEY (response_id, seq)
-) WITHOUT ROWID, STRICT;
+    first_seq   INTEGER NOT NULL,
+    last_seq    INTEGER NOT NULL,
+    -- The type of the batch's last event: tells whether a journal reached its
+    -- terminal event without unpacking it.
+    last_type   TEXT    NOT NULL,
+    -- The batch's events, numbered first_seq, first_seq+1, ...: one line each,
+    -- "<type> <JSON>\n" (the JSON in hearth's own event names).
+    data        BLOB    NOT NULL,
+    PRIMARY KEY (response_id, first_seq),
+    CHECK (last_seq >= first_seq)
+) STRICT;
 
 -- One row per journal: when it ended (NULL while the response runs), for pruning by age
 -- without scanning the responses table, whose rows carry the response JSON.
