@@ -22,35 +22,39 @@ const journalFlushEvery = 500 * time.Millisecond
 const journalWriteTimeout = 30 * time.Second
 
 // journal is the event journal of one stored response while it runs: every event in
-// sequence order, kept in memory so that a client resuming the stream
-// (GET ?stream=true&starting_after=N) follows the live run from any event without a
-// gap, and written to storage in batches so it outlives the run and hearth. All the
-// response paths (JSON, SSE, background, WebSocket) write theirs through the run
-// (run.emit), the terminal events once the response is stored.
+// sequence order, encoded once (the same bytes go to an SSE client), kept in memory
+// so that a client resuming the stream (GET ?stream=true&starting_after=N) follows
+// the live run from any event without a gap, and written to storage in batches so it
+// outlives the run and hearth. All the response paths (JSON, SSE, background,
+// WebSocket) write theirs through the run (run.emitTo), the terminal events once the
+// response is stored.
 type journal struct {
 	s  *Server
 	id string
 
 	mu      sync.Mutex
-	events  []hearth.Event
+	events  []storage.Event
 	flushed int // events[:flushed] are in storage
 	ended   bool
 	// wake is closed by the next append or the end; nil while nobody waits.
 	wake chan struct{}
 
-	stop    chan struct{}
-	stopped chan struct{}
+	// flushMu orders the batch writes and settle; a timer, not a goroutine, runs
+	// them, so a response shorter than journalFlushEvery costs none.
+	flushMu sync.Mutex
+	timer   *time.Timer
+	settled bool
 	warned  bool
 }
 
 // openJournal registers the live journal of response id, before the response is
 // stored: a reader that finds the stored response in flight then finds its journal.
 func (s *Server) openJournal(id string) *journal {
-	j := &journal{s: s, id: id, stop: make(chan struct{}), stopped: make(chan struct{})}
+	j := &journal{s: s, id: id}
 	s.jobs.mu.Lock()
 	s.jobs.journals[id] = j
 	s.jobs.mu.Unlock()
-	go j.flushLoop()
+	j.timer = time.AfterFunc(journalFlushEvery, j.tick)
 	return j
 }
 
@@ -61,8 +65,8 @@ func (s *Server) liveJournal(id string) *journal {
 	return s.jobs.journals[id]
 }
 
-// append adds an event and wakes the readers following the run.
-func (j *journal) append(e hearth.Event) {
+// append adds an encoded event and wakes the readers following the run.
+func (j *journal) append(e storage.Event) {
 	if j == nil {
 		return
 	}
@@ -76,21 +80,18 @@ func (j *journal) append(e hearth.Event) {
 	}
 }
 
-func (j *journal) flushLoop() {
-	defer close(j.stopped)
-	t := time.NewTicker(journalFlushEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-j.stop:
-			return
-		case <-t.C:
-			j.flush()
-		}
+// tick writes the events not yet stored, as one batch, and sets the next tick.
+func (j *journal) tick() {
+	j.flushMu.Lock()
+	defer j.flushMu.Unlock()
+	if j.settled {
+		return
 	}
+	j.flush()
+	j.timer.Reset(journalFlushEvery)
 }
 
-// flush writes the events not yet stored, as one batch.
+// flush writes the events not yet stored as one batch; flushMu is held.
 func (j *journal) flush() {
 	j.mu.Lock()
 	batch := j.events[j.flushed:len(j.events):len(j.events)]
@@ -99,7 +100,7 @@ func (j *journal) flush() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), journalWriteTimeout)
-	err := j.s.db.AppendEvents(ctx, j.id, storedEvents(batch), false)
+	err := j.s.db.AppendEvents(ctx, j.id, batch, false)
 	cancel()
 	if err != nil {
 		// The response goes on; its final write carries what is missing.
@@ -117,13 +118,19 @@ func (j *journal) flush() {
 // settle stops the batch writes and returns what the final write of the response
 // must add to its journal: the events not yet stored, then the terminal ones (held
 // until the response is stored).
-func (j *journal) settle(held []hearth.Event) []storage.Event {
-	close(j.stop)
-	<-j.stopped
+func (j *journal) settle(held []storage.Event) []storage.Event {
+	j.stopTicks()
 	j.mu.Lock()
 	rest := j.events[j.flushed:len(j.events):len(j.events)]
 	j.mu.Unlock()
-	return storedEvents(append(rest, held...))
+	return append(rest, held...)
+}
+
+func (j *journal) stopTicks() {
+	j.flushMu.Lock()
+	j.settled = true
+	j.timer.Stop()
+	j.flushMu.Unlock()
 }
 
 // end marks the journal complete and forgets it: from now on readers find the whole
@@ -133,11 +140,7 @@ func (j *journal) end() {
 	if j == nil {
 		return
 	}
-	select {
-	case <-j.stop:
-	default:
-		close(j.stop) // settle did not run: the response was not stored
-	}
+	j.stopTicks() // when settle did not run: the response was not stored
 	j.s.jobs.mu.Lock()
 	delete(j.s.jobs.journals, j.id)
 	j.s.jobs.mu.Unlock()
@@ -153,9 +156,9 @@ func (j *journal) end() {
 
 // follow sends every event after sequence number after, then each new one as the
 // run emits it, until the journal ends (true) or ctx does (false).
-func (j *journal) follow(ctx context.Context, after int, send func(hearth.Event)) bool {
+func (j *journal) follow(ctx context.Context, after int, send func(storage.Event)) bool {
 	j.mu.Lock()
-	next := sort.Search(len(j.events), func(i int) bool { return j.events[i].SequenceNumber > after })
+	next := sort.Search(len(j.events), func(i int) bool { return j.events[i].Seq > after })
 	j.mu.Unlock()
 	for {
 		j.mu.Lock()
@@ -170,9 +173,7 @@ func (j *journal) follow(ctx context.Context, after int, send func(hearth.Event)
 		}
 		j.mu.Unlock()
 		for _, e := range batch {
-			if e.SequenceNumber > after {
-				send(e)
-			}
+			send(e)
 		}
 		next += len(batch)
 		switch {
@@ -189,13 +190,11 @@ func (j *journal) follow(ctx context.Context, after int, send func(hearth.Event)
 	}
 }
 
-func storedEvents(events []hearth.Event) []storage.Event {
-	out := make([]storage.Event, len(events))
-	for i, e := range events {
-		_, data := eventJSON(e, false)
-		out[i] = storage.Event{Seq: e.SequenceNumber, Type: e.Type, Data: data}
-	}
-	return out
+// encodeEvent is an event as journaled and sent to a client of hearth's own event
+// names: encoded once for both.
+func encodeEvent(e hearth.Event) storage.Event {
+	typ, data := eventJSON(e, false)
+	return storage.Event{Seq: e.SequenceNumber, Type: typ, Data: data}
 }
 
 // isTerminal reports whether an event ends a response's events.

@@ -204,6 +204,8 @@ type run struct {
 	adm *admitted
 	// j is the response's event journal (journal.go); nil when it is not stored.
 	j *journal
+	// heldEnc are the held events encoded, once for the journal and the client.
+	heldEnc []storage.Event
 	// kind names what runs in the log line when it is not a response: "compaction".
 	kind string
 }
@@ -218,6 +220,12 @@ type eventSink interface {
 	Done()
 }
 
+// encodedSink is a sink that takes an event already encoded in hearth's names (an SSE
+// stream): a streamed event is then encoded once, for the journal and the client.
+type encodedSink interface {
+	Stored(typ string, data []byte)
+}
+
 // emitTo is where a response's events go, whatever the path: the journal, then sink
 // (nil for a JSON or background response). The terminal events are held until the
 // response is stored.
@@ -227,11 +235,30 @@ func (r *run) emitTo(sink eventSink) func(hearth.Event) {
 		case hearth.EventResponseCompleted, hearth.EventResponseIncomplete, hearth.EventResponseFailed, hearth.EventError:
 			r.held = append(r.held, e)
 		default:
-			r.j.append(e)
-			if sink != nil {
-				sink.Event(e)
-			}
+			r.send(sink, e)
 		}
+	}
+}
+
+// send puts one event in the journal and on sink.
+func (r *run) send(sink eventSink, e hearth.Event) {
+	if _, encoded := sink.(encodedSink); r.j == nil && !encoded {
+		if sink != nil {
+			sink.Event(e)
+		}
+		return
+	}
+	r.sendEncoded(sink, e, encodeEvent(e))
+}
+
+// sendEncoded is send with the event already encoded.
+func (r *run) sendEncoded(sink eventSink, e hearth.Event, stored storage.Event) {
+	r.j.append(stored)
+	switch enc, encoded := sink.(encodedSink); {
+	case encoded:
+		enc.Stored(stored.Type, stored.Data)
+	case sink != nil:
+		sink.Event(e)
 	}
 }
 
@@ -240,10 +267,11 @@ func (r *run) emitTo(sink eventSink) func(hearth.Event) {
 // whole path to the client (emitTo, then finish) over a real connection without a
 // runtime.
 func (r *run) finish(sink eventSink) {
-	for _, e := range r.held {
-		r.j.append(e)
-		if sink != nil {
-			sink.Event(e)
+	for i, e := range r.held {
+		if len(r.heldEnc) == len(r.held) {
+			r.sendEncoded(sink, e, r.heldEnc[i])
+		} else {
+			r.send(sink, e)
 		}
 	}
 	if sink != nil {
@@ -290,13 +318,18 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 		storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		f := storedFinal(final)
 		// The journal's last events go with the final state, in one transaction.
-		f.Events, f.EndJournal = r.j.settle(r.held), true
+		r.heldEnc = make([]storage.Event, len(r.held))
+		for i, e := range r.held {
+			r.heldEnc[i] = encodeEvent(e)
+		}
+		f.Events, f.EndJournal = r.j.settle(r.heldEnc), true
 		storeErr = s.db.CompleteResponse(storeCtx, id, f)
 		cancel()
 		if storeErr != nil {
 			s.log.Error("store finished response", "id", id, "error", storeErr)
 			storeErr = fmt.Errorf("store finished response: %w", storeErr)
 			r.held = failedTerminal(r.held, final, "The response could not be stored.")
+			r.heldEnc = nil
 			// The client is told the response failed; the row must say so too once
 			// the database takes writes again, or a poller would wait forever.
 			go s.settleLater(id, failedCopy(final, "The response could not be stored."))

@@ -59,7 +59,7 @@ func (s *Server) getResponse(c *gin.Context) {
 	for {
 		if j := s.liveJournal(rec.ID); j != nil {
 			sse := newSSEWriter(c.Writer, s.heartbeat, clientDialect(c))
-			if j.follow(c.Request.Context(), after, sse.Event) {
+			if j.follow(c.Request.Context(), after, func(e storage.Event) { sse.Stored(e.Type, e.Data) }) {
 				sse.Done()
 			}
 			return

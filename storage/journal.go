@@ -40,9 +40,6 @@ func (db *DB) AppendEvents(ctx context.Context, id string, events []Event, end b
 // after a gap is left out (the journal then ends short, and a replay ends it from the
 // stored response).
 func (db *DB) appendJournal(ctx context.Context, tx *sql.Tx, id string, events []Event, end, lenient bool) error {
-	if _, err := tx.StmtContext(ctx, db.st.openJournal).ExecContext(ctx, id); err != nil {
-		return err
-	}
 	if len(events) > 0 {
 		var next int
 		if err := tx.StmtContext(ctx, db.st.journalNext).QueryRowContext(ctx, id).Scan(&next); err != nil {
@@ -66,7 +63,7 @@ func (db *DB) appendJournal(ctx context.Context, tx *sql.Tx, id string, events [
 		}
 	}
 	if end {
-		if _, err := tx.StmtContext(ctx, db.st.endJournal).ExecContext(ctx, time.Now().UnixMilli(), id); err != nil {
+		if _, err := tx.StmtContext(ctx, db.st.endJournal).ExecContext(ctx, id, time.Now().UnixMilli()); err != nil {
 			return err
 		}
 	}

@@ -116,6 +116,16 @@ func TestJournal(t *testing.T) {
 	if got, _, _ := db.Journal(ctx, "resp_b", -1); len(got) != 2 {
 		t.Errorf("the open journal has %d events after pruning, want 2", len(got))
 	}
+	// A crash left resp_b in flight: recovery ends its journal, which then prunes.
+	if n, err := db.RecoverInFlight(ctx); err != nil || n != 1 {
+		t.Fatalf("recover: %d, %v", n, err)
+	}
+	if n, err := db.PruneJournals(ctx, time.Now().Add(time.Minute)); err != nil || n != 1 {
+		t.Errorf("prune after recovery: %d journals, %v; want 1", n, err)
+	}
+	if err := db.AppendEvents(ctx, "resp_b", events(0, 2), false); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.DeleteResponse(ctx, alice, "resp_b"); err != nil {
 		t.Fatal(err)
 	}

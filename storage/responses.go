@@ -261,6 +261,14 @@ func (db *DB) RecoverInFlight(ctx context.Context) (int, error) {
 		DELETE FROM contexts WHERE response_id IN below`); err != nil {
 			return err
 		}
+		// Their journals end here (a replay ends them as the row says), so the
+		// retention setting prunes them like any other.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO journals (response_id, ended_at)
+			SELECT DISTINCT response_id, ? FROM events WHERE response_id IN
+				(SELECT id FROM responses WHERE status IN ('queued', 'in_progress'))
+			ON CONFLICT (response_id) DO UPDATE SET ended_at = excluded.ended_at`, time.Now().UnixMilli()); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE responses
 			SET status = 'failed', error = ?1, completed_at = ?2,
 			response = CASE WHEN json_valid(response)

@@ -25,7 +25,6 @@ type statements struct {
 	putContext     *sql.Stmt
 	dropContext    *sql.Stmt
 	dropBelow      *sql.Stmt
-	openJournal    *sql.Stmt
 	insertEvent    *sql.Stmt
 	endJournal     *sql.Stmt
 	journalNext    *sql.Stmt
@@ -142,9 +141,9 @@ const (
 )
 
 const (
-	sqlOpenJournal  = `INSERT INTO journals (response_id) VALUES (?) ON CONFLICT DO NOTHING`
-	sqlInsertEvent  = `INSERT INTO events (response_id, first_seq, last_seq, last_type, data) VALUES (?, ?, ?, ?, ?)`
-	sqlEndJournal   = `UPDATE journals SET ended_at = ? WHERE response_id = ?`
+	sqlInsertEvent = `INSERT INTO events (response_id, first_seq, last_seq, last_type, data) VALUES (?, ?, ?, ?, ?)`
+	sqlEndJournal  = `INSERT INTO journals (response_id, ended_at) VALUES (?, ?)
+		ON CONFLICT (response_id) DO UPDATE SET ended_at = excluded.ended_at`
 	sqlJournalNext  = `SELECT coalesce(max(last_seq), -1) + 1 FROM events WHERE response_id = ?`
 	sqlJournalLast  = `SELECT last_seq, last_type FROM events WHERE response_id = ? ORDER BY first_seq DESC LIMIT 1`
 	sqlJournalAfter = `SELECT first_seq, data FROM events WHERE response_id = ? AND last_seq > ? ORDER BY first_seq`
@@ -167,7 +166,6 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		{&s.putContext, w, sqlPutContext},
 		{&s.dropContext, w, sqlDropContext},
 		{&s.dropBelow, w, sqlDropBelow},
-		{&s.openJournal, w, sqlOpenJournal},
 		{&s.insertEvent, w, sqlInsertEvent},
 		{&s.endJournal, w, sqlEndJournal},
 		{&s.journalNext, w, sqlJournalNext},
