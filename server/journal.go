@@ -173,7 +173,10 @@ func (j *journal) follow(ctx context.Context, after int, send func(storage.Event
 		}
 		j.mu.Unlock()
 		for _, e := range batch {
-			send(e)
+			// A reader may ask for events the run has not reached yet.
+			if e.Seq > after {
+				send(e)
+			}
 		}
 		next += len(batch)
 		switch {
