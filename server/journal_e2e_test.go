@@ -377,6 +377,30 @@ func TestJournalOfEveryPathE2E(t *testing.T) {
 	if got := streamGET(t, srv, id, ""); mustJSON(t, got) != mustJSON(t, sent) {
 		t.Errorf("journal of a streamed response:\n got %s\nwant %s", mustJSON(t, got), mustJSON(t, sent))
 	}
+
+	// The journal keeps the spec's names; an OpenAI client's replay gets OpenAI's.
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/responses/"+id+"?stream=true", nil)
+	req.Header.Set("x-hearth-event-names", "openai")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed, err := schematest.ReadSSE(resp.Body)
+	resp.Body.Close()
+	if err != nil || len(renamed) != len(sent) {
+		t.Fatalf("OpenAI-named replay: %d events, %v", len(renamed), err)
+	}
+	saw := false
+	for i, e := range renamed {
+		want := hearth.OpenAIEventType(sent[i]["type"].(string))
+		saw = saw || want != sent[i]["type"]
+		if e["type"] != want {
+			t.Errorf("OpenAI-named replay: event %d is %v, want %s", i, e["type"], want)
+		}
+	}
+	if !saw {
+		t.Error("the reasoning response has no event OpenAI names otherwise")
+	}
 }
 
 // BenchmarkJournalDisk measures what the event journal costs on disk: it creates
