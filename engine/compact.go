@@ -35,6 +35,10 @@ const CompactionPrompt = "The conversation above is about to be compacted: it wi
 // the model with the whole conversation in view (its own prompt, prefix-stable, plus
 // CompactionPrompt), without tools.
 type Compaction struct {
+	// Observe, when set, sees the summary's events as they are generated, as a
+	// response's emit does (the server times the first token with it).
+	Observe func(hearth.Event)
+
 	e    *Engine
 	job  *Job
 	kept []hearth.Item
@@ -122,7 +126,7 @@ func keptItem(it hearth.Item) hearth.Item {
 // text (only reasoning), is an error.
 func (c *Compaction) Run(ctx context.Context) ([]hearth.Item, hearth.Usage, error) {
 	resp := hearth.NewResponse(hearth.NewID(hearth.PrefixResponse), c.job.req, time.Now())
-	b := hearth.NewBuilder(resp, nil)
+	b := hearth.NewBuilder(resp, c.Observe)
 	runErr := c.job.Run(ctx, b)
 	final := b.Response()
 	var usage hearth.Usage

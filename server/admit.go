@@ -19,15 +19,6 @@ import (
 // errRequestTimeout is the cause of a request context ended by --request-timeout.
 var errRequestTimeout = errors.New("request timeout")
 
-// accept runs after a request is decoded: it applies the limits and records the model
-// for the request's log line and metrics.
-func (s *Server) accept(c *gin.Context, req *hearth.CreateResponseRequest) error {
-	m := meta(c)
-	m.model = req.Model
-	m.log = m.log.With("model", logModel(req.Model))
-	return s.limits.check(req)
-}
-
 // admitted is a request's place in admission and what is measured of it.
 type admitted struct {
 	s      *Server
@@ -149,6 +140,9 @@ func (r *run) report(final *hearth.Response) {
 	attrs := []slog.Attr{
 		slog.String("response_id", final.ID), slog.String("status", final.Status),
 		slog.Duration("queue_wait", a.ticket.Waited()),
+	}
+	if r.kind != "" {
+		attrs = append(attrs, slog.String("kind", r.kind))
 	}
 	if u := final.Usage; u != nil {
 		m.tokensIn.WithLabelValues(a.model, key).Add(float64(u.InputTokens))

@@ -11,14 +11,16 @@ type jobs struct {
 	mu        sync.Mutex
 	running   map[string]context.CancelFunc
 	cancelled map[string]bool
-	wg        sync.WaitGroup
-	root      context.Context
-	stop      context.CancelFunc
+	// journals are the live event journals of the stored responses running here.
+	journals map[string]*journal
+	wg       sync.WaitGroup
+	root     context.Context
+	stop     context.CancelFunc
 }
 
 func newJobs() *jobs {
 	root, stop := context.WithCancel(context.Background())
-	return &jobs{running: map[string]context.CancelFunc{}, cancelled: map[string]bool{}, root: root, stop: stop}
+	return &jobs{running: map[string]context.CancelFunc{}, cancelled: map[string]bool{}, journals: map[string]*journal{}, root: root, stop: stop}
 }
 
 // background returns the context a background response runs under: independent of

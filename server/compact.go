@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"hearth"
+	"hearth/engine"
 )
 
 // compactResponse serves POST /v1/responses/compact: decode and validate as a create
@@ -41,35 +42,53 @@ func (s *Server) compactResponse(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	defer adm.done()
-	if err := adm.wait(ctx); err != nil {
-		// The client left, or the request timed out, while queued.
-		s.writeError(c, ctxError(ctx))
-		return
-	}
-	created := time.Now()
-	output, usage, err := compaction.Run(ctx)
-	adm.done()
+	r := &run{s: s, req: req, adm: adm, kind: "compaction"}
+	out, err := r.compact(ctx, id, compaction)
 	if err != nil {
-		if ctx.Err() != nil {
-			err = ctxError(ctx)
-		}
 		s.writeError(c, err)
 		return
 	}
+	c.JSON(http.StatusOK, out)
+}
+
+// compact runs a prepared compaction as execute runs a response: wait for a slot of
+// the model, generate, free the slot, and report it (metrics and the log line) like
+// any response, tokens to the key included. Its answer is one object and nothing is
+// stored (the window belongs to the client), so there are no events to journal.
+func (r *run) compact(ctx context.Context, id string, cp *engine.Compaction) (*hearth.CompactResponse, error) {
+	defer r.adm.done()
+	created := time.Now()
+	summary := &hearth.Response{ID: id, Object: "response", Model: r.req.Model, Status: hearth.StatusCompleted}
+	if err := r.adm.wait(ctx); err != nil {
+		// The client left, or the request timed out, while queued.
+		summary.Status = hearth.StatusIncomplete
+		r.report(summary)
+		return nil, ctxError(ctx)
+	}
+	cp.Observe = r.observe(nil)
+	output, usage, err := cp.Run(ctx)
+	r.adm.done()
 	if usage.TotalTokens == 0 {
 		usage.TotalTokens = usage.InputTokens + usage.OutputTokens
 	}
-	// The summary's tokens are the key's like any response's.
-	m := meta(c)
-	s.metrics.tokensIn.WithLabelValues(s.models.label(req.Model), m.key).Add(float64(usage.InputTokens))
-	s.metrics.tokensOut.WithLabelValues(s.models.label(req.Model), m.key).Add(float64(usage.OutputTokens))
-	s.metrics.cached.WithLabelValues(s.models.label(req.Model), m.key).Add(float64(usage.InputTokensDetails.CachedTokens))
-	m.log.Info("compaction", "id", id, "kept_items", len(output)-1, "queue_wait", adm.ticket.Waited(),
-		"input_tokens", usage.InputTokens, "output_tokens", usage.OutputTokens)
-	c.JSON(http.StatusOK, hearth.CompactResponse{
+	summary.Usage = &usage
+	if err != nil {
+		summary.Status = hearth.StatusFailed
+		if ctx.Err() != nil {
+			err = ctxError(ctx)
+			summary.Status = hearth.StatusIncomplete
+		} else if he := apiError(r.adm.meta.log, err); he != nil {
+			err = he
+			summary.Error = &hearth.ResponseError{Code: he.Code, Message: he.Message}
+		}
+		r.report(summary)
+		return nil, err
+	}
+	summary.Output = output
+	r.report(summary)
+	return &hearth.CompactResponse{
 		ID: id, Object: hearth.ObjectCompaction, CreatedAt: created.Unix(), Output: output, Usage: usage,
-	})
+	}, nil
 }
 
 // ctxError is the error for a compaction whose request context ended: past

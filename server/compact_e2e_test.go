@@ -238,8 +238,8 @@ func TestCompactRefusedE2E(t *testing.T) {
 	}
 }
 
-// TestCompactAdmissionE2E: a compaction needs the keys like every route and waits for
-// a generation slot of its model like a response.
+// TestCompactAdmissionE2E: a compaction needs the keys like every route, waits for a
+// generation slot of its model like a response, and counts in the metrics like one.
 func TestCompactAdmissionE2E(t *testing.T) {
 	srv, h, _ := lanHearth(t, server.Config{APIKeys: []string{"k1"}, Admission: admission.Config{Slots: 1}})
 	body := `{"model":"` + plain + `","input":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`
@@ -266,5 +266,12 @@ func TestCompactAdmissionE2E(t *testing.T) {
 	}
 	if n := metric(t, srv, "k1", "hearth_output_tokens_total", `model="`+plain+`"`, `key="config-1"`); n != float64(testenv.Model(t, plain).EvalCount(scriptmodel.EntryAssistant)) {
 		t.Errorf("hearth_output_tokens_total = %v after one compaction", n)
+	}
+	// A compaction counts as a response, waits and first output timed.
+	if n := metric(t, srv, "k1", "hearth_responses_total", `model="`+plain+`"`, `status="completed"`, `key="config-1"`); n != 1 {
+		t.Errorf("hearth_responses_total = %v after one compaction", n)
+	}
+	if n := metric(t, srv, "k1", "hearth_time_to_first_token_seconds_count", `model="`+plain+`"`); n != 1 {
+		t.Errorf("hearth_time_to_first_token_seconds_count = %v after one compaction", n)
 	}
 }

@@ -17,31 +17,68 @@ import (
 	"hearth/storage"
 )
 
-// readRequest reads a create-shaped body, decodes it with decode and applies the
-// limits. On failure it has answered with the error and returns false.
-func (s *Server) readRequest(c *gin.Context, decode func([]byte) (*hearth.CreateResponseRequest, []string, error)) (*hearth.CreateResponseRequest, bool) {
+// The prologue: every create-shaped request runs the same steps before its response
+// exists, whatever its path (POST /v1/responses as JSON, SSE or background, a
+// WebSocket response.create, POST /v1/responses/compact): authentication (the
+// middleware, the same bearer key for HTTP and the WebSocket upgrade), the request
+// timeout (timed), decoding, validation and limits (decodeRequest), the chain behind
+// previous_response_id (history), then admission (start, or admitAs for a compaction).
+// What follows is one run (run.execute, run.compact), one report (run.report) and one
+// error encoder (apiError).
+
+// decoder decodes a create-shaped body; it returns the fields it did not use.
+type decoder func([]byte) (*hearth.CreateResponseRequest, []string, error)
+
+// readRequest reads a create-shaped body and runs decodeRequest on it. On failure it
+// has answered with the error and returns false.
+func (s *Server) readRequest(c *gin.Context, decode decoder) (*hearth.CreateResponseRequest, bool) {
 	body, err := readBody(c.Request.Body)
 	if err != nil {
 		s.writeError(c, err)
 		return nil, false
 	}
-	req, ignored, err := decode(body)
+	req, ignored, err := s.decodeRequest(meta(c), body, decode, nil)
 	if err != nil {
-		s.writeError(c, err)
-		return nil, false
-	}
-	if err := s.accept(c, req); err != nil {
 		s.writeError(c, err)
 		return nil, false
 	}
 	if len(ignored) > 0 {
 		// Clients add fields faster than servers learn them; say what was not used
 		// rather than failing or pretending.
-		ignored = boundIgnored(ignored)
-		c.Header("x-hearth-ignored", strings.Join(ignored, ", "))
-		s.log.Warn("ignored request fields", "fields", ignored, "model", logModel(req.Model))
+		c.Header("x-hearth-ignored", strings.Join(boundIgnored(ignored), ", "))
 	}
 	return req, true
+}
+
+// decodeRequest decodes and validates a body, records the model for the request's log
+// line and metrics, and applies the limits. ignored are fields the path already
+// dropped; the decoder's are added, and all are logged: clients add fields faster
+// than servers learn them, so hearth says what it did not use rather than failing or
+// pretending.
+func (s *Server) decodeRequest(m *reqMeta, body []byte, decode decoder, ignored []string) (*hearth.CreateResponseRequest, []string, error) {
+	req, more, err := decode(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	ignored = append(ignored, more...)
+	m.model = req.Model
+	m.log = m.log.With("model", logModel(req.Model))
+	if err := s.limits.check(req); err != nil {
+		return nil, nil, err
+	}
+	if len(ignored) > 0 {
+		m.log.Warn("ignored request fields", "fields", boundIgnored(ignored))
+	}
+	return req, ignored, nil
+}
+
+// timed bounds a request's context by --request-timeout, the cause telling a timeout
+// from a client that left.
+func (s *Server) timed(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.limits.RequestTimeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeoutCause(ctx, s.limits.RequestTimeout, errRequestTimeout)
 }
 
 // createResponse serves POST /v1/responses: decode and validate, load the chain behind
@@ -84,7 +121,11 @@ func (s *Server) createResponse(c *gin.Context) {
 		// The response runs without the client: it answers at once with the queued
 		// response, and the client polls or cancels by id.
 		queued := resp.Clone()
-		go r.execute(s.background(resp.ID), hearth.NewBuilder(resp, r.observe(nil)), nil)
+		b := hearth.NewBuilder(resp, r.observe(r.emitTo(nil)))
+		// The journal starts as a background stream's does, so a client that
+		// streams it later (GET ?stream=true) sees response.queued too.
+		b.Queue()
+		go r.execute(s.background(resp.ID), b, nil)
 		c.JSON(http.StatusOK, queued)
 	case req.Stream:
 		sse := newSSEWriter(c.Writer, s.heartbeat, clientDialect(c))
@@ -104,7 +145,7 @@ func (s *Server) createResponse(c *gin.Context) {
 		}
 		r.execute(runCtx, b, sse)
 	default:
-		b := hearth.NewBuilder(resp, r.observe(nil))
+		b := hearth.NewBuilder(resp, r.observe(r.emitTo(nil)))
 		final, storeErr := r.execute(ctx, b, nil)
 		if storeErr != nil {
 			s.writeError(c, storeErr)
@@ -137,7 +178,11 @@ func (s *Server) start(ctx context.Context, m *reqMeta, who string, req *hearth.
 	if err != nil {
 		return nil, nil, retry, err
 	}
+	var j *journal
 	if store {
+		// Registered before the response is stored: whoever finds the stored
+		// response in flight finds its live journal.
+		j = s.openJournal(resp.ID)
 		rec := newStoredResponse(who, req, resp)
 		if req.Background || adm.queued {
 			rec.Status = storage.StatusQueued
@@ -146,10 +191,11 @@ func (s *Server) start(ctx context.Context, m *reqMeta, who string, req *hearth.
 		}
 		if err := s.db.CreateResponse(ctx, rec); err != nil {
 			adm.done()
+			j.end()
 			return nil, nil, "", fmt.Errorf("store new response: %w", err)
 		}
 	}
-	return &run{s: s, job: job, req: req, store: store, adm: adm}, resp, "", nil
+	return &run{s: s, job: job, req: req, store: store, adm: adm, j: j}, resp, "", nil
 }
 
 // run carries one response from generation to storage.
@@ -163,6 +209,12 @@ type run struct {
 	held []hearth.Event
 	// adm is the response's place in admission (admit.go).
 	adm *admitted
+	// j is the response's event journal (journal.go); nil when it is not stored.
+	j *journal
+	// heldEnc are the held events encoded, once for the journal and the client.
+	heldEnc []storage.Event
+	// kind names what runs in the log line when it is not a response: "compaction".
+	kind string
 }
 
 // eventSink is where a streamed response's events go: an SSE stream (sse.go) or a
@@ -175,25 +227,64 @@ type eventSink interface {
 	Done()
 }
 
+// encodedSink is a sink that takes an event already encoded in hearth's names (an SSE
+// stream): a streamed event is then encoded once, for the journal and the client.
+type encodedSink interface {
+	Stored(typ string, data []byte)
+}
+
+// emitTo is where a response's events go, whatever the path: the journal, then sink
+// (nil for a JSON or background response). The terminal events are held until the
+// response is stored.
 func (r *run) emitTo(sink eventSink) func(hearth.Event) {
 	return func(e hearth.Event) {
 		switch e.Type {
 		case hearth.EventResponseCompleted, hearth.EventResponseIncomplete, hearth.EventResponseFailed, hearth.EventError:
 			r.held = append(r.held, e)
 		default:
-			sink.Event(e)
+			r.send(sink, e)
 		}
 	}
 }
 
-// finish sends the held terminal events and ends the response's events on sink. It is
-// apart from execute so FuzzWebSocketFrame can drive a response's whole path to the
-// client (emitTo, then finish) over a real connection without a runtime.
-func (r *run) finish(sink eventSink) {
-	for _, e := range r.held {
+// send puts one event in the journal and on sink.
+func (r *run) send(sink eventSink, e hearth.Event) {
+	if _, encoded := sink.(encodedSink); r.j == nil && !encoded {
+		if sink != nil {
+			sink.Event(e)
+		}
+		return
+	}
+	r.sendEncoded(sink, e, encodeEvent(e))
+}
+
+// sendEncoded is send with the event already encoded.
+func (r *run) sendEncoded(sink eventSink, e hearth.Event, stored storage.Event) {
+	r.j.append(stored)
+	switch enc, encoded := sink.(encodedSink); {
+	case encoded:
+		enc.Stored(stored.Type, stored.Data)
+	case sink != nil:
 		sink.Event(e)
 	}
-	sink.Done()
+}
+
+// finish sends the held terminal events, ends the response's events on sink and ends
+// the journal. It is apart from execute so FuzzWebSocketFrame can drive a response's
+// whole path to the client (emitTo, then finish) over a real connection without a
+// runtime.
+func (r *run) finish(sink eventSink) {
+	for i, e := range r.held {
+		if len(r.heldEnc) == len(r.held) {
+			r.sendEncoded(sink, e, r.heldEnc[i])
+		} else {
+			r.send(sink, e)
+		}
+	}
+	if sink != nil {
+		sink.Done()
+	}
+	r.j.end()
 }
 
 // execute generates the response, stores the result and, when streaming, sends the
@@ -232,20 +323,26 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 	if r.store {
 		// The client may be gone; the record must still be finished.
 		storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		storeErr = s.db.CompleteResponse(storeCtx, id, storedFinal(final))
+		f := storedFinal(final)
+		// The journal's last events go with the final state, in one transaction.
+		r.heldEnc = make([]storage.Event, len(r.held))
+		for i, e := range r.held {
+			r.heldEnc[i] = encodeEvent(e)
+		}
+		f.Events, f.EndJournal = r.j.settle(r.heldEnc), true
+		storeErr = s.db.CompleteResponse(storeCtx, id, f)
 		cancel()
 		if storeErr != nil {
 			s.log.Error("store finished response", "id", id, "error", storeErr)
 			storeErr = fmt.Errorf("store finished response: %w", storeErr)
 			r.held = failedTerminal(r.held, final, "The response could not be stored.")
+			r.heldEnc = nil
 			// The client is told the response failed; the row must say so too once
 			// the database takes writes again, or a poller would wait forever.
 			go s.settleLater(id, failedCopy(final, "The response could not be stored."))
 		}
 	}
-	if sink != nil {
-		r.finish(sink)
-	}
+	r.finish(sink)
 	r.report(final)
 	return final, storeErr
 }
@@ -276,7 +373,10 @@ func (s *Server) settleLater(id string, final *hearth.Response) {
 		case <-time.After(settleEvery):
 		}
 		ctx, cancel := context.WithTimeout(s.jobs.root, 30*time.Second)
-		err := s.db.CompleteResponse(ctx, id, storedFinal(final))
+		f := storedFinal(final)
+		// The journal keeps what was written of it; a replay ends it from this state.
+		f.EndJournal = true
+		err := s.db.CompleteResponse(ctx, id, f)
 		cancel()
 		if err == nil {
 			s.log.Info("stored the failed state of a response after an earlier write failed", "id", id)

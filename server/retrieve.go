@@ -33,9 +33,21 @@ func (s *Server) stored(c *gin.Context) (*storage.Response, bool) {
 	return rec, true
 }
 
-// getResponse serves GET /v1/responses/{id}; with ?stream=true it replays the response
-// as the event stream a client would have seen, once it has finished.
+// getResponse serves GET /v1/responses/{id}; with ?stream=true it streams the
+// response's events as they were sent, with their sequence numbers: those after
+// starting_after (all of them without it), live while the response runs in this
+// process (journal.go), from its stored journal once it has finished.
 func (s *Server) getResponse(c *gin.Context) {
+	after := -1
+	if v, ok := c.GetQuery("starting_after"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			s.writeError(c, hearth.InvalidRequest("starting_after", "invalid_value",
+				"starting_after must be a non-negative integer: the sequence number of the last event the client has."))
+			return
+		}
+		after = n
+	}
 	rec, ok := s.stored(c)
 	if !ok {
 		return
@@ -44,8 +56,19 @@ func (s *Server) getResponse(c *gin.Context) {
 		c.Data(http.StatusOK, "application/json", rec.Body)
 		return
 	}
-	// A background response still running: wait for its end, then replay it whole.
-	for rec.Status.InFlight() {
+	for {
+		if j := s.liveJournal(rec.ID); j != nil {
+			sse := newSSEWriter(c.Writer, s.heartbeat, clientDialect(c))
+			if j.follow(c.Request.Context(), after, func(e storage.Event) { sse.Stored(e.Type, e.Data) }) {
+				sse.Done()
+			}
+			return
+		}
+		if !rec.Status.InFlight() {
+			break
+		}
+		// In flight without a journal here: it has just finished (read it again), or
+		// another process runs it. Wait for its end.
 		select {
 		case <-c.Request.Context().Done():
 			return
@@ -60,11 +83,37 @@ func (s *Server) getResponse(c *gin.Context) {
 		s.writeError(c, fmt.Errorf("stored response %s: %w", rec.ID, err))
 		return
 	}
+	events, last, err := s.db.Journal(c.Request.Context(), rec.ID, after)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
 	sse := newSSEWriter(c.Writer, s.heartbeat, clientDialect(c))
 	defer sse.Close()
 	sse.bound(c.Request.Context(), s.writeTimeout, false)
-	replay(&resp, sse.Event)
-	sse.Done()
+	defer sse.Done()
+	if last == nil {
+		// Stored before journals existed, or its journal was pruned: the events are
+		// made again from the stored response, numbered as a live stream is.
+		replay(&resp, func(e hearth.Event) {
+			if e.SequenceNumber > after {
+				sse.Event(e)
+			}
+		})
+		return
+	}
+	for _, e := range events {
+		sse.Stored(e.Type, e.Data)
+	}
+	if !isTerminal(last.Type) {
+		// Cut short (hearth stopped between writes, or the final write failed): end
+		// it as the stored response ended.
+		for _, e := range terminalEvents(&resp, last.Seq+1) {
+			if e.SequenceNumber > after {
+				sse.Event(e)
+			}
+		}
+	}
 }
 
 // replay emits the events of a finished response through a Builder, so a replayed

@@ -208,10 +208,7 @@ func (s *Server) limitBody(c *gin.Context) {
 
 // requestTimeout bounds a request's context by Limits.RequestTimeout.
 func (s *Server) requestTimeout(c *gin.Context) {
-	if s.limits.RequestTimeout <= 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeoutCause(c.Request.Context(), s.limits.RequestTimeout, errRequestTimeout)
+	ctx, cancel := s.timed(c.Request.Context())
 	defer cancel()
 	c.Request = c.Request.WithContext(ctx)
 	c.Next()

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -257,28 +256,15 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	req, ignored, err := hearth.DecodeCreateRequest(body)
-	if err != nil {
-		return nil, "", err
-	}
-	ignored = append(dropped, ignored...)
 	// Each create is a request of its own in the log and metrics.
 	m := sk.base
 	m.start = time.Now()
-	m.model = req.Model
-	m.log = m.log.With("model", logModel(req.Model))
-	if err := s.limits.check(req); err != nil {
+	req, _, err := s.decodeRequest(&m, body, hearth.DecodeCreateRequest, dropped)
+	if err != nil {
 		return nil, "", err
 	}
-	if len(ignored) > 0 {
-		m.log.Warn("ignored request fields", "fields", boundIgnored(ignored))
-	}
-	ctx := sk.ctx
-	if s.limits.RequestTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, s.limits.RequestTimeout, errRequestTimeout)
-		defer cancel()
-	}
+	ctx, cancel := s.timed(sk.ctx)
+	defer cancel()
 	history, err := sk.history(ctx, req.PreviousResponseID)
 	if err != nil {
 		return nil, "", err
@@ -422,14 +408,10 @@ type socketErrorValue struct {
 	Headers map[string]string `json:"headers,omitempty"`
 }
 
-// sendError sends err as a WebSocket error message. Like writeError, anything but a
-// *hearth.Error is a server error whose details stay in the log.
+// sendError sends err as a WebSocket error message, encoded by apiError as HTTP
+// errors are.
 func (sk *socket) sendError(err error, retryAfter string) {
-	var he *hearth.Error
-	if !errors.As(err, &he) {
-		sk.base.log.Error("websocket create failed", "error", err)
-		he = hearth.ServerError("The server had an error while processing your request.")
-	}
+	he := apiError(sk.base.log, err, "path", "websocket")
 	v := socketErrorValue{Type: he.Type, Code: he.Code, Message: he.Message}
 	if v.Code == "" {
 		// The WebSocket schema requires a code; the type is the closest one.
@@ -443,11 +425,4 @@ func (sk *socket) sendError(err error, retryAfter string) {
 	}
 	data, _ := json.Marshal(socketError{Type: hearth.EventError, Status: errorStatus(he), Error: v})
 	sk.write(data)
-}
-
-func errorStatus(he *hearth.Error) int {
-	if he.Status == 0 {
-		return http.StatusInternalServerError
-	}
-	return he.Status
 }

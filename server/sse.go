@@ -113,6 +113,16 @@ func (s *sseWriter) heartbeats(every time.Duration) {
 // Event writes one event frame.
 func (s *sseWriter) Event(e hearth.Event) {
 	typ, data := eventJSON(e, s.openAI)
+	s.frame(typ, data)
+}
+
+// Stored writes one frame of an event read back from a journal (JSON in hearth's
+// names), in the client's dialect.
+func (s *sseWriter) Stored(typ string, data []byte) {
+	s.frame(dialectJSON(typ, data, s.openAI))
+}
+
+func (s *sseWriter) frame(typ string, data []byte) {
 	frame := make([]byte, 0, len(typ)+len(data)+16)
 	frame = append(frame, "event: "...)
 	frame = append(frame, typ...)
@@ -173,12 +183,18 @@ func eventJSON(e hearth.Event, openAI bool) (string, []byte) {
 		data, _ = json.Marshal(hearth.Event{Type: hearth.EventError, SequenceNumber: e.SequenceNumber, Error: hearth.ServerError("internal error encoding an event")})
 		e.Type = hearth.EventError
 	}
+	return dialectJSON(e.Type, data, openAI)
+}
+
+// dialectJSON renames an event of type typ (JSON data) to OpenAI's name for clients
+// that expect it.
+func dialectJSON(typ string, data []byte, openAI bool) (string, []byte) {
 	if openAI {
-		if name := hearth.OpenAIEventType(e.Type); name != e.Type {
+		if name := hearth.OpenAIEventType(typ); name != typ {
 			// "type" is the first key the event marshals, so this renames only it.
-			data = bytes.Replace(data, []byte(`"type":"`+e.Type+`"`), []byte(`"type":"`+name+`"`), 1)
-			e.Type = name
+			data = bytes.Replace(data, []byte(`"type":"`+typ+`"`), []byte(`"type":"`+name+`"`), 1)
+			typ = name
 		}
 	}
-	return e.Type, data
+	return typ, data
 }

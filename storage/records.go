@@ -97,6 +97,12 @@ type Final struct {
 	Error       json.RawMessage // the error object of a failed response
 	Output      []Item
 	CompletedAt time.Time // zero means now
+	// Events are the response's last journal events (those not yet appended, the
+	// terminal ones included), written in the same transaction as the final state, so
+	// a journal is complete exactly when its response is finished. EndJournal marks
+	// the journal ended (prunable), with or without Events.
+	Events     []Event
+	EndJournal bool
 }
 
 // Order is the sort order of a list.

@@ -122,6 +122,11 @@ func (db *DB) CompleteResponse(ctx context.Context, id string, f Final) error {
 		if err := db.dropDescendantContexts(ctx, tx, id); err != nil {
 			return err
 		}
+		if f.EndJournal {
+			if err := db.appendJournal(ctx, tx, id, f.Events, true, true); err != nil {
+				return err
+			}
+		}
 		return db.checkpoint(ctx, tx, id)
 	})
 	if err != nil {
@@ -254,6 +259,14 @@ func (db *DB) RecoverInFlight(ctx context.Context) (int, error) {
 			SELECT r.id FROM responses AS r JOIN below ON r.previous_response_id = below.id
 		)
 		DELETE FROM contexts WHERE response_id IN below`); err != nil {
+			return err
+		}
+		// Their journals end here (a replay ends them as the row says), so the
+		// retention setting prunes them like any other.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO journals (response_id, ended_at)
+			SELECT DISTINCT response_id, ? FROM events WHERE response_id IN
+				(SELECT id FROM responses WHERE status IN ('queued', 'in_progress'))
+			ON CONFLICT (response_id) DO UPDATE SET ended_at = excluded.ended_at`, time.Now().UnixMilli()); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE responses

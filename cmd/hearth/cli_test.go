@@ -188,6 +188,7 @@ func TestServeRejectsBadSettings(t *testing.T) {
 	for _, args := range [][]string{
 		{"--websocket-lifetime", "0s"},
 		{"--websocket-lifetime", "-1m"},
+		{"--journal-retention", "-1h"},
 		{"--log-format", "xml"},
 		{"--write-timeout", "0s"},
 		// Blank keys would count as keys for the exposure check while the server,

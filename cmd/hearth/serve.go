@@ -36,6 +36,7 @@ type serveOptions struct {
 	modelsFile  string
 	heartbeat   time.Duration
 	wsLifetime  time.Duration
+	journalKeep time.Duration
 
 	logFormat     string
 	logContent    bool
@@ -92,6 +93,7 @@ ollama serve.`,
 	f.StringVar(&o.modelsFile, "models-file", "", "a models.json whose model formats extend or override the built-in ones")
 	f.DurationVar(&o.heartbeat, "sse-heartbeat", server.DefaultHeartbeat, "longest silence in an SSE stream before a keep-alive comment")
 	f.DurationVar(&o.wsLifetime, "websocket-lifetime", server.DefaultWebSocketLifetime, "how long a WebSocket connection on /v1/responses may live; then websocket_connection_limit_reached")
+	f.DurationVar(&o.journalKeep, "journal-retention", server.DefaultJournalRetention, "how long the event journal of a finished response is kept for resuming and replaying its stream (0: as long as the response)")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.BoolVar(&o.logContent, "log-content", false, "log each response's input and output text (off: logs never hold prompts)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", 0, "generations per model at once (default: the runtime's parallel slots, $OLLAMA_NUM_PARALLEL or 1)")
@@ -136,6 +138,9 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	if err := checkKeys(o.apiKeys); err != nil {
 		return err
+	}
+	if o.journalKeep < 0 {
+		return fmt.Errorf("--journal-retention %v: want a duration of zero or more, such as 168h", o.journalKeep)
 	}
 	log := slog.New(handler)
 
@@ -203,6 +208,7 @@ func serve(parent context.Context, o serveOptions) error {
 		Admission: admission.Config{Slots: o.maxConcurrent, MaxQueue: o.maxQueue, MaxQueuePerKey: o.maxQueueKey, RatePerMinute: o.rateLimit},
 	})
 	go h.Supervise(ctx, o.checkEvery)
+	go h.PruneJournals(ctx, o.journalKeep)
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
