@@ -99,4 +99,7 @@ func TestDecodeConversationBodies(t *testing.T) {
 func createDecoder(b []byte) error { _, _, err := hearth.DecodeCreateRequest(b); return err }
 func convDecoder(b []byte) error   { _, _, err := hearth.DecodeCreateConversationRequest(b); return err }
 func itemsDecoder(b []byte) error  { _, _, err := hearth.DecodeConversationItemsRequest(b); return err }
-func updateDecoder(b []byte) error { _, _, err := hearth.DecodeConversationUpdateRequest(b); return err }
+func updateDecoder(b []byte) error {
+	_, _, err := hearth.DecodeConversationUpdateRequest(b)
+	return err
+}
