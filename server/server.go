@@ -86,6 +86,8 @@ type Server struct {
 	wsLifetime time.Duration
 	// items decodes the stored items of chains, once per distinct item.
 	items *itemCache
+	// convLocks are the conversations a response is running on (conversations.go).
+	convLocks conversationLocks
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -134,6 +136,7 @@ func New(cfg Config) *Server {
 	authed.DELETE("/v1/responses/:id", s.deleteResponse)
 	authed.GET("/v1/responses/:id/input_items", s.listInputItems)
 	authed.POST("/v1/responses/:id/cancel", s.cancelResponse)
+	s.conversationRoutes(authed)
 	authed.GET("/v1/models", s.listModels)
 	authed.GET("/v1/models/*model", s.getModel)
 	// Ollama's own API, and its OpenAI-compatible endpoints hearth does not serve

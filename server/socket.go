@@ -273,6 +273,12 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	turn, err := s.beginConversationTurn(ctx, sk.owner, req)
+	if err != nil {
+		return nil, "", err
+	}
+	defer turn.abandon()
+	history = append(history, turn.history()...)
 	job, err := s.engine.Prepare(ctx, req, history)
 	if err != nil {
 		return nil, "", err
@@ -281,6 +287,7 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	if err != nil {
 		return nil, retry, err
 	}
+	r.conv = turn.handOff()
 	b := hearth.NewBuilder(resp, r.observe(r.emitTo(sk)))
 	if r.adm.queued {
 		b.Queue()

@@ -29,6 +29,19 @@ var (
 	ErrDuplicateItem = errors.New("storage: item id already in the conversation")
 )
 
+// DuplicateItemError says which appended item reused an id of the conversation (or of
+// an earlier item of the same append). It wraps ErrDuplicateItem.
+type DuplicateItemError struct {
+	Index int // of the item in the slice appended
+	ID    string
+}
+
+func (e *DuplicateItemError) Error() string {
+	return fmt.Sprintf("item %d (%s): %v", e.Index, e.ID, ErrDuplicateItem)
+}
+
+func (e *DuplicateItemError) Unwrap() error { return ErrDuplicateItem }
+
 // Conversation is a stored conversation, without its items.
 type Conversation struct {
 	ID        string
@@ -339,7 +352,7 @@ func appendConversationItems(ctx context.Context, tx *sql.Tx, id, responseID str
 		if _, err := st.ExecContext(ctx, id, next+int64(i), it.ID, it.Type, string(it.JSON), nullString(responseID)); err != nil {
 			var se sqlite3.Error
 			if errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintUnique {
-				return fmt.Errorf("item %d (%s): %w", i, it.ID, ErrDuplicateItem)
+				return &DuplicateItemError{Index: i, ID: it.ID}
 			}
 			return err
 		}
