@@ -292,6 +292,15 @@ func TestConversationResponsesE2E(t *testing.T) {
 		t.Errorf("input items of the second turn %v, conversation item %s", got, items[2].ID)
 	}
 
+	// previous_response_id naming a turn of the conversation continues from that
+	// response's own input and output, as its stored chain holds them.
+	cont := createJSON(t, srv, reqBody(plain, false, `"input":"three","previous_response_id":"`+second.ID+`"`))
+	whole := createJSON(t, srv, reqBody(plain, false, `"input":[`+userMsg("two")+`,`+assistantMsg(reply)+`,`+userMsg("three")+`]`))
+	if cont.Conversation != nil || cont.Usage.InputTokens != whole.Usage.InputTokens {
+		t.Errorf("continuing a conversation's turn by id: %d input tokens (conversation %+v), the turn alone %d",
+			cont.Usage.InputTokens, cont.Conversation, whole.Usage.InputTokens)
+	}
+
 	// An incomplete response is appended with its incomplete item.
 	long := testenv.Model(t, scriptmodel.LongModel)
 	var lc conversation

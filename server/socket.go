@@ -278,8 +278,9 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 		return nil, "", err
 	}
 	defer turn.abandon()
-	history = append(history, turn.history()...)
-	job, err := s.engine.Prepare(ctx, req, history)
+	// The connection's state stays the chain of responses (what storage would load for
+	// previous_response_id), without the conversation's items.
+	job, err := s.engine.Prepare(ctx, req, append(slices.Clip(history), turn.history()...))
 	if err != nil {
 		return nil, "", err
 	}
