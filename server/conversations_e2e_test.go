@@ -382,6 +382,13 @@ func TestConversationResponsesE2E(t *testing.T) {
 	if got := allItems(t, srv, "", c.ID); len(got) != 13 || got[12].ID != wsResp.Output[0].ID {
 		t.Errorf("after the websocket turn: %v", ids(got))
 	}
+	// The connection continues that response as storage would: without the
+	// conversation's earlier items.
+	wsCont := ws.completed(wsCreate(plain, `"input":"eight","previous_response_id":"`+wsResp.ID+`"`))
+	httpCont := createJSON(t, srv, reqBody(plain, false, `"input":"eight","previous_response_id":"`+wsResp.ID+`"`))
+	if wsCont.Usage.InputTokens != httpCont.Usage.InputTokens {
+		t.Errorf("continuing the websocket turn: %d input tokens on the socket, %d over HTTP", wsCont.Usage.InputTokens, httpCont.Usage.InputTokens)
+	}
 	ws.failsWith("unknown conversation", wsCreate(plain, `"input":"x","conversation":"conv_nope"`), false,
 		404, "conversation_not_found", "conversation")
 
