@@ -15,38 +15,39 @@ import (
 // items. The struct marshals back to a valid request body, which is what
 // storage keeps.
 type CreateResponseRequest struct {
-	Model              string `json:"model"`
-	Input              []Item `json:"input,omitempty"`
-	Instructions       string `json:"instructions,omitempty"`
-	PreviousResponseID string `json:"previous_response_id,omitempty"`
-	// Conversation is the conversation the response continues and is appended to
-	// (conversation.go); never set together with PreviousResponseID.
-	Conversation      *ConversationRef  `json:"conversation,omitempty"`
-	Tools             []Tool            `json:"tools,omitempty"`
-	ToolChoice        ToolChoice        `json:"tool_choice,omitzero"`
-	ParallelToolCalls *bool             `json:"parallel_tool_calls,omitempty"`
-	MaxOutputTokens   *int              `json:"max_output_tokens,omitempty"`
-	MaxToolCalls      *int              `json:"max_tool_calls,omitempty"`
-	Temperature       *float64          `json:"temperature,omitempty"`
-	TopP              *float64          `json:"top_p,omitempty"`
-	PresencePenalty   *float64          `json:"presence_penalty,omitempty"`
-	FrequencyPenalty  *float64          `json:"frequency_penalty,omitempty"`
-	TopLogprobs       *int              `json:"top_logprobs,omitempty"`
-	Text              TextConfig        `json:"text,omitzero"`
-	Reasoning         Reasoning         `json:"reasoning,omitzero"`
-	Truncation        string            `json:"truncation,omitempty"`
-	Store             *bool             `json:"store,omitempty"`
-	Metadata          map[string]string `json:"metadata,omitempty"`
-	Stream            bool              `json:"stream,omitempty"`
-	StreamOptions     *StreamOptions    `json:"stream_options,omitempty"`
-	Background        bool              `json:"background,omitempty"`
-	ServiceTier       string            `json:"service_tier,omitempty"`
-	PromptCacheKey    string            `json:"prompt_cache_key,omitempty"`
-	SafetyIdentifier  string            `json:"safety_identifier,omitempty"`
+	Model              string            `json:"model"`
+	Input              []Item            `json:"input,omitempty"`
+	Instructions       string            `json:"instructions,omitempty"`
+	PreviousResponseID string            `json:"previous_response_id,omitempty"`
+	Tools              []Tool            `json:"tools,omitempty"`
+	ToolChoice         ToolChoice        `json:"tool_choice,omitzero"`
+	ParallelToolCalls  *bool             `json:"parallel_tool_calls,omitempty"`
+	MaxOutputTokens    *int              `json:"max_output_tokens,omitempty"`
+	MaxToolCalls       *int              `json:"max_tool_calls,omitempty"`
+	Temperature        *float64          `json:"temperature,omitempty"`
+	TopP               *float64          `json:"top_p,omitempty"`
+	PresencePenalty    *float64          `json:"presence_penalty,omitempty"`
+	FrequencyPenalty   *float64          `json:"frequency_penalty,omitempty"`
+	TopLogprobs        *int              `json:"top_logprobs,omitempty"`
+	Text               TextConfig        `json:"text,omitzero"`
+	Reasoning          Reasoning         `json:"reasoning,omitzero"`
+	Truncation         string            `json:"truncation,omitempty"`
+	Store              *bool             `json:"store,omitempty"`
+	Metadata           map[string]string `json:"metadata,omitempty"`
+	Stream             bool              `json:"stream,omitempty"`
+	StreamOptions      *StreamOptions    `json:"stream_options,omitempty"`
+	Background         bool              `json:"background,omitempty"`
+	ServiceTier        string            `json:"service_tier,omitempty"`
+	PromptCacheKey     string            `json:"prompt_cache_key,omitempty"`
+	SafetyIdentifier   string            `json:"safety_identifier,omitempty"`
 	// User is OpenAI's deprecated end-user id; not in the Open Responses
 	// schema, accepted so that older SDK calls are not reported as ignored.
 	User    string   `json:"user,omitempty"`
 	Include []string `json:"include,omitempty"`
+
+	// Conversation is the conversation the response continues and is appended to
+	// (conversation.go); never set together with PreviousResponseID.
+	Conversation *ConversationRef `json:"conversation,omitempty"`
 }
 
 // MarshalJSON writes a CreateResponseBody. Tools and the text format are
