@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -255,14 +256,9 @@ func readConversationBody[T any](s *Server, c *gin.Context, decode func([]byte) 
 		return zero, false
 	}
 	if len(ignored) > 0 {
-		c.Header("x-hearth-ignored", joinFields(ignored))
+		c.Header("x-hearth-ignored", strings.Join(ignored, ", "))
 	}
 	return v, true
-}
-
-func joinFields(fs []string) string {
-	b, _ := json.Marshal(fs)
-	return string(b[1 : len(b)-1])
 }
 
 // newConversationItems gives items without an id one and the finished status, as the

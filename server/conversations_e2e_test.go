@@ -106,6 +106,11 @@ func TestConversationsAPIE2E(t *testing.T) {
 	if mustJSON(t, got) != mustJSON(t, c) {
 		t.Errorf("GET %+v, want %+v", got, c)
 	}
+	// Unknown fields are named, as for responses.
+	if code, hdr, b := call(t, nil, "POST", srv.URL+"/v1/conversations", "", `{"zeta":1,"alpha":2}`); code != 200 ||
+		hdr.Get("x-hearth-ignored") != "alpha, zeta" {
+		t.Errorf("unknown fields: %d %q %s", code, hdr.Get("x-hearth-ignored"), b)
+	}
 	// An empty body is an empty conversation.
 	var empty conversation
 	convDo(t, srv, "", "POST", "/v1/conversations", "", &empty)
