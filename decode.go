@@ -54,7 +54,7 @@ func DecodeCreateRequest(body []byte) (req *CreateResponseRequest, ignored []str
 }
 
 var knownRequestFields = map[string]bool{
-	"model": true, "input": true, "instructions": true, "previous_response_id": true,
+	"model": true, "input": true, "instructions": true, "previous_response_id": true, "conversation": true,
 	"tools": true, "tool_choice": true, "parallel_tool_calls": true,
 	"max_output_tokens": true, "max_tool_calls": true,
 	"temperature": true, "top_p": true, "presence_penalty": true, "frequency_penalty": true,
@@ -119,6 +119,15 @@ func decodeRequestFields(o object) (*CreateResponseRequest, error) {
 	}
 	if r.PreviousResponseID, _, err = o.string("previous_response_id"); err != nil {
 		return nil, err
+	}
+	if raw, ok := o.get("conversation"); ok {
+		if r.Conversation, err = decodeConversationParam(raw, "conversation"); err != nil {
+			return nil, err
+		}
+		if r.PreviousResponseID != "" {
+			return nil, InvalidRequest("conversation", "mutually_exclusive_parameters",
+				"Mutually exclusive parameters: send either 'previous_response_id' or 'conversation', not both.")
+		}
 	}
 	if raw, ok := o.get("tools"); ok {
 		if r.Tools, err = decodeTools(raw, "tools"); err != nil {

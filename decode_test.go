@@ -45,9 +45,9 @@ func TestDecodeNullMeansAbsent(t *testing.T) {
 }
 
 func TestDecodeIgnoredFields(t *testing.T) {
-	_, ignored := decode(t, `{"model":"m","zeta":1,"client_metadata":{},"conversation":"c",
+	_, ignored := decode(t, `{"model":"m","zeta":1,"client_metadata":{},"text_extra":"c",
 		"tools":[{"type":"function","name":"f"},{"type":"file_search","vector_store_ids":["vs_1"]},{"type":"acme:search"}]}`)
-	want := []string{"client_metadata", "conversation", "zeta", "tools[1] (file_search)", "tools[2] (acme:search)"}
+	want := []string{"client_metadata", "text_extra", "zeta", "tools[1] (file_search)", "tools[2] (acme:search)"}
 	if !reflect.DeepEqual(ignored, want) {
 		t.Errorf("ignored = %q, want %q", ignored, want)
 	}

@@ -44,6 +44,10 @@ type CreateResponseRequest struct {
 	// schema, accepted so that older SDK calls are not reported as ignored.
 	User    string   `json:"user,omitempty"`
 	Include []string `json:"include,omitempty"`
+
+	// Conversation is the conversation the response continues and is appended to
+	// (conversation.go); never set together with PreviousResponseID.
+	Conversation *ConversationRef `json:"conversation,omitempty"`
 }
 
 // MarshalJSON writes a CreateResponseBody. Tools and the text format are

@@ -41,6 +41,9 @@ type Response struct {
 	Metadata           map[string]string  `json:"metadata"`
 	SafetyIdentifier   *string            `json:"safety_identifier"`
 	PromptCacheKey     *string            `json:"prompt_cache_key"`
+	// Conversation is the conversation the response was appended to (OpenAI's field;
+	// not in the Open Responses schema, whose objects allow more properties).
+	Conversation *ConversationRef `json:"conversation,omitempty"`
 }
 
 // IncompleteDetails says why a response stopped early.
@@ -150,6 +153,7 @@ func NewResponse(id string, req *CreateResponseRequest, createdAt time.Time) *Re
 		Instructions:       nullable(req.Instructions),
 		SafetyIdentifier:   nullable(req.SafetyIdentifier),
 		PromptCacheKey:     nullable(req.PromptCacheKey),
+		Conversation:       req.Conversation,
 	}
 	if r.ToolChoice.Type == "" && r.ToolChoice.Mode == "" {
 		r.ToolChoice.Mode = ToolChoiceAuto

@@ -101,6 +101,13 @@ func (s *Server) createResponse(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	turn, err := s.beginConversationTurn(ctx, who, req)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	defer turn.abandon()
+	history = append(history, turn.history()...)
 	job, err := s.engine.Prepare(ctx, req, history)
 	if err != nil {
 		s.writeError(c, err)
@@ -115,6 +122,7 @@ func (s *Server) createResponse(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	r.conv = turn.handOff()
 	adm := r.adm
 	switch {
 	case req.Background && !req.Stream:
@@ -215,6 +223,8 @@ type run struct {
 	heldEnc []storage.Event
 	// kind names what runs in the log line when it is not a response: "compaction".
 	kind string
+	// conv is the response's conversation (conversations.go), nil when it has none.
+	conv *conversationTurn
 }
 
 // eventSink is where a streamed response's events go: an SSE stream (sse.go) or a
@@ -295,6 +305,7 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 	id := b.Response().ID
 	defer s.release(id)
 	defer r.adm.done()
+	defer r.conv.release()
 	if err := r.adm.wait(ctx); err != nil {
 		// The request left the queue before it ran: its client went away, it was
 		// cancelled or timed out, or hearth is stopping.
@@ -319,6 +330,13 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 		final.Error = &hearth.ResponseError{Code: hearth.CodeServerError, Message: "hearth stopped before this response finished"}
 	}
 	r.settle(ctx, final)
+	if err := r.conv.appendResponse(ctx, r.req.Input, final); err != nil {
+		// The client must not see a turn finish that its conversation lacks.
+		s.log.Error("append response to its conversation", "id", id, "error", err)
+		const msg = "The response could not be added to its conversation."
+		*final = *failedCopy(final, msg)
+		r.held = failedTerminal(r.held, final, msg)
+	}
 	var storeErr error
 	if r.store {
 		// The client may be gone; the record must still be finished.

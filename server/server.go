@@ -105,6 +105,8 @@ type Server struct {
 	bodyTimeout, writeTimeout time.Duration
 	// models knows the runtime's model names, for metric labels.
 	models *modelNames
+	// convLocks are the conversations a response is running on (conversations.go).
+	convLocks conversationLocks
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -177,6 +179,7 @@ func New(cfg Config) *Server {
 	authed.DELETE("/v1/responses/:id", s.deleteResponse)
 	authed.GET("/v1/responses/:id/input_items", s.listInputItems)
 	authed.POST("/v1/responses/:id/cancel", s.cancelResponse)
+	s.conversationRoutes(authed)
 	authed.GET("/v1/models", s.listModels)
 	authed.GET("/v1/models/*model", s.getModel)
 	// Ollama's own API, and its OpenAI-compatible endpoints hearth does not serve

@@ -272,7 +272,14 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	if err := s.resolveReferences(ctx, sk.owner, req.Input, sk.localItems()); err != nil {
 		return nil, "", err
 	}
-	job, err := s.engine.Prepare(ctx, req, history)
+	turn, err := s.beginConversationTurn(ctx, sk.owner, req)
+	if err != nil {
+		return nil, "", err
+	}
+	defer turn.abandon()
+	// The connection's state stays the chain of responses (what storage would load for
+	// previous_response_id), without the conversation's items.
+	job, err := s.engine.Prepare(ctx, req, append(slices.Clip(history), turn.history()...))
 	if err != nil {
 		return nil, "", err
 	}
@@ -280,6 +287,7 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	if err != nil {
 		return nil, retry, err
 	}
+	r.conv = turn.handOff()
 	b := hearth.NewBuilder(resp, r.observe(r.emitTo(sk)))
 	if r.adm.queued {
 		b.Queue()
