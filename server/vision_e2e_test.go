@@ -172,10 +172,16 @@ func TestVisionChainE2E(t *testing.T) {
 }
 
 // TestVisionErrorsE2E: an image to a model without vision is a 400 naming the input,
-// an image over the server's limit a 413 naming the part, before any generation.
+// an image that cannot be decoded a 400 and one over the server's limit a 413, both
+// naming the part, before any generation.
 func TestVisionErrorsE2E(t *testing.T) {
 	red := testImage{64, 64, scriptmodel.Red, false}
 	input := `"input":[` + userTurn(t, "What is this?", red) + `]`
+	// A PNG cut short: it sniffs as an image but cannot be decoded, which the
+	// runtime would report as its own failure.
+	full := red.dataURL(t)
+	truncated := full[:len("data:image/png;base64,")+64]
+	truncatedInput := `"input":[{"type":"message","role":"user","content":[{"type":"input_image","image_url":"` + truncated + `"}]}]`
 	limited := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t),
 		Limits: server.Limits{MaxImageBytes: 64}}))
 	t.Cleanup(limited.Close)
@@ -188,6 +194,8 @@ func TestVisionErrorsE2E(t *testing.T) {
 			http.StatusBadRequest, "model_not_vision_capable", "input", "does not accept images"},
 		{"text-only model, streamed", newHearth(t).URL, reqBody(scriptmodel.PlainModel, true, input),
 			http.StatusBadRequest, "model_not_vision_capable", "input", "does not accept images"},
+		{"truncated image", newHearth(t).URL, reqBody(scriptmodel.VisionModel, false, truncatedInput),
+			http.StatusBadRequest, "invalid_image_url", "input[0].content[0].image_url", "cannot be"},
 		{"over the image limit", limited.URL, reqBody(scriptmodel.VisionModel, false, input),
 			http.StatusRequestEntityTooLarge, "image_too_large", "input[0].content[0].image_url", "at most 64 bytes"},
 	}
