@@ -133,6 +133,15 @@ func TestVisionE2E(t *testing.T) {
 				t.Errorf("%s: usage in %d out %d, want in %d (%d of them the images') out %d",
 					label, r.Usage.InputTokens, r.Usage.OutputTokens, wantIn, imageTokens(tc.imgs), outTokens)
 			}
+			// Each case's JSON request follows other images under the same [img-0]
+			// text; its SSE twin repeats it exactly.
+			cached := r.Usage.InputTokensDetails.CachedTokens
+			if stream && cached != wantIn-1 {
+				t.Errorf("%s: cached_tokens %d, want %d: the same prompt and images again", label, cached, wantIn-1)
+			}
+			if !stream && len(tc.imgs) > 0 && cached >= wantIn-imageTokens(tc.imgs) {
+				t.Errorf("%s: cached_tokens %d of %d count another request's image as cached", label, cached, wantIn)
+			}
 			if stream {
 				checkDeltasMatch(t, label, events, r)
 			}
