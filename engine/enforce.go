@@ -673,9 +673,9 @@ var errBudget = errors.New("engine: output budget exhausted")
 func (r *enforcer) finish(ctx context.Context, err error) error {
 	usage := hearth.Usage{InputTokens: r.inputTokens, OutputTokens: r.outputTokens}
 	usage.OutputTokensDetails.ReasoningTokens = min(r.reasoningTokens, r.outputTokens)
-	usage.InputTokensDetails.CachedTokens = cachedTokens(r.j.prevSeq, r.j.Prompt, r.inputTokens)
+	usage.InputTokensDetails.CachedTokens = cachedTokens(r.j.prevSeq, r.j.Prompt, r.j.gen.Images, r.inputTokens)
 	if r.lastTokens > 0 {
-		r.j.e.remember(r.j.Model.Name, r.lastPrompt+r.lastOut.String(),
+		r.j.e.remember(r.j.Model.Name, r.lastPrompt+r.lastOut.String(), r.j.gen.Images,
 			cacheMark{len(r.j.Prompt), r.inputTokens},
 			cacheMark{len(r.lastPrompt), r.lastPromptTokens},
 			cacheMark{len(r.lastPrompt) + r.lastOut.Len(), r.lastTokens})

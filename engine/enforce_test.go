@@ -382,7 +382,7 @@ func TestCachedTokens(t *testing.T) {
 		{"XYZ", 3, 0},
 	}
 	for _, tc := range cases {
-		if got := cachedTokens(prev, tc.prompt, tc.input); got != tc.want {
+		if got := cachedTokens(prev, tc.prompt, nil, tc.input); got != tc.want {
 			t.Errorf("cachedTokens(%q, %d) = %d, want %d", tc.prompt, tc.input, got, tc.want)
 		}
 	}
@@ -438,5 +438,30 @@ func TestIsInputTooLong(t *testing.T) {
 	}
 	if isInputTooLong(errors.New("connection refused")) || isInputTooLong(nil) {
 		t.Error("other errors recognised as too long")
+	}
+}
+
+// The same [img-N] text can stand for another image, which the runtime evaluates
+// afresh: the shared prefix ends at the first tag whose image differs.
+func TestCachedTokensImages(t *testing.T) {
+	red, blue := api.ImageData("red image"), api.ImageData("blue image")
+	prompt := "0123456789[img-0]abc[img-1]xyz"
+	tag1 := strings.Index(prompt, "[img-1]")
+	prev := promptCache{text: prompt, marks: []cacheMark{{tag1, 10}, {len(prompt), 30}}}
+	prev.images = imageDigests([]api.ImageData{red, blue})
+	cases := []struct {
+		name   string
+		images []api.ImageData
+		want   int
+	}{
+		{"same images", []api.ImageData{red, blue}, 29},
+		{"second image differs", []api.ImageData{red, red}, 10},              // up to [img-1], an exact mark
+		{"first image differs", []api.ImageData{blue, blue}, 10*10/tag1 - 1}, // before [img-0], at the span's density
+		{"fewer images", []api.ImageData{red}, 10},
+	}
+	for _, tc := range cases {
+		if got := cachedTokens(prev, prompt, tc.images, 30); got != tc.want {
+			t.Errorf("%s: cachedTokens = %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }

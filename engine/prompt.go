@@ -1,11 +1,19 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	_ "image/gif" // the image formats the runtime decodes (its model package)
+	_ "image/jpeg"
+	_ "image/png"
 	"net/http"
 	"strings"
+
+	_ "golang.org/x/image/bmp"
+	_ "golang.org/x/image/webp"
 
 	"github.com/ollama/ollama/api"
 
@@ -493,5 +501,23 @@ func decodeImage(u string) (api.ImageData, error) {
 	if ct := http.DetectContentType(img); !strings.HasPrefix(ct, "image/") {
 		return nil, fmt.Errorf("the data is not an image (it looks like %s)", ct)
 	}
+	// Decode it too, as the runtime will: bytes that only start like an image (a
+	// truncated PNG) fail there as a 500. The header comes first so that a small
+	// file claiming a huge canvas costs no memory here.
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(img))
+	if err != nil {
+		return nil, fmt.Errorf("the image cannot be read (%v); send PNG, JPEG, WebP, GIF or BMP", err)
+	}
+	if px := int64(cfg.Width) * int64(cfg.Height); px > MaxImagePixels {
+		return nil, fmt.Errorf("the image is %dx%d pixels; hearth accepts at most %d pixels", cfg.Width, cfg.Height, MaxImagePixels)
+	}
+	if _, _, err := image.Decode(bytes.NewReader(img)); err != nil {
+		return nil, fmt.Errorf("the %s image cannot be decoded (%v)", format, err)
+	}
 	return img, nil
 }
+
+// MaxImagePixels bounds an input image's canvas (8192x8192): vision models scale
+// images down to about a megapixel anyway, and decoding checks cost memory in
+// proportion to the canvas.
+const MaxImagePixels = 8192 * 8192

@@ -3,8 +3,10 @@ package engine
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/png"
@@ -26,6 +28,17 @@ func testPNG(t testing.TB, shade uint8) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// pngClaiming is a small PNG whose header claims a w×h canvas: its IHDR chunk
+// rewritten, with its checksum.
+func pngClaiming(t testing.TB, w, h uint32) []byte {
+	b := testPNG(t, 1)
+	ihdr := b[8+8 : 8+8+13] // after the signature, the chunk's length and type
+	binary.BigEndian.PutUint32(ihdr[0:], w)
+	binary.BigEndian.PutUint32(ihdr[4:], h)
+	binary.BigEndian.PutUint32(b[8+8+13:], crc32.ChecksumIEEE(b[8+4:8+8+13]))
+	return b
 }
 
 func testDataURL(b []byte) string {
@@ -401,6 +414,16 @@ func TestBuildConversationErrors(t *testing.T) {
 			name:  "not an image",
 			input: []hearth.Item{itMsg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: "data:image/png;base64," + base64.StdEncoding.EncodeToString([]byte("hello, world"))})},
 			param: "input[0].content[0].image_url", code: CodeInvalidImageURL, inMessage: "not an image",
+		},
+		{
+			name:  "truncated PNG",
+			input: []hearth.Item{itMsg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: testDataURL(testPNG(t, 1)[:40])})},
+			param: "input[0].content[0].image_url", code: CodeInvalidImageURL, inMessage: "cannot be",
+		},
+		{
+			name:  "canvas over MaxImagePixels",
+			input: []hearth.Item{itMsg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: testDataURL(pngClaiming(t, 8193, 8192))})},
+			param: "input[0].content[0].image_url", code: CodeInvalidImageURL, inMessage: "8193x8192 pixels",
 		},
 		{
 			name:  "data URL without base64",

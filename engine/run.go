@@ -247,9 +247,9 @@ func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 		OutputTokens: final.EvalCount,
 	}
 	usage.OutputTokensDetails.ReasoningTokens = min(reasoning, final.EvalCount)
-	usage.InputTokensDetails.CachedTokens = cachedTokens(j.prevSeq, j.Prompt, final.PromptEvalCount)
+	usage.InputTokensDetails.CachedTokens = cachedTokens(j.prevSeq, j.Prompt, j.gen.Images, final.PromptEvalCount)
 	if final.Done {
-		j.e.remember(j.Model.Name, j.Prompt+out.String(),
+		j.e.remember(j.Model.Name, j.Prompt+out.String(), j.gen.Images,
 			cacheMark{len(j.Prompt), final.PromptEvalCount},
 			cacheMark{len(j.Prompt) + out.Len(), final.PromptEvalCount + final.EvalCount})
 	} else {

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -257,6 +259,34 @@ func (j *Job) fitWindow(ctx context.Context, render func(*Conversation) (string,
 type promptCache struct {
 	text  string
 	marks []cacheMark
+	// images are the digests of the sequence's images, by the N of their [img-N]
+	// tags: the same tag text can stand for another image, which the runtime does
+	// not reuse.
+	images []imageDigest
+}
+
+type imageDigest [sha256.Size]byte
+
+func imageDigests(images []api.ImageData) []imageDigest {
+	out := make([]imageDigest, len(images))
+	for i, img := range images {
+		out[i] = sha256.Sum256(img)
+	}
+	return out
+}
+
+var imageTag = regexp.MustCompile(`\[img-(\d+)\]`)
+
+// sharedImagePrefix cuts the shared prefix l of a prompt (whose images are images)
+// with prev at the first image tag that stands for another image there.
+func sharedImagePrefix(prev promptCache, prompt string, images []imageDigest, l int) int {
+	for _, m := range imageTag.FindAllStringSubmatchIndex(prompt[:l], -1) {
+		n, _ := strconv.Atoi(prompt[m[2]:m[3]])
+		if n >= len(images) || n >= len(prev.images) || images[n] != prev.images[n] {
+			return m[0]
+		}
+	}
+	return l
 }
 
 type cacheMark struct{ bytes, tokens int }
@@ -270,11 +300,14 @@ type cacheMark struct{ bytes, tokens int }
 // always re-evaluates the prompt's last token, so at most inputTokens-1 are cached.
 // Another client of the same runtime can evict the cache without hearth knowing; then
 // this overstates.
-func cachedTokens(prev promptCache, prompt string, inputTokens int) int {
+func cachedTokens(prev promptCache, prompt string, images []api.ImageData, inputTokens int) int {
 	if prev.text == "" || len(prev.marks) == 0 || inputTokens <= 1 {
 		return 0
 	}
 	l := sharedPrefixLen(prev.text, prompt)
+	if strings.Contains(prompt[:l], "[img-") {
+		l = sharedImagePrefix(prev, prompt, imageDigests(images), l)
+	}
 	n, lo := 0, cacheMark{}
 	for _, m := range prev.marks {
 		if m.bytes > l {
@@ -297,7 +330,7 @@ func (e *Engine) lastSequence(model string) promptCache {
 
 // remember records the sequence a generation left in the model's KV cache: its text
 // and the points of it whose token counts are known, in order.
-func (e *Engine) remember(model, text string, marks ...cacheMark) {
+func (e *Engine) remember(model, text string, images []api.ImageData, marks ...cacheMark) {
 	var ok []cacheMark
 	for _, m := range marks {
 		if m.tokens > 0 && m.bytes <= len(text) && (len(ok) == 0 || m.bytes > ok[len(ok)-1].bytes) {
@@ -310,7 +343,7 @@ func (e *Engine) remember(model, text string, marks ...cacheMark) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.lastSeq[model] = promptCache{text: text, marks: ok}
+	e.lastSeq[model] = promptCache{text: text, marks: ok, images: imageDigests(images)}
 }
 
 // forget drops what hearth knew of the model's cache (a generation that failed or was

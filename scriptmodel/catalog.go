@@ -119,7 +119,36 @@ const (
 	// (StepsNextText, entry EntryNextStep); after any other tool result it answers
 	// ToolsAnswerText. See StepsTemplate.
 	StepsModel = "hearth-script-steps:latest"
+	// VisionModel accepts images and names their dominant colour (see VisionSpec).
+	VisionModel = "hearth-script-vision:latest"
 )
+
+// The vision model's scripts: VisionText, then the token of the colour it sees
+// (an entry of its own, picked by the image), then that colour's script.
+const (
+	VisionText = "Looking at the picture, I would call it"
+
+	VisionRed, VisionRedText     = " red", ", like a ripe tomato."
+	VisionGreen, VisionGreenText = " green", ", like fresh spring grass."
+	VisionBlue, VisionBlueText   = " blue", ", like a clear summer sky."
+	VisionNone, VisionNoneText   = " nothing", " at all: I was sent no image."
+)
+
+// VisionSpec is VisionModel: Template's user turn with the images tagged in it, an
+// answer that names the dominant colour of the images in context (Model.Answer), and
+// the image geometry of ImageTokens.
+func VisionSpec() Spec {
+	return Spec{Template: Template, Stop: Stop,
+		Scripts: []Script{
+			{Entry: EntryAssistant, Text: VisionText},
+			{Entry: VisionNone, Text: VisionNoneText},
+			{Entry: VisionRed, Text: VisionRedText},
+			{Entry: VisionGreen, Text: VisionGreenText},
+			{Entry: VisionBlue, Text: VisionBlueText},
+		},
+		Vision: &Vision{After: EntryAssistant, Options: [4]string{VisionNone, VisionRed, VisionGreen, VisionBlue}},
+	}
+}
 
 // EntryNextStep is StepsTemplate's entry token after a get_weather result.
 const EntryNextStep = "<|next|>"
@@ -179,6 +208,7 @@ func Catalog() map[string]Spec {
 			{Entry: EntryNextStep, Text: StepsNextText},
 			{Entry: EntryAnswer, Text: ToolsAnswerText},
 		}},
+		VisionModel: VisionSpec(),
 	}
 }
 
@@ -232,5 +262,6 @@ func Describe(name string) string {
 		CodexModel:        "calls Codex CLI's exec_command, answers after the result",
 		AgentModel:        "calls lookup_capital, answers after the result",
 		StepsModel:        "calls get_weather, then get_time after its result, then answers",
+		VisionModel:       "accepts images (PNG, JPEG), names their dominant colour: red, green or blue",
 	}[name]
 }

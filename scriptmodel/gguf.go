@@ -61,6 +61,10 @@ func (m *Model) WriteGGUF(f *os.File) error {
 		"tokenizer.ggml.padding_token_id":  uint32(eosID),
 	}
 
+	if m.Vision != nil {
+		visionKV(kv)
+	}
+
 	embd := make([]float32, V*d)
 	for t := 0; t < V; t++ {
 		embd[t*d+t] = 1
@@ -79,6 +83,20 @@ func (m *Model) WriteGGUF(f *os.File) error {
 		f32("token_embd.weight", embd, uint64(d), uint64(V)),
 		f32("output_norm.weight", ones, uint64(d)),
 		f32("output.weight", out, uint64(d), uint64(V)),
+	}
+	if m.Vision != nil {
+		aq, ak, av, ao := m.visionAttention()
+		return ggml.WriteGGUF(f, kv, append(append(ts,
+			f32("blk.0.attn_norm.weight", ones, uint64(d)),
+			f32("blk.0.ffn_norm.weight", ones, uint64(d)),
+			f32("blk.0.attn_q.weight", aq, uint64(d), uint64(q)),
+			f32("blk.0.attn_k.weight", ak, uint64(d), uint64(kvHeads*headDim)),
+			f32("blk.0.attn_v.weight", av, uint64(d), uint64(kvHeads*headDim)),
+			f32("blk.0.attn_output.weight", ao, uint64(q), uint64(d)),
+			zero("blk.0.ffn_gate.weight", uint64(d), uint64(ffn)),
+			zero("blk.0.ffn_up.weight", uint64(d), uint64(ffn)),
+			zero("blk.0.ffn_down.weight", uint64(ffn), uint64(d)),
+		), m.visionTensors()...))
 	}
 	for l := 0; l < m.Layers; l++ {
 		p := fmt.Sprintf("blk.%d.", l)
@@ -113,6 +131,9 @@ func (m *Model) outputHead() []float32 {
 		if next >= 0 {
 			out[next*d+cur] = successorWeight
 		}
+	}
+	if m.Vision != nil {
+		m.visionHead(out)
 	}
 	return out
 }

@@ -49,6 +49,9 @@ type Spec struct {
 	// Quantized stores the zero weights as Q4_0 (what most local users run) instead of
 	// F16. Only the embedding and output head, which carry the script, stay F32.
 	Quantized bool
+	// Vision, when set, makes a vision model (architecture mistral3) whose answer
+	// after Vision.After names the colour of the images in its context.
+	Vision *Vision
 }
 
 // Model is a built script model.
@@ -61,6 +64,10 @@ type Model struct {
 	next []int
 	// width is the embedding length actually used.
 	width int
+	// branchFrom and options: a vision model's branch point and its option tokens
+	// by Colour.
+	branchFrom int
+	options    [4]int
 }
 
 // Build lays out the vocabulary and successor table of spec.
@@ -106,9 +113,18 @@ func Build(spec Spec) (*Model, error) {
 		}
 		m.next[prev] = eosID
 	}
-	// One-hot embeddings need a width of at least the vocabulary; round up so every
-	// row is a whole number of quantisation blocks and attention heads.
+	// One-hot embeddings need a width of at least the vocabulary (and a vision
+	// model's image dimensions); round up so every row is a whole number of
+	// quantisation blocks and attention heads.
 	m.width = roundUp(max(spec.Width, len(m.vocab.tokens)), 256)
+	if spec.Vision != nil {
+		// One layer and one live head carry the image (see vision.go).
+		m.Layers, m.Heads = 1, 1
+		m.width = roundUp(max(spec.Width, len(m.vocab.tokens)+4), 256)
+		if err := m.branch(); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
 }
 
@@ -170,7 +186,7 @@ func roundUp(n, to int) int { return (n + to - 1) / to * to }
 func (m *Model) EvalCount(entry string) int { return len(m.chain[entry]) + 1 }
 
 // CountTokens returns how many tokens the runtime's tokenizer makes of text, mirroring
-// llama.cpp: user-defined tokens are cut out first, longest first, and with no BPE merges
+// llama.cpp (or, for a vision model, the runtime's Go tokenizer; see below): user-defined tokens are cut out first, longest first, and with no BPE merges
 // every remaining byte is one token.
 func (m *Model) CountTokens(text string) int {
 	special := make([]string, 0, len(m.vocab.ids))
@@ -178,6 +194,12 @@ func (m *Model) CountTokens(text string) int {
 		special = append(special, s)
 	}
 	slices.SortFunc(special, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
+	if m.Vision != nil {
+		// A vision model (mistral3) runs on the runtime's own engine, whose tokenizer
+		// cuts special tokens out in vocabulary order instead: ", like" before
+		// ", like fresh".
+		slices.SortFunc(special, func(a, b string) int { return m.vocab.ids[a] - m.vocab.ids[b] })
+	}
 	type fragment struct {
 		text    string
 		special bool

@@ -247,3 +247,50 @@ func writeAndDecode(t *testing.T, spec Spec) (*Model, *ggml.GGML) {
 	}
 	return m, g
 }
+
+// The vision model's geometry mirrors mistral3's image processor: scaled down (never
+// up) to fit 32 pixels, patches of 8, one token per patch and one per row. The e2e
+// tests check these counts against the runtime.
+func TestImageTokens(t *testing.T) {
+	for _, tc := range []struct{ w, h, want int }{
+		{32, 32, 4*4 + 4},
+		{64, 64, 4*4 + 4},    // scaled to 32x32
+		{40, 24, 4*3 + 3},    // scaled to 32x19
+		{9, 17, 2*3 + 3},     // not scaled up: 2x3 patches
+		{8, 8, 1 + 1},        // one patch
+		{100, 10, 4*1 + 1},   // scaled to 32x3
+		{1000, 999, 4*4 + 4}, // scaled to 32x31
+	} {
+		if got := ImageTokens(tc.w, tc.h); got != tc.want {
+			t.Errorf("ImageTokens(%d, %d) = %d, want %d", tc.w, tc.h, got, tc.want)
+		}
+	}
+}
+
+// Each colour has its own answer, sharing VisionText, and a vision spec must name
+// script entries as its options.
+func TestVisionAnswers(t *testing.T) {
+	m, err := Build(VisionSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for c, opt := range []string{VisionNone, VisionRed, VisionGreen, VisionBlue} {
+		text, n := m.Answer(Colour(c))
+		if !strings.HasPrefix(text, VisionText+opt) || seen[text] {
+			t.Errorf("Answer(%d) = %q: want a distinct text starting %q", c, text, VisionText+opt)
+		}
+		seen[text] = true
+		if want := len(m.Pieces(EntryAssistant)) + 1 + len(m.Pieces(opt)) + 1; n != want {
+			t.Errorf("Answer(%d) counts %d tokens, want %d", c, n, want)
+		}
+	}
+	if m.Width() < m.VocabSize()+4 {
+		t.Errorf("width %d leaves no room for the image's 4 dimensions beyond %d tokens", m.Width(), m.VocabSize())
+	}
+	bad := VisionSpec()
+	bad.Vision = &Vision{After: EntryAssistant, Options: [4]string{VisionNone, VisionRed, VisionGreen, "<|nope|>"}}
+	if _, err := Build(bad); err == nil {
+		t.Error("Build accepted a vision option that is no script entry")
+	}
+}

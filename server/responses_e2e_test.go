@@ -270,7 +270,7 @@ func TestResponsesErrorsE2E(t *testing.T) {
 		{"unknown model", `{"model":"no-such-model:latest","input":"hi"}`, 404, "model_not_found", "model"},
 		{"unknown previous response", `{"model":"` + scriptmodel.PlainModel + `","input":"hi","previous_response_id":"resp_nope"}`, 404, "previous_response_not_found", "previous_response_id"},
 		{"log probabilities, not produced yet", `{"model":"` + scriptmodel.PlainModel + `","input":"hi","top_logprobs":3}`, 400, "unsupported_parameter", "top_logprobs"},
-		{"image to a model without vision", `{"model":"` + scriptmodel.PlainModel + `","input":[{"role":"user","content":[{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}]}`, 400, "", "input"},
+		{"image to a model without vision", `{"model":"` + scriptmodel.PlainModel + `","input":[{"role":"user","content":[{"type":"input_image","image_url":"` + testImage{2, 2, scriptmodel.Red, false}.dataURL(t) + `"}]}]}`, 400, "", "input"},
 	}
 	for _, tc := range cases {
 		resp, b := post(t, srv.URL+"/v1/responses", tc.body)
