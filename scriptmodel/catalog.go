@@ -74,6 +74,15 @@ const (
 	AgentText       = "<tool_call>{\"name\": \"lookup_capital\", \"arguments\": {\"country\": \"France\"}}</tool_call>"
 	AgentAnswerText = "The capital of France is Paris, says the tool."
 
+	// RepeatText is ToolsText's two calls spelled as HermesCall spells them, so each
+	// passes the tool grammar token for token. Its tokens make a model that repeats
+	// itself: the closer "</tool_call>" is one token, followed by "\n<tool_call>", so a
+	// call closed by hearth's own closer is followed by another opener, and the call
+	// after that opener is the second one again (see RepeatModel).
+	RepeatText = "<think>I need the weather and the local time.</think>" +
+		"<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>\n" +
+		"<tool_call>{\"name\": \"get_time\", \"arguments\": {\"timezone\": \"Europe/Paris\"}}</tool_call>"
+
 	CustomToolName       = "apply_patch"
 	CustomToolInput      = "*** Begin Patch\n*** Add File: hello.txt\n+Hello from hearth.\n*** End Patch\n"
 	CustomToolAnswerText = "I added hello.txt, which says hello."
@@ -103,6 +112,12 @@ const (
 	CodexModel = "hearth-script-codex:latest"
 	// AgentModel calls one function tool (AgentText), then answers AgentAnswerText.
 	AgentModel = "hearth-script-agent:latest"
+	// RepeatModel writes RepeatText, then answers ToolsAnswerText after the tool
+	// results. Left to itself it makes the two calls and ends; when hearth generates
+	// the calls under a grammar and writes the closer itself, the continuation after
+	// every call reopens a call, the second one, for ever: the loop of a small or
+	// repetitive model, made exact.
+	RepeatModel = "hearth-script-repeat:latest"
 )
 
 // SmallContext is the context length of SmallContextModel: a few short turns fit,
@@ -145,8 +160,9 @@ func Catalog() map[string]Spec {
 			s.ContextLength = SmallContext
 			return s
 		}(),
-		CodexModel: codex,
-		AgentModel: call(AgentText, AgentAnswerText),
+		CodexModel:  codex,
+		AgentModel:  call(AgentText, AgentAnswerText),
+		RepeatModel: call(RepeatText, ToolsAnswerText),
 	}
 }
 
