@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"log/slog"
 	"net/http"
@@ -18,6 +19,7 @@ import (
 
 	"hearth/engine"
 	"hearth/engine/ollama"
+	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"
@@ -75,17 +77,63 @@ func newFakeRuntimeServer(f testing.TB) http.Handler {
 	})
 }
 
+// fuzzRuntime runs FuzzCreateResponseHTTP over the embedded runtime and the script
+// models instead of the fake: every generation is real (grammars, stops, the runtime's
+// own refusals), at a few requests a second instead of thousands.
+var fuzzRuntime = flag.Bool("hearth.fuzz-runtime", os.Getenv("HEARTH_FUZZ_RUNTIME") != "",
+	"run FuzzCreateResponseHTTP over the embedded runtime (also HEARTH_FUZZ_RUNTIME=1)")
+
+// newRuntimeServer is hearth's handler over the shared embedded runtime, with a fresh
+// database and a quiet log.
+func newRuntimeServer(f testing.TB) http.Handler {
+	db, err := storage.Open(filepath.Join(f.TempDir(), "hearth.db"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { db.Close() })
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return server.New(server.Config{Runtime: testenv.Runtime(f), Database: db, Logger: log})
+}
+
 // FuzzCreateResponseHTTP: any bytes POSTed to /v1/responses get a response or a 4xx
 // error envelope, never a 5xx (gin's recovery turns a panic into a 500, so this also
 // catches panics); a 200 stream is well framed and ends with [DONE].
 //
-// One failure is the fake's, not hearth's: the fake ignores the grammar of a constrained
-// continuation (tool_choice required, allowed_tools), so hearth rightly reports its
-// answer as a malformed call, a model_error (500 in JSON, error event in a stream).
+// Over the fake, one failure is the fake's, not hearth's: the fake ignores the grammar
+// of a constrained continuation (tool_choice required, allowed_tools), so hearth rightly
+// reports its answer as a malformed call, a model_error (500 in JSON, error event in a
+// stream). Over the real runtime (-hearth.fuzz-runtime) there is no such excuse.
 func FuzzCreateResponseHTTP(f *testing.F) {
-	h := newFakeRuntimeServer(f)
+	var h http.Handler
+	if *fuzzRuntime {
+		h = newRuntimeServer(f)
+	} else {
+		h = newFakeRuntimeServer(f)
+	}
 	if codex, err := os.ReadFile("../testdata/codex_request.json"); err == nil {
 		f.Add(codex)
+	}
+	// The script models' names, so that mutations reach real generations when the
+	// target runs over the runtime (the fake takes any name).
+	tools := `"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},` +
+		`{"type":"function","name":"get_time","strict":true,"parameters":{"type":"object","properties":{"timezone":{"type":"string"}},"required":["timezone"]}}]`
+	for _, s := range []string{
+		`{"model":"` + scriptmodel.PlainModel + `","input":"hi","temperature":0}`,
+		`{"model":"` + scriptmodel.ReasoningModel + `","input":"hi","stream":true}`,
+		`{"model":"` + scriptmodel.ToolsModel + `","input":"weather?",` + tools + `}`,
+		`{"model":"` + scriptmodel.RepeatModel + `","input":"weather?","stream":true,` + tools + `,"tool_choice":"required"}`,
+		`{"model":"` + scriptmodel.RepeatModel + `","input":"weather?",` + tools + `,"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"function","name":"get_time"}]},"max_output_tokens":40}`,
+		`{"model":"` + scriptmodel.PlainModel + `","input":"hi","text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object","properties":{"a":{"type":"string","maxLength":8}},"required":["a"]}}}}`,
+		// Causes of the 500s of issue 13: names the runtime cannot parse and
+		// schemas it cannot turn into a grammar.
+		`{"model":"../../etc/passwd","input":"hi"}`,
+		`{"model":"a:b:c","input":"hi","stream":true}`,
+		`{"model":"` + scriptmodel.PlainModel + `","input":"hi","text":{"format":{"type":"json_schema","name":"n","schema":{"type":"bogus"}}}}`,
+		`{"model":"` + scriptmodel.PlainModel + `","input":"hi","text":{"format":{"type":"json_schema","name":"n","schema":{"$ref":"#/nope"}}}}`,
+		`{"model":"` + scriptmodel.PlainModel + `","input":"hi","text":{"format":{"type":"json_schema","name":"n","schema":{"type":"string","pattern":"(a+)+"}}}}`,
+		`{"model":"` + scriptmodel.ToolsModel + `","input":"hi","tools":[{"type":"function","name":"f","strict":true,"parameters":{"type":"object","properties":{"s":{"type":"string","minLength":5,"maxLength":2}}}}]}`,
+	} {
+		f.Add([]byte(s))
 	}
 	for _, s := range []string{
 		`{"model":"m","input":"hi"}`,
@@ -108,7 +156,7 @@ func FuzzCreateResponseHTTP(f *testing.F) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		out := rec.Body.Bytes()
-		fakeModelError := bytes.Contains(out, []byte(`"code":"model_error"`))
+		fakeModelError := !*fuzzRuntime && bytes.Contains(out, []byte(`"code":"model_error"`))
 		switch {
 		case rec.Code >= 500 && fakeModelError:
 		case rec.Code >= 500:
