@@ -76,6 +76,10 @@ type Engine struct {
 	mu      sync.Mutex
 	models  map[string]cachedModel
 	lastSeq map[string]promptCache
+	// grammars remembers which schemas the runtime can turn into a grammar (nil) or
+	// not (why): an agent loop sends the same tools every turn, and converting and
+	// parsing them costs milliseconds.
+	grammars map[string]error
 }
 
 // modelCacheTTL bounds how long a model's /api/show answer is reused: long enough that
@@ -94,7 +98,7 @@ func New(rt Runtime, formats *toolgrammar.Registry, log *slog.Logger) *Engine {
 		log = slog.Default()
 	}
 	return &Engine{rt: rt, formats: formats, log: log, DefaultContext: defaultContextFromEnv(), Seal: seal.NewKey(),
-		models: map[string]cachedModel{}, lastSeq: map[string]promptCache{}}
+		models: map[string]cachedModel{}, lastSeq: map[string]promptCache{}, grammars: map[string]error{}}
 }
 
 // Model is what the engine knows of one model.

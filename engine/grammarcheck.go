@@ -15,6 +15,27 @@ import (
 // response was announced. checkGrammar runs both steps on the schema hearth would send,
 // so that such a schema is a 400 before anything is stored or generated.
 
+// maxGrammarCache bounds Engine.grammars; when full it starts over.
+const maxGrammarCache = 512
+
+// rememberGrammar returns check's answer for key, running it once per key.
+func (e *Engine) rememberGrammar(key string, check func() error) error {
+	e.mu.Lock()
+	err, ok := e.grammars[key]
+	e.mu.Unlock()
+	if ok {
+		return err
+	}
+	err = check()
+	e.mu.Lock()
+	if len(e.grammars) >= maxGrammarCache {
+		clear(e.grammars)
+	}
+	e.grammars[key] = err
+	e.mu.Unlock()
+	return err
+}
+
 // checkGrammar reports why the runtime could not turn schema into a grammar, or nil.
 func checkGrammar(schema []byte) error {
 	g := llama.SchemaToGrammar(schema)

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,4 +112,57 @@ func TestPrepareRefusesSchemasWithoutGrammar(t *testing.T) {
 	for _, name := range []string{"../../etc/passwd", "a:b:c", "a/b/c/d/e"} {
 		run(name, `{"model":"`+name+`","input":"hi"}`, 404, "model", hearth.CodeModelNotFound)
 	}
+}
+
+// BenchmarkPrepareToolGrammars: what checking the grammars costs, the first time
+// (check) and for schemas the engine has seen (check-remembered, every later turn of an
+// agent loop), against the whole of Prepare (prepare, remembered check included), for
+// a request that constrains every tool of Codex's first request (tool_choice required).
+//
+//	go test ./engine -run '^$' -bench PrepareToolGrammars
+func BenchmarkPrepareToolGrammars(b *testing.B) {
+	raw, err := os.ReadFile("../testdata/codex_request.json")
+	if err != nil {
+		b.Skip(err)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		b.Fatal(err)
+	}
+	// Its tools, not its long instructions and input.
+	body = map[string]any{"model": "m", "input": "hi", "tools": body["tools"], "tool_choice": "required"}
+	raw, _ = json.Marshal(body)
+	req, _, err := hearth.DecodeCreateRequest(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Codex's prompt is long enough that Prepare counts its tokens: a generation.
+	rt := &fakeRuntime{show: qwenShow(), write: func(string, json.RawMessage) []string { return nil }}
+	e := New(rt, DefaultFormats(), nil)
+	j, err := e.Prepare(context.Background(), req, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("prepare", func(b *testing.B) {
+		for range b.N {
+			if _, err := e.Prepare(context.Background(), req, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("check", func(b *testing.B) {
+		for range b.N {
+			clear(e.grammars)
+			if err := j.checkToolGrammars(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("check-remembered", func(b *testing.B) {
+		for range b.N {
+			if err := j.checkToolGrammars(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -115,7 +115,8 @@ func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	case "json_object":
 		j.gen.Format = []byte(`"json"`)
 	case "json_schema":
-		if err := checkGrammar(req.Text.Format.Schema); err != nil {
+		schema := req.Text.Format.Schema
+		if err := e.rememberGrammar("format\x00"+string(schema), func() error { return checkGrammar(schema) }); err != nil {
 			return nil, hearth.InvalidRequest("text.format.schema", hearth.CodeInvalidJSONSchema,
 				fmt.Sprintf("Invalid 'text.format.schema': %v.", err))
 		}
@@ -160,10 +161,14 @@ func (j *Job) checkToolGrammars() error {
 			continue
 		}
 		param := j.conv.toolParams[t.Name] + ".parameters"
-		schema, err := toolgrammar.ArgumentsSchema(t)
-		if err == nil {
-			err = checkGrammar(schema)
-		}
+		// The schema is built from the tool's name and parameters alone.
+		err := j.e.rememberGrammar("tool\x00"+t.Name+"\x00"+string(t.Parameters), func() error {
+			schema, err := toolgrammar.ArgumentsSchema(t)
+			if err != nil {
+				return err
+			}
+			return checkGrammar(schema)
+		})
 		if err != nil {
 			return hearth.InvalidRequest(param, hearth.CodeInvalidFunctionParameters,
 				fmt.Sprintf("Invalid '%s': the call must be generated under a grammar of this schema, and %v.", param, err))
