@@ -12,7 +12,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/types/model"
@@ -84,16 +86,38 @@ var fuzzRuntime = flag.Bool("hearth.fuzz-runtime", os.Getenv("HEARTH_FUZZ_RUNTIM
 	"run FuzzCreateResponseHTTP over the embedded runtime (also HEARTH_FUZZ_RUNTIME=1)")
 
 // newRuntimeServer is hearth's handler over the shared embedded runtime, with a fresh
-// database and a quiet log.
+// database and a quiet log, and every script model loaded.
+//
+// A fuzz worker panics on an input that takes 10 s; the first use of a model (its runner
+// starting) may take that long on a busy machine, so the models are loaded here, before
+// the worker takes inputs. And the worker's pipes to the coordinator (fds 3 and 4, as
+// internal/fuzz passes them) are not inherited by the runners the runtime starts: a
+// runner holding them would keep a dead worker's pipes open, and the coordinator would
+// wait for it for ever instead of reporting the crash.
 func newRuntimeServer(f testing.TB) http.Handler {
+	syscall.CloseOnExec(3)
+	syscall.CloseOnExec(4)
+	rt := testenv.Runtime(f)
+	for name := range scriptmodel.Catalog() {
+		err := rt.Client.Generate(context.Background(), &api.GenerateRequest{Model: name, Prompt: "hi", Raw: true,
+			Options: map[string]any{"num_predict": 1}, Stream: new(bool)},
+			func(api.GenerateResponse) error { return nil })
+		if err != nil {
+			f.Fatalf("load %s: %v", name, err)
+		}
+	}
 	db, err := storage.Open(filepath.Join(f.TempDir(), "hearth.db"))
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { db.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return server.New(server.Config{Runtime: testenv.Runtime(f), Database: db, Logger: log})
+	return server.New(server.Config{Runtime: rt, Database: db, Logger: log})
 }
+
+// fuzzInputTime bounds one input over the runtime, below the fuzz worker's 10 s: an
+// input cut by it (a long generation) proves nothing and is not judged.
+const fuzzInputTime = 6 * time.Second
 
 // FuzzCreateResponseHTTP: any bytes POSTed to /v1/responses get a response or a 4xx
 // error envelope, never a 5xx (gin's recovery turns a panic into a 500, so this also
@@ -153,8 +177,16 @@ func FuzzCreateResponseHTTP(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req := httptest.NewRequest(http.MethodPost, "/v1/responses", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
+		if *fuzzRuntime {
+			ctx, cancel := context.WithTimeout(req.Context(), fuzzInputTime)
+			defer cancel()
+			req = req.WithContext(ctx)
+		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
+		if err := req.Context().Err(); err != nil {
+			t.Skipf("the input took %s or more: %q", fuzzInputTime, body)
+		}
 		out := rec.Body.Bytes()
 		fakeModelError := !*fuzzRuntime && bytes.Contains(out, []byte(`"code":"model_error"`))
 		switch {
