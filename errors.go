@@ -47,6 +47,10 @@ const (
 	CodeDecimalAboveMaxValue     = "decimal_above_max_value"
 	CodeDuplicateToolName        = "duplicate_tool_name"
 	CodeContextLengthExceeded    = "context_length_exceeded"
+	// A schema the runtime cannot turn into a grammar (text.format, a tool's
+	// parameters), as OpenAI names a schema it cannot use.
+	CodeInvalidJSONSchema         = "invalid_json_schema"
+	CodeInvalidFunctionParameters = "invalid_function_parameters"
 
 	CodeInvalidAPIKey            = "invalid_api_key"
 	CodeModelNotFound            = "model_not_found"

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +30,16 @@ import (
 // call is complete and its arguments validate against the tool's schema; a call that
 // fails is taken back (nothing of it reached the client) and generated once more
 // under the grammar from its opener, and fails the response if it fails again.
+//
+// Once a call was generated under a grammar, the response is in an enforced call
+// section, and what follows the closer is constrained too: the model may open another
+// call of an allowed tool (while parallel_tool_calls and max_tool_calls allow) or end
+// its turn, nothing else. Text or reasoning after the closer ends the turn there (none
+// of it reaches the client), and so does a call identical to one the response already
+// made: a model that repeats a call verbatim is looping, and the closer the engine
+// writes would only lead it into the same call again. Each of these decisions is taken
+// on what the model writes first after the closer, so it does not depend on how far the
+// runtime runs past it before the stream is left.
 
 // phaseKind says what a phase generates.
 type phaseKind uint8
@@ -83,6 +94,15 @@ type enforcer struct {
 	reasoningTokens int
 	calls           int
 	retried         bool
+
+	// section: a call was generated under the grammar, so what follows is another
+	// call or the end of the turn.
+	section bool
+	// made holds the calls of the response (name and compact arguments), to tell a
+	// call the model repeats verbatim.
+	made map[string]bool
+	// capped: the safety cap on calls ended the output, which is then incomplete.
+	capped bool
 
 	// The call in progress: its events are held until it validates.
 	holding bool
@@ -199,7 +219,17 @@ func (r *enforcer) mustCall() bool {
 }
 
 func (r *enforcer) noMoreCalls() bool {
-	return r.pol.mode == hearth.ToolChoiceNone || r.pol.capReached(r.calls)
+	if r.pol.mode == hearth.ToolChoiceNone {
+		return true
+	}
+	if !r.pol.capReached(r.calls) {
+		return false
+	}
+	if r.pol.maxCalls == 0 || r.pol.maxCalls > r.calls {
+		// The request allowed more: hearth's own cap stopped the model.
+		r.capped = true
+	}
+	return true
 }
 
 // generate runs one phase: it streams the continuation from j.Prompt + out, feeding
@@ -329,6 +359,14 @@ func (r *enforcer) events(evs []toolgrammar.Event, kind phaseKind) (action, erro
 	for _, ev := range evs {
 		switch ev.Kind {
 		case toolgrammar.TextDelta:
+			if r.section && !r.holding {
+				// After an enforced call only another call may follow: blanks
+				// between calls are the format's, anything else ends the turn.
+				if strings.TrimSpace(ev.Text) == "" {
+					continue
+				}
+				return actEnd, nil
+			}
 			if kind == phaseFree && r.mustCall() && !r.holding {
 				// The model answers in text where a call is required: take the
 				// text back before the client sees it and write the call.
@@ -339,11 +377,17 @@ func (r *enforcer) events(evs []toolgrammar.Event, kind phaseKind) (action, erro
 				return 0, err
 			}
 		case toolgrammar.ReasoningDelta:
+			if r.section && !r.holding {
+				return actEnd, nil
+			}
 			r.inReasoning = true
 			if err := r.forward(ev); err != nil {
 				return 0, err
 			}
 		case toolgrammar.ReasoningEnd:
+			if r.section && !r.holding {
+				return actEnd, nil
+			}
 			r.inReasoning = false
 			if err := r.forward(ev); err != nil {
 				return 0, err
@@ -398,6 +442,22 @@ func (r *enforcer) events(evs []toolgrammar.Event, kind phaseKind) (action, erro
 			if err := r.pol.check(ev.Name, ev.Text); err != nil {
 				return r.callFailed(err), nil
 			}
+			if r.pol.constrain {
+				key := callKey(ev.Name, ev.Text)
+				if r.made[key] {
+					// The same call again: the model loops. Take it back and end
+					// the turn after the calls it made.
+					r.holding, r.held, r.retried = false, nil, false
+					return actEnd, nil
+				}
+				if r.made == nil {
+					r.made = map[string]bool{}
+				}
+				r.made[key] = true
+				// Every call of a constrained policy is generated under the
+				// grammar: the section starts with the first.
+				r.section = true
+			}
 			for _, h := range r.held {
 				if err := r.forward(h); err != nil {
 					return 0, err
@@ -417,6 +477,15 @@ func (r *enforcer) events(evs []toolgrammar.Event, kind phaseKind) (action, erro
 		}
 	}
 	return actContinue, nil
+}
+
+// callKey identifies a call by its name and arguments, blanks aside.
+func callKey(name, args string) string {
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(args)) != nil {
+		return name + "\x00" + args
+	}
+	return name + "\x00" + b.String()
 }
 
 // callFailed takes back the call in progress: once it is generated again under the
@@ -652,9 +721,10 @@ func (r *enforcer) stopForBudget() error {
 			}
 		}
 		r.holding, r.held = false, nil
-	} else {
+	} else if !r.section {
 		// Text the parser held back (a possible delimiter) is output too. An
-		// unterminated reasoning block is not closed: it ends incomplete.
+		// unterminated reasoning block is not closed: it ends incomplete. After
+		// an enforced call there is none: only calls may follow it.
 		for _, ev := range r.p.Close() {
 			switch ev.Kind {
 			case toolgrammar.TextDelta, toolgrammar.ReasoningDelta:
@@ -668,6 +738,11 @@ func (r *enforcer) stopForBudget() error {
 }
 
 var errBudget = errors.New("engine: output budget exhausted")
+
+// IncompleteToolCallLimit is the incomplete reason of a response whose enforced calls
+// reached hearth's safety cap (safetyMaxCalls) while the request allowed more: the
+// model may have had more calls to make, so the response is not complete.
+const IncompleteToolCallLimit = "tool_call_limit"
 
 // finish ends the response from how the phases ended.
 func (r *enforcer) finish(ctx context.Context, err error) error {
@@ -684,6 +759,9 @@ func (r *enforcer) finish(ctx context.Context, err error) error {
 	}
 	var malformed *malformedCallError
 	switch {
+	case err == nil && r.capped:
+		r.b.Incomplete(IncompleteToolCallLimit, usage)
+		return nil
 	case err == nil:
 		r.b.Complete(usage)
 		return nil

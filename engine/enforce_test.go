@@ -465,3 +465,107 @@ func TestCachedTokensImages(t *testing.T) {
 		}
 	}
 }
+
+// TestEnforcedSectionEnds: after a call generated under the grammar the model may only
+// call again or end its turn; a loop of calls ends, by itself or at the safety cap.
+func TestEnforcedSectionEnds(t *testing.T) {
+	strictTime := strings.Replace(timeTool, `"name":"get_time",`, `"name":"get_time","strict":true,`, 1)
+	call := func(tz string) []string {
+		return bytesOf(`{"name":"get_time","arguments":{"timezone":"` + tz + `"}}`)
+	}
+	cases := []struct {
+		name string
+		body string
+		// after is what the model writes after the n-th closer the engine wrote
+		// (n from 1); bound the n-th constrained call.
+		after  func(n int) []string
+		bound  func(n int) []string
+		want   string
+		reason string
+		calls  int // constrained requests
+	}{
+		{
+			name:  "text after the call ends the turn, unseen",
+			body:  `"tools":[` + strictTime + `]`,
+			after: func(int) []string { return []string{"\n", "The", " time", " is", " noon."} },
+			bound: func(int) []string { return call("UTC") },
+			want:  `completed: call[completed] get_time {"timezone":"UTC"}`,
+			calls: 1,
+		},
+		{
+			name:  "reasoning after the call ends the turn, unseen",
+			body:  `"tools":[` + strictTime + `]`,
+			after: func(int) []string { return []string{"<think>", "more", "</think>"} },
+			bound: func(int) []string { return call("UTC") },
+			want:  `completed: call[completed] get_time {"timezone":"UTC"}`,
+			calls: 1,
+		},
+		{
+			name:  "another opener: another call, then the same call again ends the turn",
+			body:  `"tools":[` + strictTime + `]`,
+			after: func(int) []string { return []string{"\n", "<tool_call>", `{"name":`} },
+			bound: func(n int) []string { return call(map[bool]string{true: "UTC", false: "CET"}[n == 1]) },
+			want:  `completed: call[completed] get_time {"timezone":"UTC"} | call[completed] get_time {"timezone":"CET"}`,
+			calls: 3,
+		},
+		{
+			name:  "a call per opener, the opener for ever: the safety cap ends the response incomplete",
+			body:  `"tools":[` + strictTime + `]`,
+			after: func(int) []string { return []string{"<tool_call>"} },
+			bound: func(n int) []string { return call(fmt.Sprintf("UTC+%d", n)) },
+			want: func() string {
+				var parts []string
+				for n := 1; n <= safetyMaxCalls; n++ {
+					parts = append(parts, fmt.Sprintf(`call[completed] get_time {"timezone":"UTC+%d"}`, n))
+				}
+				return "incomplete: " + strings.Join(parts, " | ")
+			}(),
+			reason: IncompleteToolCallLimit,
+			calls:  safetyMaxCalls,
+		},
+		{
+			name:  "max_tool_calls below the cap ends the response complete",
+			body:  `"max_tool_calls":2,"tools":[` + strictTime + `]`,
+			after: func(int) []string { return []string{"<tool_call>"} },
+			bound: func(n int) []string { return call(fmt.Sprintf("UTC+%d", n)) },
+			want:  `completed: call[completed] get_time {"timezone":"UTC+1"} | call[completed] get_time {"timezone":"UTC+2"}`,
+			calls: 2,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			bound := 0
+			rt := &fakeRuntime{show: qwenShow()}
+			rt.write = func(transcript string, format json.RawMessage) []string {
+				if format != nil {
+					bound++
+					return tc.bound(bound)
+				}
+				if n := strings.Count(transcript, "</tool_call>"); n > 0 && strings.HasSuffix(transcript, "</tool_call>") {
+					return tc.after(n)
+				}
+				if transcript == "" {
+					return []string{"<tool_call>"}
+				}
+				return nil
+			}
+			j := newFakeJob(t, rt, `{"model":"m","input":"hi",`+tc.body+`}`)
+			b := hearth.NewBuilder(hearth.NewResponse("resp_test", j.req, timeZero), nil)
+			_ = j.Run(context.Background(), b)
+			r := b.Response()
+			if got := summary(r); got != tc.want {
+				t.Errorf("output\n got %s\nwant %s", got, tc.want)
+			}
+			reason := ""
+			if r.IncompleteDetails != nil {
+				reason = r.IncompleteDetails.Reason
+			}
+			if reason != tc.reason {
+				t.Errorf("incomplete reason %q, want %q", reason, tc.reason)
+			}
+			if bound != tc.calls {
+				t.Errorf("%d constrained requests, want %d", bound, tc.calls)
+			}
+		})
+	}
+}

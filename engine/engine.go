@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/types/model"
 
 	"hearth"
 	"hearth/internal/seal"
@@ -75,6 +76,10 @@ type Engine struct {
 	mu      sync.Mutex
 	models  map[string]cachedModel
 	lastSeq map[string]promptCache
+	// grammars remembers which schemas the runtime can turn into a grammar (nil) or
+	// not (why): an agent loop sends the same tools every turn, and converting and
+	// parsing them costs milliseconds.
+	grammars map[string]error
 }
 
 // modelCacheTTL bounds how long a model's /api/show answer is reused: long enough that
@@ -93,7 +98,7 @@ func New(rt Runtime, formats *toolgrammar.Registry, log *slog.Logger) *Engine {
 		log = slog.Default()
 	}
 	return &Engine{rt: rt, formats: formats, log: log, DefaultContext: defaultContextFromEnv(), Seal: seal.NewKey(),
-		models: map[string]cachedModel{}, lastSeq: map[string]promptCache{}}
+		models: map[string]cachedModel{}, lastSeq: map[string]promptCache{}, grammars: map[string]error{}}
 }
 
 // Model is what the engine knows of one model.
@@ -129,10 +134,17 @@ func (e *Engine) Model(ctx context.Context, name string) (*Model, error) {
 	if ok && time.Since(c.fetched) < modelCacheTTL {
 		return c.m, nil
 	}
+	if !model.ParseName(name).IsValid() {
+		// A name the runtime cannot parse names no model it could have; asked, the
+		// runtime answers 500 for some ("a:b:c") and 400 for others.
+		return nil, hearth.ModelNotFound(name)
+	}
 	show, err := e.rt.Show(ctx, &api.ShowRequest{Model: name})
 	if err != nil {
 		var se api.StatusError
-		if errors.As(err, &se) && se.StatusCode == http.StatusNotFound {
+		if errors.As(err, &se) && (se.StatusCode == http.StatusNotFound || se.StatusCode == http.StatusBadRequest) {
+			// 400 is the runtime refusing the name itself (Show has no other
+			// input): for the client that model does not exist either.
 			return nil, hearth.ModelNotFound(name)
 		}
 		return nil, fmt.Errorf("runtime show %s: %w", name, err)

@@ -54,6 +54,9 @@ type Conversation struct {
 	// freeforms holds the compiled input format of each custom tool, by the name
 	// the model sees.
 	freeforms map[string]*toolgrammar.Freeform
+	// toolParams is where each tool sits in the request ("tools[2]",
+	// "tools[0].tools[1]"), by the name the model sees, for errors that name it.
+	toolParams map[string]string
 }
 
 // Freeform returns the compiled input format of the custom tool the model knows as
@@ -133,7 +136,7 @@ func (c *Conversation) ModelToolName(ref ToolRef) (string, bool) {
 //     turns a compaction item into the user message of its summary before
 //     calling (sealed.go).
 func BuildConversation(instructions string, history, input []hearth.Item, tools []hearth.Tool) (*Conversation, error) {
-	conv := &Conversation{ToolNames: map[string]ToolRef{}, modelNames: map[ToolRef]string{}, freeforms: map[string]*toolgrammar.Freeform{}}
+	conv := &Conversation{ToolNames: map[string]ToolRef{}, modelNames: map[ToolRef]string{}, freeforms: map[string]*toolgrammar.Freeform{}, toolParams: map[string]string{}}
 	if err := conv.addTools(tools); err != nil {
 		return nil, err
 	}
@@ -178,6 +181,7 @@ func (c *Conversation) addTools(tools []hearth.Tool) error {
 		c.Tools = append(c.Tools, api.Tool{Type: "function", Function: fn})
 		c.ToolNames[name] = ref
 		c.modelNames[ref] = name
+		c.toolParams[name] = strings.TrimSuffix(param, ".name")
 		return nil
 	}
 	for i, t := range tools {

@@ -125,6 +125,11 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	case "json_object":
 		j.gen.Format = []byte(`"json"`)
 	case "json_schema":
+		schema := req.Text.Format.Schema
+		if err := e.rememberGrammar("format\x00"+string(schema), func() error { return checkGrammar(schema) }); err != nil {
+			return nil, hearth.InvalidRequest("text.format.schema", hearth.CodeInvalidJSONSchema,
+				fmt.Sprintf("Invalid 'text.format.schema': %v.", err))
+		}
 		j.gen.Format = req.Text.Format.Schema
 	}
 	// What the KV cache holds is read before fitWindow, whose token count may leave
@@ -135,6 +140,9 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	}
 	j.startInReasoning = m.Format.StartInReasoning(j.Prompt, think != nil && think.Bool())
 	j.policy = newToolPolicy(req, j.conv, j.tools)
+	if err := j.checkToolGrammars(); err != nil {
+		return nil, err
+	}
 	for name, f := range j.conv.freeforms {
 		if f.Syntax != "" && f.Pattern == "" {
 			// Worth knowing when a model keeps failing the check: nothing steered it.
@@ -143,6 +151,40 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 		}
 	}
 	return j, nil
+}
+
+// checkToolGrammars makes sure the runtime can turn the parameters of every tool the
+// policy constrains into a grammar: a tool it cannot is the client's 400, not a failed
+// generation. Tools that are only shown to the model need no grammar.
+func (j *Job) checkToolGrammars() error {
+	p := j.policy
+	if p == nil || !p.constrain {
+		return nil
+	}
+	if plan := j.Model.Format.Plan(); plan != toolgrammar.PlanCall && plan != toolgrammar.PlanNameThenArgs {
+		return nil // XML parameters are not generated under a JSON grammar
+	}
+	for _, t := range p.allowed {
+		if _, custom := j.conv.Freeform(t.Name); custom {
+			// hearth writes a custom tool's schema from its grammar; a grammar it
+			// cannot constrain is checked after generation instead.
+			continue
+		}
+		param := j.conv.toolParams[t.Name] + ".parameters"
+		// The schema is built from the tool's name and parameters alone.
+		err := j.e.rememberGrammar("tool\x00"+t.Name+"\x00"+string(t.Parameters), func() error {
+			schema, err := toolgrammar.ArgumentsSchema(t)
+			if err != nil {
+				return err
+			}
+			return checkGrammar(schema)
+		})
+		if err != nil {
+			return hearth.InvalidRequest(param, hearth.CodeInvalidFunctionParameters,
+				fmt.Sprintf("Invalid '%s': the call must be generated under a grammar of this schema, and %v.", param, err))
+		}
+	}
+	return nil
 }
 
 // GenerateRequest is a copy of the raw generation request the job sends first, for a

@@ -85,6 +85,14 @@ const (
 		"<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"
 	StepsNextText = "<think>Now the local time there.</think>" +
 		"<tool_call>\n{\"name\": \"get_time\", \"arguments\": {\"timezone\": \"Europe/Paris\"}}\n</tool_call>"
+	// RepeatText is ToolsText's two calls spelled as HermesCall spells them, so each
+	// passes the tool grammar token for token. Its tokens make a model that repeats
+	// itself: the closer "</tool_call>" is one token, followed by "\n<tool_call>", so a
+	// call closed by hearth's own closer is followed by another opener, and the call
+	// after that opener is the second one again (see RepeatModel).
+	RepeatText = "<think>I need the weather and the local time.</think>" +
+		"<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>\n" +
+		"<tool_call>{\"name\": \"get_time\", \"arguments\": {\"timezone\": \"Europe/Paris\"}}</tool_call>"
 
 	CustomToolName       = "apply_patch"
 	CustomToolInput      = "*** Begin Patch\n*** Add File: hello.txt\n+Hello from hearth.\n*** End Patch\n"
@@ -121,6 +129,12 @@ const (
 	StepsModel = "hearth-script-steps:latest"
 	// VisionModel accepts images and names their dominant colour (see VisionSpec).
 	VisionModel = "hearth-script-vision:latest"
+	// RepeatModel writes RepeatText, then answers ToolsAnswerText after the tool
+	// results. Left to itself it makes the two calls and ends; when hearth generates
+	// the calls under a grammar and writes the closer itself, the continuation after
+	// every call reopens a call, the second one, for ever: the loop of a small or
+	// repetitive model, made exact.
+	RepeatModel = "hearth-script-repeat:latest"
 )
 
 // The vision model's scripts: VisionText, then the token of the colour it sees
@@ -201,8 +215,9 @@ func Catalog() map[string]Spec {
 			s.ContextLength = SmallContext
 			return s
 		}(),
-		CodexModel: codex,
-		AgentModel: call(AgentText, AgentAnswerText),
+		CodexModel:  codex,
+		AgentModel:  call(AgentText, AgentAnswerText),
+		RepeatModel: call(RepeatText, ToolsAnswerText),
 		StepsModel: {Template: StepsTemplate, Stop: Stop, Scripts: []Script{
 			{Entry: EntryAssistant, Text: StepsText},
 			{Entry: EntryNextStep, Text: StepsNextText},
@@ -263,5 +278,6 @@ func Describe(name string) string {
 		AgentModel:        "calls lookup_capital, answers after the result",
 		StepsModel:        "calls get_weather, then get_time after its result, then answers",
 		VisionModel:       "accepts images (PNG, JPEG), names their dominant colour: red, green or blue",
+		RepeatModel:       "calls get_weather and get_time; reopens a call after each call hearth closes",
 	}[name]
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,13 +12,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/types/model"
 
 	"hearth/engine"
 	"hearth/engine/ollama"
+	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"
@@ -75,17 +79,85 @@ func newFakeRuntimeServer(f testing.TB) http.Handler {
 	})
 }
 
+// fuzzRuntime runs FuzzCreateResponseHTTP over the embedded runtime and the script
+// models instead of the fake: every generation is real (grammars, stops, the runtime's
+// own refusals), at a few requests a second instead of thousands.
+var fuzzRuntime = flag.Bool("hearth.fuzz-runtime", os.Getenv("HEARTH_FUZZ_RUNTIME") != "",
+	"run FuzzCreateResponseHTTP over the embedded runtime (also HEARTH_FUZZ_RUNTIME=1)")
+
+// newRuntimeServer is hearth's handler over the shared embedded runtime, with a fresh
+// database and a quiet log, and every script model loaded.
+//
+// A fuzz worker panics on an input that takes 10 s; the first use of a model (its runner
+// starting) may take that long on a busy machine, so the models are loaded here, before
+// the worker takes inputs. And the worker's pipes to the coordinator (fds 3 and 4, as
+// internal/fuzz passes them) are not inherited by the runners the runtime starts: a
+// runner holding them would keep a dead worker's pipes open, and the coordinator would
+// wait for it for ever instead of reporting the crash.
+func newRuntimeServer(f testing.TB) http.Handler {
+	syscall.CloseOnExec(3)
+	syscall.CloseOnExec(4)
+	rt := testenv.Runtime(f)
+	for name := range scriptmodel.Catalog() {
+		err := rt.Client.Generate(context.Background(), &api.GenerateRequest{Model: name, Prompt: "hi", Raw: true,
+			Options: map[string]any{"num_predict": 1}, Stream: new(bool)},
+			func(api.GenerateResponse) error { return nil })
+		if err != nil {
+			f.Fatalf("load %s: %v", name, err)
+		}
+	}
+	db, err := storage.Open(filepath.Join(f.TempDir(), "hearth.db"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { db.Close() })
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return server.New(server.Config{Runtime: rt, Database: db, Logger: log})
+}
+
+// fuzzInputTime bounds one input over the runtime, below the fuzz worker's 10 s: an
+// input cut by it (a long generation) proves nothing and is not judged.
+const fuzzInputTime = 6 * time.Second
+
 // FuzzCreateResponseHTTP: any bytes POSTed to /v1/responses get a response or a 4xx
 // error envelope, never a 5xx (gin's recovery turns a panic into a 500, so this also
 // catches panics); a 200 stream is well framed and ends with [DONE].
 //
-// One failure is the fake's, not hearth's: the fake ignores the grammar of a constrained
-// continuation (tool_choice required, allowed_tools), so hearth rightly reports its
-// answer as a malformed call, a model_error (500 in JSON, error event in a stream).
+// Over the fake, one failure is the fake's, not hearth's: the fake ignores the grammar
+// of a constrained continuation (tool_choice required, allowed_tools), so hearth rightly
+// reports its answer as a malformed call, a model_error (500 in JSON, error event in a
+// stream). Over the real runtime (-hearth.fuzz-runtime) there is no such excuse.
 func FuzzCreateResponseHTTP(f *testing.F) {
-	h := newFakeRuntimeServer(f)
+	var h http.Handler
+	if *fuzzRuntime {
+		h = newRuntimeServer(f)
+	} else {
+		h = newFakeRuntimeServer(f)
+	}
 	if codex, err := os.ReadFile("../testdata/codex_request.json"); err == nil {
 		f.Add(codex)
+	}
+	// The script models' names, so that mutations reach real generations when the
+	// target runs over the runtime (the fake takes any name).
+	tools := `"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},` +
+		`{"type":"function","name":"get_time","strict":true,"parameters":{"type":"object","properties":{"timezone":{"type":"string"}},"required":["timezone"]}}]`
+	for _, s := range []string{
+		`{"model":"` + scriptmodel.PlainModel + `","input":"hi","temperature":0}`,
+		`{"model":"` + scriptmodel.ReasoningModel + `","input":"hi","stream":true}`,
+		`{"model":"` + scriptmodel.ToolsModel + `","input":"weather?",` + tools + `}`,
+		`{"model":"` + scriptmodel.RepeatModel + `","input":"weather?","stream":true,` + tools + `,"tool_choice":"required"}`,
+		`{"model":"` + scriptmodel.RepeatModel + `","input":"weather?",` + tools + `,"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"function","name":"get_time"}]},"max_output_tokens":40}`,
+		`{"model":"` + scriptmodel.PlainModel + `","input":"hi","text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object","properties":{"a":{"type":"string","maxLength":8}},"required":["a"]}}}}`,
+		// Causes of the 500s of issue 13: names the runtime cannot parse and
+		// schemas it cannot turn into a grammar.
+		`{"model":"../../etc/passwd","input":"hi"}`,
+		`{"model":"a:b:c","input":"hi","stream":true}`,
+		`{"model":"` + scriptmodel.PlainModel + `","input":"hi","text":{"format":{"type":"json_schema","name":"n","schema":{"type":"bogus"}}}}`,
+		`{"model":"` + scriptmodel.PlainModel + `","input":"hi","text":{"format":{"type":"json_schema","name":"n","schema":{"$ref":"#/nope"}}}}`,
+		`{"model":"` + scriptmodel.PlainModel + `","input":"hi","text":{"format":{"type":"json_schema","name":"n","schema":{"type":"string","pattern":"(a+)+"}}}}`,
+		`{"model":"` + scriptmodel.ToolsModel + `","input":"hi","tools":[{"type":"function","name":"f","strict":true,"parameters":{"type":"object","properties":{"s":{"type":"string","minLength":5,"maxLength":2}}}}]}`,
+	} {
+		f.Add([]byte(s))
 	}
 	for _, s := range []string{
 		`{"model":"m","input":"hi"}`,
@@ -105,10 +177,18 @@ func FuzzCreateResponseHTTP(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req := httptest.NewRequest(http.MethodPost, "/v1/responses", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
+		if *fuzzRuntime {
+			ctx, cancel := context.WithTimeout(req.Context(), fuzzInputTime)
+			defer cancel()
+			req = req.WithContext(ctx)
+		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
+		if err := req.Context().Err(); err != nil {
+			t.Skipf("the input took %s or more: %q", fuzzInputTime, body)
+		}
 		out := rec.Body.Bytes()
-		fakeModelError := bytes.Contains(out, []byte(`"code":"model_error"`))
+		fakeModelError := !*fuzzRuntime && bytes.Contains(out, []byte(`"code":"model_error"`))
 		switch {
 		case rec.Code >= 500 && fakeModelError:
 		case rec.Code >= 500:
