@@ -19,6 +19,7 @@ import (
 	"hearth/engine/ollama"
 	"hearth/internal/admission"
 	"hearth/internal/seal"
+	"hearth/server/console"
 	"hearth/storage"
 )
 
@@ -105,6 +106,10 @@ type Server struct {
 	bodyTimeout, writeTimeout time.Duration
 	// models knows the runtime's model names, for metric labels.
 	models *modelNames
+
+	console *console.Console
+	// recent keeps the latest speeds per model for the console's live view.
+	recent *console.Recent
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -161,12 +166,18 @@ func New(cfg Config) *Server {
 		s.engine.Seal = cfg.Seal
 	}
 	s.proxy = newRuntimeProxy(cfg.Runtime, log)
+	s.recent = console.NewRecent()
+	s.console = s.newConsole()
 
 	r := gin.New()
 	r.Use(s.recoverPanics, s.observe, s.boundary)
 	r.HandleMethodNotAllowed = true
 	r.NoMethod(s.methodNotAllowed)
 	r.GET("/healthz", s.healthz)
+	// The web console authenticates on its own (a session cookie); it is not under
+	// requireJSON, it serves forms and pages.
+	r.Any(console.Prefix, s.serveConsole)
+	r.Any(console.Prefix+"/*path", s.serveConsole)
 	authed := r.Group("/", s.authenticate, s.requireJSON, s.limitBody)
 	// Metrics name every key and its usage: admins only, once keys exist.
 	authed.GET("/metrics", s.requireAdmin, s.serveMetrics)
