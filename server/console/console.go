@@ -160,6 +160,7 @@ func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
 		"ms":     func(d time.Duration) string { return formatMillis(d) },
 		"when":   func(t time.Time) string { return formatTime(t) },
+		"until":  formatExpiry,
 		"bytes":  formatBytes,
 		"short":  shortID,
 		"f1":     func(f float64) string { return formatFloat(f) },
@@ -186,11 +187,13 @@ func cacheAssets(h http.Handler) http.Handler {
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	// Scripts and styles only from hearth itself; no framing (clickjacking of the
-	// logout and login forms), no referrer (response ids in URLs stay here).
+	// logout and login forms), no referrer to other sites (response ids in URLs stay
+	// here). Not no-referrer: with it browsers send "Origin: null" on the console's own
+	// form posts, which the Origin checks must refuse.
 	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "same-origin")
 	if r.Method == http.MethodPost && !sameOrigin(r) {
 		c.fail(w, r, http.StatusForbidden, "origin_not_allowed", "Origin", "Console forms may only be sent from the console itself.")
 		return

@@ -479,6 +479,15 @@ func formatTime(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05Z")
 }
 
+// formatExpiry shows when a loaded model unloads; a keep_alive of "forever" (a
+// negative one) comes from the runtime as a date centuries ahead.
+func formatExpiry(t time.Time) string {
+	if t.After(time.Now().AddDate(50, 0, 0)) {
+		return "kept loaded"
+	}
+	return formatTime(t)
+}
+
 func formatBytes(n int64) string {
 	switch {
 	case n >= 1<<30:
