@@ -18,7 +18,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # Test runs may set extra flags, e.g. make test TESTFLAGS='-run E2E -v'.
 TESTFLAGS ?=
 
-.PHONY: all build run test vet fmt headers node clean bench
+.PHONY: all build run test vet fmt headers node chromium clean bench
 
 all: build
 

@@ -415,7 +415,9 @@ func (b *browser) waitFor(t *testing.T, cond string) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var ok bool
-		var r struct{ Result struct{ Value json.RawMessage } }
+		var r struct {
+			Result struct{ Value json.RawMessage }
+		}
 		if err := b.call("Runtime.evaluate", map[string]any{"expression": "!!(" + cond + ")", "returnByValue": true}, &r); err == nil {
 			_ = json.Unmarshal(r.Result.Value, &ok)
 		}
