@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -233,6 +235,34 @@ func TestConsoleE2E(t *testing.T) {
 	b.eval(t, `(() => { document.querySelector("form.logout").submit(); return true })()`, nil)
 	b.waitFor(t, `document.readyState === "complete" && location.pathname === "/console/login"`)
 	b.open(t, srv.URL+"/console/responses", `document.querySelector("form#login")`)
+
+	// Revoking the admin key ends its sessions at once.
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	req, _ := http.NewRequest("POST", srv.URL+"/console/login", strings.NewReader(url.Values{"key": {admin}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", srv.URL)
+	status := func(label string, want int) {
+		t.Helper()
+		resp, err := c.Get(srv.URL + "/console/usage")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s: GET /console/usage = %d, want %d", label, resp.StatusCode, want)
+		}
+	}
+	if resp, err := c.Do(req); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	status("logged in", 200)
+	if _, err := db.RevokeKey(ctx, "ops"); err != nil {
+		t.Fatal(err)
+	}
+	status("key revoked", 401)
 }
 
 func createAs(t *testing.T, srv *httptest.Server, key, body string) *hearth.Response {
