@@ -56,8 +56,11 @@ func (db *DB) ConsoleResponses(ctx context.Context, f ConsoleFilter) (rows []*Re
 		add("created_at < ?", f.Until.UnixMilli())
 	}
 	if f.AfterID != "" {
+		// A row value, which SQLite matches to the index (created_at, id) as one range;
+		// the same condition spelt with OR took 9 ms instead of 0.16 ms on a deep page
+		// (BenchmarkConsoleResponses).
 		c := f.AfterCreated.UnixMilli()
-		add("(created_at < ? OR (created_at = ? AND id < ?))", c, c, f.AfterID)
+		add("(created_at, id) < (?, ?)", c, f.AfterID)
 	}
 	q := `SELECT ` + consoleColumns + ` FROM responses`
 	if len(where) > 0 {
