@@ -18,7 +18,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # Test runs may set extra flags, e.g. make test TESTFLAGS='-run E2E -v'.
 TESTFLAGS ?=
 
-.PHONY: all build run test vet fmt headers node clean bench
+.PHONY: all build run test vet fmt headers node chromium clean bench
 
 all: build
 
@@ -38,10 +38,15 @@ run: build
 node:
 	bash scripts/node.sh
 
+# Chromium for the console's browser test (scripts/chromium.sh installs Debian's package
+# when it may); HEARTH_SKIP_BROWSER=1 skips that test instead.
+chromium:
+	bash scripts/chromium.sh
+
 # The end-to-end tests start the embedded runtime and create script models in a
 # temporary models directory; they need no network, except npm ci for the JavaScript
 # clients' pinned packages on the first run (README, Testing).
-test: headers node
+test: headers node chromium
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
 

@@ -106,6 +106,7 @@ func (r *run) observe(next func(hearth.Event)) func(hearth.Event) {
 			default:
 				a.firstToken = time.Now()
 				a.s.metrics.ttft.WithLabelValues(a.model).Observe(a.firstToken.Sub(a.meta.start).Seconds())
+				a.s.recent.FirstToken(a.model, a.firstToken.Sub(a.meta.start))
 			}
 		}
 		if next != nil {
@@ -153,6 +154,7 @@ func (r *run) report(final *hearth.Response) {
 		if !a.firstToken.IsZero() && u.OutputTokens > 1 {
 			if d := time.Since(a.firstToken); d > 0 {
 				m.tps.WithLabelValues(a.model).Observe(float64(u.OutputTokens-1) / d.Seconds())
+				r.s.recent.Speed(a.model, float64(u.OutputTokens-1)/d.Seconds())
 			}
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"hearth/engine/ollama"
 	"hearth/internal/admission"
 	"hearth/internal/seal"
+	"hearth/server/console"
 	"hearth/storage"
 )
 
@@ -107,6 +108,10 @@ type Server struct {
 	models *modelNames
 	// convLocks are the conversations a response is running on (conversations.go).
 	convLocks conversationLocks
+
+	console *console.Console
+	// recent keeps the latest speeds per model for the console's live view.
+	recent *console.Recent
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -163,12 +168,18 @@ func New(cfg Config) *Server {
 		s.engine.Seal = cfg.Seal
 	}
 	s.proxy = newRuntimeProxy(cfg.Runtime, log)
+	s.recent = console.NewRecent()
+	s.console = s.newConsole()
 
 	r := gin.New()
 	r.Use(s.recoverPanics, s.observe, s.boundary)
 	r.HandleMethodNotAllowed = true
 	r.NoMethod(s.methodNotAllowed)
 	r.GET("/healthz", s.healthz)
+	// The web console authenticates on its own (a session cookie); it is not under
+	// requireJSON, it serves forms and pages.
+	r.Any(console.Prefix, s.serveConsole)
+	r.Any(console.Prefix+"/*path", s.serveConsole)
 	authed := r.Group("/", s.authenticate, s.requireJSON, s.limitBody)
 	// Metrics name every key and its usage: admins only, once keys exist.
 	authed.GET("/metrics", s.requireAdmin, s.serveMetrics)

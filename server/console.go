@@ -1,0 +1,114 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"hearth/server/console"
+	"hearth/storage"
+)
+
+// newConsole wires the web console to the server's keys, database, runtime and
+// admission. It does its own authentication (a session cookie, not a bearer key per
+// request); the boundary checks run before it like before every route.
+func (s *Server) newConsole() *console.Console {
+	return console.New(console.Config{
+		DB:           s.db,
+		KeysRequired: s.keysRequired,
+		CheckKey:     s.consoleKey,
+		StillValid: func(ctx context.Context, hash string) error {
+			return s.stillValid(ctx, caller{hash: hash})
+		},
+		KeyNames: s.keyNames,
+		Live:     s.liveState,
+		Logger:   s.log,
+	})
+}
+
+func (s *Server) serveConsole(c *gin.Context) { s.console.ServeHTTP(c.Writer, c.Request) }
+
+// keysRequired is authenticate's rule: configured keys, or any key in the database.
+func (s *Server) keysRequired(ctx context.Context) (bool, error) {
+	if s.keys.enabled() || s.dbKeys.seen.Load() {
+		return true, nil
+	}
+	if s.dbKeys.db == nil {
+		return false, nil
+	}
+	has, err := s.dbKeys.db.HasKeys(ctx)
+	if has {
+		s.dbKeys.seen.Store(true)
+	}
+	return has, err
+}
+
+// consoleKey checks a key typed into the console's login form as authenticate checks
+// a bearer key.
+func (s *Server) consoleKey(ctx context.Context, key string) (console.Key, error) {
+	if i := s.keys.find(key); i > 0 {
+		return console.Key{Name: fmt.Sprintf("config-%d", i), Admin: true}, nil
+	}
+	if s.dbKeys.db == nil {
+		return console.Key{}, console.ErrBadKey
+	}
+	k, err := s.dbKeys.db.KeyByHash(ctx, storage.OwnerOf(key))
+	switch {
+	case errors.Is(err, storage.ErrKeyNotFound):
+		return console.Key{}, console.ErrBadKey
+	case err != nil:
+		return console.Key{}, err
+	case !k.Active():
+		return console.Key{}, console.ErrBadKey
+	}
+	return console.Key{Name: k.Name, Admin: k.Role == storage.RoleAdmin, Hash: k.Hash}, nil
+}
+
+// keyNames names owners: database keys by name, configured keys by position, and the
+// owner of responses made without a key.
+func (s *Server) keyNames(ctx context.Context) (map[string]string, error) {
+	names := map[string]string{storage.OwnerOf(""): "anonymous"}
+	for i, sum := range s.keys.sums {
+		names[fmt.Sprintf("%x", sum)] = fmt.Sprintf("config-%d", i+1)
+	}
+	if s.db != nil {
+		keys, err := s.db.ListKeys(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range keys {
+			names[k.Hash] = k.Name
+		}
+	}
+	return names, nil
+}
+
+// liveState is what runs now: the runtime's loaded models (its /api/ps), each model's
+// slots and queue, and recent speeds.
+func (s *Server) liveState(ctx context.Context) console.Live {
+	cfg := s.admission.Config()
+	l := console.Live{Slots: cfg.Slots, MaxQueue: cfg.MaxQueue, Speeds: s.recent.Snapshot()}
+	rt := console.Runtime{Name: "ollama (external)", Embedded: s.rt.Embedded, Up: true}
+	if s.rt.Embedded {
+		rt.Name = "ollama (in hearth)"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	ps, err := s.rt.Client.ListRunning(ctx)
+	if err != nil {
+		rt.Up, rt.Error = false, "The runtime did not answer: "+err.Error()
+	} else {
+		for _, m := range ps.Models {
+			rt.Models = append(rt.Models, console.LoadedModel{Name: m.Name, Size: m.Size, VRAM: m.SizeVRAM,
+				ContextLength: m.ContextLength, ExpiresAt: m.ExpiresAt})
+		}
+	}
+	l.Runtimes = []console.Runtime{rt}
+	for _, lane := range s.admission.Snapshot() {
+		l.Lanes = append(l.Lanes, console.Lane{Model: lane.Model, Running: lane.Running, Waiting: lane.Waiting})
+	}
+	return l
+}
