@@ -49,7 +49,7 @@ fi
 # Everything that changes the library goes into the key. GGML_NATIVE=OFF: the library is
 # copied beside the binary and may run on another machine (its CPU code is glue, not kernels).
 flags=(-DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DGGML_CCACHE=OFF -DOLLAMA_RUNNER_DIR=vulkan)
-key="$modver-$(printf '%s\n' recipe-1 "${flags[@]}" "$(glslc --version | head -1)" "$(c++ --version | head -1)" \
+key="$modver-$(printf '%s\n' recipe-2 "${flags[@]}" "$(glslc --version | head -1)" "$(c++ --version | head -1)" \
   | sha256sum | cut -c1-12)"
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/hearth/ggml-vulkan/$key
 
@@ -71,6 +71,19 @@ if [ ! -f "$cache/done" ]; then
     [ -f "$tests/${t%%:*}.comp" ] ||
       printf '#version 460\n\n#extension %s : require\n\nvoid main()\n{\n}\n' "${t#*:}" > "$tests/${t%%:*}.comp"
   done
+  # ggml-vulkan.cpp asks the validation layer for best-practice checks with
+  # VK_EXT_layer_settings, which Vulkan headers older than 1.3.272 (Debian 12 has 1.3.239)
+  # do not declare; without those headers it now creates its instance without the setting,
+  # which changes nothing unless the validation layer is enabled.
+  vk=$cache/src/ml/backend/ggml/ggml/src/ggml-vulkan/ggml-vulkan.cpp
+  first='    VkBool32 enable_best_practice = layer_settings;'
+  last='    vk::InstanceCreateInfo instance_create_info(vk::InstanceCreateFlags{}, &app_info, layers, extensions, &layer_setting_info);'
+  a=$(grep -nxF "$first" "$vk" | cut -d: -f1)
+  b=$(grep -nxF "$last" "$vk" | cut -d: -f1)
+  if [ "$(printf '%s\n' $a | wc -l)" = 1 ] && [ "$(printf '%s\n' $b | wc -l)" = 1 ] && [ -n "$a" ] && [ -n "$b" ]; then
+    sed -i -e "${a}i #if defined(VK_EXT_layer_settings)" \
+      -e "${b}a #else\n    vk::InstanceCreateInfo instance_create_info(vk::InstanceCreateFlags{}, \&app_info, layers, extensions);\n#endif" "$vk"
+  fi
   cmake -S "$cache/src" -B "$cache/build" "${flags[@]}" >&2
   # Only the Vulkan backend and the ggml-base it links to: the CPU kernels are in the
   # binary already (cgo), and a second CPU backend library would be loaded beside them.

@@ -255,18 +255,19 @@ func (d *doctor) checkGPU(ctx context.Context, gpu bool) {
 		case !gpu:
 			return fmt.Sprintf("backend %s, disabled (--gpu=false): models run on the CPU", strings.Join(backends, ",")), nil
 		case len(devices) == 0:
-			return fmt.Sprintf("backend %s, no device found: models run on the CPU", strings.Join(backends, ",")), nil
+			// ggml skips CPU-type Vulkan devices (lavapipe) unless they are named.
+			return fmt.Sprintf("backend %s, no device found: models run on the CPU (a CPU-type Vulkan device such as lavapipe is used only when named, e.g. GGML_VK_VISIBLE_DEVICES=0)", strings.Join(backends, ",")), nil
 		}
 		return fmt.Sprintf("backend %s, %d device(s)", strings.Join(backends, ","), len(devices)), nil
 	})
 	for _, dev := range devices {
-		d.check("  "+dev.Library+dev.ID, func() (string, error) {
-			kind := "discrete"
+		d.check("  "+dev.Name, func() (string, error) {
+			kind := ""
 			if dev.Integrated {
-				kind = "integrated"
+				kind = " (integrated)"
 			}
-			return fmt.Sprintf("%s (%s, %s), memory %s total, %s free", dev.Description, dev.Name, kind,
-				format.HumanBytes2(dev.TotalMemory), format.HumanBytes2(dev.FreeMemory)), nil
+			return fmt.Sprintf("%s%s, memory %s total, %s free, id %s", dev.Description, kind,
+				format.HumanBytes2(dev.TotalMemory), format.HumanBytes2(dev.FreeMemory), dev.ID), nil
 		})
 	}
 }
