@@ -1,6 +1,9 @@
 # Multi-stage build of the same binary `make build` produces (the steps CI runs), with
-# models and hearth's data in volumes. GPUs are best served by an Ollama that already
-# runs on the host: `docker run ... hearth serve --ollama http://host:11434`.
+# models and hearth's data in volumes. --build-arg GPU=vulkan adds ggml's Vulkan backend
+# (make build GPU=vulkan) in /usr/local/lib/ollama, beside /usr/local/bin/hearth as the
+# runtime looks for it; run it with the GPU passed in (e.g. --device /dev/dri, or NVIDIA's
+# container toolkit). A GPU with CUDA is also served well by an Ollama that already runs on
+# the host: `docker run ... hearth serve --ollama http://host:11434`.
 FROM golang:1.26-bookworm AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends nlohmann-json3-dev libstb-dev \
@@ -12,13 +15,21 @@ COPY . .
 # The x86-64 level of the runtime's CPU kernels; empty means the building machine's
 # (scripts/cpu-level.sh). x86-64 makes an image that runs on any x86-64 CPU.
 ARG CPU_LEVEL=
-RUN if [ -n "$CPU_LEVEL" ]; then make build CPU_LEVEL="$CPU_LEVEL"; else make build; fi
+# GPU=vulkan: the build script installs cmake, glslc and libvulkan-dev with apt-get.
+ARG GPU=
+RUN if [ -n "$CPU_LEVEL" ]; then make build GPU="$GPU" CPU_LEVEL="$CPU_LEVEL"; else make build GPU="$GPU"; fi \
+ && mkdir -p lib/ollama
 
 FROM debian:bookworm-slim
+ARG GPU=
+# The Vulkan loader and Mesa's drivers (AMD, Intel; lavapipe on the CPU); NVIDIA's container
+# toolkit mounts its own driver.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends ca-certificates libstdc++6 \
+    $([ "$GPU" = vulkan ] && echo libvulkan1 mesa-vulkan-drivers) \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/bin/hearth /usr/local/bin/hearth
+COPY --from=build /src/lib/ollama /usr/local/lib/ollama
 ENV OLLAMA_MODELS=/models HEARTH_DATA=/data HEARTH_ADDR=0.0.0.0:8080
 VOLUME ["/models", "/data"]
 EXPOSE 8080

@@ -17,8 +17,22 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 # Test runs may set extra flags, e.g. make test TESTFLAGS='-run E2E -v'.
 TESTFLAGS ?=
+# GPU=vulkan also builds ggml's Vulkan backend from the Ollama module's sources
+# (scripts/vulkan-backend.sh) into lib/ollama, where the runtime looks for backends beside
+# bin/hearth (<exe>/../lib/ollama). Empty: the CPU-only build.
+GPU ?=
+ifneq ($(filter-out vulkan,$(GPU)),)
+$(error GPU=$(GPU): the only GPU backend hearth builds is GPU=vulkan)
+endif
+LIBDIR := $(CURDIR)/lib/ollama
+# make test-vulkan: the e2e tests that cover the responses path (text, reasoning, tool
+# calls, enforced tool choice, budgets), run on the Vulkan device GGML_VK_VISIBLE_DEVICES
+# names (VK_DEVICES; 0 is lavapipe on a machine without a GPU, which the runtime skips
+# unless named, being a CPU-type device; empty lets ggml choose the GPUs).
+VULKAN_TESTS ?= TestGPUOffloadE2E|TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E
+VK_DEVICES ?= 0
 
-.PHONY: all build run test vet fmt headers node chromium clean bench
+.PHONY: all build run test vet fmt headers node chromium clean bench vulkan-backend test-vulkan
 
 all: build
 
@@ -27,7 +41,7 @@ headers: $(INCLUDE)/miniaudio/miniaudio.h
 $(INCLUDE)/miniaudio/miniaudio.h: scripts/cgo-headers.sh
 	bash scripts/cgo-headers.sh $(INCLUDE)
 
-build: headers
+build: headers $(if $(GPU),$(GPU)-backend)
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/hearth ./cmd/hearth
 
 run: build
@@ -50,6 +64,17 @@ test: headers node chromium
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
 
+vulkan-backend:
+	bash scripts/vulkan-backend.sh $(LIBDIR)
+
+# The test binary is built into bin/ so that the runtime finds lib/ollama beside it as it
+# finds it beside bin/hearth; it runs in its package directory, as go test runs it.
+test-vulkan: headers
+	bash scripts/vulkan-backend.sh --device $(LIBDIR)
+	$(GO) test -c -o bin/server-vulkan.test ./server
+	cd server && HEARTH_TEST_GPU=vulkan GGML_VK_VISIBLE_DEVICES=$(VK_DEVICES) \
+		../bin/server-vulkan.test -test.count=1 -test.timeout 30m -test.run '$(VULKAN_TESTS)' $(TESTFLAGS)
+
 # hearth against the runtime's own endpoints on bench script models, loopback only;
 # e.g. make bench ARGS='--quick' or ARGS='--runs 9 --json'.
 bench: build
@@ -62,4 +87,4 @@ fmt:
 	gofmt -w .
 
 clean:
-	rm -rf bin .cache
+	rm -rf bin .cache lib

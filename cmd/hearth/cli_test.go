@@ -208,3 +208,22 @@ func TestServeRejectsBadSettings(t *testing.T) {
 		t.Errorf("serve with HEARTH_API_KEY=' ': %v, want an error naming HEARTH_API_KEY", err)
 	}
 }
+
+// TestProcessor: hearth models says where a loaded model is from /api/ps's size and
+// size_vram, in ollama ps's words.
+func TestProcessor(t *testing.T) {
+	for _, tc := range []struct {
+		size, vram int64
+		want       string
+	}{
+		{0, 0, ""},
+		{1000, 0, "100% CPU"},
+		{1000, 1000, "100% GPU"},
+		{1000, 700, "30%/70% CPU/GPU"},
+		{1000, 1, "100%/0% CPU/GPU"},
+	} {
+		if got := processor(tc.size, tc.vram); got != tc.want {
+			t.Errorf("processor(%d, %d) = %q, want %q", tc.size, tc.vram, got, tc.want)
+		}
+	}
+}

@@ -9,11 +9,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/ollama/ollama/format"
 	"github.com/spf13/cobra"
 
 	"hearth/engine"
+	"hearth/engine/ollama"
 	"hearth/internal/cpubuild"
 	"hearth/storage"
 	"hearth/toolgrammar"
@@ -28,6 +31,7 @@ func doctorCommand() *cobra.Command {
 		dataDir    string
 		modelsDir  string
 		modelsFile string
+		gpu        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "doctor",
@@ -51,6 +55,7 @@ status 1 when a check fails.`,
 				return modelsFile, err
 			})
 			d.check("cpu", cpubuild.Describe)
+			d.checkGPU(ctx, gpu)
 			d.checkDatabase(ctx, dataDir)
 			d.checkModelsDir(modelsDir)
 			hc, err := o.client()
@@ -72,6 +77,7 @@ status 1 when a check fails.`,
 	cmd.Flags().StringVar(&dataDir, "data", defaultDataDir(), "directory of hearth's database")
 	cmd.Flags().StringVar(&modelsDir, "models", "", "models directory of the embedded runtime (default $OLLAMA_MODELS or ~/.ollama/models)")
 	cmd.Flags().StringVar(&modelsFile, "models-file", "", "a models.json whose model formats extend or override the built-in ones")
+	cmd.Flags().BoolVar(&gpu, "gpu", true, "look for GPU devices as hearth serve --gpu does")
 	bindEnv(cmd)
 	return cmd
 }
@@ -228,6 +234,44 @@ func (d *doctor) checkModels(ctx context.Context, hc *hearthClient, formats *too
 				return "", errors.New("no format detected and no default format")
 			}
 			return fmt.Sprintf("format %s, reasoning %s, capabilities %s, context %s", row.format, dash(row.reasoning), dash(row.caps), dash(row.context)), nil
+		})
+	}
+}
+
+// checkGPU reports the GPU backends built beside hearth and the devices they find, with
+// their memory. It runs the runtime's own discovery in this process (a short-lived
+// "hearth runner" per backend), so it answers for this machine whether or not a hearth
+// is running. A build or machine without a GPU is not a failure: models run on the CPU.
+func (d *doctor) checkGPU(ctx context.Context, gpu bool) {
+	backends := ollama.GPUBackends()
+	var devices []ollama.Device
+	if len(backends) > 0 && gpu {
+		// Discovery logs through slog's default logger; doctor's output is its lines.
+		prev := slog.Default()
+		slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
+		devices = ollama.DiscoverDevices(ctx, false)
+		slog.SetDefault(prev)
+	}
+	d.check("gpu", func() (string, error) {
+		switch {
+		case len(backends) == 0:
+			return "CPU build, no GPU backend in " + ollama.LibDir() + " (make build GPU=vulkan)", nil
+		case !gpu:
+			return fmt.Sprintf("backend %s, disabled (--gpu=false): models run on the CPU", strings.Join(backends, ",")), nil
+		case len(devices) == 0:
+			// ggml skips CPU-type Vulkan devices (lavapipe) unless they are named.
+			return fmt.Sprintf("backend %s, no device found: models run on the CPU (a CPU-type Vulkan device such as lavapipe is used only when named, e.g. GGML_VK_VISIBLE_DEVICES=0)", strings.Join(backends, ",")), nil
+		}
+		return fmt.Sprintf("backend %s, %d device(s)", strings.Join(backends, ","), len(devices)), nil
+	})
+	for _, dev := range devices {
+		d.check("  "+dev.Name, func() (string, error) {
+			kind := ""
+			if dev.Integrated {
+				kind = " (integrated)"
+			}
+			return fmt.Sprintf("%s%s, memory %s total, %s free, id %s", dev.Description, kind,
+				format.HumanBytes2(dev.TotalMemory), format.HumanBytes2(dev.FreeMemory), dev.ID), nil
 		})
 	}
 }

@@ -23,7 +23,9 @@ func modelsCommand() *cobra.Command {
 		Short: "List the models of a running hearth, with the tool and reasoning format hearth detects",
 		Long: `List the runtime's models through a running hearth (--host): name, size, family, the
 tool-call and reasoning format hearth detects for each (models.json, extended by
---models-file), the runtime's capabilities and the trained context length.`,
+--models-file), the runtime's capabilities, the trained context length and, for a loaded
+model, how much of it the runtime placed on the GPU (as ollama ps: "100% GPU",
+"30%/70% CPU/GPU" or "100% CPU").`,
 		Example: `  hearth models
   hearth models --host http://gpu-box:8080 --api-key $KEY`,
 		Args: cobra.NoArgs,
@@ -44,9 +46,17 @@ tool-call and reasoning format hearth detects for each (models.json, extended by
 				fmt.Fprintln(c.ErrOrStderr(), "No models. Pull one with: hearth pull qwen3:0.6b")
 				return nil
 			}
+			// Loaded models and where their weights are: the runtime's /api/ps through
+			// hearth; a failure here only leaves the column empty.
+			placement := map[string]string{}
+			if ps, err := hc.api.ListRunning(c.Context()); err == nil {
+				for _, r := range ps.Models {
+					placement[r.Name] = processor(r.Size, r.SizeVRAM)
+				}
+			}
 			eng := engine.New(hc.api, formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tSIZE\tFAMILY\tFORMAT\tREASONING\tCAPABILITIES\tCONTEXT")
+			fmt.Fprintln(w, "NAME\tSIZE\tFAMILY\tFORMAT\tREASONING\tCAPABILITIES\tCONTEXT\tLOADED")
 			for _, m := range list.Models {
 				row := modelRow{name: m.Name, size: humanBytes(m.Size), family: m.Details.Family}
 				if em, err := eng.Model(c.Context(), m.Name); err != nil {
@@ -54,7 +64,7 @@ tool-call and reasoning format hearth detects for each (models.json, extended by
 				} else {
 					row.fill(em)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.name, row.size, dash(row.family), dash(row.format), dash(row.reasoning), dash(row.caps), dash(row.context))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.name, row.size, dash(row.family), dash(row.format), dash(row.reasoning), dash(row.caps), dash(row.context), dash(placement[m.Name]))
 			}
 			return w.Flush()
 		},
@@ -108,4 +118,19 @@ func humanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
+}
+
+// processor says where a loaded model's weights are, from /api/ps's size and size_vram,
+// in ollama ps's words.
+func processor(size, vram int64) string {
+	switch {
+	case size <= 0:
+		return ""
+	case vram <= 0:
+		return "100% CPU"
+	case vram >= size:
+		return "100% GPU"
+	}
+	gpu := int(float64(vram) * 100 / float64(size))
+	return fmt.Sprintf("%d%%/%d%% CPU/GPU", 100-gpu, gpu)
 }

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ollama/ollama/format"
 	"github.com/spf13/cobra"
 
 	"hearth/engine"
@@ -53,6 +54,7 @@ type serveOptions struct {
 	bodyTimeout   time.Duration
 	writeTimeout  time.Duration
 	newDatabase   bool
+	gpu           bool
 }
 
 func serveCommand() *cobra.Command {
@@ -112,6 +114,7 @@ ollama serve.`,
 	f.DurationVar(&o.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "how long one SSE frame may wait on a client that does not read; then the stream is cut and its response stops")
 	f.DurationVar(&o.checkEvery, "runtime-check", server.DefaultSuperviseEvery, "how often hearth checks that the runtime answers (/healthz, hearth_runtime_up)")
 	f.BoolVar(&o.newDatabase, "new-database", false, "start with a new, empty database when the one in --data is missing, empty or damaged (a damaged one is moved aside); use once, after deciding not to restore a backup")
+	f.BoolVar(&o.gpu, "gpu", true, "let the embedded runtime use a GPU backend built beside hearth (make build GPU=vulkan); false runs on the CPU")
 	bindEnv(cmd)
 	return cmd
 }
@@ -311,10 +314,34 @@ func openRuntime(ctx context.Context, o serveOptions, log *slog.Logger) (*ollama
 	}
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	rt, err := ollama.StartEmbedded(startCtx, ollama.EmbeddedConfig{ModelsDir: o.modelsDir})
+	rt, err := ollama.StartEmbedded(startCtx, ollama.EmbeddedConfig{ModelsDir: o.modelsDir, NoGPU: !o.gpu})
 	if err != nil {
 		return nil, fmt.Errorf("start embedded runtime: %w", err)
 	}
 	log.Info("using embedded Ollama runtime", "listens", "nowhere (in-process only)", "models", rt.ModelsDir, "cpu_level", cpubuild.Level())
+	logDevices(ctx, log, o.gpu)
 	return rt, nil
+}
+
+// logDevices says once where the embedded runtime will run models: on each GPU device its
+// backend found, or on the CPU and why.
+func logDevices(ctx context.Context, log *slog.Logger, gpu bool) {
+	backends := ollama.GPUBackends()
+	switch {
+	case len(backends) == 0:
+		log.Info("running models on the CPU: no GPU backend is built beside hearth (make build GPU=vulkan)", "lib_dir", ollama.LibDir())
+		return
+	case !gpu:
+		log.Info("running models on the CPU: the GPU is disabled (--gpu=false)", "backends", backends)
+		return
+	}
+	devices := ollama.Devices(ctx)
+	if len(devices) == 0 {
+		log.Info("running models on the CPU: the GPU backend found no device", "backends", backends)
+		return
+	}
+	for _, d := range devices {
+		log.Info("GPU device", "library", d.Library, "id", d.ID, "name", d.Name, "description", d.Description,
+			"integrated", d.Integrated, "total_memory", format.HumanBytes2(d.TotalMemory), "free_memory", format.HumanBytes2(d.FreeMemory))
+	}
 }

@@ -37,6 +37,9 @@ type EmbeddedConfig struct {
 	// ModelsDir overrides where models live; empty keeps OLLAMA_MODELS or Ollama's default
 	// (~/.ollama/models), so models the user already pulled are there.
 	ModelsDir string
+	// NoGPU keeps the runtime on the CPU even when a GPU backend is built beside the
+	// executable and finds a device (hearth serve --gpu=false).
+	NoGPU bool
 }
 
 // embeddedStarted guards against a second start: Ollama's server registers its routes on
@@ -68,6 +71,8 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Runtime, error) {
 	if os.Getenv("OLLAMA_NOPRUNE") == "" {
 		os.Setenv("OLLAMA_NOPRUNE", "1")
 	}
+
+	configureGPU(cfg.NoGPU)
 
 	// Ollama's release builds stamp their version with -ldflags; an embedding binary
 	// does not, and ollama clients check /api/version, so report the module's version.
