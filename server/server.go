@@ -13,8 +13,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/ollama/ollama/envconfig"
-
 	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/internal/admission"
@@ -37,8 +35,8 @@ type Config struct {
 	// MaxBodyBytes bounds a request body; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// Admission bounds concurrent generations per model, their queue and each key's
-	// rate. Admission.Slots zero means the runtime's parallel slots
-	// (OLLAMA_NUM_PARALLEL, default 1).
+	// rate. Admission.Slots zero means 1; cmd/hearth passes the runtime's parallel
+	// slots (ollama.Runtime.Slots), so that server reads no environment.
 	Admission admission.Config
 	// Limits bound a request's size and time.
 	Limits Limits
@@ -138,7 +136,7 @@ func New(cfg Config) *Server {
 	s.dbKeys.db = cfg.Database
 	adm := cfg.Admission
 	if adm.Slots == 0 {
-		adm.Slots = max(int(envconfig.NumParallel()), 1)
+		adm.Slots = 1
 	}
 	if adm.MaxQueue == 0 {
 		adm.MaxQueue = DefaultMaxQueue
