@@ -8,21 +8,39 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"hearth/engine"
-	"hearth/engine/ollama"
 	"hearth/internal/admission"
 	"hearth/internal/seal"
 	"hearth/storage"
 )
 
+// Runtime is what the server needs of the runtime behind it, beside the engine:
+// health, the model list, and the address and transport of the /api passthrough, which
+// forwards Ollama's own API unchanged. cmd/hearth gives it; *ollama.Runtime implements
+// it.
+type Runtime interface {
+	// Ready reports whether the runtime answers.
+	Ready(ctx context.Context) error
+	// Models lists the models the runtime has.
+	Models(ctx context.Context) ([]engine.ListedModel, error)
+	// Target and Transport reach the runtime's own API, for the passthrough.
+	Target() *url.URL
+	Transport() http.RoundTripper
+	// IsEmbedded reports whether the runtime runs inside this process.
+	IsEmbedded() bool
+	// Seam is the engine's view of the runtime, for a Config without an Engine.
+	Seam() engine.Runtime
+}
+
 // Config wires a Server to its parts.
 type Config struct {
-	Runtime *ollama.Runtime
+	Runtime Runtime
 	Engine  *engine.Engine
 	// Database stores responses; nil means nothing is stored (and previous_response_id
 	// finds nothing).
@@ -78,7 +96,7 @@ const (
 
 // Server routes HTTP requests to hearth's parts.
 type Server struct {
-	rt        *ollama.Runtime
+	rt        Runtime
 	engine    *engine.Engine
 	db        *storage.DB
 	keys      *keyring
@@ -143,19 +161,19 @@ func New(cfg Config) *Server {
 	}
 	s.admission = admission.New(adm)
 	s.models = newModelNames(func(ctx context.Context) ([]string, error) {
-		list, err := cfg.Runtime.Client.List(ctx)
+		list, err := cfg.Runtime.Models(ctx)
 		if err != nil {
 			return nil, err
 		}
-		names := make([]string, len(list.Models))
-		for i, m := range list.Models {
+		names := make([]string, len(list))
+		for i, m := range list {
 			names[i] = m.Name
 		}
 		return names, nil
 	})
 	s.metrics = newMetrics(s.admission, s.models.label)
 	if s.engine == nil {
-		s.engine = engine.New(cfg.Runtime.Client, engine.DefaultFormats(), log)
+		s.engine = engine.New(cfg.Runtime.Seam(), engine.DefaultFormats(), log)
 	}
 	if cfg.Seal != nil {
 		s.engine.Seal = cfg.Seal
@@ -235,7 +253,7 @@ func (s *Server) healthz(c *gin.Context) {
 	})
 	// Not the runtime's URL: the embedded runtime's port is hearth's business, and
 	// /healthz answers anyone.
-	rt["embedded"] = s.rt.Embedded
+	rt["embedded"] = s.rt.IsEmbedded()
 	s.health.describe(rt)
 	body := gin.H{"runtime": rt}
 	if s.db != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"hearth/engine"
+	"hearth/engine/ollama"
 	"hearth/internal/cpubuild"
 	"hearth/storage"
 	"hearth/toolgrammar"
@@ -215,7 +216,7 @@ func (d *doctor) checkModels(ctx context.Context, hc *hearthClient, formats *too
 	}) {
 		return
 	}
-	eng := engine.New(hc.api, formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	eng := engine.New(ollama.Seam(hc.api), formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for _, m := range list.Models {
 		d.check("  "+m.Name, func() (string, error) {
 			em, err := eng.Model(ctx, m.Name)

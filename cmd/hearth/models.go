@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"hearth/engine"
+	"hearth/engine/ollama"
 )
 
 func modelsCommand() *cobra.Command {
@@ -44,7 +45,7 @@ tool-call and reasoning format hearth detects for each (models.json, extended by
 				fmt.Fprintln(c.ErrOrStderr(), "No models. Pull one with: hearth pull qwen3:0.6b")
 				return nil
 			}
-			eng := engine.New(hc.api, formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			eng := engine.New(ollama.Seam(hc.api), formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tSIZE\tFAMILY\tFORMAT\tREASONING\tCAPABILITIES\tCONTEXT")
 			for _, m := range list.Models {
@@ -80,7 +81,7 @@ func (r *modelRow) fill(m *engine.Model) {
 		}
 	}
 	var caps []string
-	for _, c := range m.Show.Capabilities {
+	for _, c := range m.Info.Capabilities {
 		caps = append(caps, string(c))
 	}
 	slices.Sort(caps)
