@@ -9,8 +9,6 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/ollama/ollama/api"
-
 	"hearth"
 	"hearth/toolgrammar"
 )
@@ -235,7 +233,7 @@ func (r *enforcer) noMoreCalls() bool {
 // generate runs one phase: it streams the continuation from j.Prompt + out, feeding
 // what comes (except a name) to the parser, and stops the runtime at the first
 // decision that is not actContinue.
-func (r *enforcer) generate(ctx context.Context, ph phase) (action, api.GenerateResponse, error) {
+func (r *enforcer) generate(ctx context.Context, ph phase) (action, Chunk, error) {
 	req := r.j.gen
 	req.Prompt = r.j.Prompt + string(r.out)
 	req.Options = maps.Clone(r.j.gen.Options)
@@ -251,32 +249,31 @@ func (r *enforcer) generate(ctx context.Context, ph phase) (action, api.Generate
 	if ph.kind != phaseFree {
 		req.Format = ph.format
 	}
-	stream := true
-	req.Stream = &stream
+	req.Stream = true
 
 	r.lastPrompt = req.Prompt
 	r.lastOut.Reset()
 	var (
 		act    = actContinue
-		final  api.GenerateResponse
+		final  Chunk
 		chunks int
 		name   strings.Builder
 	)
-	err := r.j.e.rt.Generate(ctx, &req, func(resp api.GenerateResponse) error {
+	err := r.j.e.rt.Generate(ctx, &req, func(resp Chunk) error {
 		if resp.Done {
 			final = resp
 		}
-		if resp.Response == "" || act != actContinue {
+		if resp.Text == "" || act != actContinue {
 			return nil
 		}
 		chunks++
-		r.lastOut.WriteString(resp.Response)
+		r.lastOut.WriteString(resp.Text)
 		if ph.kind == phaseName {
-			name.WriteString(resp.Response)
+			name.WriteString(resp.Text)
 			return nil
 		}
 		before := r.sink.reasoningEvents
-		a, err := r.feed(resp.Response, ph.kind)
+		a, err := r.feed(resp.Text, ph.kind)
 		if err != nil {
 			return err
 		}
@@ -631,7 +628,7 @@ func (r *enforcer) argsPhase(t toolgrammar.Tool) (phase, error) {
 
 // afterPhase continues after a phase that ran to its end (done_reason stop, or a
 // one-token phase's limit).
-func (r *enforcer) afterPhase(ph phase, res api.GenerateResponse) (action, phase, error) {
+func (r *enforcer) afterPhase(ph phase, res Chunk) (action, phase, error) {
 	switch ph.kind {
 	case phaseFree:
 		if res.DoneReason == "length" {

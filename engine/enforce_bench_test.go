@@ -1,4 +1,4 @@
-package engine
+package engine_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/engine"
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 )
@@ -26,7 +27,7 @@ import (
 func BenchmarkEnforcedCall(b *testing.B) {
 	rt := testenv.Runtime(b)
 	_, model := testenv.BenchModel(b, scriptmodel.ToolsModel)
-	e := New(rt.Client, DefaultFormats(), nil)
+	e := engine.New(rt.Seam(), engine.DefaultFormats(), nil)
 	const tools = `"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},` +
 		`{"type":"function","name":"get_time","parameters":{"type":"object","properties":{"timezone":{"type":"string"}},"required":["timezone"]}}]`
 	free := `{"model":"` + model + `","input":"weather and time in Paris?","temperature":0,` + tools + `}`

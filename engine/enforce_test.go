@@ -18,17 +18,22 @@ import (
 // fakeRuntime plays a model: write decides the chunks (one per token) that continue a
 // prompt under a format; every request is recorded.
 type fakeRuntime struct {
-	show  *api.ShowResponse
+	show  *ModelInfo
 	write func(transcript string, format json.RawMessage) []string
 	base  string // set from the first request: the rendered prompt
-	reqs  []api.GenerateRequest
+	reqs  []GenerateRequest
+	// only, when set, is the one model the runtime has.
+	only string
 }
 
-func (f *fakeRuntime) Show(context.Context, *api.ShowRequest) (*api.ShowResponse, error) {
+func (f *fakeRuntime) Model(_ context.Context, name string) (*ModelInfo, error) {
+	if f.only != "" && name != f.only {
+		return nil, fmt.Errorf("%w: %q", ErrModelNotFound, name)
+	}
 	return f.show, nil
 }
 
-func (f *fakeRuntime) Generate(ctx context.Context, req *api.GenerateRequest, fn api.GenerateResponseFunc) error {
+func (f *fakeRuntime) Generate(ctx context.Context, req *GenerateRequest, fn func(Chunk) error) error {
 	f.reqs = append(f.reqs, *req)
 	if f.base == "" {
 		f.base = req.Prompt
@@ -43,7 +48,7 @@ func (f *fakeRuntime) Generate(ctx context.Context, req *api.GenerateRequest, fn
 			break
 		}
 		n++
-		if err := fn(api.GenerateResponse{Response: c}); err != nil {
+		if err := fn(Chunk{Text: c}); err != nil {
 			return err
 		}
 	}
@@ -52,8 +57,7 @@ func (f *fakeRuntime) Generate(ctx context.Context, req *api.GenerateRequest, fn
 	} else {
 		reason = "length"
 	}
-	return fn(api.GenerateResponse{Done: true, DoneReason: reason,
-		Metrics: api.Metrics{PromptEvalCount: len(req.Prompt), EvalCount: n}})
+	return fn(Chunk{Done: true, DoneReason: reason, PromptEvalCount: len(req.Prompt), EvalCount: n})
 }
 
 // script continues transcript along full, one chunk per token, when the transcript
@@ -105,17 +109,17 @@ func newFakeJob(t *testing.T, rt *fakeRuntime, body string) *Job {
 	return j
 }
 
-func qwenShow() *api.ShowResponse {
-	return &api.ShowResponse{Template: scriptmodel.Template, Parameters: `stop "<|end|>"`,
-		ModelInfo: map[string]any{"general.architecture": "llama", "llama.context_length": float64(4096)}}
+// qwenShow is the tools script model as the runtime describes it (stop "<|end|>", a
+// trained context of 4096).
+func qwenShow() *ModelInfo {
+	return &ModelInfo{Template: scriptmodel.Template, Stop: []string{"<|end|>"}, ContextLength: 4096,
+		Prompt: NewOllamaRenderer(&api.ShowResponse{Template: scriptmodel.Template})}
 }
 
 // mistralShow is a Mistral v11 model: the name is outside the JSON.
-func mistralShow() *api.ShowResponse {
-	return &api.ShowResponse{
-		Template:  `{{- if .Tools }}[AVAILABLE_TOOLS]{{ json .Tools }}[/AVAILABLE_TOOLS]{{ end }}{{- range .Messages }}[INST]{{ .Content }}[/INST]{{ range .ToolCalls }}[TOOL_CALLS]{{ .Function.Name }}[ARGS]{{ .Function.Arguments }}{{ end }}{{ end }}`,
-		ModelInfo: map[string]any{"general.architecture": "mistral3", "mistral3.context_length": float64(8192)},
-	}
+func mistralShow() *ModelInfo {
+	const tmpl = `{{- if .Tools }}[AVAILABLE_TOOLS]{{ json .Tools }}[/AVAILABLE_TOOLS]{{ end }}{{- range .Messages }}[INST]{{ .Content }}[/INST]{{ range .ToolCalls }}[TOOL_CALLS]{{ .Function.Name }}[ARGS]{{ .Function.Arguments }}{{ end }}{{ end }}`
+	return &ModelInfo{Template: tmpl, ContextLength: 8192, Prompt: NewOllamaRenderer(&api.ShowResponse{Template: tmpl})}
 }
 
 func summary(r *hearth.Response) string {
@@ -143,7 +147,7 @@ func TestEnforcedPhases(t *testing.T) {
 	}
 	cases := []struct {
 		name  string
-		show  *api.ShowResponse
+		show  *ModelInfo
 		body  string
 		free  []string // what the model writes unconstrained
 		bound func(n int, format string) []string
@@ -433,7 +437,7 @@ func TestContextWindow(t *testing.T) {
 }
 
 func TestIsInputTooLong(t *testing.T) {
-	if !isInputTooLong(api.StatusError{StatusCode: 400, ErrorMessage: "the input length exceeds the context length"}) {
+	if !isInputTooLong(&StatusError{StatusCode: 400, Message: "the input length exceeds the context length"}) {
 		t.Error("runner refusal not recognised")
 	}
 	if isInputTooLong(errors.New("connection refused")) || isInputTooLong(nil) {
@@ -444,20 +448,20 @@ func TestIsInputTooLong(t *testing.T) {
 // The same [img-N] text can stand for another image, which the runtime evaluates
 // afresh: the shared prefix ends at the first tag whose image differs.
 func TestCachedTokensImages(t *testing.T) {
-	red, blue := api.ImageData("red image"), api.ImageData("blue image")
+	red, blue := []byte("red image"), []byte("blue image")
 	prompt := "0123456789[img-0]abc[img-1]xyz"
 	tag1 := strings.Index(prompt, "[img-1]")
 	prev := promptCache{text: prompt, marks: []cacheMark{{tag1, 10}, {len(prompt), 30}}}
-	prev.images = imageDigests([]api.ImageData{red, blue})
+	prev.images = imageDigests([][]byte{red, blue})
 	cases := []struct {
 		name   string
-		images []api.ImageData
+		images [][]byte
 		want   int
 	}{
-		{"same images", []api.ImageData{red, blue}, 29},
-		{"second image differs", []api.ImageData{red, red}, 10},              // up to [img-1], an exact mark
-		{"first image differs", []api.ImageData{blue, blue}, 10*10/tag1 - 1}, // before [img-0], at the span's density
-		{"fewer images", []api.ImageData{red}, 10},
+		{"same images", [][]byte{red, blue}, 29},
+		{"second image differs", [][]byte{red, red}, 10},              // up to [img-1], an exact mark
+		{"first image differs", [][]byte{blue, blue}, 10*10/tag1 - 1}, // before [img-0], at the span's density
+		{"fewer images", [][]byte{red}, 10},
 	}
 	for _, tc := range cases {
 		if got := cachedTokens(prev, prompt, tc.images, 30); got != tc.want {

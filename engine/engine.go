@@ -40,24 +40,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/ollama/ollama/api"
-	"github.com/ollama/ollama/types/model"
 
 	"hearth"
 	"hearth/internal/seal"
 	"hearth/toolgrammar"
 )
-
-// Runtime is what the engine needs of an Ollama runtime; *api.Client implements it.
-type Runtime interface {
-	Show(ctx context.Context, req *api.ShowRequest) (*api.ShowResponse, error)
-	Generate(ctx context.Context, req *api.GenerateRequest, fn api.GenerateResponseFunc) error
-}
 
 // Engine runs responses against one runtime.
 type Engine struct {
@@ -103,8 +92,9 @@ func New(rt Runtime, formats *toolgrammar.Registry, log *slog.Logger) *Engine {
 
 // Model is what the engine knows of one model.
 type Model struct {
-	Name   string
-	Show   *api.ShowResponse
+	Name string
+	// Info is what the runtime says of the model.
+	Info   *ModelInfo
 	Format *toolgrammar.Format
 	// ContextLength is the model's trained context, when /api/show says it.
 	ContextLength int
@@ -118,7 +108,7 @@ type Model struct {
 // HasCapability reports whether the runtime lists capability c ("vision", "tools",
 // "thinking", ...) for the model.
 func (m *Model) HasCapability(c string) bool {
-	for _, have := range m.Show.Capabilities {
+	for _, have := range m.Info.Capabilities {
 		if string(have) == c {
 			return true
 		}
@@ -134,69 +124,23 @@ func (e *Engine) Model(ctx context.Context, name string) (*Model, error) {
 	if ok && time.Since(c.fetched) < modelCacheTTL {
 		return c.m, nil
 	}
-	if !model.ParseName(name).IsValid() {
-		// A name the runtime cannot parse names no model it could have; asked, the
-		// runtime answers 500 for some ("a:b:c") and 400 for others.
+	info, err := e.rt.Model(ctx, name)
+	if errors.Is(err, ErrModelNotFound) {
 		return nil, hearth.ModelNotFound(name)
 	}
-	show, err := e.rt.Show(ctx, &api.ShowRequest{Model: name})
 	if err != nil {
-		var se api.StatusError
-		if errors.As(err, &se) && (se.StatusCode == http.StatusNotFound || se.StatusCode == http.StatusBadRequest) {
-			// 400 is the runtime refusing the name itself (Show has no other
-			// input): for the client that model does not exist either.
-			return nil, hearth.ModelNotFound(name)
-		}
 		return nil, fmt.Errorf("runtime show %s: %w", name, err)
 	}
-	renderer, parser, err := modelRenderer(show)
-	if err != nil {
-		return nil, err
-	}
-	m := &Model{Name: name, Show: show}
+	m := &Model{Name: name, Info: info}
 	m.Format = e.formats.Detect(toolgrammar.ModelInfo{
-		Name: name, Family: show.Details.Family, Families: show.Details.Families,
-		Template: show.Template, Renderer: renderer, Parser: parser,
+		Name: name, Family: info.Family, Families: info.Families,
+		Template: info.Template, Renderer: info.Renderer, Parser: info.Parser,
 	})
-	m.ContextLength = contextLength(show.ModelInfo)
-	m.Stop = modelStops(show.Parameters)
-	m.NumCtx = modelNumCtx(show.Parameters)
+	m.ContextLength = info.ContextLength
+	m.Stop = info.Stop
+	m.NumCtx = info.NumCtx
 	e.mu.Lock()
 	e.models[name] = cachedModel{m: m, fetched: time.Now()}
 	e.mu.Unlock()
 	return m, nil
-}
-
-// contextLength finds "<architecture>.context_length" in /api/show's model_info.
-func contextLength(info map[string]any) int {
-	arch, _ := info["general.architecture"].(string)
-	if v, ok := info[arch+".context_length"].(float64); ok {
-		return int(v)
-	}
-	return 0
-}
-
-// modelStops reads the `stop` lines of /api/show's parameters text, where each is
-// written as `stop "<text>"`.
-func modelStops(params string) []string {
-	var stops []string
-	for _, line := range strings.Split(params, "\n") {
-		name, value, ok := strings.Cut(strings.TrimSpace(line), " ")
-		if !ok || name != "stop" {
-			continue
-		}
-		value = strings.TrimSpace(value)
-		if unq, err := unquote(value); err == nil {
-			value = unq
-		}
-		stops = append(stops, value)
-	}
-	return stops
-}
-
-func unquote(s string) (string, error) {
-	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
-		return strings.NewReplacer(`\"`, `"`, `\\`, `\`, `\n`, "\n", `\t`, "\t").Replace(s[1 : len(s)-1]), nil
-	}
-	return s, errors.New("not quoted")
 }

@@ -94,7 +94,9 @@ func TestPrepareRefusesSchemasWithoutGrammar(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: decode: %v", label, err)
 		}
-		_, err = New(&fakeRuntime{show: qwenShow()}, DefaultFormats(), nil).Prepare(context.Background(), req, nil)
+		// The runtime has only model "m": any other name is its ErrModelNotFound
+		// (engine/ollama's seam also answers so for names it cannot parse).
+		_, err = New(&fakeRuntime{show: qwenShow(), only: "m"}, DefaultFormats(), nil).Prepare(context.Background(), req, nil)
 		if status == 0 {
 			if err != nil {
 				t.Errorf("%s: %v", label, err)

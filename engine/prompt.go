@@ -44,7 +44,7 @@ type Conversation struct {
 	// Images are the images of Messages in prompt order: image i is the one a
 	// template model's prompt marks [img-i], and the i-th image of a raw
 	// /api/generate request.
-	Images []api.ImageData
+	Images [][]byte
 	// ToolNames maps the function name the model sees (in Tools, and in the
 	// calls it writes) back to the request's tool. See BuildConversation for
 	// how namespaced and custom tools are named.
@@ -315,7 +315,9 @@ func (b *convBuilder) what(i int, param string) string {
 func (b *convBuilder) append(m api.Message) {
 	b.flush()
 	b.conv.Messages = append(b.conv.Messages, m)
-	b.conv.Images = append(b.conv.Images, m.Images...)
+	for _, img := range m.Images {
+		b.conv.Images = append(b.conv.Images, img)
+	}
 }
 
 func (b *convBuilder) flush() {

@@ -1,4 +1,4 @@
-package engine
+package engine_test
 
 import (
 	"context"
@@ -13,140 +13,9 @@ import (
 	modeltypes "github.com/ollama/ollama/types/model"
 
 	"hearth"
+	"hearth/engine"
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
-)
-
-// Templates of the extra parity models, beside scriptmodel.Template (hermes
-// style). Each is close to the template Ollama's library ships for that
-// family, so parity covers the shapes real models use.
-const (
-	// qwen3ParityTemplate is Ollama's qwen3 template: ChatML, tools in the
-	// system turn, thinking kept only after the last user message, /think and
-	// /no_think switches, an empty <think></think> when thinking is off.
-	qwen3ParityTemplate = `{{- $lastUserIdx := -1 -}}
-{{- range $idx, $msg := .Messages -}}
-{{- if eq $msg.Role "user" }}{{ $lastUserIdx = $idx }}{{ end -}}
-{{- end }}
-{{- if or .System .Tools }}<|im_start|>system
-{{ if .System }}
-{{ .System }}
-{{- end }}
-{{- if .Tools }}
-
-# Tools
-
-You may call one or more functions to assist with the user query.
-
-You are provided with function signatures within <tools></tools> XML tags:
-<tools>
-{{- range .Tools }}
-{"type": "function", "function": {{ .Function }}}
-{{- end }}
-</tools>
-
-For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:
-<tool_call>
-{"name": <function-name>, "arguments": <args-json-object>}
-</tool_call>
-{{- end -}}
-<|im_end|>
-{{ end }}
-{{- range $i, $_ := .Messages }}
-{{- $last := eq (len (slice $.Messages $i)) 1 -}}
-{{- if eq .Role "user" }}<|im_start|>user
-{{ .Content }}
-{{- if and $.IsThinkSet (eq $i $lastUserIdx) }}
-   {{- if $.Think -}}
-      {{- " "}}/think
-   {{- else -}}
-      {{- " "}}/no_think
-   {{- end -}}
-{{- end }}<|im_end|>
-{{ else if eq .Role "assistant" }}<|im_start|>assistant
-{{ if (and $.IsThinkSet (and .Thinking (or $last (gt $i $lastUserIdx)))) -}}
-<think>{{ .Thinking }}</think>
-{{ end -}}
-{{ if .Content }}{{ .Content }}
-{{- else if .ToolCalls }}<tool_call>
-{{- range .ToolCalls }}
-{"name": "{{ .Function.Name }}", "arguments": {{ .Function.Arguments }}}
-{{- end }}</tool_call>
-{{- end }}{{ if not $last }}<|im_end|>
-{{ end }}
-{{- else if eq .Role "tool" }}<|im_start|>user
-<tool_response>
-{{ .Content }}
-</tool_response><|im_end|>
-{{ end }}
-{{- if and (ne .Role "assistant") $last }}<|im_start|>assistant
-{{ if and $.IsThinkSet (not $.Think) -}}
-<think>
-
-</think>
-
-{{ end -}}
-{{ end }}
-{{- end }}`
-
-	// llama31ParityTemplate is shaped like Ollama's llama3.1 template: tools
-	// in the last user turn, calls as bare JSON, results in the ipython role,
-	// a date from a template function, no thinking.
-	llama31ParityTemplate = `{{- if or .System .Tools }}<|start_header_id|>system<|end_header_id|>
-{{- if .System }}
-
-{{ .System }}
-{{- end }}
-{{- if .Tools }}
-
-Cutting Knowledge Date: December 2023
-
-When you receive a tool call response, use the output to format an answer to the orginal user question.
-
-You are a helpful assistant with tool calling capabilities.
-{{- end }}<|eot_id|>
-{{- end }}
-{{- range $i, $_ := .Messages }}
-{{- $last := eq (len (slice $.Messages $i)) 1 }}
-{{- if eq .Role "user" }}<|start_header_id|>user<|end_header_id|>
-{{- if and $.Tools $last }}
-
-Given the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.
-
-Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}. Do not use variables.
-
-{{ range $.Tools }}
-{{- . }}
-{{ end }}
-{{ .Content }}<|eot_id|>
-{{- else }}
-
-{{ .Content }}<|eot_id|>
-{{- end }}{{ if $last }}<|start_header_id|>assistant<|end_header_id|>
-
-{{ end }}
-{{- else if eq .Role "assistant" }}<|start_header_id|>assistant<|end_header_id|>
-{{- if .ToolCalls }}
-{{ range .ToolCalls }}
-{"name": "{{ .Function.Name }}", "parameters": {{ .Function.Arguments }}}{{ end }}
-{{- else }}
-
-{{ .Content }}
-{{- end }}{{ if not $last }}<|eot_id|>{{ end }}
-{{- else if eq .Role "tool" }}<|start_header_id|>ipython<|end_header_id|>
-
-{{ .Content }}<|eot_id|>{{ if $last }}<|start_header_id|>assistant<|end_header_id|>
-
-{{ end }}
-{{- end }}
-{{- end }}`
-
-	// legacyParityTemplate predates .Messages: the runtime replays the
-	// conversation through .System/.Prompt/.Response.
-	legacyParityTemplate = `{{ if .System }}<|system|>{{ .System }}<|end|>
-{{ end }}{{ if .Prompt }}<|user|>{{ .Prompt }}<|end|>
-{{ end }}<|assistant|>{{ .Response }}<|end|>
-`
 )
 
 // parityModel is a model of the parity test and the think values it is
@@ -161,13 +30,13 @@ func thinkValue(v any) *api.ThinkValue { return &api.ThinkValue{Value: v} }
 
 var parityModels = []parityModel{
 	{name: scriptmodel.ToolsModel, thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true), thinkValue("high")}},
-	{name: "parity-qwen3:latest", create: &api.CreateRequest{Template: qwen3ParityTemplate},
+	{name: "parity-qwen3:latest", create: &api.CreateRequest{Template: engine.Qwen3ParityTemplate},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
 	// think=true on a model without thinking: the runtime refuses, hearth
 	// renders it as unset (see RenderPrompt); compared against nil below.
-	{name: "parity-llama31:latest", create: &api.CreateRequest{Template: llama31ParityTemplate},
+	{name: "parity-llama31:latest", create: &api.CreateRequest{Template: engine.Llama31ParityTemplate},
 		thinks: []*api.ThinkValue{nil, thinkValue(false)}},
-	{name: "parity-legacy:latest", create: &api.CreateRequest{Template: legacyParityTemplate},
+	{name: "parity-legacy:latest", create: &api.CreateRequest{Template: engine.LegacyParityTemplate},
 		thinks: []*api.ThinkValue{nil}},
 	// The model's own SYSTEM and MESSAGEs come before the conversation.
 	{name: "parity-system:latest", create: &api.CreateRequest{Template: scriptmodel.Template,
@@ -197,29 +66,29 @@ type parityConversation struct {
 
 func parityConversations(t *testing.T) []parityConversation {
 	img := func(shade uint8) hearth.ContentPart {
-		return hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: testDataURL(testPNG(t, shade))}
+		return hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: engine.TestDataURL(engine.TestPNG(t, shade))}
 	}
-	weather := testFunctionTool("get_weather", `{"type":"object","properties":{"city":{"type":"string","description":"City name"},"unit":{"type":"string","enum":["c","f"]}},"required":["city"]}`)
-	clock := testFunctionTool("get-time", `{"type":"object","properties":{"timezone":{"type":"string"}},"required":["timezone"]}`)
+	weather := engine.TestFunctionTool("get_weather", `{"type":"object","properties":{"city":{"type":"string","description":"City name"},"unit":{"type":"string","enum":["c","f"]}},"required":["city"]}`)
+	clock := engine.TestFunctionTool("get-time", `{"type":"object","properties":{"timezone":{"type":"string"}},"required":["timezone"]}`)
 	toolTurn := []hearth.Item{
-		itUser("Weather and time in Paris?"),
-		itReasoning("I need the weather and the local time."),
-		itCall("call_1", "get_weather", `{"city": "Paris", "unit": "c"}`),
-		itCall("call_2", "get-time", `{"timezone":"Europe/Paris"}`),
-		itOutput("call_1", `{"sky":"sunny","temp":21}`),
-		itOutput("call_2", "12:00"),
+		engine.ItUser("Weather and time in Paris?"),
+		engine.ItReasoning("I need the weather and the local time."),
+		engine.ItCall("call_1", "get_weather", `{"city": "Paris", "unit": "c"}`),
+		engine.ItCall("call_2", "get-time", `{"timezone":"Europe/Paris"}`),
+		engine.ItOutput("call_1", `{"sky":"sunny","temp":21}`),
+		engine.ItOutput("call_2", "12:00"),
 	}
 	return []parityConversation{
-		{name: "plain", input: []hearth.Item{itUser("Hello!")}},
+		{name: "plain", input: []hearth.Item{engine.ItUser("Hello!")}},
 		{
 			name:         "system and developer",
 			instructions: "Answer in French.",
-			input:        []hearth.Item{itDeveloper("You are Codex, a coding agent."), itDeveloper("<permissions>none</permissions>"), itUser("Hi")},
+			input:        []hearth.Item{engine.ItDeveloper("You are Codex, a coding agent."), engine.ItDeveloper("<permissions>none</permissions>"), engine.ItUser("Hi")},
 		},
 		{
 			name:    "multi-turn with reasoning",
-			history: []hearth.Item{itUser("One?"), itReasoning("Count."), itAssistant("One."), itUser("Two?"), itReasoning("Count again."), itAssistant("Two.")},
-			input:   []hearth.Item{itUser("Three?")},
+			history: []hearth.Item{engine.ItUser("One?"), engine.ItReasoning("Count."), engine.ItAssistant("One."), engine.ItUser("Two?"), engine.ItReasoning("Count again."), engine.ItAssistant("Two.")},
+			input:   []hearth.Item{engine.ItUser("Three?")},
 		},
 		{
 			name:  "tool results pending an answer",
@@ -228,21 +97,21 @@ func parityConversations(t *testing.T) []parityConversation {
 		},
 		{
 			name:    "tool loop then follow-up",
-			history: append(append([]hearth.Item{}, toolTurn...), itReasoning("Both known."), itAssistant("Sunny, 21C, noon.")),
-			input:   []hearth.Item{itUser("And tomorrow?")},
+			history: append(append([]hearth.Item{}, toolTurn...), engine.ItReasoning("Both known."), engine.ItAssistant("Sunny, 21C, noon.")),
+			input:   []hearth.Item{engine.ItUser("And tomorrow?")},
 			tools:   []hearth.Tool{weather, clock},
 		},
 		{
 			name:  "text before parallel calls",
-			input: []hearth.Item{itUser("Go"), itReasoning("Plan."), itAssistant("Let me check."), itCall("c1", "get_weather", `{"city":"Oslo"}`), itCall("c2", "get_weather", `{"city":"Rome"}`)},
+			input: []hearth.Item{engine.ItUser("Go"), engine.ItReasoning("Plan."), engine.ItAssistant("Let me check."), engine.ItCall("c1", "get_weather", `{"city":"Oslo"}`), engine.ItCall("c2", "get_weather", `{"city":"Rome"}`)},
 			tools: []hearth.Tool{weather},
 		},
 		{
 			name:  "namespace and custom tools",
-			input: []hearth.Item{itUser("Spawn a helper"), {Type: hearth.ItemFunctionCall, CallID: "c1", Name: "spawn_agent", Namespace: "multi_agent_v1", Arguments: `{"task":"look"}`}, itOutput("c1", "spawned"), {Type: hearth.ItemCustomToolCall, CallID: "c2", Name: "apply_patch", Input: "*** Begin Patch\n*** End Patch"}, {Type: hearth.ItemCustomToolCallOutput, CallID: "c2", Output: hearth.ToolOutput{Text: "ok"}}},
+			input: []hearth.Item{engine.ItUser("Spawn a helper"), {Type: hearth.ItemFunctionCall, CallID: "c1", Name: "spawn_agent", Namespace: "multi_agent_v1", Arguments: `{"task":"look"}`}, engine.ItOutput("c1", "spawned"), {Type: hearth.ItemCustomToolCall, CallID: "c2", Name: "apply_patch", Input: "*** Begin Patch\n*** End Patch"}, {Type: hearth.ItemCustomToolCallOutput, CallID: "c2", Output: hearth.ToolOutput{Text: "ok"}}},
 			tools: []hearth.Tool{
 				{Type: hearth.ToolNamespace, Name: "multi_agent_v1", Tools: []hearth.Tool{
-					testFunctionTool("spawn_agent", `{"type":"object","properties":{"task":{"type":"string"}},"required":["task"],"additionalProperties":false}`),
+					engine.TestFunctionTool("spawn_agent", `{"type":"object","properties":{"task":{"type":"string"}},"required":["task"],"additionalProperties":false}`),
 				}},
 				{Type: hearth.ToolCustom, Name: "apply_patch", Description: "Apply a patch."},
 				{Type: "web_search", Raw: json.RawMessage(`{"type":"web_search"}`)},
@@ -251,20 +120,20 @@ func parityConversations(t *testing.T) []parityConversation {
 		{
 			name: "images",
 			input: []hearth.Item{
-				itMsg(hearth.RoleUser, itPart(hearth.PartInputText, "Compare these."), img(10), img(20)),
-				itAssistant("They differ."),
-				itMsg(hearth.RoleUser, itPart(hearth.PartInputText, "Is [img] darker than [img]?"), img(30), img(40), img(50)),
-				itCall("c1", "view_image", `{"path":"x.png"}`),
-				{Type: hearth.ItemFunctionCallOutput, CallID: "c1", Output: hearth.ToolOutput{Parts: []hearth.ContentPart{itPart(hearth.PartInputText, "x.png:"), img(60)}}},
+				engine.ItMsg(hearth.RoleUser, engine.ItPart(hearth.PartInputText, "Compare these."), img(10), img(20)),
+				engine.ItAssistant("They differ."),
+				engine.ItMsg(hearth.RoleUser, engine.ItPart(hearth.PartInputText, "Is [img] darker than [img]?"), img(30), img(40), img(50)),
+				engine.ItCall("c1", "view_image", `{"path":"x.png"}`),
+				{Type: hearth.ItemFunctionCallOutput, CallID: "c1", Output: hearth.ToolOutput{Parts: []hearth.ContentPart{engine.ItPart(hearth.PartInputText, "x.png:"), img(60)}}},
 			},
 		},
 		{
 			name:  "ends with assistant text",
-			input: []hearth.Item{itUser("Finish: the quick brown"), itAssistant("fox")},
+			input: []hearth.Item{engine.ItUser("Finish: the quick brown"), engine.ItAssistant("fox")},
 		},
 		{
 			name:  "think tags in old assistant content",
-			input: []hearth.Item{itUser("a"), itAssistant("<think>old</think>visible"), itUser("b")},
+			input: []hearth.Item{engine.ItUser("a"), engine.ItAssistant("<think>old</think>visible"), engine.ItUser("b")},
 		},
 	}
 }
@@ -273,7 +142,7 @@ func parityConversations(t *testing.T) []parityConversation {
 // A model whose template shows no tools refuses requests with tools; its
 // prompt cannot show them anyway, so it is asked without (the engine gives
 // such models tools by other means).
-func runtimeRender(ctx context.Context, t *testing.T, client *api.Client, show *api.ShowResponse, model string, conv *Conversation, think *api.ThinkValue) (string, int) {
+func runtimeRender(ctx context.Context, t *testing.T, client *api.Client, show *api.ShowResponse, model string, conv *engine.Conversation, think *api.ThinkValue) (string, int) {
 	t.Helper()
 	stream, truncate := false, false
 	tools := conv.Tools
@@ -326,13 +195,13 @@ func TestRenderPromptParity(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range convs {
-			conv, err := BuildConversation(c.instructions, c.history, c.input, c.tools)
+			conv, err := engine.BuildConversation(c.instructions, c.history, c.input, c.tools)
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			for _, think := range m.thinks {
 				t.Run(fmt.Sprintf("%s/%s/think=%v", strings.TrimSuffix(m.name, ":latest"), c.name, thinkString(think)), func(t *testing.T) {
-					got, err := RenderPrompt(show, conv, think)
+					got, err := engine.RenderPrompt(show, conv, think)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -357,18 +226,18 @@ func TestRenderPromptRelaxesThink(t *testing.T) {
 	}
 	rt := testenv.Runtime(t)
 	ctx := context.Background()
-	if err := rt.Client.Create(ctx, &api.CreateRequest{Model: "parity-nothink:latest", From: scriptmodel.PlainModel, Template: llama31ParityTemplate}, func(api.ProgressResponse) error { return nil }); err != nil {
+	if err := rt.Client.Create(ctx, &api.CreateRequest{Model: "parity-nothink:latest", From: scriptmodel.PlainModel, Template: engine.Llama31ParityTemplate}, func(api.ProgressResponse) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	show, err := rt.Client.Show(ctx, &api.ShowRequest{Model: "parity-nothink:latest"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	conv, err := BuildConversation("", nil, []hearth.Item{itUser("Hi")}, nil)
+	conv, err := engine.BuildConversation("", nil, []hearth.Item{engine.ItUser("Hi")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := RenderPrompt(show, conv, thinkValue(true))
+	got, err := engine.RenderPrompt(show, conv, thinkValue(true))
 	if err != nil {
 		t.Fatal(err)
 	}

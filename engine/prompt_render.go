@@ -15,6 +15,20 @@ import (
 	"github.com/ollama/ollama/types/model"
 )
 
+// NewOllamaRenderer returns the PromptRenderer of the model /api/show described as show:
+// RenderPrompt over it.
+func NewOllamaRenderer(show *api.ShowResponse) PromptRenderer { return ollamaRenderer{show} }
+
+type ollamaRenderer struct{ show *api.ShowResponse }
+
+func (r ollamaRenderer) RenderPrompt(conv *Conversation, think *Think) (string, error) {
+	var tv *api.ThinkValue
+	if think != nil {
+		tv = &api.ThinkValue{Value: think.Value}
+	}
+	return RenderPrompt(r.show, conv, tv)
+}
+
 // RenderPrompt renders conv for the model described by show exactly as the
 // runtime (Ollama v0.17.4, server.ChatHandler and server/prompt.go) renders
 // /api/chat with the same messages, tools and think value, so that raw
@@ -45,7 +59,7 @@ func RenderPrompt(show *api.ShowResponse, conv *Conversation, think *api.ThinkVa
 	if show.RemoteHost != "" {
 		return "", fmt.Errorf("engine: model %s is remote (%s); hearth cannot render its prompt", show.RemoteModel, show.RemoteHost)
 	}
-	rendererName, parserName, err := modelRenderer(show)
+	rendererName, parserName, err := OllamaModelRenderer(show)
 	if err != nil {
 		return "", err
 	}
@@ -103,13 +117,13 @@ func RenderPrompt(show *api.ShowResponse, conv *Conversation, think *api.ThinkVa
 	return b.String(), nil
 }
 
-// modelRenderer returns the model's built-in renderer and output parser.
+// OllamaModelRenderer returns the model's built-in renderer and output parser.
 // /api/show of v0.17.4 leaves its renderer and parser fields empty (they are
 // declared but GetModelInfo never sets them); its Modelfile text has them as
 // RENDERER and PARSER lines, so they are read from there unless the fields
 // are set. A gpt-oss template without a parser gets harmony, as in
 // server.ChatHandler (shouldUseHarmony).
-func modelRenderer(show *api.ShowResponse) (renderer, parser string, err error) {
+func OllamaModelRenderer(show *api.ShowResponse) (renderer, parser string, err error) {
 	renderer, parser = show.Renderer, show.Parser
 	if renderer == "" && parser == "" && show.Modelfile != "" {
 		if renderer, parser, err = modelfileRenderer(show.Modelfile); err != nil {

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ollama/ollama/api"
-
 	"hearth"
 	"hearth/toolgrammar"
 )
@@ -22,7 +20,7 @@ type Job struct {
 	req   *hearth.CreateResponseRequest
 	// Prompt is the exact text sent to the runtime.
 	Prompt string
-	gen    api.GenerateRequest
+	gen    GenerateRequest
 	conv   *Conversation
 	tools  []toolgrammar.Tool
 	// startInReasoning: the prompt leaves the model inside reasoning.
@@ -95,7 +93,7 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 		conv.Tools = nil
 	}
 	render := func(c *Conversation) (string, error) {
-		p, err := RenderPrompt(m.Show, c, think)
+		p, err := m.Info.Prompt.RenderPrompt(c, think)
 		if err != nil {
 			return "", fmt.Errorf("render prompt for %s: %w", m.Name, err)
 		}
@@ -105,21 +103,16 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 		return nil, err
 	}
 	j.window = e.ContextWindow(m)
-	j.gen = api.GenerateRequest{
+	j.gen = GenerateRequest{
 		Model:   m.Name,
 		Prompt:  j.Prompt,
-		Raw:     true,
 		Images:  conv.Images,
-		Options: generationOptions(req, m, j.window),
-		// Raw text must come back whole: with thinking on, the runtime would move
-		// <think> text into a separate field.
-		Think: &api.ThinkValue{Value: false},
+		Options: generationOptions(req, j.window),
+		Stop:    generationStops(m),
 		// Budgets and the context are hearth's to enforce: the runtime must refuse a
 		// prompt that does not fit, not silently drop its middle (truncate) or half of
-		// the context mid-generation (shift). These are request fields, not options:
-		// as options the runtime ignores them.
-		Truncate: &noSilentCuts,
-		Shift:    &noSilentCuts,
+		// the context mid-generation (shift).
+		NoSilentCuts: true,
 	}
 	switch req.Text.Format.Type {
 	case "json_object":
@@ -189,7 +182,7 @@ func (j *Job) checkToolGrammars() error {
 
 // GenerateRequest is a copy of the raw generation request the job sends first, for a
 // caller that wants to send the runtime exactly what hearth sends (the bench's floor).
-func (j *Job) GenerateRequest() api.GenerateRequest { return j.gen }
+func (j *Job) GenerateRequest() GenerateRequest { return j.gen }
 
 // reasoningEffort is the effort to apply to format f. "minimal" turns thinking off
 // where the family can (a think switch); families with levels get their lowest level.
@@ -206,7 +199,7 @@ var noSilentCuts = false
 
 // generationOptions maps sampling fields onto runtime options. num_ctx is always sent:
 // the window hearth checked is the one the runtime uses.
-func generationOptions(req *hearth.CreateResponseRequest, m *Model, window int) map[string]any {
+func generationOptions(req *hearth.CreateResponseRequest, window int) map[string]any {
 	o := map[string]any{
 		"num_ctx": window,
 	}
@@ -225,16 +218,19 @@ func generationOptions(req *hearth.CreateResponseRequest, m *Model, window int) 
 	if req.MaxOutputTokens != nil {
 		o["num_predict"] = *req.MaxOutputTokens
 	}
+	return o
+}
+
+// generationStops are the model's own stop strings and its format's: raw generation
+// does not apply the model's, so the engine sends them.
+func generationStops(m *Model) []string {
 	stops := append([]string(nil), m.Stop...)
 	for _, s := range m.Format.Stop {
 		if !slices.Contains(stops, s) {
 			stops = append(stops, s)
 		}
 	}
-	if len(stops) > 0 {
-		o["stop"] = stops
-	}
-	return o
+	return stops
 }
 
 // Run generates the response, reporting every item to b, and ends it with exactly one
@@ -260,16 +256,15 @@ func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 		StartInReasoning: j.startInReasoning,
 	})
 	s := &itemSink{b: b, conv: j.conv}
-	var final api.GenerateResponse
+	var final Chunk
 	var out strings.Builder
 	reasoning := 0
-	stream := true
-	j.gen.Stream = &stream
-	err := j.e.rt.Generate(ctx, &j.gen, func(r api.GenerateResponse) error {
-		if r.Response != "" {
-			out.WriteString(r.Response)
+	j.gen.Stream = true
+	err := j.e.rt.Generate(ctx, &j.gen, func(r Chunk) error {
+		if r.Text != "" {
+			out.WriteString(r.Text)
 			before := s.reasoningEvents
-			if err := s.apply(p.Feed(r.Response)); err != nil {
+			if err := s.apply(p.Feed(r.Text)); err != nil {
 				return err
 			}
 			if s.reasoningEvents > before {
@@ -326,9 +321,9 @@ func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 }
 
 func runtimeError(err error) *hearth.Error {
-	var se api.StatusError
-	if errors.As(err, &se) && se.ErrorMessage != "" {
-		return hearth.ServerError("The runtime failed: " + se.ErrorMessage)
+	var se *StatusError
+	if errors.As(err, &se) && se.Message != "" {
+		return hearth.ServerError("The runtime failed: " + se.Message)
 	}
 	return hearth.ServerError("The runtime failed: " + err.Error())
 }

@@ -11,7 +11,7 @@ import (
 // applyThinking puts a family's thinking setting into the conversation (a soft switch
 // on the last user message, a line in the system message) and returns the template's
 // think value, nil when the request leaves it to the model.
-func applyThinking(conv *Conversation, s toolgrammar.ThinkingSetting) *api.ThinkValue {
+func applyThinking(conv *Conversation, s toolgrammar.ThinkingSetting) *Think {
 	if s.UserSuffix != "" {
 		for i := len(conv.Messages) - 1; i >= 0; i-- {
 			if conv.Messages[i].Role == "user" {
@@ -25,9 +25,9 @@ func applyThinking(conv *Conversation, s toolgrammar.ThinkingSetting) *api.Think
 	}
 	switch {
 	case s.Level != "":
-		return &api.ThinkValue{Value: s.Level}
+		return &Think{Value: s.Level}
 	case s.Think != nil:
-		return &api.ThinkValue{Value: *s.Think}
+		return &Think{Value: *s.Think}
 	}
 	return nil
 }

@@ -57,24 +57,11 @@ func (e *Engine) ContextWindow(m *Model) int {
 	return n
 }
 
-// modelNumCtx reads `num_ctx <n>` from /api/show's parameters text.
-func modelNumCtx(params string) int {
-	for _, line := range strings.Split(params, "\n") {
-		f := strings.Fields(line)
-		if len(f) == 2 && f[0] == "num_ctx" {
-			if n, err := strconv.Atoi(f[1]); err == nil {
-				return n
-			}
-		}
-	}
-	return 0
-}
-
 // promptFit decides whether prompts fit the window with room for the output, asking the
 // runtime for exact counts only when a free upper bound cannot settle it.
 type promptFit struct {
 	e      *Engine
-	gen    api.GenerateRequest // model and options of the real request
+	gen    GenerateRequest // model and options of the real request
 	window int
 	// reserve is the room the output needs: max_output_tokens, or one token when the
 	// request sets no budget (the output then ends at the window, as incomplete).
@@ -92,7 +79,7 @@ type promptFit struct {
 // raw generation of one token reports prompt_eval_count, and the evaluated prompt stays
 // in the KV cache, where the real request finds it again, so the count costs about one
 // decoded token. A prompt longer than the window is refused by the runtime itself.
-func (f *promptFit) fits(ctx context.Context, prompt string, images []api.ImageData) (bool, int, error) {
+func (f *promptFit) fits(ctx context.Context, prompt string, images [][]byte) (bool, int, error) {
 	if len(images) == 0 && len(prompt)+2+f.reserve <= f.window {
 		return true, 0, nil
 	}
@@ -117,14 +104,13 @@ func (f *promptFit) hopeless(prompt string) bool {
 	return est+f.reserve > f.window+f.window/4
 }
 
-func (f *promptFit) count(ctx context.Context, prompt string, images []api.ImageData) (n int, tooLong bool, err error) {
+func (f *promptFit) count(ctx context.Context, prompt string, images [][]byte) (n int, tooLong bool, err error) {
 	req := f.gen
 	req.Prompt, req.Images, req.Format = prompt, images, nil
 	req.Options = maps.Clone(f.gen.Options)
 	req.Options["num_predict"] = 1
-	stream := false
-	req.Stream = &stream
-	err = f.e.rt.Generate(ctx, &req, func(r api.GenerateResponse) error {
+	req.Stream = false
+	err = f.e.rt.Generate(ctx, &req, func(r Chunk) error {
 		if r.Done {
 			n = r.PromptEvalCount
 		}
@@ -145,9 +131,9 @@ func isInputTooLong(err error) bool {
 	if err == nil {
 		return false
 	}
-	var se api.StatusError
+	var se *StatusError
 	if errors.As(err, &se) {
-		return strings.Contains(se.ErrorMessage, "exceeds the context length") || strings.Contains(se.Status, "exceeds the context length")
+		return strings.Contains(se.Message, "exceeds the context length")
 	}
 	return strings.Contains(err.Error(), "exceeds the context length")
 }
@@ -189,7 +175,9 @@ func (c *Conversation) withoutTurns(turns [][2]int) *Conversation {
 			continue
 		}
 		out.Messages = append(out.Messages, m)
-		out.Images = append(out.Images, m.Images...)
+		for _, img := range m.Images {
+			out.Images = append(out.Images, img)
+		}
 	}
 	return &out
 }
@@ -267,7 +255,7 @@ type promptCache struct {
 
 type imageDigest [sha256.Size]byte
 
-func imageDigests(images []api.ImageData) []imageDigest {
+func imageDigests(images [][]byte) []imageDigest {
 	out := make([]imageDigest, len(images))
 	for i, img := range images {
 		out[i] = sha256.Sum256(img)
@@ -300,7 +288,7 @@ type cacheMark struct{ bytes, tokens int }
 // always re-evaluates the prompt's last token, so at most inputTokens-1 are cached.
 // Another client of the same runtime can evict the cache without hearth knowing; then
 // this overstates.
-func cachedTokens(prev promptCache, prompt string, images []api.ImageData, inputTokens int) int {
+func cachedTokens(prev promptCache, prompt string, images [][]byte, inputTokens int) int {
 	if prev.text == "" || len(prev.marks) == 0 || inputTokens <= 1 {
 		return 0
 	}
@@ -330,7 +318,7 @@ func (e *Engine) lastSequence(model string) promptCache {
 
 // remember records the sequence a generation left in the model's KV cache: its text
 // and the points of it whose token counts are known, in order.
-func (e *Engine) remember(model, text string, images []api.ImageData, marks ...cacheMark) {
+func (e *Engine) remember(model, text string, images [][]byte, marks ...cacheMark) {
 	var ok []cacheMark
 	for _, m := range marks {
 		if m.tokens > 0 && m.bytes <= len(text) && (len(ok) == 0 || m.bytes > ok[len(ok)-1].bytes) {

@@ -50,7 +50,7 @@ func TestChainContextE2E(t *testing.T) {
 	}
 
 	// The rendered prompts themselves: the chain as storage returns it, and the whole.
-	eng := engine.New(rt.Client, engine.DefaultFormats(), nil)
+	eng := engine.New(rt.Seam(), engine.DefaultFormats(), nil)
 	history := storedHistory(t, db, turns[1].ID)
 	chained, _, err := hearth.DecodeCreateRequest([]byte(reqBody(model, false, `"input":"three","instructions":"Be brief."`)))
 	if err != nil {

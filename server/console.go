@@ -91,18 +91,18 @@ func (s *Server) keyNames(ctx context.Context) (map[string]string, error) {
 func (s *Server) liveState(ctx context.Context) console.Live {
 	cfg := s.admission.Config()
 	l := console.Live{Slots: cfg.Slots, MaxQueue: cfg.MaxQueue, Speeds: s.recent.Snapshot()}
-	rt := console.Runtime{Name: "ollama (external)", Embedded: s.rt.Embedded, Up: true}
-	if s.rt.Embedded {
+	rt := console.Runtime{Name: "ollama (external)", Embedded: s.rt.IsEmbedded(), Up: true}
+	if s.rt.IsEmbedded() {
 		rt.Name = "ollama (in hearth)"
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	ps, err := s.rt.Client.ListRunning(ctx)
+	loaded, err := s.rt.Loaded(ctx)
 	if err != nil {
 		rt.Up, rt.Error = false, "The runtime did not answer: "+err.Error()
 	} else {
-		for _, m := range ps.Models {
-			rt.Models = append(rt.Models, console.LoadedModel{Name: m.Name, Size: m.Size, VRAM: m.SizeVRAM,
+		for _, m := range loaded {
+			rt.Models = append(rt.Models, console.LoadedModel{Name: m.Name, Size: m.Size, VRAM: m.VRAM,
 				ContextLength: m.ContextLength, ExpiresAt: m.ExpiresAt})
 		}
 	}

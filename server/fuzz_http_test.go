@@ -74,7 +74,7 @@ func newFakeRuntimeServer(f testing.TB) http.Handler {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	return server.New(server.Config{
-		Runtime: rt, Engine: engine.New(fakeRuntime{}, engine.DefaultFormats(), log),
+		Runtime: rt, Engine: engine.New(ollama.Seam(fakeRuntime{}), engine.DefaultFormats(), log),
 		Database: db, Logger: log,
 	})
 }

@@ -16,13 +16,13 @@ type openAIModel struct {
 }
 
 func (s *Server) listModels(c *gin.Context) {
-	list, err := s.rt.Client.List(c.Request.Context())
+	list, err := s.rt.Models(c.Request.Context())
 	if err != nil {
 		runtimeUnavailable(c, err)
 		return
 	}
-	data := make([]openAIModel, 0, len(list.Models))
-	for _, m := range list.Models {
+	data := make([]openAIModel, 0, len(list))
+	for _, m := range list {
 		data = append(data, openAIModel{ID: m.Name, Object: "model", Created: m.ModifiedAt.Unix(), OwnedBy: "library"})
 	}
 	c.JSON(http.StatusOK, gin.H{"object": "list", "data": data})
@@ -30,12 +30,12 @@ func (s *Server) listModels(c *gin.Context) {
 
 func (s *Server) getModel(c *gin.Context) {
 	name := strings.TrimPrefix(c.Param("model"), "/")
-	list, err := s.rt.Client.List(c.Request.Context())
+	list, err := s.rt.Models(c.Request.Context())
 	if err != nil {
 		runtimeUnavailable(c, err)
 		return
 	}
-	for _, m := range list.Models {
+	for _, m := range list {
 		if m.Name == name || m.Model == name || strings.TrimSuffix(m.Name, ":latest") == name {
 			c.JSON(http.StatusOK, openAIModel{ID: m.Name, Object: "model", Created: m.ModifiedAt.Unix(), OwnedBy: "library"})
 			return

@@ -7,15 +7,13 @@ import (
 	"net/http/httputil"
 
 	"github.com/gin-gonic/gin"
-
-	"hearth/engine/ollama"
 )
 
 // newRuntimeProxy forwards requests unchanged to the runtime. FlushInterval -1 flushes
 // every write at once, so streamed generations and pull progress arrive as the runtime
 // sends them.
-func newRuntimeProxy(rt *ollama.Runtime, log *slog.Logger) *httputil.ReverseProxy {
-	target := rt.URL
+func newRuntimeProxy(rt Runtime, log *slog.Logger) *httputil.ReverseProxy {
+	target := rt.Target()
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)

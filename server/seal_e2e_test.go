@@ -48,7 +48,7 @@ func sealedHearth(t *testing.T, dir string) (srv *httptest.Server, db *storage.D
 // sealingEngine is an engine over the test runtime with key, to render the prompts
 // hearth renders for a request.
 func sealingEngine(t *testing.T, key *seal.Key) *engine.Engine {
-	eng := engine.New(testenv.Runtime(t).Client, engine.DefaultFormats(), nil)
+	eng := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
 	eng.Seal = key
 	return eng
 }

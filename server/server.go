@@ -8,24 +8,42 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
+	"net/url"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/ollama/ollama/envconfig"
-
 	"hearth/engine"
-	"hearth/engine/ollama"
 	"hearth/internal/admission"
 	"hearth/internal/seal"
 	"hearth/server/console"
 	"hearth/storage"
 )
 
+// Runtime is what the server needs of the runtime behind it, beside the engine:
+// health, the model list, and the address and transport of the /api passthrough, which
+// forwards Ollama's own API unchanged. cmd/hearth gives it; *ollama.Runtime implements
+// it.
+type Runtime interface {
+	// Ready reports whether the runtime answers.
+	Ready(ctx context.Context) error
+	// Models lists the models the runtime has.
+	Models(ctx context.Context) ([]engine.ListedModel, error)
+	// Loaded lists the models it holds in memory now, for the console.
+	Loaded(ctx context.Context) ([]engine.LoadedModel, error)
+	// Target and Transport reach the runtime's own API, for the passthrough.
+	Target() *url.URL
+	Transport() http.RoundTripper
+	// IsEmbedded reports whether the runtime runs inside this process.
+	IsEmbedded() bool
+	// Seam is the engine's view of the runtime, for a Config without an Engine.
+	Seam() engine.Runtime
+}
+
 // Config wires a Server to its parts.
 type Config struct {
-	Runtime *ollama.Runtime
+	Runtime Runtime
 	Engine  *engine.Engine
 	// Database stores responses; nil means nothing is stored (and previous_response_id
 	// finds nothing).
@@ -38,8 +56,8 @@ type Config struct {
 	// MaxBodyBytes bounds a request body; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
 	// Admission bounds concurrent generations per model, their queue and each key's
-	// rate. Admission.Slots zero means the runtime's parallel slots
-	// (OLLAMA_NUM_PARALLEL, default 1).
+	// rate. Admission.Slots zero means 1; cmd/hearth passes the runtime's parallel
+	// slots (ollama.Runtime.Slots), so that server reads no environment.
 	Admission admission.Config
 	// Limits bound a request's size and time.
 	Limits Limits
@@ -81,7 +99,7 @@ const (
 
 // Server routes HTTP requests to hearth's parts.
 type Server struct {
-	rt        *ollama.Runtime
+	rt        Runtime
 	engine    *engine.Engine
 	db        *storage.DB
 	keys      *keyring
@@ -143,26 +161,26 @@ func New(cfg Config) *Server {
 	s.dbKeys.db = cfg.Database
 	adm := cfg.Admission
 	if adm.Slots == 0 {
-		adm.Slots = max(int(envconfig.NumParallel()), 1)
+		adm.Slots = 1
 	}
 	if adm.MaxQueue == 0 {
 		adm.MaxQueue = DefaultMaxQueue
 	}
 	s.admission = admission.New(adm)
 	s.models = newModelNames(func(ctx context.Context) ([]string, error) {
-		list, err := cfg.Runtime.Client.List(ctx)
+		list, err := cfg.Runtime.Models(ctx)
 		if err != nil {
 			return nil, err
 		}
-		names := make([]string, len(list.Models))
-		for i, m := range list.Models {
+		names := make([]string, len(list))
+		for i, m := range list {
 			names[i] = m.Name
 		}
 		return names, nil
 	})
 	s.metrics = newMetrics(s.admission, s.models.label)
 	if s.engine == nil {
-		s.engine = engine.New(cfg.Runtime.Client, engine.DefaultFormats(), log)
+		s.engine = engine.New(cfg.Runtime.Seam(), engine.DefaultFormats(), log)
 	}
 	if cfg.Seal != nil {
 		s.engine.Seal = cfg.Seal
@@ -248,7 +266,7 @@ func (s *Server) healthz(c *gin.Context) {
 	})
 	// Not the runtime's URL: the embedded runtime's port is hearth's business, and
 	// /healthz answers anyone.
-	rt["embedded"] = s.rt.Embedded
+	rt["embedded"] = s.rt.IsEmbedded()
 	s.health.describe(rt)
 	body := gin.H{"runtime": rt}
 	if s.db != nil {

@@ -59,7 +59,7 @@ func (s *Server) runtimeChecked(err error) {
 	case err != nil && h.up:
 		h.up, h.since, h.lastErr = false, time.Now(), err.Error()
 		s.metrics.runtimeUp.Set(0)
-		s.log.Error("runtime unreachable; responses fail until it is back", "url", s.rt.URL.String(), "error", err)
+		s.log.Error("runtime unreachable; responses fail until it is back", "url", s.rt.Target().String(), "error", err)
 	case err != nil:
 		h.lastErr = err.Error()
 	case !h.up:
@@ -67,7 +67,7 @@ func (s *Server) runtimeChecked(err error) {
 		h.restarts++
 		s.metrics.runtimeUp.Set(1)
 		s.metrics.runtimeRestarts.Inc()
-		s.log.Info("runtime is back", "url", s.rt.URL.String())
+		s.log.Info("runtime is back", "url", s.rt.Target().String())
 	}
 }
 

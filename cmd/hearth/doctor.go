@@ -221,7 +221,7 @@ func (d *doctor) checkModels(ctx context.Context, hc *hearthClient, formats *too
 	}) {
 		return
 	}
-	eng := engine.New(hc.api, formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	eng := engine.New(ollama.Seam(hc.api), formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for _, m := range list.Models {
 		d.check("  "+m.Name, func() (string, error) {
 			em, err := eng.Model(ctx, m.Name)

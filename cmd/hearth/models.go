@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"hearth/engine"
+	"hearth/engine/ollama"
 )
 
 func modelsCommand() *cobra.Command {
@@ -54,7 +55,7 @@ model, how much of it the runtime placed on the GPU (as ollama ps: "100% GPU",
 					placement[r.Name] = processor(r.Size, r.SizeVRAM)
 				}
 			}
-			eng := engine.New(hc.api, formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			eng := engine.New(ollama.Seam(hc.api), formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tSIZE\tFAMILY\tFORMAT\tREASONING\tCAPABILITIES\tCONTEXT\tLOADED")
 			for _, m := range list.Models {
@@ -90,7 +91,7 @@ func (r *modelRow) fill(m *engine.Model) {
 		}
 	}
 	var caps []string
-	for _, c := range m.Show.Capabilities {
+	for _, c := range m.Info.Capabilities {
 		caps = append(caps, string(c))
 	}
 	slices.Sort(caps)

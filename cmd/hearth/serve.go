@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -204,11 +205,11 @@ func serve(parent context.Context, o serveOptions) error {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	h := server.New(server.Config{
-		Runtime: rt, Engine: engine.New(rt.Client, formats, log), Database: db,
+		Runtime: rt, Engine: engine.New(rt.Seam(), formats, log), Database: db,
 		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
-		Admission: admission.Config{Slots: o.maxConcurrent, MaxQueue: o.maxQueue, MaxQueuePerKey: o.maxQueueKey, RatePerMinute: o.rateLimit},
+		Admission: admission.Config{Slots: cmp.Or(o.maxConcurrent, rt.Slots()), MaxQueue: o.maxQueue, MaxQueuePerKey: o.maxQueueKey, RatePerMinute: o.rateLimit},
 	})
 	go h.Supervise(ctx, o.checkEvery)
 	go h.PruneJournals(ctx, o.journalKeep)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/envconfig"
 )
 
 // Runtime is a reachable Ollama server.
@@ -130,4 +131,11 @@ func (r *Runtime) UnloadAll(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Slots is how many generations per model the runtime runs at once: OLLAMA_NUM_PARALLEL
+// (default 1), which the embedded runtime reads from this process's environment and an
+// external one is assumed to share (its own setting cannot be asked over the API).
+func (r *Runtime) Slots() int {
+	return max(int(envconfig.NumParallel()), 1)
 }

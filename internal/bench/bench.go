@@ -85,7 +85,7 @@ func Run(ctx context.Context, rt *ollama.Runtime, cfg Config) (*Report, error) {
 	defer e.hc.CloseIdleConnections()
 	defer e.rtc.CloseIdleConnections()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e.eng = engine.New(rt.Client, engine.DefaultFormats(), quiet)
+	e.eng = engine.New(rt.Seam(), engine.DefaultFormats(), quiet)
 
 	if err := e.createModels(ctx); err != nil {
 		return nil, err
@@ -106,7 +106,7 @@ func Run(ctx context.Context, rt *ollama.Runtime, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	srv := &http.Server{Handler: server.New(server.Config{
-		Runtime: rt, Engine: engine.New(rt.Client, engine.DefaultFormats(), quiet), Database: db, Logger: quiet,
+		Runtime: rt, Engine: engine.New(rt.Seam(), engine.DefaultFormats(), quiet), Database: db, Logger: quiet,
 	})}
 	go srv.Serve(ln)
 	defer srv.Close()
@@ -228,9 +228,8 @@ func (e *env) raw(ctx context.Context, req map[string]any) (sample, error) {
 	// fields included): a different num_ctx would make the runtime reload the model
 	// between systems.
 	gen := job.GenerateRequest()
-	stream := true
-	gen.Stream = &stream
-	b, err := json.Marshal(gen)
+	gen.Stream = true
+	b, err := json.Marshal(ollama.APIRequest(&gen))
 	if err != nil {
 		return sample{}, err
 	}

@@ -1,0 +1,207 @@
+package ollama
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/types/model"
+
+	"hearth/engine"
+)
+
+// Client is the part of Ollama's API client the seam uses; *api.Client implements it.
+type Client interface {
+	Show(ctx context.Context, req *api.ShowRequest) (*api.ShowResponse, error)
+	Generate(ctx context.Context, req *api.GenerateRequest, fn api.GenerateResponseFunc) error
+}
+
+// Seam returns the engine's runtime seam over an Ollama API client: it translates the
+// engine's requests into Ollama's and back, and gives each model the Ollama template
+// rendering of its prompts.
+func Seam(c Client) engine.Runtime { return seam{c} }
+
+// Seam is the engine's runtime seam over this runtime.
+func (r *Runtime) Seam() engine.Runtime { return Seam(r.Client) }
+
+type seam struct{ c Client }
+
+func (s seam) Model(ctx context.Context, name string) (*engine.ModelInfo, error) {
+	if !model.ParseName(name).IsValid() {
+		// A name the runtime cannot parse names no model it could have; asked, the
+		// runtime answers 500 for some ("a:b:c") and 400 for others.
+		return nil, fmt.Errorf("%w: %q", engine.ErrModelNotFound, name)
+	}
+	show, err := s.c.Show(ctx, &api.ShowRequest{Model: name})
+	if err != nil {
+		var se api.StatusError
+		if errors.As(err, &se) && (se.StatusCode == http.StatusNotFound || se.StatusCode == http.StatusBadRequest) {
+			// 400 is the runtime refusing the name itself (Show has no other
+			// input): for the client that model does not exist either.
+			return nil, fmt.Errorf("%w: %q", engine.ErrModelNotFound, name)
+		}
+		return nil, statusError(err)
+	}
+	renderer, parser, err := engine.OllamaModelRenderer(show)
+	if err != nil {
+		return nil, err
+	}
+	info := &engine.ModelInfo{
+		Template: show.Template, Family: show.Details.Family, Families: show.Details.Families,
+		Renderer: renderer, Parser: parser,
+		ContextLength: contextLength(show.ModelInfo),
+		NumCtx:        modelNumCtx(show.Parameters),
+		Stop:          modelStops(show.Parameters),
+		Prompt:        engine.NewOllamaRenderer(show),
+	}
+	for _, c := range show.Capabilities {
+		info.Capabilities = append(info.Capabilities, string(c))
+	}
+	return info, nil
+}
+
+// noSilentCuts is the value of the truncate and shift fields the engine's NoSilentCuts
+// asks for; shared, as the api request takes pointers.
+var noSilentCuts = false
+
+// APIRequest is the Ollama /api/generate request for req: raw, with thinking off (raw
+// text must come back whole: with thinking on, the runtime would move <think> text into
+// a separate field).
+func APIRequest(req *engine.GenerateRequest) *api.GenerateRequest {
+	opts := maps.Clone(req.Options)
+	if len(req.Stop) > 0 {
+		if opts == nil {
+			opts = map[string]any{}
+		}
+		opts["stop"] = req.Stop
+	}
+	stream := req.Stream
+	g := &api.GenerateRequest{
+		Model: req.Model, Prompt: req.Prompt, Raw: true, Options: opts,
+		Format: req.Format, Stream: &stream,
+		Think: &api.ThinkValue{Value: false},
+	}
+	for _, img := range req.Images {
+		g.Images = append(g.Images, api.ImageData(img))
+	}
+	if req.NoSilentCuts {
+		// Request fields, not options: as options the runtime ignores them.
+		g.Truncate, g.Shift = &noSilentCuts, &noSilentCuts
+	}
+	if req.KeepAlive != nil {
+		g.KeepAlive = &api.Duration{Duration: *req.KeepAlive}
+	}
+	return g
+}
+
+func (s seam) Generate(ctx context.Context, req *engine.GenerateRequest, fn func(engine.Chunk) error) error {
+	err := s.c.Generate(ctx, APIRequest(req), func(r api.GenerateResponse) error {
+		return fn(engine.Chunk{
+			Text: r.Response, Done: r.Done, DoneReason: r.DoneReason,
+			PromptEvalCount: r.PromptEvalCount, EvalCount: r.EvalCount,
+			LoadDuration: r.LoadDuration, PromptEvalDuration: r.PromptEvalDuration,
+			EvalDuration: r.EvalDuration, TotalDuration: r.TotalDuration,
+		})
+	})
+	return statusError(err)
+}
+
+// statusError turns the runtime's refusal into the engine's StatusError; other errors
+// (the callback's own, transport errors) pass unchanged.
+func statusError(err error) error {
+	var se api.StatusError
+	if err == nil || !errors.As(err, &se) {
+		return err
+	}
+	msg := se.ErrorMessage
+	if msg == "" {
+		msg = se.Error()
+	}
+	return &engine.StatusError{StatusCode: se.StatusCode, Message: msg}
+}
+
+// contextLength finds "<architecture>.context_length" in /api/show's model_info.
+func contextLength(info map[string]any) int {
+	arch, _ := info["general.architecture"].(string)
+	if v, ok := info[arch+".context_length"].(float64); ok {
+		return int(v)
+	}
+	return 0
+}
+
+// modelStops reads the `stop` lines of /api/show's parameters text, where each is
+// written as `stop "<text>"`.
+func modelStops(params string) []string {
+	var stops []string
+	for _, line := range strings.Split(params, "\n") {
+		name, value, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok || name != "stop" {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		if unq, err := unquote(value); err == nil {
+			value = unq
+		}
+		stops = append(stops, value)
+	}
+	return stops
+}
+
+func unquote(s string) (string, error) {
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		return strings.NewReplacer(`\"`, `"`, `\\`, `\`, `\n`, "\n", `\t`, "\t").Replace(s[1 : len(s)-1]), nil
+	}
+	return s, errors.New("not quoted")
+}
+
+// modelNumCtx reads `num_ctx <n>` from /api/show's parameters text.
+func modelNumCtx(params string) int {
+	for _, line := range strings.Split(params, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "num_ctx" {
+			if n, err := strconv.Atoi(f[1]); err == nil {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// Models lists the models the runtime has.
+func (r *Runtime) Models(ctx context.Context) ([]engine.ListedModel, error) {
+	list, err := r.Client.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.ListedModel, len(list.Models))
+	for i, m := range list.Models {
+		out[i] = engine.ListedModel{Name: m.Name, Model: m.Model, ModifiedAt: m.ModifiedAt}
+	}
+	return out, nil
+}
+
+// Loaded lists the models the runtime holds in memory now (its /api/ps).
+func (r *Runtime) Loaded(ctx context.Context) ([]engine.LoadedModel, error) {
+	ps, err := r.Client.ListRunning(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]engine.LoadedModel, len(ps.Models))
+	for i, m := range ps.Models {
+		out[i] = engine.LoadedModel{Name: m.Name, Size: m.Size, VRAM: m.SizeVRAM, ContextLength: m.ContextLength, ExpiresAt: m.ExpiresAt}
+	}
+	return out, nil
+}
+
+// Target is the base address of the runtime's own HTTP API, for a passthrough; an
+// embedded runtime's is reachable only through Transport.
+func (r *Runtime) Target() *url.URL { return r.URL }
+
+// IsEmbedded reports whether the runtime runs inside this process.
+func (r *Runtime) IsEmbedded() bool { return r.Embedded }

@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Runtime is hearth's seam to whatever runs the models: what the engine needs of one,
+// in the engine's own types. engine/ollama implements it for the embedded Ollama runtime
+// and for an Ollama server at a URL; another runtime (or a fake, in unit tests of
+// control flow) plugs in here without the engine knowing its wire types.
+type Runtime interface {
+	// Model describes the named model. A model the runtime does not have is an error
+	// that wraps ErrModelNotFound.
+	Model(ctx context.Context, name string) (*ModelInfo, error)
+	// Generate runs one raw generation, calling fn for every chunk in order; the last
+	// chunk of a finished generation has Done set and carries the counts. An error
+	// from fn stops the generation and is returned. A refusal by the runtime (a bad
+	// request, a prompt over the window) is a *StatusError.
+	Generate(ctx context.Context, req *GenerateRequest, fn func(Chunk) error) error
+}
+
+// ErrModelNotFound is wrapped by Runtime.Model's error for a model the runtime does not
+// have (or a name it cannot parse, which names no model it could have).
+var ErrModelNotFound = errors.New("model not found")
+
+// StatusError is a runtime's refusal of a request, with its HTTP status and message.
+type StatusError struct {
+	StatusCode int
+	Message    string
+}
+
+func (e *StatusError) Error() string { return e.Message }
+
+// GenerateRequest is one raw generation: the prompt is sent as is (hearth renders the
+// template itself) and the output comes back as text.
+type GenerateRequest struct {
+	Model  string
+	Prompt string
+	// Images are the prompt's images in order, as encoded files (PNG, JPEG...).
+	Images [][]byte
+	// Options are the sampling and runner options by their Ollama names (num_ctx,
+	// num_predict, temperature, top_p, seed, presence_penalty, frequency_penalty, ...).
+	Options map[string]any
+	// Stop are the strings that end the generation; the model's own stop strings are
+	// not applied in raw mode, so the engine sends them here with its own.
+	Stop []string
+	// Format constrains the output: `"json"` or a JSON schema (the runtime turns it
+	// into a grammar). Empty: no constraint.
+	Format json.RawMessage
+	// NoSilentCuts asks the runtime to refuse a prompt over the window rather than
+	// truncate it, and to end a generation at the window rather than shift the
+	// context: budgets and the window are hearth's to enforce.
+	NoSilentCuts bool
+	// KeepAlive is how long the model stays loaded after the request; nil: the
+	// runtime's default.
+	KeepAlive *time.Duration
+	// Stream false asks for one chunk at the end; true streams chunk by chunk.
+	Stream bool
+}
+
+// Chunk is one piece of a generation's output; the last has Done set and the counts.
+type Chunk struct {
+	Text       string
+	Done       bool
+	DoneReason string // "stop", "length", ...
+	// PromptEvalCount is the number of prompt tokens evaluated (the whole prompt as
+	// the runtime counts it); EvalCount the number of generated tokens.
+	PromptEvalCount int
+	EvalCount       int
+	// Durations, as the runtime measured them.
+	LoadDuration, PromptEvalDuration, EvalDuration, TotalDuration time.Duration
+}
+
+// ModelInfo is what the runtime says of a model.
+type ModelInfo struct {
+	// Template is the model's chat template text, for format detection.
+	Template string
+	// Family and Families name the model's architecture family ("qwen3", "llama").
+	Family   string
+	Families []string
+	// Renderer and Parser name the runtime's built-in renderer and output parser for
+	// the model, when it has them.
+	Renderer, Parser string
+	// Capabilities as the runtime lists them ("completion", "tools", "thinking",
+	// "vision", ...).
+	Capabilities []string
+	// ContextLength is the model's trained context, 0 when unknown.
+	ContextLength int
+	// NumCtx is the model's configured context window, 0 when it sets none.
+	NumCtx int
+	// Stop are the model's own stop strings.
+	Stop []string
+	// Prompt renders conversations into this model's prompt text, exactly as the
+	// runtime's own chat path would.
+	Prompt PromptRenderer
+}
+
+// PromptRenderer renders a conversation into a model's prompt. think nil means not set.
+type PromptRenderer interface {
+	RenderPrompt(conv *Conversation, think *Think) (string, error)
+}
+
+// Think is the template's think value: a bool, or a level ("low", "medium", "high")
+// for families that have levels. A nil *Think means not set.
+type Think struct {
+	Value any
+}
+
+// Bool reports whether thinking is on, in any way.
+func (t *Think) Bool() bool {
+	if t == nil {
+		return false
+	}
+	switch v := t.Value.(type) {
+	case bool:
+		return v
+	case string:
+		return v == "high" || v == "medium" || v == "low"
+	}
+	return false
+}
+
+// LoadedModel is one model a runtime holds in memory now.
+type LoadedModel struct {
+	Name string
+	// Size is the bytes the loaded model takes; VRAM the part of it on a GPU.
+	Size, VRAM    int64
+	ContextLength int
+	ExpiresAt     time.Time
+}
+
+// ListedModel is one model a runtime has.
+type ListedModel struct {
+	// Name is the model's full name ("qwen3:8b"); Model the name it was pulled as.
+	Name, Model string
+	ModifiedAt  time.Time
+}
