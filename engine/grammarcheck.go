@@ -36,6 +36,14 @@ func (e *Engine) rememberGrammar(key string, check func() error) error {
 	return err
 }
 
+// CheckFormat reports why the runtime could not turn schema, a `format` JSON schema,
+// into a grammar, or nil. The /api passthrough checks formats with it too: a schema the
+// grammar parser cannot take fails the generation at best, and one with a repetition
+// whose minimum exceeds its maximum makes the runner allocate until it is killed.
+func (e *Engine) CheckFormat(schema []byte) error {
+	return e.rememberGrammar("format\x00"+string(schema), func() error { return checkGrammar(schema) })
+}
+
 // checkGrammar reports why the runtime could not turn schema into a grammar, or nil.
 func checkGrammar(schema []byte) error {
 	g := llama.SchemaToGrammar(schema)

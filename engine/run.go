@@ -119,7 +119,7 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 		j.gen.Format = []byte(`"json"`)
 	case "json_schema":
 		schema := req.Text.Format.Schema
-		if err := e.rememberGrammar("format\x00"+string(schema), func() error { return checkGrammar(schema) }); err != nil {
+		if err := e.CheckFormat(schema); err != nil {
 			return nil, hearth.InvalidRequest("text.format.schema", hearth.CodeInvalidJSONSchema,
 				fmt.Sprintf("Invalid 'text.format.schema': %v.", err))
 		}

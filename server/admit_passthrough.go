@@ -3,10 +3,13 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+
+	"hearth"
 )
 
 // generatingPaths are the passthrough routes that run a model; they share admission
@@ -31,9 +34,25 @@ func (s *Server) admitPassthrough(c *gin.Context) {
 	c.Request.Body = io.NopCloser(bytes.NewReader(body))
 	var probe struct {
 		Model string `json:"model"`
+		// Format is Ollama's `format` ("json" or a JSON schema); ResponseFormat the
+		// OpenAI-compatible routes' json_schema, which the runtime turns into one.
+		Format         json.RawMessage `json:"format"`
+		ResponseFormat struct {
+			JSONSchema struct {
+				Schema json.RawMessage `json:"schema"`
+			} `json:"json_schema"`
+		} `json:"response_format"`
 	}
 	if json.Unmarshal(body, &probe) != nil || probe.Model == "" {
 		return // the runtime explains what is wrong with it
+	}
+	if err := s.checkPassthroughFormat(probe.Format, "format"); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if err := s.checkPassthroughFormat(probe.ResponseFormat.JSONSchema.Schema, "response_format.json_schema.schema"); err != nil {
+		s.writeError(c, err)
+		return
 	}
 	m := meta(c)
 	m.model = probe.Model
@@ -50,4 +69,17 @@ func (s *Server) admitPassthrough(c *gin.Context) {
 		return
 	}
 	c.Next()
+}
+
+// checkPassthroughFormat refuses a JSON schema the runtime cannot turn into a grammar,
+// as /v1/responses does: a user key must not be able to make a model runner allocate
+// until it is killed (a repetition whose minimum exceeds its maximum does that).
+func (s *Server) checkPassthroughFormat(schema json.RawMessage, param string) error {
+	if len(bytes.TrimSpace(schema)) == 0 || bytes.TrimSpace(schema)[0] != '{' {
+		return nil // absent, null or "json": nothing to turn into a grammar
+	}
+	if err := s.engine.CheckFormat(schema); err != nil {
+		return hearth.InvalidRequest(param, hearth.CodeInvalidJSONSchema, fmt.Sprintf("Invalid '%s': %v.", param, err))
+	}
+	return nil
 }

@@ -183,3 +183,49 @@ func TestPassthroughStreamIsWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestPassthroughRefusesBadFormats: a `format` schema the runtime cannot turn into a
+// grammar is a 400 naming it on Ollama's routes and the OpenAI-compatible one, before it
+// reaches the runtime (one whose repetition minimum exceeds its maximum makes a runner
+// allocate until it is killed); a good schema and "json" still pass through.
+func TestPassthroughRefusesBadFormats(t *testing.T) {
+	srv := newHearth(t)
+	testenv.Model(t, scriptmodel.PlainModel)
+	bad := map[string]any{"type": "string", "minLength": 5, "maxLength": 2}
+	cases := []struct {
+		path  string
+		body  map[string]any
+		param string
+	}{
+		{"/api/generate", map[string]any{"model": scriptmodel.PlainModel, "prompt": "hi", "stream": false, "format": bad}, "format"},
+		{"/api/chat", map[string]any{"model": scriptmodel.PlainModel, "stream": false, "format": bad,
+			"messages": []map[string]string{{"role": "user", "content": "hi"}}}, "format"},
+		{"/v1/chat/completions", map[string]any{"model": scriptmodel.PlainModel,
+			"messages":        []map[string]string{{"role": "user", "content": "hi"}},
+			"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "x", "schema": bad}}},
+			"response_format.json_schema.schema"},
+	}
+	for _, tc := range cases {
+		resp := postJSON(t, srv.URL+tc.path, tc.body)
+		var e struct {
+			Error struct {
+				Param, Code string
+			} `json:"error"`
+		}
+		json.NewDecoder(resp.Body).Decode(&e)
+		if resp.StatusCode != http.StatusBadRequest || e.Error.Param != tc.param || e.Error.Code != "invalid_json_schema" {
+			t.Errorf("%s with a bad schema: %s %+v, want 400 naming %s", tc.path, resp.Status, e.Error, tc.param)
+		}
+	}
+	// "json" is no schema, and a schema the grammar takes runs: the script's text is no
+	// JSON, so the grammar decides what comes out, but the runtime answers.
+	for _, format := range []any{"json", map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}}} {
+		resp := postJSON(t, srv.URL+"/api/generate", map[string]any{"model": scriptmodel.PlainModel,
+			"prompt": "<|user|>hi" + scriptmodel.EntryAssistant, "raw": true, "stream": false, "format": format,
+			"options": map[string]any{"num_predict": 4}})
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(resp.Body)
+			t.Errorf("format %v: %s %s, want 200", format, resp.Status, b)
+		}
+	}
+}
