@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -145,8 +147,17 @@ func TestConsoleE2E(t *testing.T) {
 	if len(dom.Turns) != 3 {
 		t.Fatalf("chain shows %d turns, want 3: %+v", len(dom.Turns), dom)
 	}
+	// The root comes first; its two branches may come in either order: siblings are
+	// ordered by creation time, and two responses can share a millisecond.
+	byID := map[string]int{}
+	for i, d := range dom.Turns {
+		byID[d.ID] = i
+	}
+	if dom.Turns[0].ID != first.ID {
+		t.Errorf("chain starts with %s, want the root %s", dom.Turns[0].ID, first.ID)
+	}
 	for i, r := range turns {
-		got := dom.Turns[i]
+		got := dom.Turns[byID[r.ID]]
 		u := r.Usage
 		wantUsage := fmt.Sprintf("in %d (cached %d) · out %d (reasoning %d)", u.InputTokens, u.InputTokensDetails.CachedTokens, u.OutputTokens, u.OutputTokensDetails.ReasoningTokens)
 		parent := ""
@@ -192,9 +203,15 @@ func TestConsoleE2E(t *testing.T) {
 	b.open(t, srv.URL+"/console/responses", `document.querySelector("#responses")`)
 	var rows []string
 	b.eval(t, `[...document.querySelectorAll("tr.response-row")].map(tr => tr.dataset.id + " " + [...tr.cells].slice(2).map(c => c.textContent).join(" "))`, &rows)
+	// Newest first as storage orders them: creation time (hearth stores a response's
+	// created_at, whole seconds), then id, both descending.
+	newest := slices.Clone(turns)
+	slices.SortStableFunc(newest, func(a, b *hearth.Response) int {
+		return cmp.Or(cmp.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(b.ID, a.ID))
+	})
 	var wantRows []string
-	for i := len(turns) - 1; i >= 0; i-- {
-		r, u := turns[i], turns[i].Usage
+	for _, r := range newest {
+		u := r.Usage
 		wantRows = append(wantRows, fmt.Sprintf("%s dev %s completed %d %d %d", r.ID, scriptmodel.ToolsModel, u.InputTokens, u.InputTokensDetails.CachedTokens, u.OutputTokens))
 	}
 	if strings.Join(rows, "\n") != strings.Join(wantRows, "\n") {
