@@ -1,11 +1,8 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"hearth"
 	"hearth/internal/testenv"
@@ -21,14 +18,7 @@ import (
 //
 // It needs Node.js and npm; without them it fails, unless HEARTH_SKIP_NODE=1.
 func TestAgentsSDKE2E(t *testing.T) {
-	node, npm := lookNode(t)
-	dir, err := filepath.Abs(clientsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	npmCI(ctx, t, npm, dir)
+	ctx, node, dir := nodeProject(t, clientsDir)
 
 	const key = "agents-test-key"
 	rec := &recorder{}

@@ -1,11 +1,8 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
@@ -25,14 +22,7 @@ const aiSDKDir = "../testdata/ai-sdk"
 //
 // Like TestOpenAISDKE2E it needs Node.js and npm, unless HEARTH_SKIP_NODE=1.
 func TestAISDKE2E(t *testing.T) {
-	node, npm := lookNode(t)
-	dir, err := filepath.Abs(aiSDKDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	npmCI(ctx, t, npm, dir)
+	ctx, node, dir := nodeProject(t, aiSDKDir)
 
 	srv := newHearthWithDB(t)
 	expect, err := json.Marshal(map[string]any{

@@ -1,11 +1,8 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"hearth"
 	"hearth/internal/testenv"
@@ -17,14 +14,7 @@ import (
 // and a loop of responses on a conversation (cached_tokens included). It needs Node.js
 // and npm, as TestOpenAISDKE2E does.
 func TestOpenAISDKConversationsE2E(t *testing.T) {
-	node, npm := lookNode(t)
-	dir, err := filepath.Abs(sdkDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	npmCI(ctx, t, npm, dir)
+	ctx, node, dir := nodeProject(t, sdkDir)
 
 	srv := newHearthWithDB(t)
 	expect := mustJSON(t, map[string]any{
@@ -45,14 +35,7 @@ func TestOpenAISDKConversationsE2E(t *testing.T) {
 // test checks what went over the wire: which requests named the conversation, and that
 // with conversationId the SDK sent only new items, hearth supplying the rest.
 func TestAgentsSDKConversationsE2E(t *testing.T) {
-	node, npm := lookNode(t)
-	dir, err := filepath.Abs(clientsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	npmCI(ctx, t, npm, dir)
+	ctx, node, dir := nodeProject(t, clientsDir)
 
 	const key = "agents-test-key"
 	rec := &recorder{}

@@ -30,14 +30,7 @@ const sdkDir = "../testdata/openai-sdk"
 // It needs Node.js and npm (npm ci fetches the package from the registry the first time).
 // Without them it fails, unless HEARTH_SKIP_NODE=1, which skips it.
 func TestOpenAISDKE2E(t *testing.T) {
-	node, npm := lookNode(t)
-	dir, err := filepath.Abs(sdkDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	npmCI(ctx, t, npm, dir)
+	ctx, node, dir := nodeProject(t, sdkDir)
 
 	srv := newHearthWithDB(t)
 	expect, err := json.Marshal(sdkExpectations(t))
@@ -53,6 +46,22 @@ func TestOpenAISDKE2E(t *testing.T) {
 
 // runNode runs a script of a node test project with env added, logs its output and
 // fails the test if it fails or runs out of time.
+// nodeProject prepares the node project at rel (relative to this package): it finds
+// Node.js (or skips, with HEARTH_SKIP_NODE=1), runs npm ci when its lock file changed,
+// and returns a context bounding the test's node runs, node, and the project's path.
+func nodeProject(t *testing.T, rel string) (context.Context, string, string) {
+	t.Helper()
+	node, npm := lookNode(t)
+	dir, err := filepath.Abs(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	t.Cleanup(cancel)
+	npmCI(ctx, t, npm, dir)
+	return ctx, node, dir
+}
+
 func runNode(ctx context.Context, t *testing.T, node, dir, script string, env ...string) {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, node, script)
