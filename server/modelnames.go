@@ -24,9 +24,10 @@ type modelNames struct {
 
 	mu sync.Mutex
 	// byKey maps a lowercased name, with and without ":latest", to the runtime's name.
-	byKey      map[string]string
-	fetched    time.Time
-	refreshing bool
+	byKey   map[string]string
+	fetched time.Time
+	// listing is closed when the list call in flight ends; nil when none is.
+	listing chan struct{}
 }
 
 func newModelNames(list func(context.Context) ([]string, error)) *modelNames {
@@ -42,37 +43,52 @@ func (m *modelNames) label(name string) string {
 	key := strings.ToLower(name)
 	m.mu.Lock()
 	v, ok := m.byKey[key]
-	// One list call at a time, at most one per interval, and outside the lock: a
-	// runtime that is down must not hold up the requests whose names are known.
-	refresh := !ok && !m.refreshing && m.list != nil && time.Since(m.fetched) >= modelRefreshEvery
-	if refresh {
-		m.refreshing, m.fetched = true, time.Now()
+	// A miss waits for the list call in flight, or starts one (at most one per
+	// interval). Known names never wait: a runtime that is down must not hold up the
+	// requests whose names are known. Waiting rather than answering "unknown" matters
+	// at start, when the first requests arrive together: each of them would otherwise
+	// be counted under "unknown" while the first one's list call runs.
+	wait := m.listing
+	if !ok && wait == nil && m.list != nil && time.Since(m.fetched) >= modelRefreshEvery {
+		wait = make(chan struct{})
+		m.listing, m.fetched = wait, time.Now()
+		go m.refresh(wait)
 	}
 	m.mu.Unlock()
 	if ok {
 		return v
 	}
-	if !refresh {
+	if wait == nil {
 		return unknownModel
 	}
+	<-wait
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if v, ok := m.byKey[key]; ok {
+		return v
+	}
+	return unknownModel
+}
+
+// refresh lists the runtime's models (bounded in time) and closes done. A failed list
+// keeps the names already known.
+func (m *modelNames) refresh(done chan struct{}) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	names, err := m.list(ctx)
 	cancel()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.refreshing = false
-	if err == nil {
-		m.byKey = make(map[string]string, 2*len(names))
-		for _, n := range names {
-			l := strings.ToLower(n)
-			m.byKey[l] = n
-			if base, ok := strings.CutSuffix(l, ":latest"); ok {
-				m.byKey[base] = n
-			}
+	defer close(done)
+	m.listing = nil
+	if err != nil {
+		return
+	}
+	m.byKey = make(map[string]string, 2*len(names))
+	for _, n := range names {
+		l := strings.ToLower(n)
+		m.byKey[l] = n
+		if base, ok := strings.CutSuffix(l, ":latest"); ok {
+			m.byKey[base] = n
 		}
 	}
-	if v, ok := m.byKey[key]; ok {
-		return v
-	}
-	return unknownModel
 }

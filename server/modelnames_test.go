@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -47,5 +48,36 @@ func TestModelNamesLabel(t *testing.T) {
 	}
 	if got := m.label("plain"); got != "plain:latest" {
 		t.Errorf("a known name after a failed list: %q", got)
+	}
+}
+
+// TestModelNamesLabelConcurrentMiss: requests that arrive together while the names are
+// being listed all get the runtime's name, from one list call; none is counted under
+// "unknown" for having come second (the first requests after a start did).
+func TestModelNamesLabelConcurrentMiss(t *testing.T) {
+	release := make(chan struct{})
+	var calls atomic.Int32
+	m := newModelNames(func(context.Context) ([]string, error) {
+		calls.Add(1)
+		<-release
+		return []string{"plain:latest"}, nil
+	})
+	got := make(chan string)
+	for range 8 {
+		go func() { got <- m.label("plain") }()
+	}
+	// Let every caller reach the lookup before the list call answers.
+	for calls.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(release)
+	for range 8 {
+		if l := <-got; l != "plain:latest" {
+			t.Errorf("a concurrent first lookup got %q", l)
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d list calls for 8 concurrent misses, want 1", n)
 	}
 }
