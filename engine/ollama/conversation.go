@@ -18,16 +18,24 @@ import (
 
 // appendMessages appends msgs to dst as Ollama messages.
 func appendMessages(dst []api.Message, msgs []engine.Message) ([]api.Message, error) {
+	// One backing array for all calls and one for all images, not one per message.
+	var nCalls, nImages int
+	for _, m := range msgs {
+		nCalls += len(m.ToolCalls)
+		nImages += len(m.Images)
+	}
+	calls := make([]api.ToolCall, nCalls)
+	images := make([]api.ImageData, nImages)
 	for _, m := range msgs {
 		am := api.Message{Role: m.Role, Content: m.Content, Thinking: m.Thinking, ToolName: m.ToolName, ToolCallID: m.ToolCallID}
-		if len(m.Images) > 0 {
-			am.Images = make([]api.ImageData, len(m.Images))
+		if n := len(m.Images); n > 0 {
+			am.Images, images = images[:n:n], images[n:]
 			for i, img := range m.Images {
 				am.Images[i] = img
 			}
 		}
-		if len(m.ToolCalls) > 0 {
-			am.ToolCalls = make([]api.ToolCall, len(m.ToolCalls))
+		if n := len(m.ToolCalls); n > 0 {
+			am.ToolCalls, calls = calls[:n:n], calls[n:]
 			for i, c := range m.ToolCalls {
 				tc := api.ToolCall{ID: c.ID, Function: api.ToolCallFunction{Index: c.Index, Name: c.Name}}
 				if len(c.Arguments) > 0 {
