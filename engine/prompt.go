@@ -173,11 +173,11 @@ func (c *Conversation) ModelToolName(ref ToolRef) (string, bool) {
 //     turns a compaction item into the user message of its summary before
 //     calling (sealed.go).
 //
-// p, the model's renderer, says how function tools' schemas are shown (its
+// r, the model's renderer, says how function tools' schemas are shown (its
 // ToolParameters); it may be nil when tools has no function tools.
-func BuildConversation(instructions string, history, input []hearth.Item, tools []hearth.Tool, p PromptRenderer) (*Conversation, error) {
+func BuildConversation(instructions string, history, input []hearth.Item, tools []hearth.Tool, r PromptRenderer) (*Conversation, error) {
 	conv := &Conversation{ToolNames: map[string]ToolRef{}, modelNames: map[ToolRef]string{}, freeforms: map[string]*toolgrammar.Freeform{}, toolParams: map[string]string{}}
-	if err := conv.addTools(tools, p); err != nil {
+	if err := conv.addTools(tools, r); err != nil {
 		return nil, err
 	}
 	b := convBuilder{conv: conv, nHistory: len(history), callNames: map[string]string{}}
@@ -197,7 +197,7 @@ func BuildConversation(instructions string, history, input []hearth.Item, tools 
 }
 
 // addTools converts the request's tools to the ones the model sees and names them.
-func (c *Conversation) addTools(tools []hearth.Tool, p PromptRenderer) error {
+func (c *Conversation) addTools(tools []hearth.Tool, r PromptRenderer) error {
 	// The decoder rejects duplicate names among top-level tools and within one
 	// namespace; only nested names can clash with others. Count every name
 	// first so a nested function keeps its plain name only when unique.
@@ -228,7 +228,7 @@ func (c *Conversation) addTools(tools []hearth.Tool, p PromptRenderer) error {
 		param := fmt.Sprintf("tools[%d]", i)
 		switch t.Type {
 		case hearth.ToolFunction:
-			fn, err := promptFunctionTool(t, param, p)
+			fn, err := promptFunctionTool(t, param, r)
 			if err != nil {
 				return err
 			}
@@ -252,7 +252,7 @@ func (c *Conversation) addTools(tools []hearth.Tool, p PromptRenderer) error {
 			c.freeforms[t.Name] = f
 		case hearth.ToolNamespace:
 			for j, f := range t.Tools {
-				p, r := fmt.Sprintf("%s.tools[%d]", param, j), p
+				p := fmt.Sprintf("%s.tools[%d]", param, j)
 				fn, err := promptFunctionTool(f, p, r)
 				if err != nil {
 					return err
@@ -271,13 +271,13 @@ func (c *Conversation) addTools(tools []hearth.Tool, p PromptRenderer) error {
 }
 
 // promptFunctionTool is a function tool as the model sees it: its schema as the
-// model's prompt shows it (p.ToolParameters), which is also what the parser and
+// model's prompt shows it (r.ToolParameters), which is also what the parser and
 // an emulated format's system prompt see.
-func promptFunctionTool(t hearth.Tool, param string, p PromptRenderer) (Tool, error) {
-	if p == nil {
+func promptFunctionTool(t hearth.Tool, param string, r PromptRenderer) (Tool, error) {
+	if r == nil {
 		return Tool{}, fmt.Errorf("engine: function tool %q without a model to show it to", t.Name)
 	}
-	params, err := p.ToolParameters(t.Parameters)
+	params, err := r.ToolParameters(t.Parameters)
 	if err != nil {
 		return Tool{}, hearth.InvalidRequest(param+".parameters", hearth.CodeInvalidValue,
 			fmt.Sprintf("Invalid '%s.parameters': not a JSON Schema the model's template can show: %v.", param, err))
