@@ -102,7 +102,9 @@ func toolParameters(schema json.RawMessage) (json.RawMessage, error) {
 		if err != nil {
 			return nil, err
 		}
-		return json.Marshal(p)
+		shown, err := json.Marshal(p)
+		// Requests share the text: no room to append into.
+		return shown[:len(shown):len(shown)], err
 	})
 }
 
