@@ -64,9 +64,8 @@ func (s *Server) admit(ctx context.Context, c *gin.Context, req *hearth.CreateRe
 
 // enter queues the caller for a slot of model, fair across keys (or client addresses
 // without auth). A refusal is a 429 with Retry-After, counted in the metrics.
-func (s *Server) enter(c *gin.Context, m *reqMeta, model string) (*admission.Ticket, error) {
-	// The passthrough reaches the pool's first runtime (Server.proxy).
-	t, retry, err := s.enterAs(m, model, s.pool.Labels()[0])
+func (s *Server) enter(c *gin.Context, m *reqMeta, model, runtime string) (*admission.Ticket, error) {
+	t, retry, err := s.enterAs(m, model, runtime)
 	if retry != "" {
 		c.Header("Retry-After", retry)
 	}

@@ -115,7 +115,10 @@ type Server struct {
 	log       *slog.Logger
 	router    *gin.Engine
 	proxy     *httputil.ReverseProxy
-	jobs      *jobs
+	// proxies reach each runtime of the pool, by label, for a passthrough request
+	// placed on one (admitPassthrough).
+	proxies map[string]*httputil.ReverseProxy
+	jobs    *jobs
 
 	dbKeys     dbKeys
 	admission  *admission.Controller
@@ -201,6 +204,10 @@ func New(cfg Config) *Server {
 		s.engine.Seal = cfg.Seal
 	}
 	s.proxy = newRuntimeProxy(cfg.Runtime, log)
+	s.proxies = map[string]*httputil.ReverseProxy{}
+	for _, l := range s.pool.Labels() {
+		s.proxies[l] = newRuntimeProxy(s.pool.Runtime(l), log)
+	}
 	s.recent = console.NewRecent()
 	s.console = s.newConsole()
 
