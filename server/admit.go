@@ -44,9 +44,13 @@ func (s *Server) admitAs(ctx context.Context, m *reqMeta, req *hearth.CreateResp
 	m.responseID = responseID
 	pl := engine.PlacementOf(ctx)
 	if pl == nil {
-		pl = engine.PlacementOf(s.place(ctx, "", req, ""))
+		placed, release := s.place(ctx, "", req, "")
+		defer release()
+		pl = engine.PlacementOf(placed)
 	}
 	t, retry, err := s.enterAs(m, req.Model, pl.Runtime())
+	// Entered (or refused): admission counts it now, or not at all.
+	unreserve(ctx)
 	if err != nil {
 		return nil, retry, err
 	}

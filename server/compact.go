@@ -31,7 +31,8 @@ func (s *Server) compactResponse(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	ctx = s.place(ctx, owner(c), req, "")
+	ctx, unplace := s.place(ctx, owner(c), req, "")
+	defer unplace()
 	compaction, err := s.engine.PrepareCompaction(ctx, req, history)
 	if err != nil {
 		s.writeError(c, err)

@@ -19,7 +19,11 @@ const HeaderRuntime = "x-hearth-runtime"
 // previous_response_id, else the latest response with the same prompt_cache_key, else
 // fallback (a WebSocket's latest response). Anything else goes to the least loaded
 // runtime that has the model.
-func (s *Server) place(ctx context.Context, who string, req *hearth.CreateResponseRequest, fallback string) context.Context {
+//
+// The choice is reserved in admission until the request enters it (admitAs) or the
+// returned release is called, whichever comes first: requests prepared at the same
+// time then spread over the runtimes.
+func (s *Server) place(ctx context.Context, who string, req *hearth.CreateResponseRequest, fallback string) (context.Context, func()) {
 	cands := s.pool.Candidates(req.Model)
 	label := ""
 	if len(cands) > 1 {
@@ -47,7 +51,18 @@ func (s *Server) place(ctx context.Context, who string, req *hearth.CreateRespon
 	if label == "" {
 		label = s.admission.LeastLoaded(req.Model, cands)
 	}
-	return engine.WithPlacement(ctx, engine.NewPlacement(label))
+	release := s.admission.Reserve(req.Model, label)
+	ctx = engine.WithPlacement(ctx, engine.NewPlacement(label))
+	return context.WithValue(ctx, reservationKey{}, release), release
+}
+
+type reservationKey struct{}
+
+// unreserve ends the reservation of ctx's placement, if any.
+func unreserve(ctx context.Context) {
+	if release, ok := ctx.Value(reservationKey{}).(func()); ok {
+		release()
+	}
 }
 
 // affinity remembers the runtime of the latest response per owner and prompt_cache_key,

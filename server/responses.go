@@ -108,7 +108,8 @@ func (s *Server) createResponse(c *gin.Context) {
 	}
 	defer turn.abandon()
 	history = append(history, turn.history()...)
-	ctx = s.place(ctx, who, req, "")
+	ctx, unplace := s.place(ctx, who, req, "")
+	defer unplace()
 	job, err := s.engine.Prepare(ctx, req, history)
 	if err != nil {
 		s.writeError(c, err)

@@ -281,7 +281,8 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	defer turn.abandon()
 	// The connection's next create goes where its latest response ran, whose KV cache
 	// holds the conversation so far.
-	ctx = s.place(ctx, sk.owner, req, sk.runtime)
+	ctx, unplace := s.place(ctx, sk.owner, req, sk.runtime)
+	defer unplace()
 	// The connection's state stays the chain of responses (what storage would load for
 	// previous_response_id), without the conversation's items.
 	job, err := s.engine.Prepare(ctx, req, append(slices.Clip(history), turn.history()...))

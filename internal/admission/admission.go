@@ -106,8 +106,9 @@ func (c *Controller) Config() Config { return c.cfg }
 type lane struct {
 	running int
 	waiting int
-	// runningOn and waitingOn count running and waiting tickets per runtime.
-	runningOn, waitingOn map[string]int
+	// runningOn and waitingOn count running and waiting tickets per runtime;
+	// reservedOn the requests placed on a runtime that have not entered yet (Reserve).
+	runningOn, waitingOn, reservedOn map[string]int
 	// queues holds each key's waiting tickets in arrival order; ring the keys that have
 	// any, in the order they are served, next the index of the key served next.
 	queues map[string][]*Ticket
@@ -147,11 +148,45 @@ func (c *Controller) slots(runtime string) int {
 }
 
 // LeastLoaded returns the runtime of runtimes whose slots for model are least taken by
-// running and waiting generations, the first of equals; "" when runtimes is empty.
+// running, waiting and reserved requests, the first of equals; "" when runtimes is
+// empty.
 func (c *Controller) LeastLoaded(model string, runtimes []string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.leastLoadedLocked(c.lanes[model], runtimes)
+}
+
+// Reserve counts a request placed on runtime for model that has not entered yet (it is
+// being prepared), so that requests placed meanwhile see it in LeastLoaded: without it,
+// requests arriving together would all be placed on the same idle runtime. The returned
+// release ends the reservation; it may be called more than once.
+func (c *Controller) Reserve(model, runtime string) (release func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.laneLocked(model, c.now())
+	l.reservedOn[runtime]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			l.reservedOn[runtime]--
+			if l.reservedOn[runtime] == 0 {
+				delete(l.reservedOn, runtime)
+			}
+		})
+	}
+}
+
+// laneLocked returns model's lane, made if it has none.
+func (c *Controller) laneLocked(model string, now time.Time) *lane {
+	l := c.lanes[model]
+	if l == nil {
+		l = &lane{queues: map[string][]*Ticket{}, runningOn: map[string]int{}, waitingOn: map[string]int{}, reservedOn: map[string]int{}}
+		c.lanes[model] = l
+	}
+	l.used = now
+	return l
 }
 
 func (c *Controller) leastLoadedLocked(l *lane, runtimes []string) string {
@@ -159,7 +194,7 @@ func (c *Controller) leastLoadedLocked(l *lane, runtimes []string) string {
 	for i, r := range runtimes {
 		load := 0
 		if l != nil {
-			load = l.runningOn[r] + l.waitingOn[r]
+			load = l.runningOn[r] + l.waitingOn[r] + l.reservedOn[r]
 		}
 		slots := c.slots(r)
 		// load/slots < bestLoad/bestSlots, without division.
@@ -188,12 +223,7 @@ func (c *Controller) EnterOn(model, key, runtime string) (*Ticket, error) {
 			return nil, &Rejected{Reason: ReasonRateLimited, Model: model, Key: key, RetryAfter: max(wait, time.Second), Limit: c.cfg.RatePerMinute}
 		}
 	}
-	l := c.lanes[model]
-	if l == nil {
-		l = &lane{queues: map[string][]*Ticket{}, runningOn: map[string]int{}, waitingOn: map[string]int{}}
-		c.lanes[model] = l
-	}
-	l.used = now
+	l := c.laneLocked(model, now)
 	t := &Ticket{c: c, model: model, key: key, runtime: runtime, enqueued: now, ready: make(chan struct{})}
 	if l.runningOn[runtime] < c.slots(runtime) && l.waitingOn[runtime] == 0 {
 		c.admitLocked(l, t, now)
@@ -439,7 +469,7 @@ func (c *Controller) Snapshot() []Lane {
 func (c *Controller) sweepLocked(now time.Time) {
 	c.swept = now
 	for m, l := range c.lanes {
-		if l.running == 0 && l.waiting == 0 && now.Sub(l.used) >= laneIdle {
+		if l.running == 0 && l.waiting == 0 && len(l.reservedOn) == 0 && now.Sub(l.used) >= laneIdle {
 			delete(c.lanes, m)
 		}
 	}
