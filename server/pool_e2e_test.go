@@ -125,6 +125,8 @@ func TestPoolE2E(t *testing.T) {
 			extra := fmt.Sprintf(`"input":"%c%d: conversation %d, turn %d"`, 'p'+c, turn, c, turn)
 			if turn > 0 {
 				extra += `,"previous_response_id":"` + chains[c][turn-1].ID + `"`
+			} else {
+				extra += fmt.Sprintf(`,"prompt_cache_key":"conversation-%d"`, c)
 			}
 			r, label := h.create(t, reqBody(h.model, false, extra))
 			if turn == 0 {
@@ -156,6 +158,23 @@ func TestPoolE2E(t *testing.T) {
 	onB := 0
 	if h.stored(t, chains[1][0].ID) == h.b {
 		onB = 1
+	}
+
+	// With both runtimes idle, a new request goes to the first, unless it continues
+	// something: the same prompt_cache_key, or the connection's latest response on a
+	// WebSocket, goes where that ran.
+	if _, label := h.create(t, reqBody(h.model, false, `"input":"a new conversation"`)); label != h.a {
+		t.Errorf("a new request on an idle pool ran on %q, want the first runtime %s", label, h.a)
+	}
+	pck := fmt.Sprintf(`"input":"the same cache key","prompt_cache_key":"conversation-%d"`, onB)
+	if _, label := h.create(t, reqBody(h.model, false, pck)); label != h.b {
+		t.Errorf("a request with the prompt_cache_key of a conversation on %s ran on %q", h.b, label)
+	}
+	ws := dialWS(t, h.srv, nil)
+	first := ws.completed(wsCreate(h.model, `"input":"on the socket","previous_response_id":"`+chains[onB][turns-1].ID+`"`))
+	second := ws.completed(wsCreate(h.model, `"input":"next on the socket"`))
+	if got1, got2 := h.stored(t, first.ID), h.stored(t, second.ID); got1 != h.b || got2 != h.b {
+		t.Errorf("on a WebSocket: a continuation of a conversation on %s ran on %q, the next create on %q", h.b, got1, got2)
 	}
 
 	// Where the model lives, and both runtimes serving.
