@@ -194,12 +194,14 @@ func (p *Pool) setState(m *member, err error) {
 	}
 }
 
-// check asks one runtime whether it answers and, when it does, which models it has.
+// check asks one runtime whether it answers and, when it does, which models it has. A
+// runtime that answers but cannot list keeps its last listing: it is up all the same.
 func (p *Pool) check(ctx context.Context, m *member) error {
 	err := m.rt.Ready(ctx)
 	if err == nil {
-		var list []engine.ListedModel
-		if list, err = m.rt.Models(ctx); err == nil {
+		if list, lerr := m.rt.Models(ctx); lerr != nil {
+			p.log.Debug("runtime answers but does not list its models", "runtime", m.label, "error", lerr)
+		} else {
 			names, listed := map[string]bool{}, make([]string, 0, len(list))
 			for _, lm := range list {
 				listed = append(listed, lm.Name)
