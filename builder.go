@@ -3,6 +3,7 @@ package hearth
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -57,6 +58,10 @@ type Builder struct {
 	emit  func(Event)
 	seq   int
 	state builderState
+
+	// The open item's growing text fields (the streaming part's text, the mirrored
+	// summary, a call's arguments), appended through these builders: see appendText.
+	partText, summaryText, argsText strings.Builder
 
 	cur            int  // index in resp.Output of the open item; -1 when none
 	partOpen       bool // the open item's last content part is streaming
@@ -228,10 +233,10 @@ func (b *Builder) messageDelta(partType, text string) error {
 	}
 	ci := len(it.Content) - 1
 	if partType == PartRefusal {
-		it.Content[ci].Refusal += text
+		appendText(&b.partText, &it.Content[ci].Refusal, text)
 		b.send(Event{Type: EventRefusalDelta, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Delta: text})
 	} else {
-		it.Content[ci].Text += text
+		appendText(&b.partText, &it.Content[ci].Text, text)
 		b.send(Event{Type: EventOutputTextDelta, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Delta: text})
 	}
 	return nil
@@ -266,11 +271,11 @@ func (b *Builder) ReasoningDelta(text string) error {
 		b.partOpen = true
 	}
 	ci := len(it.Content) - 1
-	it.Content[ci].Text += text
+	appendText(&b.partText, &it.Content[ci].Text, text)
 	b.send(Event{Type: EventReasoningDelta, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Delta: text})
 	if b.mirrorSummary {
 		si := len(it.Summary) - 1
-		it.Summary[si].Text += text
+		appendText(&b.summaryText, &it.Summary[si].Text, text)
 		b.send(Event{Type: EventReasoningSummaryTextDelta, ItemID: it.ID, OutputIndex: b.cur, SummaryIndex: si, Delta: text})
 	}
 	return nil
@@ -303,12 +308,12 @@ func (b *Builder) ArgumentsDelta(text string) error {
 	switch it.Type {
 	case ItemFunctionCall:
 		if text != "" {
-			it.Arguments += text
+			appendText(&b.argsText, &it.Arguments, text)
 			b.send(Event{Type: EventFunctionCallArgumentsDelta, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
 		}
 	case ItemCustomToolCall:
 		if text != "" {
-			it.Input += text
+			appendText(&b.argsText, &it.Input, text)
 			b.send(Event{Type: EventCustomToolCallInputDelta, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
 		}
 	default:
@@ -471,6 +476,21 @@ func (b *Builder) closeItem(status string) {
 		b.lastIncomplete = true
 	}
 	b.cur = -1
+}
+
+// appendText appends text to *field, which buf has grown so far. Go strings are
+// immutable, so `*field += text` copies the whole field for every delta: quadratic in an
+// item's length (a 10,000-token message allocated 265 MB). buf grows geometrically and
+// its String() shares the buffer without a copy; the strings handed out earlier stay
+// valid, as a strings.Builder only ever appends. A field buf did not grow (a new part,
+// or text set otherwise) starts buf over from the field's text.
+func appendText(buf *strings.Builder, field *string, text string) {
+	if buf.Len() != len(*field) || buf.String() != *field {
+		buf.Reset()
+		buf.WriteString(*field)
+	}
+	buf.WriteString(text)
+	*field = buf.String()
 }
 
 func (b *Builder) snapshot() *Item {

@@ -23,11 +23,21 @@ import (
 // "tools[6] (web_search)". Unknown fields inside known objects are dropped
 // silently, as OpenAI does.
 func DecodeCreateRequest(body []byte) (req *CreateResponseRequest, ignored []string, err error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+	// One scan checks the whole body and splitObject takes it apart (see
+	// decode_split.go); json.Unmarshal is left the bodies that fail, for its message.
+	fields, ok := map[string]json.RawMessage(nil), false
+	if json.Valid(body) {
+		fields, ok = splitObject(body)
+	}
+	var perr error
+	if !ok {
+		fields = nil
+		perr = json.Unmarshal(body, &fields)
+	}
+	if perr != nil || fields == nil {
 		msg := "We could not parse the JSON body of your request: expected a JSON object."
-		if err != nil {
-			msg = "We could not parse the JSON body of your request: " + err.Error() + "."
+		if perr != nil {
+			msg = "We could not parse the JSON body of your request: " + perr.Error() + "."
 		}
 		return nil, nil, InvalidRequest("", CodeInvalidJSON, msg)
 	}
@@ -969,6 +979,9 @@ func asString(raw json.RawMessage, path string) (string, error) {
 	if kindOf(raw) != kindString {
 		return "", typeError(path, "a string", raw)
 	}
+	if s, ok := plainString(bytes.TrimSpace(raw)); ok {
+		return s, nil
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return "", typeError(path, "a string", raw)
@@ -980,6 +993,9 @@ func asArray(raw json.RawMessage, path string) ([]json.RawMessage, error) {
 	if kindOf(raw) != kindArray {
 		return nil, typeError(path, "an array", raw)
 	}
+	if elems, ok := splitArray(raw); ok {
+		return elems, nil
+	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(raw, &elems); err != nil {
 		return nil, typeError(path, "an array", raw)
@@ -990,6 +1006,9 @@ func asArray(raw json.RawMessage, path string) ([]json.RawMessage, error) {
 func asObject(raw json.RawMessage, path string) (object, error) {
 	if kindOf(raw) != kindObject {
 		return object{}, typeError(path, "an object", raw)
+	}
+	if fields, ok := splitObject(raw); ok {
+		return object{path, fields}, nil
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {

@@ -59,7 +59,7 @@ func (e *Engine) PrepareCompaction(ctx context.Context, req *hearth.CreateRespon
 		return nil, err
 	}
 	// Validated here, where an error can still name the item the caller knows.
-	if _, err := BuildConversation(req.Instructions, h, in, nil); err != nil {
+	if _, err := BuildConversation(req.Instructions, h, in, nil, nil); err != nil {
 		return nil, err
 	}
 

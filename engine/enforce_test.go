@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ollama/ollama/api"
-
 	"hearth"
 	"hearth/scriptmodel"
 )
@@ -24,6 +22,16 @@ type fakeRuntime struct {
 	reqs  []GenerateRequest
 	// only, when set, is the one model the runtime has.
 	only string
+	// badFormat, when set, is the runtime's refusal of the format schemas it
+	// cannot take (CheckFormat); unset, it takes every schema.
+	badFormat func(schema []byte) error
+}
+
+func (f *fakeRuntime) CheckFormat(schema []byte) error {
+	if f.badFormat == nil {
+		return nil
+	}
+	return f.badFormat(schema)
 }
 
 func (f *fakeRuntime) Model(_ context.Context, name string) (*ModelInfo, error) {
@@ -113,13 +121,13 @@ func newFakeJob(t *testing.T, rt *fakeRuntime, body string) *Job {
 // trained context of 4096).
 func qwenShow() *ModelInfo {
 	return &ModelInfo{Template: scriptmodel.Template, Stop: []string{"<|end|>"}, ContextLength: 4096,
-		Prompt: NewOllamaRenderer(&api.ShowResponse{Template: scriptmodel.Template})}
+		Prompt: scriptRenderer{}}
 }
 
 // mistralShow is a Mistral v11 model: the name is outside the JSON.
 func mistralShow() *ModelInfo {
 	const tmpl = `{{- if .Tools }}[AVAILABLE_TOOLS]{{ json .Tools }}[/AVAILABLE_TOOLS]{{ end }}{{- range .Messages }}[INST]{{ .Content }}[/INST]{{ range .ToolCalls }}[TOOL_CALLS]{{ .Function.Name }}[ARGS]{{ .Function.Arguments }}{{ end }}{{ end }}`
-	return &ModelInfo{Template: tmpl, ContextLength: 8192, Prompt: NewOllamaRenderer(&api.ShowResponse{Template: tmpl})}
+	return &ModelInfo{Template: tmpl, ContextLength: 8192, Prompt: mistralRenderer{}}
 }
 
 func summary(r *hearth.Response) string {
@@ -393,7 +401,7 @@ func TestCachedTokens(t *testing.T) {
 }
 
 func TestTurnRangesKeepSystemAndLastTurn(t *testing.T) {
-	msgs := []api.Message{
+	msgs := []Message{
 		{Role: "system", Content: "sys"},
 		{Role: "user", Content: "u1"}, {Role: "assistant", Content: "a1"},
 		{Role: "user", Content: "u2"}, {Role: "system", Content: "dev"}, {Role: "assistant"}, {Role: "tool", Content: "out"},

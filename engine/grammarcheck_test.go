@@ -2,9 +2,7 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,48 +10,11 @@ import (
 	"hearth"
 )
 
-func TestCheckGrammar(t *testing.T) {
-	cases := []struct {
-		schema string
-		bad    string // "" when the runtime can use it; else a word of the reason
-	}{
-		{`{"type":"object"}`, ""},
-		{`{}`, ""},
-		{`{"type":"object","properties":{"city":{"type":"string","minLength":1,"maxLength":40}},"required":["city"]}`, ""},
-		{`{"type":"string","pattern":"^(a|b+)*$"}`, ""},
-		{`{"type":"string","format":"nope"}`, ""},
-		{`{"type":"integer","minimum":5,"maximum":1}`, ""},
-		{`{"const":"{3,1}"}`, ""}, // a literal, not a repetition
-		{`{"type":"bogus"}`, "conversion"},
-		{`{"$ref":"#/nope"}`, "conversion"},
-		{`{"type":"string","pattern":"(a+)+"}`, "conversion"},
-		{`{"type":"string","pattern":"((a*)*)*b"}`, "conversion"},
-		{`{"type":"string","pattern":"[z-a]"}`, "conversion"},
-		{`{"type":["string","bogus"]}`, "conversion"},
-		{`{"type":"object","properties":{"a":{"type":"bogus"}}}`, "conversion"},
-		{`{"type":"integer","minimum":-99999999999999999999}`, "conversion"},
-		{`{"anyOf":[]}`, "parse"},
-		{`{"type":"string","maxLength":100000}`, "parse"},
-		{`{"type":"string","minLength":-1}`, "parse"},
-		{`{"type":"string","minLength":5,"maxLength":2}`, "repetitions"},
-	}
-	for _, tc := range cases {
-		err := checkGrammar([]byte(tc.schema))
-		switch {
-		case tc.bad == "" && err != nil:
-			t.Errorf("%s: %v", tc.schema, err)
-		case tc.bad != "" && err == nil:
-			t.Errorf("%s: accepted, want refused (%s)", tc.schema, tc.bad)
-		case tc.bad != "" && !strings.Contains(err.Error(), tc.bad):
-			t.Errorf("%s: %v, want a reason with %q", tc.schema, err, tc.bad)
-		}
-	}
-}
-
-// TestPrepareRefusesSchemasWithoutGrammar: a schema the runtime would have to turn
-// into a grammar and cannot is a 400 naming it, before any generation; a bad model
-// name is a 404.
-func TestPrepareRefusesSchemasWithoutGrammar(t *testing.T) {
+// TestPrepareAsksRuntimeForGrammars: every schema Prepare would send as a format (the
+// request's text.format, each constrained tool's arguments) is put to the runtime's
+// CheckFormat; a refusal is a 400 naming the field, and each schema is asked about
+// once. engine/ollama's tests check the real grammar conversion.
+func TestPrepareAsksRuntimeForGrammars(t *testing.T) {
 	bogus := `{"type":"object","properties":{"x":{"type":"bogus"}}}`
 	fn := func(name, params string, strict bool) string {
 		return `{"type":"function","name":"` + name + `","strict":` + strconv.FormatBool(strict) + `,"parameters":` + params + `}`
@@ -62,109 +23,62 @@ func TestPrepareRefusesSchemasWithoutGrammar(t *testing.T) {
 		name, body  string
 		status      int // 0: prepared
 		param, code string
+		asks        bool // the runtime is asked about some schema
 	}{
 		{"text.format schema", `"text":{"format":{"type":"json_schema","name":"n","schema":{"type":"bogus"}}}`,
-			400, "text.format.schema", hearth.CodeInvalidJSONSchema},
-		{"text.format pattern with nested quantifiers", `"text":{"format":{"type":"json_schema","name":"n","schema":{"type":"string","pattern":"(a+)+"}}}`,
-			400, "text.format.schema", hearth.CodeInvalidJSONSchema},
-		{"text.format usable", `"text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object","properties":{"a":{"type":"string"}}}}}`,
-			0, "", ""},
+			400, "text.format.schema", hearth.CodeInvalidJSONSchema, true},
+		{"text.format usable", `"text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object"}}}`,
+			0, "", "", true},
 		{"strict tool", `"tools":[` + timeTool + `,` + fn("f", bogus, true) + `]`,
-			400, "tools[1].parameters", hearth.CodeInvalidFunctionParameters},
-		{"text.format with an unresolvable $ref", `"text":{"format":{"type":"json_schema","name":"n","schema":{"$ref":"#/nope"}}}`,
-			400, "text.format.schema", hearth.CodeInvalidJSONSchema},
-		// toolgrammar hoists a tool's schema under $defs, where the converter reads
-		// a reference to nothing as any object: usable.
-		{"strict tool with an unresolvable $ref", `"tools":[` + fn("f", `{"type":"object","properties":{"a":{"$ref":"#/nope"}}}`, true) + `]`,
-			0, "", ""},
-		{"strict tool, minLength above maxLength", `"tools":[` + fn("f", `{"type":"object","properties":{"a":{"type":"string","minLength":5,"maxLength":2}}}`, true) + `]`,
-			400, "tools[0].parameters", hearth.CodeInvalidFunctionParameters},
+			400, "tools[1].parameters", hearth.CodeInvalidFunctionParameters, true},
 		{"required constrains every tool", `"tool_choice":"required","tools":[` + timeTool + `,` + fn("f", bogus, false) + `]`,
-			400, "tools[1].parameters", hearth.CodeInvalidFunctionParameters},
+			400, "tools[1].parameters", hearth.CodeInvalidFunctionParameters, true},
 		{"namespace tool", `"tool_choice":"required","tools":[{"type":"namespace","name":"ns","description":"d","tools":[` + timeTool + `,` + fn("f", bogus, false) + `]}]`,
-			400, "tools[0].tools[1].parameters", hearth.CodeInvalidFunctionParameters},
+			400, "tools[0].tools[1].parameters", hearth.CodeInvalidFunctionParameters, true},
 		{"a tool not allowed is not constrained", `"tool_choice":{"type":"allowed_tools","mode":"required","tools":[{"type":"function","name":"get_time"}]},"tools":[` + timeTool + `,` + fn("f", bogus, false) + `]`,
-			0, "", ""},
+			0, "", "", true},
 		{"a tool only shown needs no grammar", `"tools":[` + fn("f", bogus, false) + `]`,
-			0, "", ""},
-	}
-	run := func(label, body string, status int, param, code string) {
-		t.Helper()
-		req, _, err := hearth.DecodeCreateRequest([]byte(body))
-		if err != nil {
-			t.Fatalf("%s: decode: %v", label, err)
-		}
-		// The runtime has only model "m": any other name is its ErrModelNotFound
-		// (engine/ollama's seam also answers so for names it cannot parse).
-		_, err = New(&fakeRuntime{show: qwenShow(), only: "m"}, DefaultFormats(), nil).Prepare(context.Background(), req, nil)
-		if status == 0 {
-			if err != nil {
-				t.Errorf("%s: %v", label, err)
-			}
-			return
-		}
-		var he *hearth.Error
-		if !errors.As(err, &he) || he.Status != status || he.Param != param || he.Code != code {
-			t.Errorf("%s: error %v, want %d %s %s", label, err, status, param, code)
-		}
+			0, "", "", false},
 	}
 	for _, tc := range cases {
-		run(tc.name, `{"model":"m","input":"hi",`+tc.body+`}`, tc.status, tc.param, tc.code)
-	}
-	for _, name := range []string{"../../etc/passwd", "a:b:c", "a/b/c/d/e"} {
-		run(name, `{"model":"`+name+`","input":"hi"}`, 404, "model", hearth.CodeModelNotFound)
-	}
-}
-
-// BenchmarkPrepareToolGrammars: what checking the grammars costs, the first time
-// (check) and for schemas the engine has seen (check-remembered, every later turn of an
-// agent loop), against the whole of Prepare (prepare, remembered check included), for
-// a request that constrains every tool of Codex's first request (tool_choice required).
-//
-//	go test ./engine -run '^$' -bench PrepareToolGrammars
-func BenchmarkPrepareToolGrammars(b *testing.B) {
-	raw, err := os.ReadFile("../testdata/codex_request.json")
-	if err != nil {
-		b.Skip(err)
-	}
-	var body map[string]any
-	if err := json.Unmarshal(raw, &body); err != nil {
-		b.Fatal(err)
-	}
-	// Its tools, not its long instructions and input.
-	body = map[string]any{"model": "m", "input": "hi", "tools": body["tools"], "tool_choice": "required"}
-	raw, _ = json.Marshal(body)
-	req, _, err := hearth.DecodeCreateRequest(raw)
-	if err != nil {
-		b.Fatal(err)
-	}
-	// Codex's prompt is long enough that Prepare counts its tokens: a generation.
-	rt := &fakeRuntime{show: qwenShow(), write: func(string, json.RawMessage) []string { return nil }}
-	e := New(rt, DefaultFormats(), nil)
-	j, err := e.Prepare(context.Background(), req, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Run("prepare", func(b *testing.B) {
-		for range b.N {
-			if _, err := e.Prepare(context.Background(), req, nil); err != nil {
-				b.Fatal(err)
+		asked := map[string]int{}
+		rt := &fakeRuntime{show: qwenShow(), badFormat: func(schema []byte) error {
+			asked[string(schema)]++
+			if strings.Contains(string(schema), "bogus") {
+				return errors.New("no grammar for bogus")
+			}
+			return nil
+		}}
+		e := New(rt, DefaultFormats(), nil)
+		for range 2 {
+			req, _, err := hearth.DecodeCreateRequest([]byte(`{"model":"m","input":"hi",` + tc.body + `}`))
+			if err != nil {
+				t.Fatalf("%s: decode: %v", tc.name, err)
+			}
+			_, err = e.Prepare(context.Background(), req, nil)
+			if tc.status == 0 {
+				if err != nil {
+					t.Errorf("%s: %v", tc.name, err)
+				}
+				continue
+			}
+			var he *hearth.Error
+			if !errors.As(err, &he) || he.Status != tc.status || he.Param != tc.param || he.Code != tc.code || !strings.Contains(he.Message, "no grammar for bogus") {
+				t.Errorf("%s: error %v, want %d %s %s with the runtime's reason", tc.name, err, tc.status, tc.param, tc.code)
 			}
 		}
-	})
-	b.Run("check", func(b *testing.B) {
-		for range b.N {
-			clear(e.grammars)
-			if err := j.checkToolGrammars(); err != nil {
-				b.Fatal(err)
+		for schema, n := range asked {
+			if n != 1 {
+				t.Errorf("%s: asked %d times about %s", tc.name, n, schema)
 			}
 		}
-	})
-	b.Run("check-remembered", func(b *testing.B) {
-		for range b.N {
-			if err := j.checkToolGrammars(); err != nil {
-				b.Fatal(err)
+		if tc.asks != (len(asked) > 0) {
+			t.Errorf("%s: asked about %d schemas, want some: %v", tc.name, len(asked), tc.asks)
+		}
+		for schema := range asked {
+			if tc.name == "a tool not allowed is not constrained" && strings.Contains(schema, "bogus") {
+				t.Errorf("%s: asked about the tool not allowed", tc.name)
 			}
 		}
-	})
+	}
 }

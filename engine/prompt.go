@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	_ "image/gif" // the image formats the runtime decodes (its model package)
@@ -14,8 +15,6 @@ import (
 
 	_ "golang.org/x/image/bmp"
 	_ "golang.org/x/image/webp"
-
-	"github.com/ollama/ollama/api"
 
 	"hearth"
 	"hearth/toolgrammar"
@@ -36,11 +35,11 @@ const (
 )
 
 // Conversation is a request's context as the model's template sees it: the
-// chat messages and tools the runtime's /api/chat would receive for the same
-// conversation. RenderPrompt turns it into prompt text.
+// chat messages and tools a runtime's chat endpoint would receive for the same
+// conversation. The model's PromptRenderer turns it into prompt text.
 type Conversation struct {
-	Messages []api.Message
-	Tools    api.Tools
+	Messages []Message
+	Tools    []Tool
 	// Images are the images of Messages in prompt order: image i is the one a
 	// template model's prompt marks [img-i], and the i-th image of a raw
 	// /api/generate request.
@@ -57,6 +56,44 @@ type Conversation struct {
 	// toolParams is where each tool sits in the request ("tools[2]",
 	// "tools[0].tools[1]"), by the name the model sees, for errors that name it.
 	toolParams map[string]string
+}
+
+// Message is one chat message as a model's template sees it.
+type Message struct {
+	// Role is "system", "user", "assistant" or "tool".
+	Role     string
+	Content  string
+	Thinking string
+	// Images are the message's images, as encoded files.
+	Images    [][]byte
+	ToolCalls []ToolCall
+	// ToolName is the function a tool message answers (the name the model saw);
+	// ToolCallID the call's id. Both may be empty.
+	ToolName, ToolCallID string
+}
+
+// ToolCall is one call of an assistant message.
+type ToolCall struct {
+	ID string
+	// Index is the call's position in its message, as runtimes number the calls
+	// they parse.
+	Index int
+	// Name is the function's name as the model sees it.
+	Name string
+	// Arguments is the JSON object of the arguments as the caller wrote it (key
+	// order and number text included: templates show them from it); empty when the
+	// call had none. BuildConversation checks that it is an object (or null).
+	Arguments json.RawMessage
+}
+
+// Tool is a function the model is shown; its JSON is the function as templates
+// print it.
+type Tool struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Parameters is the JSON schema of the arguments as the model's prompt shows
+	// it (PromptRenderer.ToolParameters).
+	Parameters json.RawMessage `json:"parameters"`
 }
 
 // Freeform returns the compiled input format of the custom tool the model knows as
@@ -135,14 +172,17 @@ func (c *Conversation) ModelToolName(ref ToolRef) (string, bool) {
 //     with the stored items they name (server/references.go), and Prepare
 //     turns a compaction item into the user message of its summary before
 //     calling (sealed.go).
-func BuildConversation(instructions string, history, input []hearth.Item, tools []hearth.Tool) (*Conversation, error) {
+//
+// r, the model's renderer, says how function tools' schemas are shown (its
+// ToolParameters); it may be nil when tools has no function tools.
+func BuildConversation(instructions string, history, input []hearth.Item, tools []hearth.Tool, r PromptRenderer) (*Conversation, error) {
 	conv := &Conversation{ToolNames: map[string]ToolRef{}, modelNames: map[ToolRef]string{}, freeforms: map[string]*toolgrammar.Freeform{}, toolParams: map[string]string{}}
-	if err := conv.addTools(tools); err != nil {
+	if err := conv.addTools(tools, r); err != nil {
 		return nil, err
 	}
 	b := convBuilder{conv: conv, nHistory: len(history), callNames: map[string]string{}}
 	if instructions != "" {
-		b.append(api.Message{Role: "system", Content: instructions})
+		b.append(Message{Role: "system", Content: instructions})
 	}
 	items := make([]hearth.Item, 0, len(history)+len(input))
 	items = append(items, history...)
@@ -156,8 +196,8 @@ func BuildConversation(instructions string, history, input []hearth.Item, tools 
 	return conv, nil
 }
 
-// addTools converts the request's tools to the runtime's and names them.
-func (c *Conversation) addTools(tools []hearth.Tool) error {
+// addTools converts the request's tools to the ones the model sees and names them.
+func (c *Conversation) addTools(tools []hearth.Tool, r PromptRenderer) error {
 	// The decoder rejects duplicate names among top-level tools and within one
 	// namespace; only nested names can clash with others. Count every name
 	// first so a nested function keeps its plain name only when unique.
@@ -172,13 +212,13 @@ func (c *Conversation) addTools(tools []hearth.Tool) error {
 			}
 		}
 	}
-	add := func(param, name string, ref ToolRef, fn api.ToolFunction) error {
+	add := func(param, name string, ref ToolRef, fn Tool) error {
 		if prev, dup := c.ToolNames[name]; dup {
 			return hearth.InvalidRequest(param, hearth.CodeDuplicateToolName,
 				fmt.Sprintf("Tool '%s' would be shown to the model as '%s', which is already the name of tool '%s'.", ref.Name, name, prev.Name))
 		}
 		fn.Name = name
-		c.Tools = append(c.Tools, api.Tool{Type: "function", Function: fn})
+		c.Tools = append(c.Tools, fn)
 		c.ToolNames[name] = ref
 		c.modelNames[ref] = name
 		c.toolParams[name] = strings.TrimSuffix(param, ".name")
@@ -188,7 +228,7 @@ func (c *Conversation) addTools(tools []hearth.Tool) error {
 		param := fmt.Sprintf("tools[%d]", i)
 		switch t.Type {
 		case hearth.ToolFunction:
-			fn, err := promptFunctionTool(t, param)
+			fn, err := promptFunctionTool(t, param, r)
 			if err != nil {
 				return err
 			}
@@ -213,7 +253,7 @@ func (c *Conversation) addTools(tools []hearth.Tool) error {
 		case hearth.ToolNamespace:
 			for j, f := range t.Tools {
 				p := fmt.Sprintf("%s.tools[%d]", param, j)
-				fn, err := promptFunctionTool(f, p)
+				fn, err := promptFunctionTool(f, p, r)
 				if err != nil {
 					return err
 				}
@@ -230,35 +270,26 @@ func (c *Conversation) addTools(tools []hearth.Tool) error {
 	return nil
 }
 
-// functionTool reads a function tool's JSON schema into the runtime's
-// parameter type as Ollama's OpenAI layer does. That type keeps type,
-// $defs, items, required and properties (each with type, description, enum,
-// items, anyOf, properties); other keywords are dropped, as they are when
-// the same tool goes through Ollama.
-func promptFunctionTool(t hearth.Tool, param string) (api.ToolFunction, error) {
-	fn := api.ToolFunction{Name: t.Name, Description: t.Description}
-	if len(t.Parameters) > 0 {
-		if err := json.Unmarshal(t.Parameters, &fn.Parameters); err != nil {
-			return api.ToolFunction{}, hearth.InvalidRequest(param+".parameters", hearth.CodeInvalidValue,
-				fmt.Sprintf("Invalid '%s.parameters': not a JSON Schema the model's template can show: %v.", param, err))
-		}
+// promptFunctionTool is a function tool as the model sees it: its schema as the
+// model's prompt shows it (r.ToolParameters), which is also what the parser and
+// an emulated format's system prompt see.
+func promptFunctionTool(t hearth.Tool, param string, r PromptRenderer) (Tool, error) {
+	if r == nil {
+		return Tool{}, fmt.Errorf("engine: function tool %q without a model to show it to", t.Name)
 	}
-	if fn.Parameters.Type == "" {
-		// A function without parameters takes none: say so rather than show
-		// the model "type": "".
-		fn.Parameters.Type = "object"
+	params, err := r.ToolParameters(t.Parameters)
+	if err != nil {
+		return Tool{}, hearth.InvalidRequest(param+".parameters", hearth.CodeInvalidValue,
+			fmt.Sprintf("Invalid '%s.parameters': not a JSON Schema the model's template can show: %v.", param, err))
 	}
-	if fn.Parameters.Properties == nil {
-		fn.Parameters.Properties = api.NewToolPropertiesMap()
-	}
-	return fn, nil
+	return Tool{Name: t.Name, Description: t.Description, Parameters: params}, nil
 }
 
 // promptCustomTool shows a custom tool as a function of one string, the tool's
 // free-form input. Templates and tool-call formats only know JSON functions,
 // and one string argument is the smallest faithful encoding. The description
 // says the input is raw text (not JSON of its own) and gives its grammar.
-func promptCustomTool(t hearth.Tool) api.ToolFunction {
+func promptCustomTool(t hearth.Tool) Tool {
 	desc := t.Description
 	if desc != "" {
 		desc += "\n\n"
@@ -271,21 +302,19 @@ func promptCustomTool(t hearth.Tool) api.ToolFunction {
 		}
 		desc += fmt.Sprintf(" The input must match %s:\n%s", what, t.Format.Definition)
 	}
-	props := api.NewToolPropertiesMap()
-	props.Set("input", api.ToolProperty{Type: api.PropertyType{"string"}, Description: "The raw input of the tool."})
-	return api.ToolFunction{
-		Name:        t.Name,
-		Description: desc,
-		Parameters:  api.ToolFunctionParameters{Type: "object", Required: []string{"input"}, Properties: props},
-	}
+	return Tool{Name: t.Name, Description: desc, Parameters: customToolParameters}
 }
+
+// customToolParameters is the schema of a custom tool's one string argument, in the
+// key order runtimes print tool schemas in.
+var customToolParameters = json.RawMessage(`{"type":"object","required":["input"],"properties":{"input":{"type":"string","description":"The raw input of the tool."}}}`)
 
 // convBuilder accumulates messages; pending is the assistant message being
 // assembled from reasoning, text and calls.
 type convBuilder struct {
 	conv     *Conversation
 	nHistory int
-	pending  *api.Message
+	pending  *Message
 	// callNames maps call_id to the function name the model saw, for the
 	// ToolName of outputs.
 	callNames map[string]string
@@ -312,12 +341,10 @@ func (b *convBuilder) what(i int, param string) string {
 	return "'" + param + "'"
 }
 
-func (b *convBuilder) append(m api.Message) {
+func (b *convBuilder) append(m Message) {
 	b.flush()
 	b.conv.Messages = append(b.conv.Messages, m)
-	for _, img := range m.Images {
-		b.conv.Images = append(b.conv.Images, img)
-	}
+	b.conv.Images = append(b.conv.Images, m.Images...)
 }
 
 func (b *convBuilder) flush() {
@@ -330,12 +357,12 @@ func (b *convBuilder) flush() {
 
 // assistant returns the open assistant message; fresh starts a new one
 // when the open one already has text or calls.
-func (b *convBuilder) assistant(fresh bool) *api.Message {
+func (b *convBuilder) assistant(fresh bool) *Message {
 	if b.pending != nil && fresh && (b.pending.Content != "" || len(b.pending.ToolCalls) > 0) {
 		b.flush()
 	}
 	if b.pending == nil {
-		b.pending = &api.Message{Role: "assistant"}
+		b.pending = &Message{Role: "assistant"}
 	}
 	return b.pending
 }
@@ -351,32 +378,31 @@ func (b *convBuilder) add(i int, it *hearth.Item) error {
 		m.Thinking += text
 
 	case hearth.ItemFunctionCall, hearth.ItemCustomToolCall:
-		call := api.ToolCall{ID: it.CallID}
+		call := ToolCall{ID: it.CallID}
 		if it.Type == hearth.ItemFunctionCall {
-			call.Function.Name = b.conv.callName(ToolRef{Type: hearth.ToolFunction, Namespace: it.Namespace, Name: it.Name})
+			call.Name = b.conv.callName(ToolRef{Type: hearth.ToolFunction, Namespace: it.Namespace, Name: it.Name})
 			if strings.TrimSpace(it.Arguments) != "" {
-				if err := json.Unmarshal([]byte(it.Arguments), &call.Function.Arguments); err != nil {
+				if err := checkArguments(it.Arguments); err != nil {
 					p := b.param(i, "arguments")
 					return hearth.InvalidRequest(p, hearth.CodeInvalidValue,
 						fmt.Sprintf("Invalid %s: the arguments of function call '%s' are not a JSON object: %v.", b.what(i, p), it.Name, err))
 				}
+				call.Arguments = json.RawMessage(it.Arguments)
 			}
 		} else {
-			call.Function.Name = b.conv.callName(ToolRef{Type: hearth.ToolCustom, Name: it.Name})
-			call.Function.Arguments = api.NewToolCallFunctionArguments()
-			call.Function.Arguments.Set("input", it.Input)
+			call.Name = b.conv.callName(ToolRef{Type: hearth.ToolCustom, Name: it.Name})
+			input, _ := json.Marshal(it.Input)
+			call.Arguments = json.RawMessage(`{"input":` + string(input) + `}`)
 		}
 		m := b.assistant(false)
-		// Index is the call's position in its message, as the runtime sets
-		// it on the calls it parses.
-		call.Function.Index = len(m.ToolCalls)
+		call.Index = len(m.ToolCalls)
 		m.ToolCalls = append(m.ToolCalls, call)
 		if it.CallID != "" {
-			b.callNames[it.CallID] = call.Function.Name
+			b.callNames[it.CallID] = call.Name
 		}
 
 	case hearth.ItemFunctionCallOutput, hearth.ItemCustomToolCallOutput:
-		m := api.Message{Role: "tool", ToolName: b.callNames[it.CallID], ToolCallID: it.CallID}
+		m := Message{Role: "tool", ToolName: b.callNames[it.CallID], ToolCallID: it.CallID}
 		if it.Output.Parts == nil {
 			m.Content = it.Output.Text
 		} else {
@@ -411,9 +437,9 @@ func (b *convBuilder) addMessage(i int, it *hearth.Item) error {
 		// An assistant message closes its turn unless calls follow; leave it
 		// open so that they join it.
 	case hearth.RoleSystem, hearth.RoleDeveloper:
-		b.append(api.Message{Role: "system", Content: content, Images: images})
+		b.append(Message{Role: "system", Content: content, Images: images})
 	default:
-		b.append(api.Message{Role: it.Role, Content: content, Images: images})
+		b.append(Message{Role: it.Role, Content: content, Images: images})
 	}
 	return nil
 }
@@ -422,9 +448,9 @@ func (b *convBuilder) addMessage(i int, it *hearth.Item) error {
 const partSeparator = "\n\n"
 
 // parts joins the text of content parts and decodes their images.
-func (b *convBuilder) parts(i int, field string, parts []hearth.ContentPart) (string, []api.ImageData, error) {
+func (b *convBuilder) parts(i int, field string, parts []hearth.ContentPart) (string, [][]byte, error) {
 	var texts []string
-	var images []api.ImageData
+	var images [][]byte
 	for j, p := range parts {
 		switch p.Type {
 		case hearth.PartInputText, hearth.PartOutputText, hearth.PartText:
@@ -450,6 +476,26 @@ func (b *convBuilder) parts(i int, field string, parts []hearth.ContentPart) (st
 		}
 	}
 	return strings.Join(texts, partSeparator), images, nil
+}
+
+// checkArguments reports why a call's arguments are not a JSON object. null
+// passes: runtimes read it as no arguments (Ollama's argument type takes it).
+func checkArguments(args string) error {
+	var v json.RawMessage
+	if err := json.Unmarshal([]byte(args), &v); err != nil {
+		return err
+	}
+	switch v[0] {
+	case '{', 'n':
+		return nil
+	case '[':
+		return errors.New("it is an array")
+	case '"':
+		return errors.New("it is a string")
+	case 't', 'f':
+		return errors.New("it is a boolean")
+	}
+	return errors.New("it is a number")
 }
 
 // reasoningText is the thinking a reasoning item stands for: its raw
@@ -483,7 +529,7 @@ func (c *Conversation) callName(ref ToolRef) string {
 }
 
 // decodeImage returns the bytes of a base64 data URL or of bare base64.
-func decodeImage(u string) (api.ImageData, error) {
+func decodeImage(u string) ([]byte, error) {
 	if strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://") {
 		return nil, fmt.Errorf("hearth does not fetch image URLs; send the image as a base64 data URL (data:image/png;base64,...)")
 	}

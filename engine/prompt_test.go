@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ollama/ollama/api"
-
 	"hearth"
 )
 
@@ -84,13 +82,16 @@ type wantMsg struct {
 	Images                                        int
 }
 
-func summarizeMessages(ms []api.Message) []wantMsg {
+func summarizeMessages(ms []Message) []wantMsg {
 	var out []wantMsg
 	for _, m := range ms {
 		w := wantMsg{Role: m.Role, Content: m.Content, Thinking: m.Thinking, ToolName: m.ToolName, ToolCallID: m.ToolCallID, Images: len(m.Images)}
 		for _, c := range m.ToolCalls {
-			args, _ := json.Marshal(c.Function.Arguments)
-			w.Calls = append(w.Calls, c.ID+" "+c.Function.Name+" "+string(args))
+			args := []byte("{}")
+			if len(c.Arguments) > 0 {
+				args, _ = json.Marshal(c.Arguments) // compact
+			}
+			w.Calls = append(w.Calls, c.ID+" "+c.Name+" "+string(args))
 		}
 		out = append(out, w)
 	}
@@ -260,7 +261,7 @@ func TestBuildConversationMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			conv, err := BuildConversation(tt.instructions, tt.history, tt.input, nil)
+			conv, err := BuildConversation(tt.instructions, tt.history, tt.input, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -288,7 +289,7 @@ func TestBuildConversationImagesInOrder(t *testing.T) {
 		itUser("and"),
 		itMsg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: testDataURL(img2)}),
 	}
-	conv, err := BuildConversation("", nil, input, nil)
+	conv, err := BuildConversation("", nil, input, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,16 +324,13 @@ func TestBuildConversationTools(t *testing.T) {
 		{Type: hearth.ItemFunctionCall, CallID: "c4", Name: "exec_command", Namespace: "old", Arguments: `{}`},
 		itOutput("c2", "ok"),
 	}
-	conv, err := BuildConversation("", history, nil, tools)
+	conv, err := BuildConversation("", history, nil, tools, scriptRenderer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var names []string
 	for _, tl := range conv.Tools {
-		names = append(names, tl.Function.Name)
-		if tl.Type != "function" {
-			t.Errorf("%s: type %q", tl.Function.Name, tl.Type)
-		}
+		names = append(names, tl.Name)
 	}
 	wantNames := []string{"exec_command", "no_params", "spawn", "multi_agent_v1__wait", "other__wait", "apply_patch"}
 	if strings.Join(names, ",") != strings.Join(wantNames, ",") {
@@ -358,16 +356,15 @@ func TestBuildConversationTools(t *testing.T) {
 		t.Errorf("ToolNames has %d entries, want %d", len(conv.ToolNames), len(wantRefs))
 	}
 
-	// The schema as the template will print it.
-	exec, _ := json.Marshal(conv.Tools[0].Function)
-	if want := `{"name":"exec_command","description":"exec_command does things","parameters":{"type":"object","required":["cmd"],"properties":{"cmd":{"type":"string","description":"Command"},"tty":{"type":"boolean"}}}}`; string(exec) != want {
-		t.Errorf("exec_command:\n%s\nwant\n%s", exec, want)
+	// The schemas as the model's renderer shows them (engine/ollama's tests check
+	// Ollama's), and a custom tool as the engine writes it.
+	for i, tl := range []hearth.Tool{tools[0], tools[1]} {
+		want, _ := scriptRenderer{}.ToolParameters(tl.Parameters)
+		if string(conv.Tools[i].Parameters) != string(want) {
+			t.Errorf("%s parameters %s, want %s", tl.Name, conv.Tools[i].Parameters, want)
+		}
 	}
-	noParams, _ := json.Marshal(conv.Tools[1].Function.Parameters)
-	if want := `{"type":"object","properties":{}}`; string(noParams) != want {
-		t.Errorf("no_params parameters %s, want %s", noParams, want)
-	}
-	patch, _ := json.Marshal(conv.Tools[5].Function)
+	patch, _ := json.Marshal(conv.Tools[5])
 	if want := `{"name":"apply_patch","description":"Patch files.\n\nThis tool takes raw text, not JSON: put the whole input in the string argument \"input\". The input must match this Lark grammar:\nstart: /.+/","parameters":{"type":"object","required":["input"],"properties":{"input":{"type":"string","description":"The raw input of the tool."}}}}`; string(patch) != want {
 		t.Errorf("apply_patch:\n%s\nwant\n%s", patch, want)
 	}
@@ -467,10 +464,16 @@ func TestBuildConversationErrors(t *testing.T) {
 			param:   "previous_response_id", code: hearth.CodeInvalidValue, inMessage: "item 1 of the previous response chain",
 		},
 		{
-			name:  "bad schema",
+			name:  "schema the renderer cannot show",
 			input: []hearth.Item{itUser("a")},
-			tools: []hearth.Tool{testFunctionTool("ok", `{}`), testFunctionTool("f", `{"type":"object","properties":[]}`)},
-			param: "tools[1].parameters", code: hearth.CodeInvalidValue,
+			tools: []hearth.Tool{testFunctionTool("ok", `{}`), testFunctionTool("f", `{"type":"object",`)},
+			param: "tools[1].parameters", code: hearth.CodeInvalidValue, inMessage: "not a JSON Schema the model's template can show",
+		},
+		{
+			name:  "namespace tool's schema",
+			input: []hearth.Item{itUser("a")},
+			tools: []hearth.Tool{{Type: hearth.ToolNamespace, Name: "ns", Tools: []hearth.Tool{testFunctionTool("ok", `{}`), testFunctionTool("f", `nope`)}}},
+			param: "tools[0].tools[1].parameters", code: hearth.CodeInvalidValue,
 		},
 		{
 			name:  "namespaced name clashes with a tool's own name",
@@ -484,7 +487,7 @@ func TestBuildConversationErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := BuildConversation("", tt.history, tt.input, tt.tools)
+			_, err := BuildConversation("", tt.history, tt.input, tt.tools, scriptRenderer{})
 			var herr *hearth.Error
 			if !errors.As(err, &herr) {
 				t.Fatalf("error %v, want a *hearth.Error", err)
@@ -493,62 +496,5 @@ func TestBuildConversationErrors(t *testing.T) {
 				t.Errorf("got %d %s %s %q; want 400 %s %s containing %q", herr.Status, herr.Param, herr.Code, herr.Message, tt.param, tt.code, tt.inMessage)
 			}
 		})
-	}
-}
-
-// TestRenderPromptLeavesConversation: the template layer merges consecutive
-// messages in place and image tags rewrite content; none of that may leak
-// into the caller's conversation, which is rendered again next turn.
-func TestRenderPromptLeavesConversation(t *testing.T) {
-	conv, err := BuildConversation("sys", nil, []hearth.Item{
-		itDeveloper("dev"),
-		itMsg(hearth.RoleUser, itPart(hearth.PartInputText, "see [img]"), hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: testDataURL(testPNG(t, 1))}),
-		itUser("again"),
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before, _ := json.Marshal(conv.Messages)
-	show := &api.ShowResponse{Template: "{{ range .Messages }}[{{ .Role }}: {{ .Content }}]{{ end }}"}
-	first, err := RenderPrompt(show, conv, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	second, err := RenderPrompt(show, conv, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := "[system: sys\n\ndev][user: see [img-0]\n\nagain]"; first != want || second != want {
-		t.Errorf("renders %q then %q, want %q", first, second, want)
-	}
-	if after, _ := json.Marshal(conv.Messages); string(after) != string(before) {
-		t.Errorf("conversation changed:\n%s\nwas\n%s", after, before)
-	}
-}
-
-// TestRenderPromptQwen3CutsOldThinkTags: the runtime strips <think> blocks
-// from assistant content before the last user message of qwen3-family
-// models (server.filterThinkTags); the parity models cannot be of that
-// family, so this checks it directly.
-func TestRenderPromptQwen3CutsOldThinkTags(t *testing.T) {
-	conv, err := BuildConversation("", nil, []hearth.Item{
-		itUser("a"), itAssistant("<think>old</think>visible"), itUser("b"), itAssistant("<think>new</think>kept"),
-	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	show := &api.ShowResponse{Template: "{{ range .Messages }}[{{ .Role }}: {{ .Content }}]{{ end }}"}
-	for family, want := range map[string]string{
-		"qwen3": "[user: a][assistant: visible][user: b][assistant: <think>new</think>kept]",
-		"llama": "[user: a][assistant: <think>old</think>visible][user: b][assistant: <think>new</think>kept]",
-	} {
-		show.Details.Family = family
-		got, err := RenderPrompt(show, conv, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != want {
-			t.Errorf("%s: %q, want %q", family, got, want)
-		}
 	}
 }

@@ -72,7 +72,7 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	if err != nil {
 		return nil, err
 	}
-	conv, err := BuildConversation(req.Instructions, history, input, req.Tools)
+	conv, err := BuildConversation(req.Instructions, history, input, req.Tools, m.Info.Prompt)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +170,7 @@ func (j *Job) checkToolGrammars() error {
 			if err != nil {
 				return err
 			}
-			return checkGrammar(schema)
+			return j.e.rt.CheckFormat(schema)
 		})
 		if err != nil {
 			return hearth.InvalidRequest(param, hearth.CodeInvalidFunctionParameters,

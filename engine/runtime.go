@@ -20,6 +20,12 @@ type Runtime interface {
 	// from fn stops the generation and is returned. A refusal by the runtime (a bad
 	// request, a prompt over the window) is a *StatusError.
 	Generate(ctx context.Context, req *GenerateRequest, fn func(Chunk) error) error
+	// CheckFormat reports why the runtime could not constrain a generation with
+	// schema, a `format` JSON schema (it cannot turn it into a grammar, or the
+	// grammar would fail or exhaust the runner), or nil. The engine asks before it
+	// sends a schema, so that one the runtime cannot take is the client's 400 rather
+	// than a failed generation; it remembers the answers.
+	CheckFormat(schema []byte) error
 }
 
 // ErrModelNotFound is wrapped by Runtime.Model's error for a model the runtime does not
@@ -98,8 +104,17 @@ type ModelInfo struct {
 	Prompt PromptRenderer
 }
 
-// PromptRenderer renders a conversation into a model's prompt. think nil means not set.
+// PromptRenderer renders conversations into a model's prompt: the runtime's own
+// template rendering, which the engine does not know.
 type PromptRenderer interface {
+	// ToolParameters returns a function tool's parameters (a JSON schema; empty when
+	// the tool has none) as the model's prompt shows them: a runtime may keep only
+	// the keywords its templates show, and fill in what a template needs. An error
+	// says why the prompt cannot show the schema. BuildConversation puts the result in
+	// the conversation's Tools.
+	ToolParameters(schema json.RawMessage) (json.RawMessage, error)
+	// RenderPrompt renders conv; think nil means not set. It must leave conv as it
+	// was: a conversation is rendered again (truncation, the next turn).
 	RenderPrompt(conv *Conversation, think *Think) (string, error)
 }
 

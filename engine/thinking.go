@@ -1,10 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
-
-	"github.com/ollama/ollama/api"
-
 	"hearth/toolgrammar"
 )
 
@@ -41,7 +37,7 @@ func (c *Conversation) addSystemText(text string) {
 		c.Messages[0].Content += "\n\n" + text
 		return
 	}
-	c.Messages = append([]api.Message{{Role: "system", Content: text}}, c.Messages...)
+	c.Messages = append([]Message{{Role: "system", Content: text}}, c.Messages...)
 }
 
 // resolveToolName maps the name the model wrote back to the request's tool: its name
@@ -57,8 +53,7 @@ func (c *Conversation) resolveToolName(modelName string) (name, namespace string
 func (c *Conversation) toolgrammarTools() []toolgrammar.Tool {
 	tools := make([]toolgrammar.Tool, 0, len(c.Tools))
 	for _, t := range c.Tools {
-		params, _ := json.Marshal(t.Function.Parameters)
-		tools = append(tools, toolgrammar.Tool{Name: t.Function.Name, Description: t.Function.Description, Parameters: params})
+		tools = append(tools, toolgrammar.Tool{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
 	return tools
 }

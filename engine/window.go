@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ollama/ollama/api"
-
 	"hearth"
 )
 
@@ -142,7 +140,7 @@ func isInputTooLong(err error) bool {
 // message ranges: each user message with everything up to the next user message. The
 // last user turn is never dropped, and neither are system messages, which Drop keeps
 // wherever they are. Calls stay with their outputs because both sit inside one turn.
-func turnRanges(msgs []api.Message) [][2]int {
+func turnRanges(msgs []Message) [][2]int {
 	var users []int
 	for i, m := range msgs {
 		if m.Role == "user" {
@@ -175,9 +173,7 @@ func (c *Conversation) withoutTurns(turns [][2]int) *Conversation {
 			continue
 		}
 		out.Messages = append(out.Messages, m)
-		for _, img := range m.Images {
-			out.Images = append(out.Images, img)
-		}
+		out.Images = append(out.Images, m.Images...)
 	}
 	return &out
 }

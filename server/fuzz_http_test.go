@@ -21,6 +21,7 @@ import (
 
 	"hearth/engine"
 	"hearth/engine/ollama"
+	"hearth/internal/seal"
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
@@ -37,10 +38,13 @@ func (fakeRuntime) Show(_ context.Context, req *api.ShowRequest) (*api.ShowRespo
 	if req.Model == "no-such-model" {
 		return nil, api.StatusError{StatusCode: http.StatusNotFound, ErrorMessage: "model not found"}
 	}
-	// A 4k context, or 128k for a model named *-128k (long chains in benchmarks).
+	// A 4k context, or 128k for a model named *-128k and 1M for *-1m (long chains and
+	// histories in benchmarks).
 	window := 4096.0
 	if strings.HasSuffix(req.Model, "-128k") {
 		window = 131072
+	} else if strings.HasSuffix(req.Model, "-1m") {
+		window = 1 << 20
 	}
 	return &api.ShowResponse{
 		Template:     scriptmodel.Template,
@@ -63,19 +67,25 @@ func (fakeRuntime) Generate(ctx context.Context, req *api.GenerateRequest, fn ap
 // newFakeRuntimeServer is hearth's handler over fakeRuntime with a real database; the
 // runtime URL points at a closed port, so nothing but the fake is ever reached.
 func newFakeRuntimeServer(f testing.TB) http.Handler {
+	return newFakeServer(f, fakeRuntime{}, nil)
+}
+
+// newFakeServer is hearth's handler over an Ollama client fake, with a real database
+// and, when key is not nil, that sealing key.
+func newFakeServer(f testing.TB, rt ollama.Client, key *seal.Key) http.Handler {
 	db, err := storage.Open(filepath.Join(f.TempDir(), "hearth.db"))
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { db.Close() })
-	rt, err := ollama.Connect("127.0.0.1:1")
+	target, err := ollama.Connect("127.0.0.1:1")
 	if err != nil {
 		f.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	return server.New(server.Config{
-		Runtime: rt, Engine: engine.New(ollama.Seam(fakeRuntime{}), engine.DefaultFormats(), log),
-		Database: db, Logger: log,
+		Runtime: target, Engine: engine.New(ollama.Seam(rt), engine.DefaultFormats(), log),
+		Database: db, Logger: log, Seal: key,
 	})
 }
 

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/ollama/ollama/api"
+
+	"hearth/internal/seal"
 )
 
 // BenchmarkResponseOverhead measures what hearth itself adds to a response: the whole
@@ -58,20 +63,174 @@ func BenchmarkResponseOverhead(b *testing.B) {
 			post(b, `{`+model+`,"stream":true}`)
 		}
 	})
-	// A turn that continues a chain: the chain is loaded and rendered whole.
-	for _, turns := range []int{20, 200} {
+	// A turn that continues a chain: the chain is loaded and rendered whole. The
+	// 1,000-turn chain needs the 1M-token fake (the fake counts a prompt's bytes).
+	for _, turns := range []int{20, 200, 1000} {
 		b.Run(fmt.Sprintf("turn%d", turns), func(b *testing.B) {
+			m := model
+			if turns > 200 {
+				m = strings.Replace(model, "-128k", "-1m", 1)
+			}
 			id := ""
 			for turn := 1; turn < turns; turn++ {
 				prev := ""
 				if id != "" {
 					prev = `,"previous_response_id":"` + id + `"`
 				}
-				id = post(b, `{`+model+prev+`}`)["id"].(string)
+				id = post(b, `{`+m+prev+`}`)["id"].(string)
 			}
 			for b.Loop() {
-				post(b, `{`+model+`,"previous_response_id":"`+id+`"}`)
+				post(b, `{`+m+`,"previous_response_id":"`+id+`"}`)
 			}
 		})
 	}
+}
+
+// BenchmarkCodexHistory measures hearth's own time for the request Codex CLI sends on
+// every turn of a long session: store false, the whole conversation as input (about
+// 36k tokens: two long developer messages, then 30 turns of user message, sealed
+// reasoning, an exec_command call with its output, and the assistant's answer),
+// reasoning.encrypted_content included, streamed. Nothing is loaded from the database;
+// everything is decoded, unsealed, rendered and counted per request.
+//
+//	go test ./server -run '^$' -bench CodexHistory -benchtime 100x
+func BenchmarkCodexHistory(b *testing.B) {
+	b.Setenv("HEARTH_CONTEXT_LENGTH", "1048576")
+	key := seal.NewKey()
+	srv := httptest.NewServer(newFakeServer(b, fakeRuntime{}, key))
+	defer srv.Close()
+	body := codexRequest(b, key, 30)
+	b.Logf("request body: %d KiB", len(body)>>10)
+	b.Run("codex36k", func(b *testing.B) {
+		for b.Loop() {
+			resp, err := http.Post(srv.URL+"/v1/responses", "application/json", bytes.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !bytes.Contains(raw, []byte("response.completed")) {
+				b.Fatalf("%s: %.2000s", resp.Status, raw)
+			}
+		}
+	})
+}
+
+// codexRequest is a Codex-shaped store:false request carrying turns earlier turns.
+func codexRequest(b *testing.B, key *seal.Key, turns int) []byte {
+	b.Helper()
+	para := func(n int, words string) string {
+		return strings.Repeat(words, n/len(words)+1)[:n]
+	}
+	text := func(role, kind, s string) map[string]any {
+		return map[string]any{"type": "message", "role": role, "content": []any{map[string]any{"type": kind, "text": s}}}
+	}
+	input := []any{
+		text("developer", "input_text", para(16000, "You are a coding agent running in a terminal. Follow the repository's conventions. ")),
+		text("developer", "input_text", para(8000, "<environment_context><cwd>/home/user/project</cwd><sandbox>workspace-write</sandbox></environment_context> ")),
+	}
+	for i := range turns {
+		callID := fmt.Sprintf("call_%04d", i)
+		thought, _ := json.Marshal(map[string]string{"text": para(600, "I should look at the file before I change it. ")})
+		input = append(input,
+			text("user", "input_text", fmt.Sprintf("Step %d: fix the failing test in pkg/step%d and explain the change.", i, i)),
+			map[string]any{"type": "reasoning", "id": fmt.Sprintf("rs_%04d", i), "summary": []any{},
+				"encrypted_content": key.Seal(seal.Reasoning, thought)},
+			map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%04d", i), "call_id": callID, "name": "exec_command",
+				"arguments": fmt.Sprintf(`{"cmd":"sed -n 1,120p pkg/step%d/step_test.go","workdir":"/home/user/project"}`, i)},
+			map[string]any{"type": "function_call_output", "call_id": callID,
+				"output": para(3600, "func TestStep(t *testing.T) { if got := Step(); got != want { t.Fatal(got) } }\n")},
+			text("assistant", "output_text", para(300, "The test failed because the step returned early; now it does not. ")),
+		)
+	}
+	input = append(input, text("user", "input_text", "Now run the whole suite."))
+	body, err := json.Marshal(map[string]any{
+		"model": "hearth-fake-1m", "stream": true, "store": false, "input": input,
+		"include": []string{"reasoning.encrypted_content"}, "reasoning": map[string]any{"summary": "auto"},
+		"tool_choice": "auto", "parallel_tool_calls": true, "prompt_cache_key": "thread-1",
+		"tools": []any{map[string]any{"type": "function", "name": "exec_command", "strict": false,
+			"description": "Runs a command in a PTY, returning output or a session ID for ongoing interaction.",
+			"parameters": map[string]any{"type": "object", "additionalProperties": false, "required": []string{"cmd"},
+				"properties": map[string]any{
+					"cmd":           map[string]any{"type": "string", "description": "Shell command to execute."},
+					"workdir":       map[string]any{"type": "string", "description": "Working directory."},
+					"yield_time_ms": map[string]any{"type": "number"},
+					"tty":           map[string]any{"type": "boolean"},
+				}}}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return body
+}
+
+// BenchmarkStreamPerToken measures hearth's CPU per generated token on the streaming
+// path (parse, build events, frame and write SSE, read by the client) over a fake
+// runtime that streams one-token pieces: ns/token and allocs/token for 1,000 and
+// 10,000 tokens. Equal allocs/token at both lengths means no allocation grows with the
+// output's length.
+//
+//	go test ./server -run '^$' -bench StreamPerToken -benchtime 20x
+func BenchmarkStreamPerToken(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("tokens%d", n), func(b *testing.B) {
+			srv := httptest.NewServer(newFakeServer(b, streamingRuntime{pieces: n}, nil))
+			defer srv.Close()
+			body := `{"model":"hearth-fake-1m","input":"Tell me a long story.","stream":true,"store":false}`
+			b.ReportAllocs()
+			for b.Loop() {
+				resp, err := http.Post(srv.URL+"/v1/responses", "application/json", strings.NewReader(body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				// The client keeps only the stream's end, so that what it allocates
+				// does not count as hearth's.
+				tail := streamTail(b, resp.Body)
+				resp.Body.Close()
+				if !bytes.HasSuffix(tail, []byte("data: [DONE]\n\n")) || !bytes.Contains(tail, []byte(fmt.Sprintf(`"output_tokens":%d,`, n))) {
+					b.Fatalf("%s: %s", resp.Status, tail)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/token")
+		})
+	}
+}
+
+// streamTail reads r to its end and returns its last 4 KiB or so.
+func streamTail(b *testing.B, r io.Reader) []byte {
+	buf := make([]byte, 8<<10)
+	n := 0
+	for {
+		if n > len(buf)/2 {
+			n = copy(buf, buf[n-len(buf)/4:n])
+		}
+		m, err := r.Read(buf[n:])
+		n += m
+		if err == io.EOF {
+			return buf[:n]
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// streamingRuntime is fakeRuntime answering every prompt with pieces one-token pieces.
+type streamingRuntime struct {
+	fakeRuntime
+	pieces int
+}
+
+func (r streamingRuntime) Generate(ctx context.Context, req *api.GenerateRequest, fn api.GenerateResponseFunc) error {
+	for i := range r.pieces {
+		piece := " word"
+		if i%10 == 9 {
+			piece = "."
+		}
+		if err := fn(api.GenerateResponse{Model: req.Model, Response: piece}); err != nil {
+			return err
+		}
+	}
+	return fn(api.GenerateResponse{Model: req.Model, Done: true, DoneReason: "stop",
+		Metrics: api.Metrics{PromptEvalCount: len(req.Prompt), EvalCount: r.pieces}})
 }

@@ -226,6 +226,8 @@ type run struct {
 	j *journal
 	// heldEnc are the held events encoded, once for the journal and the client.
 	heldEnc []storage.Event
+	// encBuf is reused to encode the events of a response that has no journal.
+	encBuf []byte
 	// kind names what runs in the log line when it is not a response: "compaction".
 	kind string
 	// conv is the response's conversation (conversations.go), nil when it has none.
@@ -246,6 +248,8 @@ type eventSink interface {
 
 // encodedSink is a sink that takes an event already encoded in hearth's names (an SSE
 // stream): a streamed event is then encoded once, for the journal and the client.
+// Stored must not keep data after it returns: a response without a journal encodes
+// every event into the same buffer.
 type encodedSink interface {
 	Stored(typ string, data []byte)
 }
@@ -266,8 +270,16 @@ func (r *run) emitTo(sink eventSink) func(hearth.Event) {
 
 // send puts one event in the journal and on sink.
 func (r *run) send(sink eventSink, e hearth.Event) {
-	if _, encoded := sink.(encodedSink); r.j == nil && !encoded {
-		if sink != nil {
+	enc, encoded := sink.(encodedSink)
+	if r.j == nil {
+		switch {
+		case encoded:
+			// Nothing keeps the bytes once the client has them: one buffer serves
+			// every event of the response, so a token costs no allocation here.
+			var typ string
+			typ, r.encBuf = appendEventJSON(r.encBuf[:0], e)
+			enc.Stored(typ, r.encBuf)
+		case sink != nil:
 			sink.Event(e)
 		}
 		return

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"sync"
@@ -32,6 +31,8 @@ type sseWriter struct {
 	// once the first write fails, to stop the response whose client stopped reading.
 	timeout time.Duration
 	fail    context.CancelCauseFunc
+	// frameBuf is reused for every frame (under mu).
+	frameBuf []byte
 }
 
 // DefaultWriteTimeout bounds one SSE frame's write: a client that reads nothing for a
@@ -123,14 +124,16 @@ func (s *sseWriter) Stored(typ string, data []byte) {
 }
 
 func (s *sseWriter) frame(typ string, data []byte) {
-	frame := make([]byte, 0, len(typ)+len(data)+16)
-	frame = append(frame, "event: "...)
-	frame = append(frame, typ...)
-	frame = append(frame, "\ndata: "...)
-	frame = append(frame, data...)
-	frame = append(frame, "\n\n"...)
 	s.mu.Lock()
-	s.writeLocked(frame)
+	// One buffer for every frame of the stream: the write is done with it before the
+	// next frame is built (writeLocked returns once the bytes are written).
+	f := append(s.frameBuf[:0], "event: "...)
+	f = append(f, typ...)
+	f = append(f, "\ndata: "...)
+	f = append(f, data...)
+	f = append(f, "\n\n"...)
+	s.frameBuf = f
+	s.writeLocked(f)
 	s.mu.Unlock()
 }
 
@@ -176,14 +179,23 @@ func (s *sseWriter) writeLocked(b []byte) {
 // eventJSON is an event's type and JSON as sent on the wire (an SSE frame's data, a
 // WebSocket message), named in OpenAI's dialect when openAI is set.
 func eventJSON(e hearth.Event, openAI bool) (string, []byte) {
-	data, err := json.Marshal(e)
+	// Sized for a delta event, the one sent per token, so that it takes one allocation.
+	typ, data := appendEventJSON(make([]byte, 0, 192+len(e.Delta)), e)
+	return dialectJSON(typ, data, openAI)
+}
+
+// appendEventJSON appends the event's JSON in hearth's names to dst and returns its
+// type with it.
+func appendEventJSON(dst []byte, e hearth.Event) (string, []byte) {
+	data, err := e.AppendJSON(dst)
 	if err != nil {
 		// An event that cannot be marshalled is a bug; losing it would break the
 		// client's state machine silently, so say so in the stream.
-		data, _ = json.Marshal(hearth.Event{Type: hearth.EventError, SequenceNumber: e.SequenceNumber, Error: hearth.ServerError("internal error encoding an event")})
-		e.Type = hearth.EventError
+		data, _ = hearth.Event{Type: hearth.EventError, SequenceNumber: e.SequenceNumber,
+			Error: hearth.ServerError("internal error encoding an event")}.AppendJSON(dst[:0])
+		return hearth.EventError, data
 	}
-	return dialectJSON(e.Type, data, openAI)
+	return e.Type, data
 }
 
 // dialectJSON renames an event of type typ (JSON data) to OpenAI's name for clients

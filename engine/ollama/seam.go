@@ -48,7 +48,7 @@ func (s seam) Model(ctx context.Context, name string) (*engine.ModelInfo, error)
 		}
 		return nil, statusError(err)
 	}
-	renderer, parser, err := engine.OllamaModelRenderer(show)
+	renderer, parser, err := ModelRenderer(show)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (s seam) Model(ctx context.Context, name string) (*engine.ModelInfo, error)
 		ContextLength: contextLength(show.ModelInfo),
 		NumCtx:        modelNumCtx(show.Parameters),
 		Stop:          modelStops(show.Parameters),
-		Prompt:        engine.NewOllamaRenderer(show),
+		Prompt:        NewRenderer(show),
 	}
 	for _, c := range show.Capabilities {
 		info.Capabilities = append(info.Capabilities, string(c))

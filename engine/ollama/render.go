@@ -1,6 +1,7 @@
-package engine
+package ollama
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,20 +14,31 @@ import (
 	"github.com/ollama/ollama/template"
 	"github.com/ollama/ollama/thinking"
 	"github.com/ollama/ollama/types/model"
+
+	"hearth/engine"
 )
 
-// NewOllamaRenderer returns the PromptRenderer of the model /api/show described as show:
-// RenderPrompt over it.
-func NewOllamaRenderer(show *api.ShowResponse) PromptRenderer { return ollamaRenderer{show} }
+// NewRenderer returns the engine's PromptRenderer of the model /api/show described as
+// show: RenderPrompt over it, and Ollama's reading of tool schemas.
+func NewRenderer(show *api.ShowResponse) engine.PromptRenderer { return renderer{show} }
 
-type ollamaRenderer struct{ show *api.ShowResponse }
+type renderer struct{ show *api.ShowResponse }
 
-func (r ollamaRenderer) RenderPrompt(conv *Conversation, think *Think) (string, error) {
+func (r renderer) RenderPrompt(conv *engine.Conversation, think *engine.Think) (string, error) {
 	var tv *api.ThinkValue
 	if think != nil {
 		tv = &api.ThinkValue{Value: think.Value}
 	}
 	return RenderPrompt(r.show, conv, tv)
+}
+
+// ToolParameters reads a function tool's JSON schema into the runtime's parameter type
+// as Ollama's OpenAI layer does. That type keeps type, $defs, items, required and
+// properties (each with type, description, enum, items, anyOf, properties); other
+// keywords are dropped, as they are when the same tool goes through Ollama. A schema
+// that type cannot hold (properties that are not an object) is the error.
+func (renderer) ToolParameters(schema json.RawMessage) (json.RawMessage, error) {
+	return toolParameters(schema)
 }
 
 // RenderPrompt renders conv for the model described by show exactly as the
@@ -55,16 +67,17 @@ func (r ollamaRenderer) RenderPrompt(conv *Conversation, think *Think) (string, 
 // same way for its Anthropic layer; the engine decides whether to reason),
 // and nothing is truncated: the engine sends truncate=false and reports an
 // over-long prompt itself.
-func RenderPrompt(show *api.ShowResponse, conv *Conversation, think *api.ThinkValue) (string, error) {
+func RenderPrompt(show *api.ShowResponse, conv *engine.Conversation, think *api.ThinkValue) (string, error) {
 	if show.RemoteHost != "" {
 		return "", fmt.Errorf("engine: model %s is remote (%s); hearth cannot render its prompt", show.RemoteModel, show.RemoteHost)
 	}
-	rendererName, parserName, err := OllamaModelRenderer(show)
+	rendererName, parserName, err := ModelRenderer(show)
 	if err != nil {
 		return "", err
 	}
-	// A fresh slice: the steps below and the template layer change messages
-	// in place, and the caller's conversation is rendered again next turn.
+	// A fresh slice of the runtime's messages: the steps below and the template
+	// layer change messages in place, and the caller's conversation is rendered
+	// again next turn.
 	msgs := make([]api.Message, 0, len(show.Messages)+len(conv.Messages)+1)
 	// The runtime puts the model's SYSTEM before its MESSAGEs too:
 	// append(m.Messages, req.Messages...), then the system in front.
@@ -72,7 +85,13 @@ func RenderPrompt(show *api.ShowResponse, conv *Conversation, think *api.ThinkVa
 		msgs = append(msgs, api.Message{Role: "system", Content: show.System})
 	}
 	msgs = append(msgs, show.Messages...)
-	msgs = append(msgs, conv.Messages...)
+	if msgs, err = appendMessages(msgs, conv.Messages); err != nil {
+		return "", err
+	}
+	tools, err := apiTools(conv.Tools)
+	if err != nil {
+		return "", err
+	}
 
 	if slices.Contains(show.Capabilities, model.CapabilityThinking) {
 		if think == nil {
@@ -86,7 +105,6 @@ func RenderPrompt(show *api.ShowResponse, conv *Conversation, think *api.ThinkVa
 		cutThinkTags(msgs)
 	}
 
-	tools := conv.Tools
 	if parserName != "" {
 		if parser := parsers.ParserForName(parserName); parser != nil {
 			var last *api.Message
@@ -117,13 +135,13 @@ func RenderPrompt(show *api.ShowResponse, conv *Conversation, think *api.ThinkVa
 	return b.String(), nil
 }
 
-// OllamaModelRenderer returns the model's built-in renderer and output parser.
+// ModelRenderer returns the model's built-in renderer and output parser.
 // /api/show of v0.17.4 leaves its renderer and parser fields empty (they are
 // declared but GetModelInfo never sets them); its Modelfile text has them as
 // RENDERER and PARSER lines, so they are read from there unless the fields
 // are set. A gpt-oss template without a parser gets harmony, as in
 // server.ChatHandler (shouldUseHarmony).
-func OllamaModelRenderer(show *api.ShowResponse) (renderer, parser string, err error) {
+func ModelRenderer(show *api.ShowResponse) (renderer, parser string, err error) {
 	renderer, parser = show.Renderer, show.Parser
 	if renderer == "" && parser == "" && show.Modelfile != "" {
 		if renderer, parser, err = modelfileRenderer(show.Modelfile); err != nil {

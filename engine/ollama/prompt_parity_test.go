@@ -1,4 +1,4 @@
-package engine_test
+package ollama_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/engine/ollama"
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 )
@@ -30,13 +31,13 @@ func thinkValue(v any) *api.ThinkValue { return &api.ThinkValue{Value: v} }
 
 var parityModels = []parityModel{
 	{name: scriptmodel.ToolsModel, thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true), thinkValue("high")}},
-	{name: "parity-qwen3:latest", create: &api.CreateRequest{Template: engine.Qwen3ParityTemplate},
+	{name: "parity-qwen3:latest", create: &api.CreateRequest{Template: ollama.Qwen3ParityTemplate},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
 	// think=true on a model without thinking: the runtime refuses, hearth
-	// renders it as unset (see RenderPrompt); compared against nil below.
-	{name: "parity-llama31:latest", create: &api.CreateRequest{Template: engine.Llama31ParityTemplate},
+	// renders it as unset (see ollama.RenderPrompt); compared against nil below.
+	{name: "parity-llama31:latest", create: &api.CreateRequest{Template: ollama.Llama31ParityTemplate},
 		thinks: []*api.ThinkValue{nil, thinkValue(false)}},
-	{name: "parity-legacy:latest", create: &api.CreateRequest{Template: engine.LegacyParityTemplate},
+	{name: "parity-legacy:latest", create: &api.CreateRequest{Template: ollama.LegacyParityTemplate},
 		thinks: []*api.ThinkValue{nil}},
 	// The model's own SYSTEM and MESSAGEs come before the conversation.
 	{name: "parity-system:latest", create: &api.CreateRequest{Template: scriptmodel.Template,
@@ -66,29 +67,29 @@ type parityConversation struct {
 
 func parityConversations(t *testing.T) []parityConversation {
 	img := func(shade uint8) hearth.ContentPart {
-		return hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: engine.TestDataURL(engine.TestPNG(t, shade))}
+		return hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: ollama.TestDataURL(ollama.TestPNG(t, shade))}
 	}
-	weather := engine.TestFunctionTool("get_weather", `{"type":"object","properties":{"city":{"type":"string","description":"City name"},"unit":{"type":"string","enum":["c","f"]}},"required":["city"]}`)
-	clock := engine.TestFunctionTool("get-time", `{"type":"object","properties":{"timezone":{"type":"string"}},"required":["timezone"]}`)
+	weather := ollama.TestFunctionTool("get_weather", `{"type":"object","properties":{"city":{"type":"string","description":"City name"},"unit":{"type":"string","enum":["c","f"]}},"required":["city"]}`)
+	clock := ollama.TestFunctionTool("get-time", `{"type":"object","properties":{"timezone":{"type":"string"}},"required":["timezone"]}`)
 	toolTurn := []hearth.Item{
-		engine.ItUser("Weather and time in Paris?"),
-		engine.ItReasoning("I need the weather and the local time."),
-		engine.ItCall("call_1", "get_weather", `{"city": "Paris", "unit": "c"}`),
-		engine.ItCall("call_2", "get-time", `{"timezone":"Europe/Paris"}`),
-		engine.ItOutput("call_1", `{"sky":"sunny","temp":21}`),
-		engine.ItOutput("call_2", "12:00"),
+		ollama.ItUser("Weather and time in Paris?"),
+		ollama.ItReasoning("I need the weather and the local time."),
+		ollama.ItCall("call_1", "get_weather", `{"city": "Paris", "unit": "c"}`),
+		ollama.ItCall("call_2", "get-time", `{"timezone":"Europe/Paris"}`),
+		ollama.ItOutput("call_1", `{"sky":"sunny","temp":21}`),
+		ollama.ItOutput("call_2", "12:00"),
 	}
 	return []parityConversation{
-		{name: "plain", input: []hearth.Item{engine.ItUser("Hello!")}},
+		{name: "plain", input: []hearth.Item{ollama.ItUser("Hello!")}},
 		{
 			name:         "system and developer",
 			instructions: "Answer in French.",
-			input:        []hearth.Item{engine.ItDeveloper("You are Codex, a coding agent."), engine.ItDeveloper("<permissions>none</permissions>"), engine.ItUser("Hi")},
+			input:        []hearth.Item{ollama.ItDeveloper("You are Codex, a coding agent."), ollama.ItDeveloper("<permissions>none</permissions>"), ollama.ItUser("Hi")},
 		},
 		{
 			name:    "multi-turn with reasoning",
-			history: []hearth.Item{engine.ItUser("One?"), engine.ItReasoning("Count."), engine.ItAssistant("One."), engine.ItUser("Two?"), engine.ItReasoning("Count again."), engine.ItAssistant("Two.")},
-			input:   []hearth.Item{engine.ItUser("Three?")},
+			history: []hearth.Item{ollama.ItUser("One?"), ollama.ItReasoning("Count."), ollama.ItAssistant("One."), ollama.ItUser("Two?"), ollama.ItReasoning("Count again."), ollama.ItAssistant("Two.")},
+			input:   []hearth.Item{ollama.ItUser("Three?")},
 		},
 		{
 			name:  "tool results pending an answer",
@@ -97,21 +98,21 @@ func parityConversations(t *testing.T) []parityConversation {
 		},
 		{
 			name:    "tool loop then follow-up",
-			history: append(append([]hearth.Item{}, toolTurn...), engine.ItReasoning("Both known."), engine.ItAssistant("Sunny, 21C, noon.")),
-			input:   []hearth.Item{engine.ItUser("And tomorrow?")},
+			history: append(append([]hearth.Item{}, toolTurn...), ollama.ItReasoning("Both known."), ollama.ItAssistant("Sunny, 21C, noon.")),
+			input:   []hearth.Item{ollama.ItUser("And tomorrow?")},
 			tools:   []hearth.Tool{weather, clock},
 		},
 		{
 			name:  "text before parallel calls",
-			input: []hearth.Item{engine.ItUser("Go"), engine.ItReasoning("Plan."), engine.ItAssistant("Let me check."), engine.ItCall("c1", "get_weather", `{"city":"Oslo"}`), engine.ItCall("c2", "get_weather", `{"city":"Rome"}`)},
+			input: []hearth.Item{ollama.ItUser("Go"), ollama.ItReasoning("Plan."), ollama.ItAssistant("Let me check."), ollama.ItCall("c1", "get_weather", `{"city":"Oslo"}`), ollama.ItCall("c2", "get_weather", `{"city":"Rome"}`)},
 			tools: []hearth.Tool{weather},
 		},
 		{
 			name:  "namespace and custom tools",
-			input: []hearth.Item{engine.ItUser("Spawn a helper"), {Type: hearth.ItemFunctionCall, CallID: "c1", Name: "spawn_agent", Namespace: "multi_agent_v1", Arguments: `{"task":"look"}`}, engine.ItOutput("c1", "spawned"), {Type: hearth.ItemCustomToolCall, CallID: "c2", Name: "apply_patch", Input: "*** Begin Patch\n*** End Patch"}, {Type: hearth.ItemCustomToolCallOutput, CallID: "c2", Output: hearth.ToolOutput{Text: "ok"}}},
+			input: []hearth.Item{ollama.ItUser("Spawn a helper"), {Type: hearth.ItemFunctionCall, CallID: "c1", Name: "spawn_agent", Namespace: "multi_agent_v1", Arguments: `{"task":"look"}`}, ollama.ItOutput("c1", "spawned"), {Type: hearth.ItemCustomToolCall, CallID: "c2", Name: "apply_patch", Input: "*** Begin Patch\n*** End Patch"}, {Type: hearth.ItemCustomToolCallOutput, CallID: "c2", Output: hearth.ToolOutput{Text: "ok"}}},
 			tools: []hearth.Tool{
 				{Type: hearth.ToolNamespace, Name: "multi_agent_v1", Tools: []hearth.Tool{
-					engine.TestFunctionTool("spawn_agent", `{"type":"object","properties":{"task":{"type":"string"}},"required":["task"],"additionalProperties":false}`),
+					ollama.TestFunctionTool("spawn_agent", `{"type":"object","properties":{"task":{"type":"string"}},"required":["task"],"additionalProperties":false}`),
 				}},
 				{Type: hearth.ToolCustom, Name: "apply_patch", Description: "Apply a patch."},
 				{Type: "web_search", Raw: json.RawMessage(`{"type":"web_search"}`)},
@@ -120,20 +121,20 @@ func parityConversations(t *testing.T) []parityConversation {
 		{
 			name: "images",
 			input: []hearth.Item{
-				engine.ItMsg(hearth.RoleUser, engine.ItPart(hearth.PartInputText, "Compare these."), img(10), img(20)),
-				engine.ItAssistant("They differ."),
-				engine.ItMsg(hearth.RoleUser, engine.ItPart(hearth.PartInputText, "Is [img] darker than [img]?"), img(30), img(40), img(50)),
-				engine.ItCall("c1", "view_image", `{"path":"x.png"}`),
-				{Type: hearth.ItemFunctionCallOutput, CallID: "c1", Output: hearth.ToolOutput{Parts: []hearth.ContentPart{engine.ItPart(hearth.PartInputText, "x.png:"), img(60)}}},
+				ollama.ItMsg(hearth.RoleUser, ollama.ItPart(hearth.PartInputText, "Compare these."), img(10), img(20)),
+				ollama.ItAssistant("They differ."),
+				ollama.ItMsg(hearth.RoleUser, ollama.ItPart(hearth.PartInputText, "Is [img] darker than [img]?"), img(30), img(40), img(50)),
+				ollama.ItCall("c1", "view_image", `{"path":"x.png"}`),
+				{Type: hearth.ItemFunctionCallOutput, CallID: "c1", Output: hearth.ToolOutput{Parts: []hearth.ContentPart{ollama.ItPart(hearth.PartInputText, "x.png:"), img(60)}}},
 			},
 		},
 		{
 			name:  "ends with assistant text",
-			input: []hearth.Item{engine.ItUser("Finish: the quick brown"), engine.ItAssistant("fox")},
+			input: []hearth.Item{ollama.ItUser("Finish: the quick brown"), ollama.ItAssistant("fox")},
 		},
 		{
 			name:  "think tags in old assistant content",
-			input: []hearth.Item{engine.ItUser("a"), engine.ItAssistant("<think>old</think>visible"), engine.ItUser("b")},
+			input: []hearth.Item{ollama.ItUser("a"), ollama.ItAssistant("<think>old</think>visible"), ollama.ItUser("b")},
 		},
 	}
 }
@@ -145,13 +146,13 @@ func parityConversations(t *testing.T) []parityConversation {
 func runtimeRender(ctx context.Context, t *testing.T, client *api.Client, show *api.ShowResponse, model string, conv *engine.Conversation, think *api.ThinkValue) (string, int) {
 	t.Helper()
 	stream, truncate := false, false
-	tools := conv.Tools
+	messages, tools := ollama.ChatMessages(t, conv)
 	if !slices.Contains(show.Capabilities, modeltypes.CapabilityTools) {
 		tools = nil
 	}
 	req := &api.ChatRequest{
 		Model:           model,
-		Messages:        conv.Messages,
+		Messages:        messages,
 		Tools:           tools,
 		Think:           think,
 		Stream:          &stream,
@@ -195,13 +196,13 @@ func TestRenderPromptParity(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, c := range convs {
-			conv, err := engine.BuildConversation(c.instructions, c.history, c.input, c.tools)
+			conv, err := engine.BuildConversation(c.instructions, c.history, c.input, c.tools, ollama.NewRenderer(show))
 			if err != nil {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			for _, think := range m.thinks {
 				t.Run(fmt.Sprintf("%s/%s/think=%v", strings.TrimSuffix(m.name, ":latest"), c.name, thinkString(think)), func(t *testing.T) {
-					got, err := engine.RenderPrompt(show, conv, think)
+					got, err := ollama.RenderPrompt(show, conv, think)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -226,18 +227,18 @@ func TestRenderPromptRelaxesThink(t *testing.T) {
 	}
 	rt := testenv.Runtime(t)
 	ctx := context.Background()
-	if err := rt.Client.Create(ctx, &api.CreateRequest{Model: "parity-nothink:latest", From: scriptmodel.PlainModel, Template: engine.Llama31ParityTemplate}, func(api.ProgressResponse) error { return nil }); err != nil {
+	if err := rt.Client.Create(ctx, &api.CreateRequest{Model: "parity-nothink:latest", From: scriptmodel.PlainModel, Template: ollama.Llama31ParityTemplate}, func(api.ProgressResponse) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	show, err := rt.Client.Show(ctx, &api.ShowRequest{Model: "parity-nothink:latest"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	conv, err := engine.BuildConversation("", nil, []hearth.Item{engine.ItUser("Hi")}, nil)
+	conv, err := engine.BuildConversation("", nil, []hearth.Item{ollama.ItUser("Hi")}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := engine.RenderPrompt(show, conv, thinkValue(true))
+	got, err := ollama.RenderPrompt(show, conv, thinkValue(true))
 	if err != nil {
 		t.Fatal(err)
 	}

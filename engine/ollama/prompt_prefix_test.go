@@ -1,4 +1,4 @@
-package engine
+package ollama
 
 import (
 	"strings"
@@ -8,6 +8,7 @@ import (
 	modeltypes "github.com/ollama/ollama/types/model"
 
 	"hearth"
+	"hearth/engine"
 	"hearth/scriptmodel"
 )
 
@@ -84,7 +85,7 @@ func TestRenderPromptPrefixStable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var prompts []string
 			for i := range input {
-				conv, err := BuildConversation("", history[i], input[i], tools)
+				conv, err := engine.BuildConversation("", history[i], input[i], tools, NewRenderer(tt.show))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -135,7 +136,7 @@ func TestRenderPromptReplaysOutputExactly(t *testing.T) {
 	show := &api.ShowResponse{Template: scriptmodel.Template, Capabilities: []modeltypes.Capability{modeltypes.CapabilityCompletion, modeltypes.CapabilityTools, modeltypes.CapabilityThinking}}
 	history, input := prefixTurns()
 	render := func(i int) string {
-		conv, err := BuildConversation("", history[i], input[i], nil)
+		conv, err := engine.BuildConversation("", history[i], input[i], nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

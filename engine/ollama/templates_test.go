@@ -1,4 +1,4 @@
-package engine
+package ollama
 
 // Templates of the extra parity models, beside scriptmodel.Template (hermes
 // style). Each is close to the template Ollama's library ships for that

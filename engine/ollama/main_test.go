@@ -1,0 +1,11 @@
+package ollama_test
+
+import (
+	"testing"
+
+	"hearth/internal/testenv"
+)
+
+// TestMain lets the embedded runtime re-execute this test binary as a model
+// runner (see testenv.Main).
+func TestMain(m *testing.M) { testenv.Main(m) }
