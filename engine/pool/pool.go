@@ -403,6 +403,11 @@ func (p *Pool) recheck(m *member) {
 	p.check(ctx, m)
 }
 
+// CheckFormat asks the first runtime: the engine checks a schema before it knows where
+// the response runs, and a pool's runtimes are expected to run the same Ollama, whose
+// grammar conversion is the same everywhere.
+func (p *Pool) CheckFormat(schema []byte) error { return p.members[0].seam.CheckFormat(schema) }
+
 // Models lists the models of every runtime that answers, each once, with the runtimes
 // that have it; an error only when none answers.
 func (p *Pool) Models(ctx context.Context) ([]engine.ListedModel, error) {
