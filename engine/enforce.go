@@ -747,12 +747,12 @@ func (r *enforcer) finish(ctx context.Context, err error) error {
 	usage.OutputTokensDetails.ReasoningTokens = min(r.reasoningTokens, r.outputTokens)
 	usage.InputTokensDetails.CachedTokens = cachedTokens(r.j.prevSeq, r.j.Prompt, r.j.gen.Images, r.inputTokens)
 	if r.lastTokens > 0 {
-		r.j.e.remember(r.j.Model.Name, r.lastPrompt+r.lastOut.String(), r.j.gen.Images,
+		r.j.e.remember(seqKey(ctx, r.j.Model.Name), r.lastPrompt+r.lastOut.String(), r.j.gen.Images,
 			cacheMark{len(r.j.Prompt), r.inputTokens},
 			cacheMark{len(r.lastPrompt), r.lastPromptTokens},
 			cacheMark{len(r.lastPrompt) + r.lastOut.Len(), r.lastTokens})
 	} else {
-		r.j.e.forget(r.j.Model.Name)
+		r.j.e.forget(seqKey(ctx, r.j.Model.Name))
 	}
 	var malformed *malformedCallError
 	switch {

@@ -127,7 +127,7 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	}
 	// What the KV cache holds is read before fitWindow, whose token count may leave
 	// this very prompt in the cache.
-	j.prevSeq = e.lastSequence(m.Name)
+	j.prevSeq = e.lastSequence(seqKey(ctx, m.Name))
 	if err := j.fitWindow(ctx, render); err != nil {
 		return nil, err
 	}
@@ -286,11 +286,11 @@ func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 	usage.OutputTokensDetails.ReasoningTokens = min(reasoning, final.EvalCount)
 	usage.InputTokensDetails.CachedTokens = cachedTokens(j.prevSeq, j.Prompt, j.gen.Images, final.PromptEvalCount)
 	if final.Done {
-		j.e.remember(j.Model.Name, j.Prompt+out.String(), j.gen.Images,
+		j.e.remember(seqKey(ctx, j.Model.Name), j.Prompt+out.String(), j.gen.Images,
 			cacheMark{len(j.Prompt), final.PromptEvalCount},
 			cacheMark{len(j.Prompt) + out.Len(), final.PromptEvalCount + final.EvalCount})
 	} else {
-		j.e.forget(j.Model.Name)
+		j.e.forget(seqKey(ctx, j.Model.Name))
 	}
 	var malformed *malformedCallError
 	switch {

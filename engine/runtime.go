@@ -152,4 +152,7 @@ type ListedModel struct {
 	// Name is the model's full name ("qwen3:8b"); Model the name it was pulled as.
 	Name, Model string
 	ModifiedAt  time.Time
+	// Runtimes are the labels of the runtimes that have it, when several serve as one
+	// (engine/pool); empty for a single runtime.
+	Runtimes []string
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"hearth"
+	"hearth/engine"
 	"hearth/internal/admission"
 )
 
@@ -28,26 +29,37 @@ type admitted struct {
 	queued bool
 	meta   *reqMeta
 	model  string
+	// placement is the runtime the response runs on (placement.go).
+	placement *engine.Placement
 
 	firstToken time.Time
 	waitDone   bool
 }
 
-// admitAs asks admission for a slot of the request's model. A refusal is a 429 whose
-// Retry-After value it returns (queue full, or the key over its rate limit): the HTTP
-// caller sets the header, a WebSocket error message carries it.
-func (s *Server) admitAs(m *reqMeta, req *hearth.CreateResponseRequest, responseID string) (*admitted, string, error) {
+// admitAs asks admission for a slot of the request's model on the runtime ctx's
+// placement names (place). A refusal is a 429 whose Retry-After value it returns
+// (queue full, or the key over its rate limit): the HTTP caller sets the header, a
+// WebSocket error message carries it.
+func (s *Server) admitAs(ctx context.Context, m *reqMeta, req *hearth.CreateResponseRequest, responseID string) (*admitted, string, error) {
 	m.responseID = responseID
-	t, retry, err := s.enterAs(m, req.Model)
+	pl := engine.PlacementOf(ctx)
+	if pl == nil {
+		placed, release := s.place(ctx, "", req, "")
+		defer release()
+		pl = engine.PlacementOf(placed)
+	}
+	t, retry, err := s.enterAs(m, req.Model, pl.Runtime())
+	// Entered (or refused): admission counts it now, or not at all.
+	unreserve(ctx)
 	if err != nil {
 		return nil, retry, err
 	}
-	return &admitted{s: s, ticket: t, queued: !t.Admitted(), meta: m, model: s.models.label(req.Model)}, "", nil
+	return &admitted{s: s, ticket: t, queued: !t.Admitted(), meta: m, model: s.models.label(req.Model), placement: pl}, "", nil
 }
 
 // admit is admitAs for an HTTP request: a refusal's Retry-After goes in the header.
-func (s *Server) admit(c *gin.Context, req *hearth.CreateResponseRequest, responseID string) (*admitted, error) {
-	a, retry, err := s.admitAs(meta(c), req, responseID)
+func (s *Server) admit(ctx context.Context, c *gin.Context, req *hearth.CreateResponseRequest, responseID string) (*admitted, error) {
+	a, retry, err := s.admitAs(ctx, meta(c), req, responseID)
 	if retry != "" {
 		c.Header("Retry-After", retry)
 	}
@@ -56,8 +68,8 @@ func (s *Server) admit(c *gin.Context, req *hearth.CreateResponseRequest, respon
 
 // enter queues the caller for a slot of model, fair across keys (or client addresses
 // without auth). A refusal is a 429 with Retry-After, counted in the metrics.
-func (s *Server) enter(c *gin.Context, m *reqMeta, model string) (*admission.Ticket, error) {
-	t, retry, err := s.enterAs(m, model)
+func (s *Server) enter(c *gin.Context, m *reqMeta, model, runtime string) (*admission.Ticket, error) {
+	t, retry, err := s.enterAs(m, model, runtime)
 	if retry != "" {
 		c.Header("Retry-After", retry)
 	}
@@ -65,12 +77,12 @@ func (s *Server) enter(c *gin.Context, m *reqMeta, model string) (*admission.Tic
 }
 
 // enterAs is enter returning the Retry-After value of a refusal.
-func (s *Server) enterAs(m *reqMeta, model string) (*admission.Ticket, string, error) {
+func (s *Server) enterAs(m *reqMeta, model, runtime string) (*admission.Ticket, string, error) {
 	fair := m.fairness
 	if fair == "" {
 		fair = m.key
 	}
-	t, err := s.admission.Enter(model, fair)
+	t, err := s.admission.EnterOn(model, fair, runtime)
 	var rej *admission.Rejected
 	if errors.As(err, &rej) {
 		s.metrics.rejected.WithLabelValues(s.models.label(model), rej.Reason).Inc()
@@ -86,7 +98,28 @@ func (a *admitted) wait(ctx context.Context) error {
 	}
 	err := a.ticket.Wait(ctx)
 	a.s.metrics.queueWait.WithLabelValues(a.model).Observe(a.ticket.Waited().Seconds())
+	if rt := a.ticket.Runtime(); rt != a.placement.Runtime() {
+		// Its runtime went down while it waited: admission moved it.
+		a.placement.Move(rt)
+	}
 	return err
+}
+
+// runtime is the label of the runtime the response runs on ("" without admission).
+func (a *admitted) runtime() string {
+	if a == nil {
+		return ""
+	}
+	return a.placement.Runtime()
+}
+
+// placed returns ctx carrying the response's placement: a background response's
+// context does not descend from its request's.
+func (a *admitted) placed(ctx context.Context) context.Context {
+	if a == nil || a.placement == nil {
+		return ctx
+	}
+	return engine.WithPlacement(ctx, a.placement)
 }
 
 // done frees the slot; safe to call more than once.
@@ -105,7 +138,7 @@ func (r *run) observe(next func(hearth.Event)) func(hearth.Event) {
 				hearth.EventResponseCompleted, hearth.EventResponseIncomplete, hearth.EventResponseFailed, hearth.EventError:
 			default:
 				a.firstToken = time.Now()
-				a.s.metrics.ttft.WithLabelValues(a.model).Observe(a.firstToken.Sub(a.meta.start).Seconds())
+				a.s.metrics.ttft.WithLabelValues(a.model, a.runtime()).Observe(a.firstToken.Sub(a.meta.start).Seconds())
 				a.s.recent.FirstToken(a.model, a.firstToken.Sub(a.meta.start))
 			}
 		}
@@ -137,23 +170,24 @@ func (r *run) report(final *hearth.Response) {
 	}
 	m := r.s.metrics
 	key := a.meta.key
-	m.responses.WithLabelValues(a.model, final.Status, key).Inc()
+	rt := a.runtime()
+	m.responses.WithLabelValues(a.model, final.Status, key, rt).Inc()
 	attrs := []slog.Attr{
 		slog.String("response_id", final.ID), slog.String("status", final.Status),
-		slog.Duration("queue_wait", a.ticket.Waited()),
+		slog.Duration("queue_wait", a.ticket.Waited()), slog.String("runtime", rt),
 	}
 	if r.kind != "" {
 		attrs = append(attrs, slog.String("kind", r.kind))
 	}
 	if u := final.Usage; u != nil {
-		m.tokensIn.WithLabelValues(a.model, key).Add(float64(u.InputTokens))
-		m.tokensOut.WithLabelValues(a.model, key).Add(float64(u.OutputTokens))
-		m.cached.WithLabelValues(a.model, key).Add(float64(u.InputTokensDetails.CachedTokens))
+		m.tokensIn.WithLabelValues(a.model, key, rt).Add(float64(u.InputTokens))
+		m.tokensOut.WithLabelValues(a.model, key, rt).Add(float64(u.OutputTokens))
+		m.cached.WithLabelValues(a.model, key, rt).Add(float64(u.InputTokensDetails.CachedTokens))
 		attrs = append(attrs, slog.Int("input_tokens", u.InputTokens), slog.Int("output_tokens", u.OutputTokens),
 			slog.Int("cached_tokens", u.InputTokensDetails.CachedTokens))
 		if !a.firstToken.IsZero() && u.OutputTokens > 1 {
 			if d := time.Since(a.firstToken); d > 0 {
-				m.tps.WithLabelValues(a.model).Observe(float64(u.OutputTokens-1) / d.Seconds())
+				m.tps.WithLabelValues(a.model, rt).Observe(float64(u.OutputTokens-1) / d.Seconds())
 				r.s.recent.Speed(a.model, float64(u.OutputTokens-1)/d.Seconds())
 			}
 		}

@@ -23,7 +23,7 @@ var generatingPaths = map[string]bool{
 // admitPassthrough holds a generating passthrough request until its model has a slot
 // (no events to send: the client simply waits), or answers 429 like /v1/responses.
 func (s *Server) admitPassthrough(c *gin.Context) {
-	if c.Request.Method != http.MethodPost || !generatingPaths[c.Request.URL.Path] {
+	if c.Request.Method != http.MethodPost || !(generatingPaths[c.Request.URL.Path] || c.Request.URL.Path == "/api/show") {
 		return
 	}
 	body, err := readBody(http.MaxBytesReader(c.Writer, c.Request.Body, s.maxBody))
@@ -46,6 +46,14 @@ func (s *Server) admitPassthrough(c *gin.Context) {
 	if json.Unmarshal(body, &probe) != nil || probe.Model == "" {
 		return // the runtime explains what is wrong with it
 	}
+	// A request for a model goes to a runtime of the pool that has it, the least
+	// loaded.
+	label := s.admission.LeastLoaded(probe.Model, s.pool.Candidates(probe.Model))
+	c.Set(passthroughRuntimeKey, label)
+	c.Header(HeaderRuntime, label)
+	if !generatingPaths[c.Request.URL.Path] {
+		return
+	}
 	if err := s.checkPassthroughFormat(probe.Format, "format"); err != nil {
 		s.writeError(c, err)
 		return
@@ -56,7 +64,7 @@ func (s *Server) admitPassthrough(c *gin.Context) {
 	}
 	m := meta(c)
 	m.model = probe.Model
-	t, err := s.enter(c, m, probe.Model)
+	t, err := s.enter(c, m, probe.Model, label)
 	if err != nil {
 		s.writeError(c, err)
 		return

@@ -31,19 +31,22 @@ func (s *Server) compactResponse(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	ctx, unplace := s.place(ctx, owner(c), req, "")
+	defer unplace()
 	compaction, err := s.engine.PrepareCompaction(ctx, req, history)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
 	id := hearth.NewID(hearth.PrefixResponse)
-	adm, err := s.admit(c, req, id)
+	adm, err := s.admit(ctx, c, req, id)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
 	r := &run{s: s, req: req, adm: adm, kind: "compaction"}
 	out, err := r.compact(ctx, id, compaction)
+	c.Header(HeaderRuntime, adm.runtime())
 	if err != nil {
 		s.writeError(c, err)
 		return

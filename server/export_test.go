@@ -4,7 +4,8 @@ package server
 // make the next requests queue without timing a real generation. The returned function
 // frees it.
 func HoldSlot(s *Server, model string) (release func()) {
-	t, err := s.admission.Enter(model, "test:holder")
+	// On the runtime requests for model are placed on: the first, when it is idle.
+	t, err := s.admission.EnterOn(model, "test:holder", s.pool.Candidates(model)[0])
 	if err != nil {
 		panic(err)
 	}

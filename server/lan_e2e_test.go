@@ -469,7 +469,7 @@ func TestMetricsE2E(t *testing.T) {
 		}
 	}
 	_, _, b := call(t, nil, "GET", srv.URL+"/metrics", "", "")
-	if !regexp.MustCompile(`(?m)^hearth_output_tokens_per_second_count\{model="` + regexp.QuoteMeta(plain) + `"\} [1-9]`).Match(b) {
+	if !regexp.MustCompile(`(?m)^hearth_output_tokens_per_second_count\{model="` + regexp.QuoteMeta(plain) + `",runtime="[^"]+"\} [1-9]`).Match(b) {
 		t.Errorf("no tokens/s observed:\n%s", grep(string(b), "tokens_per_second"))
 	}
 }

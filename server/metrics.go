@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"hearth/engine/pool"
 	"hearth/internal/admission"
 )
 
@@ -53,7 +54,7 @@ func newMetrics(adm *admission.Controller, label func(string) string) *metrics {
 	}, []string{"route"})
 	m.responses = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hearth_responses_total", Help: "Finished responses by model, final status and API key name.",
-	}, []string{"model", "status", "key"})
+	}, []string{"model", "status", "key", "runtime"})
 	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hearth_admission_rejected_total", Help: "Requests refused with 429: queue_full, key_queue_full or rate_limited.",
 	}, []string{"model", "reason"})
@@ -63,20 +64,20 @@ func newMetrics(adm *admission.Controller, label func(string) string) *metrics {
 	m.ttft = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "hearth_time_to_first_token_seconds", Help: "Time from the request to the first output (queue wait and prompt processing included).",
 		Buckets: latencyBuckets,
-	}, []string{"model"})
+	}, []string{"model", "runtime"})
 	m.tps = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "hearth_output_tokens_per_second", Help: "Decoding speed of a response: output tokens after the first, per second.",
 		Buckets: []float64{1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000, 2000},
-	}, []string{"model"})
+	}, []string{"model", "runtime"})
 	m.tokensIn = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hearth_input_tokens_total", Help: "Prompt tokens of finished responses.",
-	}, []string{"model", "key"})
+	}, []string{"model", "key", "runtime"})
 	m.tokensOut = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hearth_output_tokens_total", Help: "Generated tokens of finished responses.",
-	}, []string{"model", "key"})
+	}, []string{"model", "key", "runtime"})
 	m.cached = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hearth_cached_input_tokens_total", Help: "Prompt tokens served from the runtime's KV cache (cache hits).",
-	}, []string{"model", "key"})
+	}, []string{"model", "key", "runtime"})
 	m.runtimeUp = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "hearth_runtime_up", Help: "1 when the runtime answered its last health check, else 0.",
 	})
@@ -149,4 +150,52 @@ func (m *metrics) request(route, method string, code int, model, key string) {
 		route = "unmatched"
 	}
 	m.requests.WithLabelValues(route, method, strconv.Itoa(code), model, key).Inc()
+}
+
+var (
+	runtimeServingDesc = prometheus.NewDesc("hearth_runtime_serving", "1 while the runtime (of the pool) answers its health checks, else 0.", []string{"runtime"}, nil)
+	runtimeRunningDesc = prometheus.NewDesc("hearth_runtime_generations_running", "Generations of the model holding a slot of the runtime.", []string{"model", "runtime"}, nil)
+	runtimeQueueDesc   = prometheus.NewDesc("hearth_runtime_queue_depth", "Requests placed on the runtime waiting for a slot of the model.", []string{"model", "runtime"}, nil)
+)
+
+// poolCollector reads each runtime's state and load at scrape time.
+type poolCollector struct {
+	p     *pool.Pool
+	c     *admission.Controller
+	label func(string) string
+}
+
+func (pc *poolCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- runtimeServingDesc
+	ch <- runtimeRunningDesc
+	ch <- runtimeQueueDesc
+}
+
+func (pc *poolCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, st := range pc.p.States() {
+		up := 0.0
+		if st.Up {
+			up = 1
+		}
+		ch <- prometheus.MustNewConstMetric(runtimeServingDesc, prometheus.GaugeValue, up, st.Label)
+	}
+	// Lanes whose names share a label add up, as in admissionCollector.
+	type key struct{ model, runtime string }
+	running, waiting := map[key]int{}, map[key]int{}
+	var order []key
+	for _, l := range pc.c.Snapshot() {
+		name := pc.label(l.Model)
+		for _, rt := range pc.p.Labels() {
+			k := key{name, rt}
+			if _, ok := running[k]; !ok {
+				order = append(order, k)
+			}
+			running[k] += l.RunningOn[rt]
+			waiting[k] += l.WaitingOn[rt]
+		}
+	}
+	for _, k := range order {
+		ch <- prometheus.MustNewConstMetric(runtimeRunningDesc, prometheus.GaugeValue, float64(running[k]), k.model, k.runtime)
+		ch <- prometheus.MustNewConstMetric(runtimeQueueDesc, prometheus.GaugeValue, float64(waiting[k]), k.model, k.runtime)
+	}
 }

@@ -1,10 +1,14 @@
 package server
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
+	"net/url"
 
 	"github.com/gin-gonic/gin"
 )
@@ -12,7 +16,10 @@ import (
 // newRuntimeProxy forwards requests unchanged to the runtime. FlushInterval -1 flushes
 // every write at once, so streamed generations and pull progress arrive as the runtime
 // sends them.
-func newRuntimeProxy(rt Runtime, log *slog.Logger) *httputil.ReverseProxy {
+func newRuntimeProxy(rt interface {
+	Target() *url.URL
+	Transport() http.RoundTripper
+}, log *slog.Logger) *httputil.ReverseProxy {
 	target := rt.Target()
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -48,6 +55,14 @@ func (s *Server) passthrough(c *gin.Context) {
 	if err := http.NewResponseController(c.Writer).EnableFullDuplex(); err != nil {
 		s.log.Debug("passthrough without full duplex", "error", err)
 	}
+	if p := s.proxies[c.GetString(passthroughRuntimeKey)]; p != nil {
+		p.ServeHTTP(c.Writer, c.Request)
+		return
+	}
+	if c.Request.Method == http.MethodGet && c.Request.URL.Path == "/api/tags" && len(s.pool.Labels()) > 1 {
+		s.unionTags(c)
+		return
+	}
 	s.proxy.ServeHTTP(c.Writer, c.Request)
 }
 
@@ -67,4 +82,58 @@ func jsonEscape(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// passthroughRuntimeKey is the gin context key of the runtime a passthrough request for
+// a model was placed on.
+const passthroughRuntimeKey = "hearth.passthrough_runtime"
+
+// unionTags answers GET /api/tags for a pool of several runtimes: every model of every
+// runtime that answers, once (the first runtime's entry), as Ollama lists them, so that
+// ollama clients pointed at hearth see the pool's models.
+func (s *Server) unionTags(c *gin.Context) {
+	var models []json.RawMessage
+	seen := map[string]bool{}
+	answered := false
+	var lastErr error
+	for _, l := range s.pool.Labels() {
+		rt := s.pool.Runtime(l)
+		req, err := http.NewRequestWithContext(c.Request.Context(), http.MethodGet, rt.Target().JoinPath("/api/tags").String(), nil)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		resp, err := rt.Transport().RoundTrip(req)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		var list struct {
+			Models []json.RawMessage `json:"models"`
+		}
+		err = json.NewDecoder(io.LimitReader(resp.Body, 64<<20)).Decode(&list)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			lastErr = fmt.Errorf("%s: /api/tags answered %d: %v", l, resp.StatusCode, err)
+			continue
+		}
+		answered = true
+		for _, m := range list.Models {
+			var name struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(m, &name) == nil && !seen[name.Name] {
+				seen[name.Name] = true
+				models = append(models, m)
+			}
+		}
+	}
+	if !answered {
+		http.Error(c.Writer, `{"error":"runtime unavailable: `+jsonEscape(fmt.Sprint(lastErr))+`"}`, http.StatusBadGateway)
+		return
+	}
+	if models == nil {
+		models = []json.RawMessage{}
+	}
+	c.JSON(http.StatusOK, gin.H{"models": models})
 }

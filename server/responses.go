@@ -108,6 +108,8 @@ func (s *Server) createResponse(c *gin.Context) {
 	}
 	defer turn.abandon()
 	history = append(history, turn.history()...)
+	ctx, unplace := s.place(ctx, who, req, "")
+	defer unplace()
 	job, err := s.engine.Prepare(ctx, req, history)
 	if err != nil {
 		s.writeError(c, err)
@@ -122,6 +124,7 @@ func (s *Server) createResponse(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
+	c.Header(HeaderRuntime, r.adm.runtime())
 	r.conv = turn.handOff()
 	adm := r.adm
 	switch {
@@ -155,6 +158,8 @@ func (s *Server) createResponse(c *gin.Context) {
 	default:
 		b := hearth.NewBuilder(resp, r.observe(r.emitTo(nil)))
 		final, storeErr := r.execute(ctx, b, nil)
+		// Where it ran: a runtime that refused it moved it.
+		c.Header(HeaderRuntime, r.adm.runtime())
 		if storeErr != nil {
 			s.writeError(c, storeErr)
 			return
@@ -182,7 +187,7 @@ func (s *Server) start(ctx context.Context, m *reqMeta, who string, req *hearth.
 	}
 	// Admission last, once the request is known to be good: 429 beyond the queue bound
 	// or the key's rate limit; otherwise a slot now, or a place in the queue.
-	adm, retry, err := s.admitAs(m, req, resp.ID)
+	adm, retry, err := s.admitAs(ctx, m, req, resp.ID)
 	if err != nil {
 		return nil, nil, retry, err
 	}
@@ -203,7 +208,7 @@ func (s *Server) start(ctx context.Context, m *reqMeta, who string, req *hearth.
 			return nil, nil, "", fmt.Errorf("store new response: %w", err)
 		}
 	}
-	return &run{s: s, job: job, req: req, store: store, adm: adm, j: j}, resp, "", nil
+	return &run{s: s, job: job, req: req, store: store, adm: adm, j: j, who: who}, resp, "", nil
 }
 
 // run carries one response from generation to storage.
@@ -227,6 +232,8 @@ type run struct {
 	kind string
 	// conv is the response's conversation (conversations.go), nil when it has none.
 	conv *conversationTurn
+	// who owns the response.
+	who string
 }
 
 // eventSink is where a streamed response's events go: an SSE stream (sse.go) or a
@@ -318,6 +325,7 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 	defer s.release(id)
 	defer r.adm.done()
 	defer r.conv.release()
+	ctx = r.adm.placed(ctx)
 	if err := r.adm.wait(ctx); err != nil {
 		// The request left the queue before it ran: its client went away, it was
 		// cancelled or timed out, or hearth is stopping.
@@ -354,6 +362,7 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 		// The client may be gone; the record must still be finished.
 		storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		f := storedFinal(final)
+		f.Runtime = r.adm.runtime()
 		// The journal's last events go with the final state, in one transaction.
 		r.heldEnc = make([]storage.Event, len(r.held))
 		for i, e := range r.held {
@@ -374,6 +383,9 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 	}
 	r.finish(sink)
 	r.report(final)
+	if final.Status != hearth.StatusFailed {
+		s.affinity.put(r.who, r.req.PromptCacheKey, r.adm.runtime())
+	}
 	return final, storeErr
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"hearth/engine"
+	"hearth/engine/pool"
 	"hearth/internal/admission"
 	"hearth/internal/seal"
 	"hearth/server/console"
@@ -23,8 +24,8 @@ import (
 
 // Runtime is what the server needs of the runtime behind it, beside the engine:
 // health, the model list, and the address and transport of the /api passthrough, which
-// forwards Ollama's own API unchanged. cmd/hearth gives it; *ollama.Runtime implements
-// it.
+// forwards Ollama's own API unchanged. cmd/hearth gives it: a *pool.Pool of several
+// runtimes, or one *ollama.Runtime (which New serves as a pool of one).
 type Runtime interface {
 	// Ready reports whether the runtime answers.
 	Ready(ctx context.Context) error
@@ -44,7 +45,9 @@ type Runtime interface {
 // Config wires a Server to its parts.
 type Config struct {
 	Runtime Runtime
-	Engine  *engine.Engine
+	// Engine runs responses; it must run over Runtime's Seam, so that each response
+	// runs on the runtime the server places it on. nil: New builds one.
+	Engine *engine.Engine
 	// Database stores responses; nil means nothing is stored (and previous_response_id
 	// finds nothing).
 	Database *storage.DB
@@ -99,7 +102,11 @@ const (
 
 // Server routes HTTP requests to hearth's parts.
 type Server struct {
-	rt        Runtime
+	rt Runtime
+	// pool is rt as a pool (rt itself when it is one): the runtimes responses are
+	// placed on (placement.go).
+	pool      *pool.Pool
+	affinity  affinity
 	engine    *engine.Engine
 	db        *storage.DB
 	keys      *keyring
@@ -108,7 +115,10 @@ type Server struct {
 	log       *slog.Logger
 	router    *gin.Engine
 	proxy     *httputil.ReverseProxy
-	jobs      *jobs
+	// proxies reach each runtime of the pool, by label, for a passthrough request
+	// placed on one (admitPassthrough).
+	proxies map[string]*httputil.ReverseProxy
+	jobs    *jobs
 
 	dbKeys     dbKeys
 	admission  *admission.Controller
@@ -159,6 +169,11 @@ func New(cfg Config) *Server {
 		}
 	}
 	s.dbKeys.db = cfg.Database
+	if p, ok := cfg.Runtime.(*pool.Pool); ok {
+		s.pool = p
+	} else {
+		s.pool, _ = pool.New([]pool.Runtime{cfg.Runtime}, log)
+	}
 	adm := cfg.Admission
 	if adm.Slots == 0 {
 		adm.Slots = 1
@@ -167,6 +182,8 @@ func New(cfg Config) *Server {
 		adm.MaxQueue = DefaultMaxQueue
 	}
 	s.admission = admission.New(adm)
+	// A runtime that went down leaves its queue to the others.
+	s.pool.OnDown(func(label string) { s.admission.Move(label, s.pool.Candidates) })
 	s.models = newModelNames(func(ctx context.Context) ([]string, error) {
 		list, err := cfg.Runtime.Models(ctx)
 		if err != nil {
@@ -179,13 +196,18 @@ func New(cfg Config) *Server {
 		return names, nil
 	})
 	s.metrics = newMetrics(s.admission, s.models.label)
+	s.metrics.reg.MustRegister(&poolCollector{s.pool, s.admission, s.models.label})
 	if s.engine == nil {
-		s.engine = engine.New(cfg.Runtime.Seam(), engine.DefaultFormats(), log)
+		s.engine = engine.New(s.pool, engine.DefaultFormats(), log)
 	}
 	if cfg.Seal != nil {
 		s.engine.Seal = cfg.Seal
 	}
 	s.proxy = newRuntimeProxy(cfg.Runtime, log)
+	s.proxies = map[string]*httputil.ReverseProxy{}
+	for _, l := range s.pool.Labels() {
+		s.proxies[l] = newRuntimeProxy(s.pool.Runtime(l), log)
+	}
 	s.recent = console.NewRecent()
 	s.console = s.newConsole()
 
@@ -260,7 +282,8 @@ func (s *Server) healthz(c *gin.Context) {
 		return gin.H{"ok": true}
 	}
 	rt := check(func(ctx context.Context) error {
-		err := s.rt.Ready(ctx)
+		// The pool serves while any of its runtimes does.
+		err := s.pool.Ready(ctx)
 		s.runtimeChecked(err)
 		return err
 	})
@@ -268,7 +291,7 @@ func (s *Server) healthz(c *gin.Context) {
 	// /healthz answers anyone.
 	rt["embedded"] = s.rt.IsEmbedded()
 	s.health.describe(rt)
-	body := gin.H{"runtime": rt}
+	body := gin.H{"runtime": rt, "runtimes": s.runtimeStates()}
 	if s.db != nil {
 		body["database"] = check(s.db.Ping)
 	}

@@ -57,6 +57,8 @@ type socket struct {
 	// continues from here without storage; any other id is loaded from storage. Only
 	// the worker goroutine touches it.
 	latest *socketState
+	// runtime is where latest ran: the connection's next create goes there.
+	runtime string
 }
 
 type socketState struct {
@@ -277,6 +279,10 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 		return nil, "", err
 	}
 	defer turn.abandon()
+	// The connection's next create goes where its latest response ran, whose KV cache
+	// holds the conversation so far.
+	ctx, unplace := s.place(ctx, sk.owner, req, sk.runtime)
+	defer unplace()
 	// The connection's state stays the chain of responses (what storage would load for
 	// previous_response_id), without the conversation's items.
 	job, err := s.engine.Prepare(ctx, req, append(slices.Clip(history), turn.history()...))
@@ -299,6 +305,7 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	}
 	if final.Status != hearth.StatusFailed {
 		sk.latest = &socketState{id: final.ID, items: slices.Concat(history, req.Input, final.Output)}
+		sk.runtime = r.adm.runtime()
 	}
 	return final, "", nil
 }

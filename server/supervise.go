@@ -36,7 +36,7 @@ func (s *Server) Supervise(ctx context.Context, every time.Duration) {
 	defer t.Stop()
 	for {
 		check, cancel := context.WithTimeout(ctx, min(every, 2*time.Second))
-		err := s.rt.Ready(check)
+		err := s.pool.Ready(check)
 		cancel()
 		if ctx.Err() != nil {
 			return
@@ -92,4 +92,24 @@ func (h *runtimeHealth) describe(out gin.H) {
 	if h.lastFailure != "" {
 		out["last_failure"] = gin.H{"message": h.lastFailure, "at": h.failedAt.UTC().Format(time.RFC3339)}
 	}
+}
+
+// runtimeStates describes each runtime of the pool for /healthz: its label (host:port,
+// or "embedded"), whether it serves, since when, why not, and its models.
+func (s *Server) runtimeStates() []gin.H {
+	var out []gin.H
+	for _, st := range s.pool.States() {
+		h := gin.H{"runtime": st.Label, "ok": st.Up, "embedded": st.Embedded, "models": st.Models}
+		if st.Models == nil {
+			h["models"] = []string{}
+		}
+		if !st.Since.IsZero() {
+			h["since"] = st.Since.UTC().Format(time.RFC3339)
+		}
+		if st.Error != "" {
+			h["error"] = st.Error
+		}
+		out = append(out, h)
+	}
+	return out
 }

@@ -103,6 +103,9 @@ type Final struct {
 	// the journal ended (prunable), with or without Events.
 	Events     []Event
 	EndJournal bool
+	// Runtime labels the runtime that served the response (engine/pool), so that a
+	// continuation can go back to the KV cache holding its prefix; "" leaves it unset.
+	Runtime string
 }
 
 // Order is the sort order of a list.

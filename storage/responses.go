@@ -119,6 +119,11 @@ func (db *DB) CompleteResponse(ctx context.Context, id string, f Final) error {
 		if err := insertItems(ctx, tx.StmtContext(ctx, db.st.insertItem), id, "output", f.Output); err != nil {
 			return err
 		}
+		if f.Runtime != "" {
+			if _, err := tx.ExecContext(ctx, `UPDATE responses SET runtime = ? WHERE id = ?`, f.Runtime, id); err != nil {
+				return err
+			}
+		}
 		if err := db.dropDescendantContexts(ctx, tx, id); err != nil {
 			return err
 		}
@@ -375,4 +380,18 @@ func nullJSON(raw json.RawMessage) any {
 		return nil
 	}
 	return string(raw)
+}
+
+// ResponseRuntime returns the label of the runtime that served owner's response id
+// ("" when none was recorded), or ErrNotFound.
+func (db *DB) ResponseRuntime(ctx context.Context, owner, id string) (string, error) {
+	var label string
+	err := db.r.QueryRowContext(ctx, `SELECT runtime FROM responses WHERE id = ? AND owner = ?`, id, owner).Scan(&label)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("storage: runtime of %s: %w", id, err)
+	}
+	return label, nil
 }

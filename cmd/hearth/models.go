@@ -26,7 +26,8 @@ func modelsCommand() *cobra.Command {
 tool-call and reasoning format hearth detects for each (models.json, extended by
 --models-file), the runtime's capabilities, the trained context length and, for a loaded
 model, how much of it the runtime placed on the GPU (as ollama ps: "100% GPU",
-"30%/70% CPU/GPU" or "100% CPU").`,
+"30%/70% CPU/GPU" or "100% CPU"). When hearth serves several runtimes (--runtime), a
+RUNTIMES column says which have each model.`,
 		Example: `  hearth models
   hearth models --host http://gpu-box:8080 --api-key $KEY`,
 		Args: cobra.NoArgs,
@@ -56,8 +57,13 @@ model, how much of it the runtime placed on the GPU (as ollama ps: "100% GPU",
 				}
 			}
 			eng := engine.New(ollama.Seam(hc.api), formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			where := hc.modelRuntimes(c.Context())
 			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "NAME\tSIZE\tFAMILY\tFORMAT\tREASONING\tCAPABILITIES\tCONTEXT\tLOADED")
+			header := "NAME\tSIZE\tFAMILY\tFORMAT\tREASONING\tCAPABILITIES\tCONTEXT\tLOADED"
+			if where != nil {
+				header += "\tRUNTIMES"
+			}
+			fmt.Fprintln(w, header)
 			for _, m := range list.Models {
 				row := modelRow{name: m.Name, size: humanBytes(m.Size), family: m.Details.Family}
 				if em, err := eng.Model(c.Context(), m.Name); err != nil {
@@ -65,7 +71,11 @@ model, how much of it the runtime placed on the GPU (as ollama ps: "100% GPU",
 				} else {
 					row.fill(em)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.name, row.size, dash(row.family), dash(row.format), dash(row.reasoning), dash(row.caps), dash(row.context), dash(placement[m.Name]))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", row.name, row.size, dash(row.family), dash(row.format), dash(row.reasoning), dash(row.caps), dash(row.context), dash(placement[m.Name]))
+				if where != nil {
+					fmt.Fprintf(w, "\t%s", dash(strings.Join(where[m.Name], ",")))
+				}
+				fmt.Fprintln(w)
 			}
 			return w.Flush()
 		},

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,7 +19,6 @@ import (
 
 	"hearth/engine"
 	"hearth/engine/ollama"
-	"hearth/internal/admission"
 	"hearth/internal/cpubuild"
 	"hearth/internal/seal"
 	"hearth/server"
@@ -30,6 +28,7 @@ type serveOptions struct {
 	addr        string
 	dataDir     string
 	ollamaURL   string
+	runtimes    []string
 	modelsDir   string
 	logLevel    string
 	shutdownFor time.Duration
@@ -70,6 +69,14 @@ this process only (it has no port), and re-executes itself as "hearth runner" fo
 runners, which end when hearth ends. --ollama, or OLLAMA_HOST, selects an Ollama server you
 already run instead.
 
+Several runtimes: --runtime, repeated (or comma-separated), names each: "embedded" or an
+Ollama URL, optionally with ?slots=N (its parallel slots; default --max-concurrent, else
+OLLAMA_NUM_PARALLEL, else 1). hearth serves the union of their models; a continuation
+(previous_response_id, the next create on a WebSocket, the same prompt_cache_key) goes to
+the runtime that served its parent, anything else to the least loaded runtime that has the
+model. The x-hearth-runtime header says which served a response. --ollama URL is
+--runtime URL.
+
 Models: the embedded runtime reads them from --models, else OLLAMA_MODELS, else Ollama's
 default directory (~/.ollama/models), so models you pulled with ollama are there.
 
@@ -80,7 +87,8 @@ OLLAMA_CONTEXT_LENGTH, OLLAMA_DEBUG, ...) configure the embedded runtime as they
 ollama serve.`,
 		Example: `  hearth serve
   hearth serve --addr 0.0.0.0:8080 --data /var/lib/hearth
-  hearth serve --ollama http://127.0.0.1:11434`,
+  hearth serve --ollama http://127.0.0.1:11434
+  hearth serve --runtime embedded --runtime 'http://gpu-box:11434?slots=4'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd.Context(), o) },
 	}
@@ -88,6 +96,7 @@ ollama serve.`,
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	f.StringVar(&o.dataDir, "data", defaultDataDir(), "directory for hearth's database and keys")
 	f.StringVar(&o.ollamaURL, "ollama", "", "URL of an Ollama server to use instead of the embedded runtime (default $OLLAMA_HOST if set)")
+	f.StringSliceVar(&o.runtimes, "runtime", nil, "a runtime to serve from: embedded, or an Ollama URL, optionally with ?slots=N (repeat, or comma-separate, for several; default embedded)")
 	f.StringVar(&o.modelsDir, "models", "", "models directory of the embedded runtime (default $OLLAMA_MODELS or ~/.ollama/models)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.DurationVar(&o.shutdownFor, "shutdown-timeout", 10*time.Second, "how long in-flight requests may run after SIGINT or SIGTERM")
@@ -195,10 +204,15 @@ func serve(parent context.Context, o serveOptions) error {
 		log.Warn("marked responses left in flight by a previous run as failed", "count", n)
 	}
 
-	rt, err := openRuntime(ctx, o, log)
+	rts, err := openRuntimes(ctx, o, log)
 	if err != nil {
 		return err
 	}
+	rt, adm, err := rts.pool(o, log)
+	if err != nil {
+		return err
+	}
+	adm.MaxQueue, adm.MaxQueuePerKey, adm.RatePerMinute = o.maxQueue, o.maxQueueKey, o.rateLimit
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
@@ -209,7 +223,7 @@ func serve(parent context.Context, o serveOptions) error {
 		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
-		Admission: admission.Config{Slots: cmp.Or(o.maxConcurrent, rt.Slots()), MaxQueue: o.maxQueue, MaxQueuePerKey: o.maxQueueKey, RatePerMinute: o.rateLimit},
+		Admission: adm,
 	})
 	go h.Supervise(ctx, o.checkEvery)
 	go h.PruneJournals(ctx, o.journalKeep)
@@ -226,7 +240,7 @@ func serve(parent context.Context, o serveOptions) error {
 	select {
 	case err := <-served:
 		return err
-	case <-rt.Stopped():
+	case <-rts.stopped():
 		log.Error("embedded runtime stopped; shutting down")
 	case <-ctx.Done():
 		log.Info("shutting down", "grace", o.shutdownFor)
@@ -242,15 +256,15 @@ func serve(parent context.Context, o serveOptions) error {
 		log.Warn("background responses did not stop in time", "error", err)
 	}
 	srv.Close()
-	if rt.Embedded {
+	if emb := rts.embedded; emb != nil {
 		// The runtime stops its runners on the same signal; wait for that so no runner
 		// outlives hearth.
 		unloadCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		select {
-		case <-rt.Stopped():
+		case <-emb.Stopped():
 		case <-unloadCtx.Done():
-			_ = rt.UnloadAll(unloadCtx)
+			_ = emb.UnloadAll(unloadCtx)
 		}
 	}
 	log.Info("stopped")
@@ -288,28 +302,24 @@ func checkExposure(addr string, keys []string, allow bool) error {
 	return fmt.Errorf("--addr %s is reachable from other machines: create a key (hearth keys create --name NAME) or set --api-key (HEARTH_API_KEY), or pass --insecure-no-auth to serve without keys", addr)
 }
 
-// openRuntime connects to an external runtime when one is named, else starts the
-// embedded one.
-func openRuntime(ctx context.Context, o serveOptions, log *slog.Logger) (*ollama.Runtime, error) {
-	external := o.ollamaURL
-	source := "--ollama"
-	if external == "" {
-		external, source = os.Getenv("OLLAMA_HOST"), "OLLAMA_HOST"
+// connectExternal connects to an Ollama server the user runs.
+func connectExternal(ctx context.Context, raw, source string, log *slog.Logger) (*ollama.Runtime, error) {
+	rt, err := ollama.Connect(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	if external != "" {
-		rt, err := ollama.Connect(external)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", source, err)
-		}
-		readyCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		if err := rt.WaitReady(readyCtx); err != nil {
-			// Serve anyway: /healthz reports the runtime down until it comes up.
-			log.Warn("external runtime not reachable yet", "url", rt.URL.String(), "error", err)
-		}
-		log.Info("using external Ollama runtime", "url", rt.URL.String(), "from", source)
-		return rt, nil
+	readyCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := rt.WaitReady(readyCtx); err != nil {
+		// Serve anyway: /healthz reports the runtime down until it comes up.
+		log.Warn("external runtime not reachable yet", "url", rt.URL.String(), "error", err)
 	}
+	log.Info("using external Ollama runtime", "url", rt.URL.String(), "from", source)
+	return rt, nil
+}
+
+// startEmbedded starts the runtime inside this process.
+func startEmbedded(ctx context.Context, o serveOptions, log *slog.Logger) (*ollama.Runtime, error) {
 	if err := cpubuild.Check(); err != nil {
 		return nil, err
 	}

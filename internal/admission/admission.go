@@ -1,13 +1,21 @@
-// Package admission decides when a generation may run: per model at most Slots run at
-// once, the rest wait in a bounded queue that serves keys round-robin (each key's own
-// requests in arrival order), and a key over its rate limit is refused. It knows nothing
-// of HTTP; the server maps its errors to 429 with Retry-After.
+// Package admission decides when a generation may run: per model and runtime at most
+// that runtime's slots run at once, the rest wait in one bounded queue per model (across
+// all runtimes of a pool) that serves keys round-robin (each key's own requests in
+// arrival order), and a key over its rate limit is refused. It knows nothing of HTTP;
+// the server maps its errors to 429 with Retry-After.
+//
+// Each request is placed on one runtime when it enters (the server chooses: the runtime
+// that served its chain, else LeastLoaded), and waits for a slot of that runtime: a
+// response whose runtime is known before it runs can say so (a header) and keep that
+// runtime's KV cache in mind. A single runtime is the runtime "".
 package admission
 
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -16,10 +24,13 @@ import (
 // Config bounds admission. The zero value admits one generation per model and lets
 // any number wait.
 type Config struct {
-	// Slots is how many generations of one model run at once (<= 0: 1). hearth sets it
-	// to the runtime's parallel slots: more would only queue inside the runtime, where
-	// nobody can see, order or cancel them.
+	// Slots is how many generations of one model run at once on a runtime (<= 0: 1).
+	// hearth sets it to the runtime's parallel slots: more would only queue inside the
+	// runtime, where nobody can see, order or cancel them.
 	Slots int
+	// RuntimeSlots overrides Slots for the runtimes it names (by label), for a pool
+	// whose runtimes run different numbers of generations at once.
+	RuntimeSlots map[string]int
 	// MaxQueue bounds how many requests wait for one model (0: unbounded; < 0: none may
 	// wait, every request beyond the slots is refused).
 	MaxQueue int
@@ -91,10 +102,13 @@ func New(cfg Config) *Controller {
 // Config returns the controller's configuration.
 func (c *Controller) Config() Config { return c.cfg }
 
-// lane is one model's slots and queue.
+// lane is one model's slots (per runtime) and queue.
 type lane struct {
 	running int
 	waiting int
+	// runningOn and waitingOn count running and waiting tickets per runtime;
+	// reservedOn the requests placed on a runtime that have not entered yet (Reserve).
+	runningOn, waitingOn, reservedOn map[string]int
 	// queues holds each key's waiting tickets in arrival order; ring the keys that have
 	// any, in the order they are served, next the index of the key served next.
 	queues map[string][]*Ticket
@@ -111,17 +125,88 @@ type lane struct {
 type Ticket struct {
 	c          *Controller
 	model, key string
-	enqueued   time.Time
-	ready      chan struct{}
+	// runtime is the runtime it runs on (Move may change it while it waits).
+	runtime  string
+	enqueued time.Time
+	ready    chan struct{}
 	// Guarded by c.mu.
 	admitted, gone bool
 	admittedAt     time.Time
 }
 
-// Enter asks to run a generation of model for key. It returns a ticket that is either
-// admitted already or waiting (Wait for it), or a *Rejected. Every ticket must end with
-// Done (after Wait, also when Wait failed).
-func (c *Controller) Enter(model, key string) (*Ticket, error) {
+// Enter asks to run a generation of model for key on the single runtime. It returns a
+// ticket that is either admitted already or waiting (Wait for it), or a *Rejected.
+// Every ticket must end with Done (after Wait, also when Wait failed).
+func (c *Controller) Enter(model, key string) (*Ticket, error) { return c.EnterOn(model, key, "") }
+
+// slots is how many generations of a model run at once on runtime.
+func (c *Controller) slots(runtime string) int {
+	if n, ok := c.cfg.RuntimeSlots[runtime]; ok && n > 0 {
+		return n
+	}
+	return c.cfg.Slots
+}
+
+// LeastLoaded returns the runtime of runtimes whose slots for model are least taken by
+// running, waiting and reserved requests, the first of equals; "" when runtimes is
+// empty.
+func (c *Controller) LeastLoaded(model string, runtimes []string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.leastLoadedLocked(c.lanes[model], runtimes)
+}
+
+// Reserve counts a request placed on runtime for model that has not entered yet (it is
+// being prepared), so that requests placed meanwhile see it in LeastLoaded: without it,
+// requests arriving together would all be placed on the same idle runtime. The returned
+// release ends the reservation; it may be called more than once.
+func (c *Controller) Reserve(model, runtime string) (release func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.laneLocked(model, c.now())
+	l.reservedOn[runtime]++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			l.reservedOn[runtime]--
+			if l.reservedOn[runtime] == 0 {
+				delete(l.reservedOn, runtime)
+			}
+		})
+	}
+}
+
+// laneLocked returns model's lane, made if it has none.
+func (c *Controller) laneLocked(model string, now time.Time) *lane {
+	l := c.lanes[model]
+	if l == nil {
+		l = &lane{queues: map[string][]*Ticket{}, runningOn: map[string]int{}, waitingOn: map[string]int{}, reservedOn: map[string]int{}}
+		c.lanes[model] = l
+	}
+	l.used = now
+	return l
+}
+
+func (c *Controller) leastLoadedLocked(l *lane, runtimes []string) string {
+	best, bestLoad, bestSlots := "", 0, 1
+	for i, r := range runtimes {
+		load := 0
+		if l != nil {
+			load = l.runningOn[r] + l.waitingOn[r] + l.reservedOn[r]
+		}
+		slots := c.slots(r)
+		// load/slots < bestLoad/bestSlots, without division.
+		if i == 0 || load*bestSlots < bestLoad*slots {
+			best, bestLoad, bestSlots = r, load, slots
+		}
+	}
+	return best
+}
+
+// EnterOn is Enter on the named runtime of a pool.
+func (c *Controller) EnterOn(model, key, runtime string) (*Ticket, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
@@ -138,22 +223,17 @@ func (c *Controller) Enter(model, key string) (*Ticket, error) {
 			return nil, &Rejected{Reason: ReasonRateLimited, Model: model, Key: key, RetryAfter: max(wait, time.Second), Limit: c.cfg.RatePerMinute}
 		}
 	}
-	l := c.lanes[model]
-	if l == nil {
-		l = &lane{queues: map[string][]*Ticket{}}
-		c.lanes[model] = l
-	}
-	l.used = now
-	t := &Ticket{c: c, model: model, key: key, enqueued: now, ready: make(chan struct{})}
-	if l.running < c.cfg.Slots && l.waiting == 0 {
+	l := c.laneLocked(model, now)
+	t := &Ticket{c: c, model: model, key: key, runtime: runtime, enqueued: now, ready: make(chan struct{})}
+	if l.runningOn[runtime] < c.slots(runtime) && l.waitingOn[runtime] == 0 {
 		c.admitLocked(l, t, now)
 		return t, nil
 	}
 	if c.cfg.MaxQueue < 0 || (c.cfg.MaxQueue > 0 && l.waiting >= c.cfg.MaxQueue) {
-		return nil, &Rejected{Reason: ReasonQueueFull, Model: model, Key: key, RetryAfter: c.retryAfter(l, l.waiting), Limit: max(c.cfg.MaxQueue, 0)}
+		return nil, &Rejected{Reason: ReasonQueueFull, Model: model, Key: key, RetryAfter: c.retryAfter(l, l.waiting, c.totalSlots(l)), Limit: max(c.cfg.MaxQueue, 0)}
 	}
 	if n := len(l.queues[key]); c.cfg.MaxQueuePerKey > 0 && n >= c.cfg.MaxQueuePerKey {
-		return nil, &Rejected{Reason: ReasonKeyQueueFull, Model: model, Key: key, RetryAfter: c.retryAfter(l, n), Limit: c.cfg.MaxQueuePerKey}
+		return nil, &Rejected{Reason: ReasonKeyQueueFull, Model: model, Key: key, RetryAfter: c.retryAfter(l, n, c.slots(runtime)), Limit: c.cfg.MaxQueuePerKey}
 	}
 	if len(l.queues[key]) == 0 {
 		// A key that joins waits for its turn after the keys already waiting: it goes
@@ -163,45 +243,71 @@ func (c *Controller) Enter(model, key string) (*Ticket, error) {
 	}
 	l.queues[key] = append(l.queues[key], t)
 	l.waiting++
+	l.waitingOn[runtime]++
 	return t, nil
 }
 
-// retryAfter estimates when n waiting requests ahead will have been served.
-func (c *Controller) retryAfter(l *lane, n int) time.Duration {
+// totalSlots is the slots of the runtimes the lane has used: the pool's capacity for
+// its model, as far as admission has seen it.
+func (c *Controller) totalSlots(l *lane) int {
+	n := 0
+	for r := range l.runningOn {
+		n += c.slots(r)
+	}
+	return max(n, c.cfg.Slots)
+}
+
+// retryAfter estimates when n waiting requests ahead will have been served by slots.
+func (c *Controller) retryAfter(l *lane, n, slots int) time.Duration {
 	per := l.service
 	if per <= 0 {
 		per = time.Second
 	}
-	d := time.Duration(float64(per) * float64(n+1) / float64(c.cfg.Slots))
+	d := time.Duration(float64(per) * float64(n+1) / float64(slots))
 	return min(max(d.Round(time.Second), time.Second), 10*time.Minute)
 }
 
 func (c *Controller) admitLocked(l *lane, t *Ticket, now time.Time) {
 	l.running++
+	l.runningOn[t.runtime]++
 	t.admitted, t.admittedAt = true, now
 	close(t.ready)
 }
 
-// dispatchLocked fills free slots from the queue, one key after another.
-func (c *Controller) dispatchLocked(l *lane) {
+// dispatchLocked fills runtime's free slots from the queue, one key after another;
+// a key's first ticket placed on runtime goes, its tickets on other runtimes wait.
+func (c *Controller) dispatchLocked(l *lane, runtime string) {
 	now := c.now()
-	for l.running < c.cfg.Slots && len(l.ring) > 0 {
+	for l.runningOn[runtime] < c.slots(runtime) && l.waitingOn[runtime] > 0 && len(l.ring) > 0 {
 		if l.next >= len(l.ring) {
 			l.next = 0
 		}
-		key := l.ring[l.next]
-		q := l.queues[key]
-		t := q[0]
-		q[0] = nil
-		q = q[1:]
-		l.waiting--
-		if len(q) == 0 {
-			delete(l.queues, key)
-			l.ring = append(l.ring[:l.next], l.ring[l.next+1:]...)
-		} else {
-			l.queues[key] = q
-			l.next++
+		var t *Ticket
+		for i := range l.ring {
+			idx := (l.next + i) % len(l.ring)
+			key := l.ring[idx]
+			q := l.queues[key]
+			j := slices.IndexFunc(q, func(w *Ticket) bool { return w.runtime == runtime })
+			if j < 0 {
+				continue
+			}
+			t = q[j]
+			q = slices.Delete(q, j, j+1)
+			if len(q) == 0 {
+				delete(l.queues, key)
+				l.ring = slices.Delete(l.ring, idx, idx+1)
+				l.next = idx
+			} else {
+				l.queues[key] = q
+				l.next = idx + 1
+			}
+			break
 		}
+		if t == nil {
+			return
+		}
+		l.waiting--
+		l.waitingOn[runtime]--
 		c.admitLocked(l, t, now)
 	}
 }
@@ -215,6 +321,7 @@ func (c *Controller) removeLocked(l *lane, t *Ticket) {
 		}
 		q = append(q[:i], q[i+1:]...)
 		l.waiting--
+		l.waitingOn[t.runtime]--
 		if len(q) > 0 {
 			l.queues[t.key] = q
 			return
@@ -292,13 +399,51 @@ func (t *Ticket) Done() {
 		l.service = (l.service*7 + held) / 8
 	}
 	l.running--
-	c.dispatchLocked(l)
+	l.runningOn[t.runtime]--
+	c.dispatchLocked(l, t.runtime)
+}
+
+// Runtime is the runtime the ticket runs (or will run) on.
+func (t *Ticket) Runtime() string {
+	t.c.mu.Lock()
+	defer t.c.mu.Unlock()
+	return t.runtime
+}
+
+// Move places the waiting tickets of runtime from on the least loaded of the runtimes
+// candidates gives for their model (a runtime that went down: its queue goes to the
+// others); none leaves them where they are. Tickets already running stay: their
+// runtime ends them. candidates is called with the controller locked.
+func (c *Controller) Move(from string, candidates func(model string) []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for model, l := range c.lanes {
+		if l.waitingOn[from] == 0 {
+			continue
+		}
+		dest := c.leastLoadedLocked(l, slices.DeleteFunc(candidates(model), func(r string) bool { return r == from }))
+		if dest == "" || dest == from {
+			continue
+		}
+		for _, q := range l.queues {
+			for _, t := range q {
+				if t.runtime == from {
+					t.runtime = dest
+					l.waitingOn[from]--
+					l.waitingOn[dest]++
+				}
+			}
+		}
+		c.dispatchLocked(l, dest)
+	}
 }
 
 // Lane is a model's admission state at one moment.
 type Lane struct {
 	Model            string
 	Running, Waiting int
+	// RunningOn and WaitingOn count them per runtime.
+	RunningOn, WaitingOn map[string]int
 	// WaitingByKey counts the waiting requests of each key.
 	WaitingByKey map[string]int
 }
@@ -313,7 +458,8 @@ func (c *Controller) Snapshot() []Lane {
 		for k, q := range l.queues {
 			byKey[k] = len(q)
 		}
-		out = append(out, Lane{Model: m, Running: l.running, Waiting: l.waiting, WaitingByKey: byKey})
+		out = append(out, Lane{Model: m, Running: l.running, Waiting: l.waiting, WaitingByKey: byKey,
+			RunningOn: maps.Clone(l.runningOn), WaitingOn: maps.Clone(l.waitingOn)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Model < out[j].Model })
 	return out
@@ -323,7 +469,7 @@ func (c *Controller) Snapshot() []Lane {
 func (c *Controller) sweepLocked(now time.Time) {
 	c.swept = now
 	for m, l := range c.lanes {
-		if l.running == 0 && l.waiting == 0 && now.Sub(l.used) >= laneIdle {
+		if l.running == 0 && l.waiting == 0 && len(l.reservedOn) == 0 && now.Sub(l.used) >= laneIdle {
 			delete(c.lanes, m)
 		}
 	}

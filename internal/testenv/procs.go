@@ -8,11 +8,16 @@ import (
 	"syscall"
 )
 
-// RunnerPIDs lists the model runner processes this executable started: the embedded
-// runtime re-executes the binary as `<binary> runner ...`, with --model once a model is
-// loaded (a GPU-discovery runner has none).
+// RunnerPIDs lists the model runner processes of the shared runtime: the embedded
+// runtime re-executes this binary as `<binary> runner ...`, an external one its own
+// binary (its children), with --model once a model is loaded (a GPU-discovery runner has
+// none).
 func RunnerPIDs(modelsOnly bool) []int {
 	self, _ := os.Executable()
+	parent := 0
+	if server != nil {
+		self, parent = server.cmd.Path, server.PID()
+	}
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
 	for _, e := range entries {
@@ -25,14 +30,15 @@ func RunnerPIDs(modelsOnly bool) []int {
 			continue
 		}
 		args := strings.Split(string(b), "\x00")
-		if len(args) > 1 && args[0] == self && args[1] == "runner" && (!modelsOnly || strings.Contains(string(b), "--model")) {
+		if len(args) > 1 && args[0] == self && args[1] == "runner" && (!modelsOnly || strings.Contains(string(b), "--model")) &&
+			(parent == 0 || parentPID(pid) == parent) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
 }
 
-// KillRunners SIGKILLs the model runners of this executable, as a crash would.
+// KillRunners SIGKILLs the model runners of the shared runtime, as a crash would.
 func KillRunners() {
 	for _, pid := range RunnerPIDs(true) {
 		syscall.Kill(pid, syscall.SIGKILL)

@@ -1,6 +1,7 @@
 // Package testenv gives end-to-end tests a real runtime: Ollama's server embedded in the
-// test process, with the script models of package scriptmodel created in a temporary
-// models directory. Nothing is downloaded.
+// test process, or with HEARTH_TEST_RUNTIME=external a stock `ollama serve` process
+// built from the same module and reached over loopback, with the script models of
+// package scriptmodel created in a temporary models directory. Nothing is downloaded.
 package testenv
 
 import (
@@ -35,18 +36,23 @@ func Main(m *testing.M) {
 var (
 	once      sync.Once
 	rt        *ollama.Runtime
+	server    *Server // the external runtime's process, with RuntimeEnv=external
 	models    map[string]*scriptmodel.Model
 	modelsDir string
 	startErr  error
 )
 
-// Runtime returns the shared embedded runtime, starting it and creating the catalogue's
-// script models on first use.
+// Runtime returns the shared runtime (embedded, or external by RuntimeEnv), starting it
+// and creating the catalogue's script models on first use.
 func Runtime(t testing.TB) *ollama.Runtime {
 	t.Helper()
 	once.Do(start)
 	if startErr != nil {
-		t.Fatalf("embedded runtime: %v", startErr)
+		kind := "embedded"
+		if External() {
+			kind = "external"
+		}
+		t.Fatalf("%s runtime: %v", kind, startErr)
 	}
 	return rt
 }
@@ -101,17 +107,25 @@ func BenchModel(t testing.TB, name string) (*scriptmodel.Model, string) {
 }
 
 func start() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// The external runtime's first start on a machine builds it (minutes on two cores).
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	modelsDir, startErr = os.MkdirTemp("", "hearth-test-models-")
 	if startErr != nil {
 		return
 	}
-	// Keep runners loaded for the whole run: reloading a model costs more than a test.
-	os.Setenv("OLLAMA_KEEP_ALIVE", "-1")
-	rt, startErr = ollama.StartEmbedded(ctx, ollama.EmbeddedConfig{ModelsDir: modelsDir})
-	if startErr != nil {
-		return
+	if External() {
+		if server, startErr = startServer(ctx, modelsDir); startErr != nil {
+			return
+		}
+		rt = server.Runtime
+	} else {
+		// Keep runners loaded for the whole run: reloading a model costs more than a test.
+		os.Setenv("OLLAMA_KEEP_ALIVE", "-1")
+		rt, startErr = ollama.StartEmbedded(ctx, ollama.EmbeddedConfig{ModelsDir: modelsDir})
+		if startErr != nil {
+			return
+		}
 	}
 	models = map[string]*scriptmodel.Model{}
 	for name, spec := range scriptmodel.Catalog() {
@@ -130,6 +144,10 @@ func shutdown() {
 		defer cancel()
 		_ = rt.UnloadAll(ctx)
 	}
+	if server != nil {
+		server.stop()
+	}
+
 	if modelsDir != "" {
 		os.RemoveAll(modelsDir)
 	}

@@ -1,0 +1,484 @@
+// Package pool serves several runtimes as one: it learns which models each has, follows
+// whether each answers, and sends every call of a response to the runtime its placement
+// names (engine.Placement, chosen by the server: the runtime whose KV cache holds the
+// chain's prefix, else the least loaded). It implements engine.Runtime, so the engine
+// runs over a pool as over one runtime, and what the server needs of a runtime beside
+// the engine (health, the model list, the passthrough's target).
+//
+// A runtime that stops answering is marked down: its in-flight generations fail as they
+// would with one runtime, new requests go to the others, and a generation whose runtime
+// refuses the connection before any output is tried once on another runtime that has
+// the model. A runtime comes back when it answers a health check again.
+package pool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"hearth/engine"
+)
+
+// Runtime is one runtime of the pool; *ollama.Runtime implements it.
+type Runtime interface {
+	// Ready reports whether the runtime answers.
+	Ready(ctx context.Context) error
+	// Models lists the models the runtime has.
+	Models(ctx context.Context) ([]engine.ListedModel, error)
+	// Loaded lists the models it holds in memory now.
+	Loaded(ctx context.Context) ([]engine.LoadedModel, error)
+	// Target and Transport reach the runtime's own API.
+	Target() *url.URL
+	Transport() http.RoundTripper
+	// IsEmbedded reports whether the runtime runs inside this process.
+	IsEmbedded() bool
+	// Seam is the engine's view of the runtime.
+	Seam() engine.Runtime
+}
+
+// Label is a runtime's short stable name, what responses and metrics say served them:
+// "embedded" for the runtime inside hearth, host:port for one at a URL. Not the whole
+// URL: it is shown to clients, and a URL may carry credentials.
+func Label(rt Runtime) string {
+	if rt.IsEmbedded() {
+		return "embedded"
+	}
+	return rt.Target().Host
+}
+
+// Pool is several runtimes served as one. It is safe for concurrent use.
+type Pool struct {
+	members []*member
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	onDown []func(label string)
+}
+
+type member struct {
+	label string
+	rt    Runtime
+	seam  engine.Runtime
+
+	mu sync.Mutex
+	// checked is false until the first health check: an unchecked runtime counts as
+	// up, so the first request does not wait for a check.
+	checked bool
+	up      bool
+	since   time.Time
+	lastErr string
+	// models are the names the runtime has (each also under its short forms), from
+	// its last listing; listed is when that was, zero before the first.
+	models map[string]bool
+	names  []string
+	listed time.Time
+}
+
+// New returns a pool of rts, in order of preference among equals (the first also serves
+// the passthrough of Ollama's own API). Labels must differ.
+func New(rts []Runtime, log *slog.Logger) (*Pool, error) {
+	if len(rts) == 0 {
+		return nil, errors.New("pool: no runtimes")
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	p := &Pool{log: log}
+	seen := map[string]bool{}
+	for _, rt := range rts {
+		l := Label(rt)
+		if seen[l] {
+			return nil, fmt.Errorf("pool: runtime %s given twice", l)
+		}
+		seen[l] = true
+		p.members = append(p.members, &member{label: l, rt: rt, seam: rt.Seam(), up: true})
+	}
+	return p, nil
+}
+
+// Labels are the pool's runtimes, in order.
+func (p *Pool) Labels() []string {
+	out := make([]string, len(p.members))
+	for i, m := range p.members {
+		out[i] = m.label
+	}
+	return out
+}
+
+// Runtime returns the runtime labelled label, nil if the pool has none.
+func (p *Pool) Runtime(label string) Runtime {
+	if m := p.member(label); m != nil {
+		return m.rt
+	}
+	return nil
+}
+
+func (p *Pool) member(label string) *member {
+	for _, m := range p.members {
+		if m.label == label {
+			return m
+		}
+	}
+	return nil
+}
+
+// OnDown registers fn to be called (in its own goroutine) when a runtime is marked
+// down, so that requests waiting for it can move elsewhere.
+func (p *Pool) OnDown(fn func(label string)) {
+	p.mu.Lock()
+	p.onDown = append(p.onDown, fn)
+	p.mu.Unlock()
+}
+
+// State is one runtime's state at one moment.
+type State struct {
+	Label    string
+	Embedded bool
+	// Up is whether it answered its last check (true before the first).
+	Up bool
+	// Since is when it went down or came back, zero if it never changed.
+	Since time.Time
+	// Error is why it is down.
+	Error string
+	// Models are the model names it had at its last listing, sorted.
+	Models []string
+}
+
+// States returns each runtime's state, in the pool's order.
+func (p *Pool) States() []State {
+	out := make([]State, len(p.members))
+	for i, m := range p.members {
+		m.mu.Lock()
+		s := State{Label: m.label, Embedded: m.rt.IsEmbedded(), Up: m.up, Since: m.since, Error: m.lastErr,
+			Models: slices.Sorted(slices.Values(m.names))}
+		m.mu.Unlock()
+		out[i] = s
+	}
+	return out
+}
+
+// setState records a check's result; it reports whether the runtime just went down.
+func (p *Pool) setState(m *member, err error) {
+	m.mu.Lock()
+	wasUp := m.up
+	m.checked = true
+	switch {
+	case err != nil && m.up:
+		m.up, m.since, m.lastErr = false, time.Now(), err.Error()
+	case err != nil:
+		m.lastErr = err.Error()
+	case !m.up:
+		m.up, m.since, m.lastErr = true, time.Now(), ""
+	}
+	up := m.up
+	m.mu.Unlock()
+	switch {
+	case wasUp && !up:
+		p.log.Error("runtime down; its requests go to the others until it answers again", "runtime", m.label, "error", err)
+		p.mu.Lock()
+		fns := slices.Clone(p.onDown)
+		p.mu.Unlock()
+		for _, fn := range fns {
+			go fn(m.label)
+		}
+	case !wasUp && up:
+		p.log.Info("runtime is back", "runtime", m.label)
+	}
+}
+
+// check asks one runtime whether it answers and, when it does, which models it has. A
+// runtime that answers but cannot list keeps its last listing: it is up all the same.
+func (p *Pool) check(ctx context.Context, m *member) error {
+	err := m.rt.Ready(ctx)
+	if err == nil {
+		if list, lerr := m.rt.Models(ctx); lerr != nil {
+			p.log.Debug("runtime answers but does not list its models", "runtime", m.label, "error", lerr)
+		} else {
+			names, listed := map[string]bool{}, make([]string, 0, len(list))
+			for _, lm := range list {
+				listed = append(listed, lm.Name)
+				for _, n := range []string{lm.Name, lm.Model} {
+					if n != "" {
+						names[n] = true
+						names[strings.TrimSuffix(n, ":latest")] = true
+					}
+				}
+			}
+			m.mu.Lock()
+			m.models, m.names, m.listed = names, listed, time.Now()
+			m.mu.Unlock()
+		}
+	}
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		// The caller left, which says nothing of the runtime (a deadline does: the
+		// runtime did not answer in time).
+		return err
+	}
+	p.setState(m, err)
+	return err
+}
+
+// Check checks every runtime at once, refreshing its state and model list, and returns
+// nil when any answers, else every runtime's error.
+func (p *Pool) Check(ctx context.Context) error {
+	errs := make([]error, len(p.members))
+	var wg sync.WaitGroup
+	for i, m := range p.members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.check(ctx, m); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", m.label, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if slices.Contains(errs, nil) {
+		return nil
+	}
+	if len(errs) == 1 {
+		return errors.Unwrap(errs[0])
+	}
+	return errors.Join(errs...)
+}
+
+// Ready is Check: the pool serves while any of its runtimes does.
+func (p *Pool) Ready(ctx context.Context) error { return p.Check(ctx) }
+
+// has reports whether the runtime's last listing has model; unknown (never listed) is
+// true, so that a runtime not yet listed is not left out.
+func (m *member) has(model string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.listed.IsZero() {
+		return true
+	}
+	return m.models[model] || m.models[strings.TrimSuffix(model, ":latest")]
+}
+
+func (m *member) isUp() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.up
+}
+
+// Candidates are the runtimes a request for model may go to, in the pool's order: those
+// that are up and have it. When no runtime that is up lists it (a model pulled since
+// the last listing), every runtime that is up; when none is up, every runtime, so the
+// request fails with the runtime's own error as it would without a pool.
+func (p *Pool) Candidates(model string) []string {
+	var have, up, all []string
+	for _, m := range p.members {
+		all = append(all, m.label)
+		if !m.isUp() {
+			continue
+		}
+		up = append(up, m.label)
+		if m.has(model) {
+			have = append(have, m.label)
+		}
+	}
+	switch {
+	case len(have) > 0:
+		return have
+	case len(up) > 0:
+		return up
+	}
+	return all
+}
+
+// Serves reports whether the runtime labelled label is up and has model: a chain's
+// runtime keeps its chain while it does.
+func (p *Pool) Serves(label, model string) bool {
+	m := p.member(label)
+	return m != nil && m.isUp() && m.has(model)
+}
+
+// choose is the runtime that serves a call for model made with ctx: its placement's,
+// else the first candidate (then named in the placement, so the response's later calls
+// go there too).
+func (p *Pool) choose(ctx context.Context, model string) *member {
+	pl := engine.PlacementOf(ctx)
+	if m := p.member(pl.Runtime()); m != nil {
+		return m
+	}
+	m := p.member(p.Candidates(model)[0])
+	if pl != nil {
+		pl.Move(m.label)
+	}
+	return m
+}
+
+// another is a runtime other than not that is up and has model, nil if none.
+func (p *Pool) another(model string, not *member) *member {
+	for _, l := range p.Candidates(model) {
+		if m := p.member(l); m != not && m.isUp() {
+			return m
+		}
+	}
+	return nil
+}
+
+// refused reports whether err is a runtime refusing the connection (or otherwise not
+// reachable when dialled): nothing was sent, so the request may go elsewhere.
+func refused(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// lost reports whether err is the runtime's connection failing (not a refusal by the
+// runtime, not the caller's own error or cancellation): worth a health check now.
+func lost(ctx context.Context, err error) bool {
+	var se *engine.StatusError
+	return err != nil && ctx.Err() == nil && !errors.As(err, &se) && !errors.Is(err, engine.ErrModelNotFound)
+}
+
+// Model describes model as the runtime the call is placed on has it.
+func (p *Pool) Model(ctx context.Context, name string) (*engine.ModelInfo, error) {
+	m := p.choose(ctx, name)
+	info, err := m.seam.Model(ctx, name)
+	if err != nil && refused(err) && ctx.Err() == nil {
+		p.setState(m, err)
+		if alt := p.another(name, m); alt != nil {
+			p.moved(ctx, m, alt, err)
+			return alt.seam.Model(ctx, name)
+		}
+	}
+	if lost(ctx, err) {
+		go p.recheck(m)
+	}
+	return info, err
+}
+
+// Generate runs the generation on the runtime the call is placed on; one refused before
+// any output runs on another runtime that has the model, once.
+func (p *Pool) Generate(ctx context.Context, req *engine.GenerateRequest, fn func(engine.Chunk) error) error {
+	m := p.choose(ctx, req.Model)
+	started := false
+	var fnErr error
+	each := func(c engine.Chunk) error {
+		started = true
+		if err := fn(c); err != nil {
+			fnErr = err
+			return err
+		}
+		return nil
+	}
+	err := m.seam.Generate(ctx, req, each)
+	if err != nil && !started && refused(err) && ctx.Err() == nil {
+		p.setState(m, err)
+		if alt := p.another(req.Model, m); alt != nil {
+			p.moved(ctx, m, alt, err)
+			m = alt
+			err = m.seam.Generate(ctx, req, each)
+		}
+	}
+	if fnErr == nil && lost(ctx, err) {
+		go p.recheck(m)
+	}
+	return err
+}
+
+// moved names alt in the call's placement after from refused it.
+func (p *Pool) moved(ctx context.Context, from, alt *member, err error) {
+	p.log.Warn("runtime refused the connection; trying another", "runtime", from.label, "to", alt.label, "error", err)
+	if pl := engine.PlacementOf(ctx); pl != nil {
+		pl.Move(alt.label)
+	}
+}
+
+// recheck checks a runtime whose connection failed mid-call, so that it is marked down
+// at once, not at the next periodic check.
+func (p *Pool) recheck(m *member) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	p.check(ctx, m)
+}
+
+// CheckFormat asks the first runtime: the engine checks a schema before it knows where
+// the response runs, and a pool's runtimes are expected to run the same Ollama, whose
+// grammar conversion is the same everywhere.
+func (p *Pool) CheckFormat(schema []byte) error { return p.members[0].seam.CheckFormat(schema) }
+
+// Models lists the models of every runtime that answers, each once, with the runtimes
+// that have it; an error only when none answers.
+func (p *Pool) Models(ctx context.Context) ([]engine.ListedModel, error) {
+	lists := make([][]engine.ListedModel, len(p.members))
+	errs := make([]error, len(p.members))
+	var wg sync.WaitGroup
+	for i, m := range p.members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lists[i], errs[i] = m.rt.Models(ctx)
+		}()
+	}
+	wg.Wait()
+	var out []engine.ListedModel
+	at := map[string]int{}
+	answered := false
+	for i, list := range lists {
+		if errs[i] != nil {
+			continue
+		}
+		answered = true
+		for _, lm := range list {
+			j, ok := at[lm.Name]
+			if !ok {
+				j = len(out)
+				at[lm.Name] = j
+				lm.Runtimes = nil
+				out = append(out, lm)
+			}
+			out[j].Runtimes = append(out[j].Runtimes, p.members[i].label)
+		}
+	}
+	if !answered {
+		if len(errs) == 1 {
+			return nil, errs[0]
+		}
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// Loaded lists the models every runtime that answers holds in memory.
+func (p *Pool) Loaded(ctx context.Context) ([]engine.LoadedModel, error) {
+	var out []engine.LoadedModel
+	var errs []error
+	for _, m := range p.members {
+		list, err := m.rt.Loaded(ctx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", m.label, err))
+			continue
+		}
+		out = append(out, list...)
+	}
+	if len(errs) == len(p.members) {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// Target is the first runtime's address: Ollama's own API (the passthrough) reaches the
+// pool's first runtime.
+func (p *Pool) Target() *url.URL { return p.members[0].rt.Target() }
+
+// Transport is the first runtime's transport.
+func (p *Pool) Transport() http.RoundTripper { return p.members[0].rt.Transport() }
+
+// IsEmbedded reports whether the first runtime runs inside this process.
+func (p *Pool) IsEmbedded() bool { return p.members[0].rt.IsEmbedded() }
+
+// Seam is the pool itself: it routes the engine's calls.
+func (p *Pool) Seam() engine.Runtime { return p }
+
+var _ engine.Runtime = (*Pool)(nil)

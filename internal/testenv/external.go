@@ -1,0 +1,331 @@
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"hearth/engine/ollama"
+)
+
+// RuntimeEnv selects the runtime the tests run on: unset or "embedded" for Ollama's
+// server inside the test process, "external" for a stock `ollama serve` process built
+// from the module hearth pins and reached over loopback, as `hearth serve --ollama URL`
+// reaches one.
+const RuntimeEnv = "HEARTH_TEST_RUNTIME"
+
+// External reports whether the tests run over an external runtime (RuntimeEnv).
+func External() bool { return os.Getenv(RuntimeEnv) == "external" }
+
+// SkipIfExternal skips a test that checks something only the embedded runtime has (its
+// runner processes being this binary, its in-process listener...).
+func SkipIfExternal(t testing.TB, why string) {
+	t.Helper()
+	if External() {
+		t.Skipf("%s=external: %s", RuntimeEnv, why)
+	}
+}
+
+// Server is an `ollama serve` process started by the tests.
+type Server struct {
+	// Runtime reaches the process at its loopback address.
+	Runtime *ollama.Runtime
+	cmd     *exec.Cmd
+	done    chan struct{}
+	log     *bytes.Buffer
+	once    sync.Once
+}
+
+// PID is the server process's id; its model runners are its children.
+func (s *Server) PID() int { return s.cmd.Process.Pid }
+
+// Kill ends the server and its model runners at once (SIGKILL to its process group), as
+// a crash or a host going away would, and waits for it.
+func (s *Server) Kill() {
+	s.once.Do(func() {
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.done
+	})
+}
+
+// stop ends the server the way its user would (SIGTERM: it stops its runners), and
+// kills what is left after a grace period.
+func (s *Server) stop() {
+	s.once.Do(func() {
+		syscall.Kill(s.cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-s.done:
+		case <-time.After(10 * time.Second):
+		}
+		// Runners a stuck server left behind share its process group.
+		syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.done
+	})
+}
+
+// Log is what the server wrote to stdout and stderr so far, for a failing test's message.
+func (s *Server) Log() string {
+	logMu.Lock()
+	defer logMu.Unlock()
+	return s.log.String()
+}
+
+var logMu sync.Mutex
+
+type lockedWriter struct{ b *bytes.Buffer }
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	logMu.Lock()
+	defer logMu.Unlock()
+	return w.b.Write(p)
+}
+
+// StartServer starts another `ollama serve` process on its own loopback port, sharing
+// the shared runtime's models directory (so it has the script models), for tests that
+// need a second runtime they can kill. It runs with either runtime setup; the process is
+// killed when the test ends.
+func StartServer(t testing.TB) *Server {
+	t.Helper()
+	Runtime(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	s, err := startServer(ctx, modelsDir)
+	if err != nil {
+		t.Fatalf("ollama serve: %v", err)
+	}
+	t.Cleanup(s.stop)
+	return s
+}
+
+// startServer builds (once per machine) and starts `ollama serve` on a free loopback
+// port, with the models in dir kept loaded for the whole run, and waits until it answers.
+func startServer(ctx context.Context, dir string) (*Server, error) {
+	bin, err := ollamaBinary(ctx)
+	if err != nil {
+		return nil, err
+	}
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(),
+		"OLLAMA_HOST="+addr,
+		"OLLAMA_MODELS="+dir,
+		// Keep runners loaded for the whole run: reloading a model costs more than a test.
+		"OLLAMA_KEEP_ALIVE=-1",
+		"OLLAMA_NOPRUNE=1",
+	)
+	// Its own process group, which its model runners join: Kill ends them all.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s := &Server{cmd: cmd, done: make(chan struct{}), log: &bytes.Buffer{}}
+	cmd.Stdout, cmd.Stderr = lockedWriter{s.log}, lockedWriter{s.log}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() { cmd.Wait(); close(s.done) }()
+	if s.Runtime, err = ollama.Connect("http://" + addr); err != nil {
+		s.stop()
+		return nil, err
+	}
+	ready := make(chan error, 1)
+	go func() { ready <- s.Runtime.WaitReady(ctx) }()
+	select {
+	case err = <-ready:
+	case <-s.done:
+		err = errors.New("exited")
+	}
+	if err != nil {
+		s.stop()
+		return nil, fmt.Errorf("%s serve at %s: %w\n%s", bin, addr, err, s.Log())
+	}
+	return s, nil
+}
+
+// freeLoopbackAddr returns a loopback address with a port nothing listens on now.
+func freeLoopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// ollamaBinary builds the stock ollama CLI from the github.com/ollama/ollama module this
+// test binary was built with, with the same cgo flags (so the runtime's C code comes from
+// the Go build cache), into the user's cache directory, keyed by module version and
+// flags: it builds once per machine.
+func ollamaBinary(ctx context.Context) (string, error) {
+	version, env, err := ollamaBuild()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	fmt.Fprintln(h, version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	for _, e := range env {
+		fmt.Fprintln(h, e)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "hearth")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "ollama-"+version+"-"+hex.EncodeToString(h.Sum(nil))[:12])
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	// Test packages run in parallel: one builds, the others wait for it.
+	unlock, err := lockFile(bin + ".lock")
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	tmp := fmt.Sprintf("%s.tmp%d", bin, os.Getpid())
+	cmd := exec.CommandContext(ctx, goTool(), "build", "-o", tmp, "github.com/ollama/ollama")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.Remove(tmp)
+		return "", fmt.Errorf("go build github.com/ollama/ollama@%s: %w\n%s", version, err, out)
+	}
+	return bin, os.Rename(tmp, bin)
+}
+
+// ollamaBuild returns the ollama module version hearth pins and the cgo
+// environment to build its CLI with: this binary's own cgo settings (the Makefile's, or
+// the caller's), or, when it records none, the Makefile's defaults for this checkout.
+func ollamaBuild() (string, []string, error) {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "", nil, errors.New("no build info in the test binary")
+	}
+	// A test binary records no module dependencies; engine/ollama's RuntimeVersion is
+	// kept equal to go.mod's by a test.
+	version := "v" + ollama.RuntimeVersion
+	flags := map[string]string{}
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "CGO_CPPFLAGS", "CGO_CFLAGS", "CGO_CXXFLAGS", "CGO_LDFLAGS":
+			flags[s.Key] = s.Value
+		}
+	}
+	if flags["CGO_CPPFLAGS"] == "" {
+		root, err := moduleRoot()
+		if err != nil {
+			return "", nil, err
+		}
+		flags["CGO_CPPFLAGS"] = "-I" + filepath.Join(root, ".cache", "include") + " -I/usr/include"
+	}
+	if flags["CGO_CFLAGS"] == "" {
+		if level := cpuLevel(); level != "" {
+			flags["CGO_CFLAGS"] = "-O2 -g -march=" + level
+			flags["CGO_CXXFLAGS"] = flags["CGO_CFLAGS"]
+		}
+	}
+	env := []string{"CGO_ENABLED=1"}
+	for _, k := range []string{"CGO_CPPFLAGS", "CGO_CFLAGS", "CGO_CXXFLAGS", "CGO_LDFLAGS"} {
+		if v, ok := flags[k]; ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return version, env, nil
+}
+
+// cpuLevel is the Makefile's CPU_LEVEL: scripts/cpu-level.sh's answer for this machine.
+func cpuLevel() string {
+	root, err := moduleRoot()
+	if err != nil {
+		return ""
+	}
+	out, err := exec.Command("bash", filepath.Join(root, "scripts", "cpu-level.sh")).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// moduleRoot is the directory of hearth's go.mod, found from the working directory (a
+// test runs in its package's directory).
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.HasPrefix(b, []byte("module hearth\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("hearth's go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// goTool is the go command: the one on PATH (go test puts its own first), else the one
+// of the toolchain this binary was built with.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
+}
+
+// lockFile takes an exclusive lock on path, waiting for it.
+func lockFile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+// parentPID reads pid's parent from /proc.
+func parentPID(pid int) int {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) is in parentheses and may hold spaces.
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		s = s[i+1:]
+	}
+	f := strings.Fields(s)
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
+}
