@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"hearth/engine"
 	"hearth/internal/admission"
@@ -45,6 +46,8 @@ type Runtime interface {
 type Config struct {
 	Runtime Runtime
 	Engine  *engine.Engine
+	// Collectors are more Prometheus series for /metrics (the MCP servers' calls).
+	Collectors []prometheus.Collector
 	// Database stores responses; nil means nothing is stored (and previous_response_id
 	// finds nothing).
 	Database *storage.DB
@@ -179,6 +182,9 @@ func New(cfg Config) *Server {
 		return names, nil
 	})
 	s.metrics = newMetrics(s.admission, s.models.label)
+	for _, c := range cfg.Collectors {
+		s.metrics.reg.MustRegister(c)
+	}
 	if s.engine == nil {
 		s.engine = engine.New(cfg.Runtime.Seam(), engine.DefaultFormats(), log)
 	}
