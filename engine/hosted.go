@@ -109,7 +109,7 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 			// Earlier turns used MCP tools this request no longer offers: they
 			// still render as the calls and results they were.
 			st := &hostedState{byModelName: map[string]hostedRef{}, modelNames: map[[2]string]string{}}
-			return req, st.asCalls(history, nil), st.asCalls(input, nil), nil, nil
+			return req, st.asCalls(history, input), st.asCalls(input, history), nil, nil
 		}
 		return req, history, input, nil, nil
 	}
@@ -162,6 +162,10 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 				item.Error = err.Error()
 			}
 			for _, t := range got {
+				if m.AllowedTools != nil && !slices.Contains(m.AllowedTools, t.Name) {
+					// The listing shows what this request offers, as OpenAI's does.
+					continue
+				}
 				item.MCPTools = append(item.MCPTools, hearth.MCPToolInfo{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations})
 			}
 			st.listings = append(st.listings, item)
@@ -226,7 +230,7 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 		return nil, nil, nil, nil, err
 	}
 	st.approved = approvals
-	return &out, st.asCalls(history, nil), st.asCalls(input, nil), st, nil
+	return &out, st.asCalls(history, input), st.asCalls(input, history), st, nil
 }
 
 func hasMCPItems(items []hearth.Item) bool {
@@ -285,14 +289,19 @@ func (st *hostedState) modelName(label, tool string) string {
 // asCalls renders MCP items in function-call terms, the shape every template knows:
 // an mcp_call is a call and its result; a denied approval request a call and the
 // denial; listings, pending requests and the answers to them are not shown.
-func (st *hostedState) asCalls(items []hearth.Item, _ []hearth.Item) []hearth.Item {
+//
+// other is the rest of the conversation (history for input, input for history): an
+// answer to a request may be in either.
+func (st *hostedState) asCalls(items, other []hearth.Item) []hearth.Item {
 	if !hasMCPItems(items) {
 		return items
 	}
 	denied := map[string]string{}
-	for _, it := range items {
-		if it.Type == hearth.ItemMCPApprovalResponse && it.Approve != nil && !*it.Approve {
-			denied[it.ApprovalRequestID] = it.Reason
+	for _, list := range [][]hearth.Item{items, other} {
+		for _, it := range list {
+			if it.Type == hearth.ItemMCPApprovalResponse && it.Approve != nil && !*it.Approve {
+				denied[it.ApprovalRequestID] = it.Reason
+			}
 		}
 	}
 	out := make([]hearth.Item, 0, len(items))

@@ -94,6 +94,13 @@ const (
 		"<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>\n" +
 		"<tool_call>{\"name\": \"get_time\", \"arguments\": {\"timezone\": \"Europe/Paris\"}}</tool_call>"
 
+	// MCPText calls the echo tool of the MCP project's reference server
+	// (@modelcontextprotocol/server-everything), spelled as HermesCall spells calls so
+	// that it passes the tool's grammar when hearth constrains it; MCPAnswerText is the
+	// answer after its result.
+	MCPText       = `<tool_call>{"name": "echo", "arguments": {"message": "hello from hearth"}}</tool_call>`
+	MCPAnswerText = "The echo tool answered: hello from hearth."
+
 	CustomToolName       = "apply_patch"
 	CustomToolInput      = "*** Begin Patch\n*** Add File: hello.txt\n+Hello from hearth.\n*** End Patch\n"
 	CustomToolAnswerText = "I added hello.txt, which says hello."
@@ -135,6 +142,8 @@ const (
 	// every call reopens a call, the second one, for ever: the loop of a small or
 	// repetitive model, made exact.
 	RepeatModel = "hearth-script-repeat:latest"
+	// MCPModel calls an MCP server's echo tool (MCPText), then answers MCPAnswerText.
+	MCPModel = "hearth-script-mcp:latest"
 )
 
 // The vision model's scripts: VisionText, then the token of the colour it sees
@@ -218,6 +227,7 @@ func Catalog() map[string]Spec {
 		CodexModel:  codex,
 		AgentModel:  call(AgentText, AgentAnswerText),
 		RepeatModel: call(RepeatText, ToolsAnswerText),
+		MCPModel:    call(MCPText, MCPAnswerText),
 		StepsModel: {Template: StepsTemplate, Stop: Stop, Scripts: []Script{
 			{Entry: EntryAssistant, Text: StepsText},
 			{Entry: EntryNextStep, Text: StepsNextText},
@@ -279,5 +289,6 @@ func Describe(name string) string {
 		StepsModel:        "calls get_weather, then get_time after its result, then answers",
 		VisionModel:       "accepts images (PNG, JPEG), names their dominant colour: red, green or blue",
 		RepeatModel:       "calls get_weather and get_time; reopens a call after each call hearth closes",
+		MCPModel:          "calls the echo tool of an MCP server (server-everything), answers after the result",
 	}[name]
 }
