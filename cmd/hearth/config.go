@@ -47,6 +47,7 @@ func loadConfig(root *cobra.Command, path string) (map[string]string, error) {
 	}
 	known := allFlagNames(root)
 	out := map[string]string{}
+	configMCP = nil
 	for k, v := range raw {
 		name := strings.ReplaceAll(strings.ToLower(k), "_", "-")
 		if !known[name] || name == "config" || name == "help" {
