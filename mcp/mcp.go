@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -508,8 +509,9 @@ func (c *conn) call(ctx context.Context, name string, args json.RawMessage) (*sd
 	if err != nil {
 		// A call is not repeated (it may have had effects), but a dead session is
 		// not used again.
-		if errors.Is(err, sdk.ErrConnectionClosed) {
+		if errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) {
 			c.forget(s)
+			return nil, fmt.Errorf("the MCP server %s closed the connection during the call of %s (%w); it starts again on next use", c.cfg.Label, name, err)
 		}
 		return nil, fmt.Errorf("call %s on MCP server %s: %w", name, c.cfg.Label, err)
 	}

@@ -100,6 +100,10 @@ const (
 	// answer after its result.
 	MCPText       = `<tool_call>{"name": "echo", "arguments": {"message": "hello from hearth"}}</tool_call>`
 	MCPAnswerText = "The echo tool answered: hello from hearth."
+	// MCPSlowText calls server-everything's trigger-long-running-operation for 20
+	// seconds: a call that is still running when a test kills the server or leaves.
+	MCPSlowText       = `<tool_call>{"name": "trigger-long-running-operation", "arguments": {"duration": 20, "steps": 1}}</tool_call>`
+	MCPSlowAnswerText = "The operation has a result now."
 
 	CustomToolName       = "apply_patch"
 	CustomToolInput      = "*** Begin Patch\n*** Add File: hello.txt\n+Hello from hearth.\n*** End Patch\n"
@@ -144,6 +148,9 @@ const (
 	RepeatModel = "hearth-script-repeat:latest"
 	// MCPModel calls an MCP server's echo tool (MCPText), then answers MCPAnswerText.
 	MCPModel = "hearth-script-mcp:latest"
+	// MCPSlowModel calls a long-running MCP tool (MCPSlowText), then answers
+	// MCPSlowAnswerText, whatever the result.
+	MCPSlowModel = "hearth-script-mcp-slow:latest"
 )
 
 // The vision model's scripts: VisionText, then the token of the colour it sees
@@ -224,10 +231,11 @@ func Catalog() map[string]Spec {
 			s.ContextLength = SmallContext
 			return s
 		}(),
-		CodexModel:  codex,
-		AgentModel:  call(AgentText, AgentAnswerText),
-		RepeatModel: call(RepeatText, ToolsAnswerText),
-		MCPModel:    call(MCPText, MCPAnswerText),
+		CodexModel:   codex,
+		AgentModel:   call(AgentText, AgentAnswerText),
+		RepeatModel:  call(RepeatText, ToolsAnswerText),
+		MCPModel:     call(MCPText, MCPAnswerText),
+		MCPSlowModel: call(MCPSlowText, MCPSlowAnswerText),
 		StepsModel: {Template: StepsTemplate, Stop: Stop, Scripts: []Script{
 			{Entry: EntryAssistant, Text: StepsText},
 			{Entry: EntryNextStep, Text: StepsNextText},
@@ -290,5 +298,6 @@ func Describe(name string) string {
 		VisionModel:       "accepts images (PNG, JPEG), names their dominant colour: red, green or blue",
 		RepeatModel:       "calls get_weather and get_time; reopens a call after each call hearth closes",
 		MCPModel:          "calls the echo tool of an MCP server (server-everything), answers after the result",
+		MCPSlowModel:      "calls server-everything's trigger-long-running-operation (20 s), answers after the result",
 	}[name]
 }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -366,4 +368,170 @@ func TestMCPRequestErrorsE2E(t *testing.T) {
 	if r.Status != hearth.StatusCompleted {
 		t.Errorf("a server that is down: status %s, want completed (the model goes on without its tools)", r.Status)
 	}
+}
+
+// mcpStream reads the events of a stream one at a time, as they come.
+type mcpStream struct{ sc *bufio.Scanner }
+
+func (r *mcpStream) next() (map[string]any, bool) {
+	for r.sc.Scan() {
+		data, ok := strings.CutPrefix(r.sc.Text(), "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var e map[string]any
+		if json.Unmarshal([]byte(data), &e) == nil {
+			return e, true
+		}
+	}
+	return nil, false
+}
+
+// until reads events up to one of type typ and returns all read.
+func (r *mcpStream) until(t *testing.T, typ string) []map[string]any {
+	t.Helper()
+	var seen []map[string]any
+	for {
+		e, ok := r.next()
+		if !ok {
+			t.Fatalf("the stream ended before %s; events %q", typ, eventTypes(seen))
+		}
+		seen = append(seen, e)
+		if e["type"] == typ {
+			return seen
+		}
+	}
+}
+
+// childPID is the process id of the test process's child whose command line holds
+// every one of words.
+func childPID(t *testing.T, words ...string) int {
+	t.Helper()
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		stat, err := os.ReadFile(filepath.Join(d, "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold blanks, so read after its ')'.
+		fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(os.Getpid()) {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join(d, "cmdline"))
+		all := true
+		for _, w := range words {
+			all = all && strings.Contains(string(cmd), w)
+		}
+		if all {
+			var pid int
+			fmt.Sscanf(filepath.Base(d), "%d", &pid)
+			return pid
+		}
+	}
+	t.Fatalf("no child process with %q", words)
+	return 0
+}
+
+// TestMCPFaultsE2E: the stdio server killed while a call runs gives an mcp_call with
+// an error and the model goes on to answer; the next response starts the server again.
+// A client that leaves while a call runs ends the response at once, incomplete.
+func TestMCPFaultsE2E(t *testing.T) {
+	node, script := everythingServer(t)
+	srv, _ := newMCPHearth(t, mcp.Server{Label: "everything", Command: node, Args: []string{script, "stdio"}})
+	slow := `"tools":[{"type":"mcp","server_label":"everything","allowed_tools":["trigger-long-running-operation"],"require_approval":"never"}]`
+
+	resp, err := http.Post(srv.URL+"/v1/responses", "application/json",
+		strings.NewReader(reqBody(scriptmodel.MCPSlowModel, true, `"input":"Run the long operation.",`+slow)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &mcpStream{bufio.NewScanner(resp.Body)}
+	events := r.until(t, "response.mcp_call_arguments.done")
+	time.Sleep(300 * time.Millisecond) // the call is on its way to the server
+	pid := childPID(t, "server-everything", "stdio")
+	started := time.Now()
+	if err := syscallKill(pid); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		e, ok := r.next()
+		if !ok {
+			break
+		}
+		events = append(events, e)
+	}
+	resp.Body.Close()
+	if took := time.Since(started); took > 10*time.Second {
+		t.Errorf("the response took %s after the server died", took)
+	}
+	schematest.MCP.ValidateEvents(t, events)
+	if err := schematest.CheckLifecycle(events); err != nil {
+		t.Fatalf("lifecycle: %v", err)
+	}
+	var final hearth.Response
+	b, _ := json.Marshal(events[len(events)-1]["response"])
+	json.Unmarshal(b, &final)
+	if final.Status != hearth.StatusCompleted || len(final.Output) != 3 || final.Output[1].Type != hearth.ItemMCPCall ||
+		final.Output[1].Error == "" || final.Output[2].Text(hearth.PartOutputText) != scriptmodel.MCPSlowAnswerText {
+		t.Fatalf("after the server died: status %s, output %+v", final.Status, mcpItems(final.Output))
+	}
+	if !strings.Contains(strings.Join(eventTypes(events), " "), "response.mcp_call.failed") {
+		t.Errorf("no response.mcp_call.failed in %q", eventTypes(events))
+	}
+	t.Logf("the killed call's error: %s", final.Output[1].Error)
+
+	// The next response starts the server again.
+	again := createMCPJSON(t, srv, reqBody(scriptmodel.MCPModel, false, mcpAsk+","+mcpTool("everything", "never")))
+	if len(again.Output) != 3 || again.Output[1].Output.Text != mcpEchoOutput || again.Output[1].Error != "" {
+		t.Fatalf("after a restart: %+v", mcpItems(again.Output))
+	}
+	if next := childPID(t, "server-everything", "stdio"); next == pid {
+		t.Errorf("the server runs as the killed process %d", pid)
+	}
+
+	// The client leaves while the call runs: the response stops there.
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/responses",
+		strings.NewReader(reqBody(scriptmodel.MCPSlowModel, true, `"input":"Run the long operation.",`+slow)))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = &mcpStream{bufio.NewScanner(resp.Body)}
+	events = r.until(t, "response.mcp_call_arguments.done")
+	id := events[0]["response"].(map[string]any)["id"].(string)
+	cancel()
+	resp.Body.Close()
+	left := time.Now()
+	var stored hearth.Response
+	for {
+		gr, err := http.Get(srv.URL + "/v1/responses/" + id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(gr.Body)
+		gr.Body.Close()
+		json.Unmarshal(b, &stored)
+		if stored.Status != hearth.StatusInProgress || time.Since(left) > 15*time.Second {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if stored.Status != hearth.StatusIncomplete || stored.IncompleteDetails == nil || stored.IncompleteDetails.Reason != engine.IncompleteClientDisconnected ||
+		len(stored.Output) != 2 || stored.Output[1].Type != hearth.ItemMCPCall || stored.Output[1].Status != hearth.StatusIncomplete {
+		t.Fatalf("after the client left: status %s %+v, output %+v", stored.Status, stored.IncompleteDetails, mcpItems(stored.Output))
+	}
+	if took := time.Since(left); took > 5*time.Second {
+		t.Errorf("the response ran %s after the client left; the call runs 20 s", took)
+	}
+}
+
+func syscallKill(pid int) error {
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return err
+	}
+	return p.Kill()
 }
