@@ -18,9 +18,10 @@ const (
 	ItemMCPApprovalRequest  = "mcp_approval_request"
 	ItemMCPApprovalResponse = "mcp_approval_response"
 
-	PrefixMCPListTools       = "mcpl"
-	PrefixMCPCall            = "mcp"
-	PrefixMCPApprovalRequest = "mcpr"
+	PrefixMCPListTools        = "mcpl"
+	PrefixMCPCall             = "mcp"
+	PrefixMCPApprovalRequest  = "mcpr"
+	PrefixMCPApprovalResponse = "mcpa"
 )
 
 // OpenAI's streaming events of MCP tools.

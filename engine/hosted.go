@@ -105,12 +105,9 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 		}
 	}
 	if len(servers) == 0 {
-		if hasMCPItems(history) || hasMCPItems(input) {
-			// Earlier turns used MCP tools this request no longer offers: they
-			// still render as the calls and results they were.
-			st := &hostedState{byModelName: map[string]hostedRef{}, modelNames: map[[2]string]string{}}
-			return req, st.asCalls(history, input), st.asCalls(input, history), nil, nil
-		}
+		// Earlier turns may have used MCP tools this request no longer offers: they
+		// still render as the calls and results they were.
+		history, input = mcpAsCalls(history, input)
 		return req, history, input, nil, nil
 	}
 	if e.Hosted == nil {
@@ -231,6 +228,13 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 	}
 	st.approved = approvals
 	return &out, st.asCalls(history, input), st.asCalls(input, history), st, nil
+}
+
+// mcpAsCalls renders the MCP items of a conversation in function-call terms, for a
+// caller that has no hosted tools to offer (compaction).
+func mcpAsCalls(history, input []hearth.Item) ([]hearth.Item, []hearth.Item) {
+	st := &hostedState{byModelName: map[string]hostedRef{}, modelNames: map[[2]string]string{}}
+	return st.asCalls(history, input), st.asCalls(input, history)
 }
 
 func hasMCPItems(items []hearth.Item) bool {

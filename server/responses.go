@@ -481,6 +481,8 @@ func assignInputIDs(items []hearth.Item) {
 			prefix = hearth.PrefixReasoning
 		case hearth.ItemCustomToolCall:
 			prefix = hearth.PrefixCustomToolCall
+		case hearth.ItemMCPApprovalResponse:
+			prefix = hearth.PrefixMCPApprovalResponse
 		}
 		items[i].ID = hearth.NewID(prefix)
 	}
