@@ -47,6 +47,9 @@ type Server struct {
 	AllowedTools []string
 	// Timeout bounds one tool call; 0 is DefaultTimeout.
 	Timeout time.Duration
+	// Keys are the names of the API keys that may use the server; nil allows every
+	// key (and callers without one, when hearth requires none).
+	Keys []string
 }
 
 // Defaults of the limits.
@@ -152,6 +155,13 @@ func (m *Manager) Labels() []string {
 		out = append(out, s.Label)
 	}
 	return out
+}
+
+// KeyAllowed reports whether the API key named key may use the server label (a
+// request-named URL is for every key the URL patterns admit).
+func (m *Manager) KeyAllowed(label, key string) bool {
+	c, ok := m.servers[label]
+	return !ok || c.cfg.Keys == nil || contains(c.cfg.Keys, key)
 }
 
 // Close stops every server hearth started and ends every session.

@@ -247,6 +247,10 @@ func TestServerURLPolicy(t *testing.T) {
 			t.Errorf("%s: %v, want allowed %v", tc.url, err, tc.ok)
 		}
 	}
+	limited := newManager(t, Options{Servers: []Server{{Label: "a", URL: "http://127.0.0.1:1/mcp", Keys: []string{"alice"}}, {Label: "b", URL: "http://127.0.0.1:1/mcp"}}})
+	if !limited.KeyAllowed("a", "alice") || limited.KeyAllowed("a", "bob") || !limited.KeyAllowed("b", "bob") {
+		t.Error("KeyAllowed")
+	}
 	none := newManager(t, Options{})
 	if _, err := none.conn(engine.HostedServer{Label: "x", URL: "https://mcp.example.com/mcp"}); !errors.Is(err, engine.ErrServerRefused) {
 		t.Errorf("no patterns: %v", err)

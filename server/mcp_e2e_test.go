@@ -279,6 +279,20 @@ func TestMCPE2E(t *testing.T) {
 		sameMCPItems(t, label+" continuation", next.Output, want[1:])
 	}
 
+	// The calls are counted by server, tool and outcome.
+	mr, err := http.Get(srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(mr.Body)
+	mr.Body.Close()
+	for _, label := range []string{"everything", "everything-http"} {
+		// Two calls each: the first response's and the continuation's.
+		if want := `hearth_mcp_calls_total{outcome="ok",server="` + label + `",tool="echo"} 2`; !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
 	// tool_choice names the server's tool: the call is generated under its grammar,
 	// and the same call comes out.
 	r := createMCPJSON(t, srv, reqBody(model, false, mcpAsk+","+mcpTool("everything", "never")+
@@ -534,4 +548,37 @@ func syscallKill(pid int) error {
 		return err
 	}
 	return p.Kill()
+}
+
+// TestMCPKeyLimitsE2E: a server the operator limited to some keys is a 403 naming the
+// tool for other keys.
+func TestMCPKeyLimitsE2E(t *testing.T) {
+	mgr, err := mcp.New(mcp.Options{Servers: []mcp.Server{{Label: "down", URL: "http://127.0.0.1:1/mcp", Keys: []string{"config-1"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mgr.Close() })
+	eng := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
+	eng.Hosted = mgr
+	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Engine: eng,
+		APIKeys: []string{"key-one", "key-two"}, MCPKeyAllowed: mgr.KeyAllowed}))
+	t.Cleanup(srv.Close)
+	body := reqBody(scriptmodel.MCPModel, false, mcpAsk+`,"tools":[{"type":"function","name":"f"},{"type":"mcp","server_label":"down","require_approval":"never"}]`)
+	for key, want := range map[string]int{"key-one": http.StatusOK, "key-two": http.StatusForbidden} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/responses", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("%s: status %d %s, want %d", key, resp.StatusCode, b, want)
+		}
+		if want == http.StatusForbidden && !strings.Contains(string(b), `"param":"tools[1].server_label"`) {
+			t.Errorf("%s: %s, want the error to name tools[1].server_label", key, b)
+		}
+	}
 }

@@ -73,7 +73,7 @@ func splitWords(s string) ([]string, error) {
 }
 
 // mcpKeys are the keys of an [mcp.LABEL] table.
-var mcpKeys = []string{"command", "args", "env", "url", "headers", "allowed_tools", "timeout"}
+var mcpKeys = []string{"command", "args", "env", "url", "headers", "allowed_tools", "timeout", "keys"}
 
 // configMCPValue reads the config file's mcp setting: a table of servers by label, or
 // a list of --mcp strings.
@@ -106,7 +106,7 @@ func configMCPValue(v any) ([]mcp.Server, error) {
 		for _, label := range labels {
 			t, ok := v[label].(map[string]any)
 			if !ok {
-				return nil, fmt.Errorf("mcp.%s: want a table (command, args, env, url, headers, allowed_tools, timeout)", label)
+				return nil, fmt.Errorf("mcp.%s: want a table (%s)", label, strings.Join(mcpKeys, ", "))
 			}
 			srv, err := mcpTable(label, t)
 			if err != nil {
@@ -136,6 +136,11 @@ func mcpTable(label string, t map[string]any) (mcp.Server, error) {
 			srv.AllowedTools, err = asStrings(p, v)
 			if srv.AllowedTools == nil {
 				srv.AllowedTools = []string{}
+			}
+		case "keys":
+			srv.Keys, err = asStrings(p, v)
+			if srv.Keys == nil {
+				srv.Keys = []string{}
 			}
 		case "env":
 			srv.Env, err = asStringMap(p, v)

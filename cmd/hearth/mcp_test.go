@@ -24,6 +24,7 @@ args = ["-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"]
 env = { NODE_ENV = "production" }
 allowed_tools = ["read_file", "list_directory"]
 timeout = "20s"
+keys = ["alice"]
 
 [mcp.search]
 url = "https://mcp.example.com/mcp"
@@ -32,7 +33,7 @@ timeout = 5
 `), 0o600)
 	want := []mcp.Server{
 		{Label: "files", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"},
-			Env: map[string]string{"NODE_ENV": "production"}, AllowedTools: []string{"read_file", "list_directory"}, Timeout: 20 * time.Second},
+			Env: map[string]string{"NODE_ENV": "production"}, AllowedTools: []string{"read_file", "list_directory"}, Timeout: 20 * time.Second, Keys: []string{"alice"}},
 		{Label: "search", URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer abc"}, Timeout: 5 * time.Second},
 	}
 	vals, err := loadConfig(rootCommand(), toml)
@@ -51,6 +52,7 @@ timeout = 5
     env: {NODE_ENV: production}
     allowed_tools: [read_file, list_directory]
     timeout: 20s
+    keys: [alice]
   search:
     url: https://mcp.example.com/mcp
     headers: {Authorization: Bearer abc}

@@ -228,7 +228,7 @@ func serve(parent context.Context, o serveOptions) error {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	h := server.New(server.Config{
-		Runtime: rt, Engine: eng, Database: db, Collectors: hosted.Collectors(),
+		Runtime: rt, Engine: eng, Database: db, Collectors: hosted.Collectors(), MCPKeyAllowed: hosted.KeyAllowed,
 		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
