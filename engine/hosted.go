@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"hearth"
+	"hearth/toolgrammar"
 )
 
 // HostedTools runs tools on the model's behalf inside a response: the tools of MCP
@@ -141,6 +142,13 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 		m := req.Tools[i].MCP
 		srv := HostedServer{Label: m.ServerLabel, URL: m.ServerURL, Headers: m.Headers}
 		tools, reused := reusedListing(m.ServerLabel, history, input)
+		for _, name := range m.AllowedTools {
+			if reused && !slices.ContainsFunc(tools, func(t hearth.MCPToolInfo) bool { return t.Name == name }) {
+				// The chain's listing was made for fewer tools than this request
+				// allows: list again.
+				reused = false
+			}
+		}
 		if !reused {
 			got, err := e.Hosted.ListTools(ctx, srv)
 			switch {
@@ -201,7 +209,8 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 			}
 			st.byModelName[name] = hostedRef{server: srv, name: t.Name, approval: m.Approval.Required(t.Name)}
 			st.modelNames[[2]string{m.ServerLabel, t.Name}] = name
-			out.Tools = append(out.Tools, hearth.Tool{Type: hearth.ToolFunction, Name: name, Description: t.Description, Parameters: params})
+			out.Tools = append(out.Tools, hearth.Tool{Type: hearth.ToolFunction, Name: name, Description: t.Description, Parameters: params,
+				Strict: e.strictHosted(m.ServerLabel, name, params)})
 		}
 	}
 	if c := req.ToolChoice; c.Type == hearth.ToolMCP {
@@ -235,6 +244,26 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 func mcpAsCalls(history, input []hearth.Item) ([]hearth.Item, []hearth.Item) {
 	st := &hostedState{byModelName: map[string]hostedRef{}, modelNames: map[[2]string]string{}}
 	return st.asCalls(history, input), st.asCalls(input, history)
+}
+
+// strictHosted makes a server's tool strict when the runtime can turn its schema into
+// a grammar: hearth runs the call itself, so its arguments are generated under the
+// schema and validated before they reach the server, never passed on malformed. A
+// schema the grammar cannot express is offered as a plain function (and the call is
+// the server's to refuse).
+func (e *Engine) strictHosted(label, name string, params json.RawMessage) *bool {
+	err := e.rememberGrammar("tool\x00"+name+"\x00"+string(params), func() error {
+		schema, err := toolgrammar.ArgumentsSchema(toolgrammar.Tool{Name: name, Parameters: params})
+		if err != nil {
+			return err
+		}
+		return checkGrammar(schema)
+	})
+	if err != nil {
+		e.log.Info("mcp tool offered without a grammar", "server", label, "tool", name, "reason", err)
+	}
+	strict := err == nil
+	return &strict
 }
 
 func hasMCPItems(items []hearth.Item) bool {
