@@ -24,6 +24,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -58,6 +59,8 @@ const (
 	DefaultOutputCap = 64 << 10
 	// listTimeout bounds starting a server and listing its tools.
 	listTimeout = 30 * time.Second
+	// maxDynamic bounds the sessions to servers requests name by URL.
+	maxDynamic = 64
 )
 
 // Options configure a Manager.
@@ -204,6 +207,14 @@ func (m *Manager) conn(s engine.HostedServer) (*conn, error) {
 	}
 	c, ok := m.dynamic[key]
 	if !ok {
+		if len(m.dynamic) >= maxDynamic {
+			// Requests choose these URLs: keep a bounded number of sessions.
+			for k, old := range m.dynamic {
+				go old.close()
+				delete(m.dynamic, k)
+				break
+			}
+		}
 		c = &conn{cfg: Server{Label: s.Label, URL: s.URL, Headers: s.Headers}, log: m.log}
 		m.dynamic[key] = c
 	}
@@ -409,6 +420,8 @@ type conn struct {
 	dead    chan struct{} // closed when session ended
 	list    []*sdk.Tool   // cached tools of session
 	closed  bool
+	// stale: the server said its tool list changed; the next listing asks again.
+	stale atomic.Bool
 }
 
 // session returns a live session, starting one when there is none or the last
@@ -429,11 +442,8 @@ func (c *conn) live(ctx context.Context) (*sdk.ClientSession, error) {
 		}
 	}
 	client := sdk.NewClient(&sdk.Implementation{Name: "hearth", Version: "1"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
-			c.mu.Lock()
-			c.list = nil
-			c.mu.Unlock()
-		},
+		// Not under c.mu: the notification may come while live holds it.
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { c.stale.Store(true) },
 	})
 	var t sdk.Transport
 	if c.cfg.Command != "" {
@@ -481,6 +491,9 @@ func (c *conn) tools(ctx context.Context) ([]*sdk.Tool, error) {
 			return nil, err
 		}
 		c.mu.Lock()
+		if c.stale.Swap(false) {
+			c.list = nil
+		}
 		list := c.list
 		c.mu.Unlock()
 		if list != nil {

@@ -222,6 +222,19 @@ func TestStreamableHTTP(t *testing.T) {
 	if _, err := call(t, m, "web", "sleep", `{"seconds": 0}`); err == nil {
 		t.Error("a tool outside allowed_tools ran")
 	}
+
+	// A request may name the server by URL when a pattern names its (loopback) host.
+	byURL := newManager(t, Options{AllowURL: []string{ts.URL + "/*"}})
+	named := engine.HostedServer{Label: "mine", URL: ts.URL + "/mcp", Headers: map[string]string{"X-Token": "from-request"}}
+	if tools, err := byURL.ListTools(context.Background(), named); err != nil || len(tools) != 4 {
+		t.Errorf("a request-named server: %d tools, %v", len(tools), err)
+	}
+	if res, err := byURL.CallTool(context.Background(), named, "pid", json.RawMessage(`{}`)); err != nil || res.Output != strconv.Itoa(os.Getpid()) {
+		t.Errorf("a request-named server's call: %+v, %v", res, err)
+	}
+	if gotHeader != "from-request" {
+		t.Errorf("the request's headers: X-Token %q", gotHeader)
+	}
 }
 
 // TestServerURLPolicy: a request's server_url needs an operator pattern, and a loopback
