@@ -143,7 +143,7 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 		srv := HostedServer{Label: m.ServerLabel, URL: m.ServerURL, Headers: m.Headers}
 		tools, reused := reusedListing(m.ServerLabel, history, input)
 		for _, name := range m.AllowedTools {
-			if reused && !slices.ContainsFunc(tools, func(t hearth.MCPToolInfo) bool { return t.Name == name }) {
+			if reused && !laterTurn(ctx) && !slices.ContainsFunc(tools, func(t hearth.MCPToolInfo) bool { return t.Name == name }) {
 				// The chain's listing was made for fewer tools than this request
 				// allows: list again.
 				reused = false
@@ -265,6 +265,12 @@ func (e *Engine) strictHosted(label, name string, params json.RawMessage) *bool 
 	strict := err == nil
 	return &strict
 }
+
+// laterTurnKey marks the context of a response's later turns: their listings are the
+// response's own, made for this very request, and never listed again.
+type laterTurnKey struct{}
+
+func laterTurn(ctx context.Context) bool { return ctx.Value(laterTurnKey{}) != nil }
 
 func hasMCPItems(items []hearth.Item) bool {
 	for _, it := range items {
@@ -533,7 +539,7 @@ func (j *Job) complete(ctx context.Context, b *hearth.Builder, usage hearth.Usag
 		// The required call was made; what follows is the model's choice.
 		next.ToolChoice = hearth.ToolChoice{Mode: hearth.ToolChoiceAuto}
 	}
-	nj, err := j.e.prepare(ctx, &next, history)
+	nj, err := j.e.prepare(context.WithValue(ctx, laterTurnKey{}, true), &next, history)
 	if err != nil {
 		var herr *hearth.Error
 		if !errors.As(err, &herr) {

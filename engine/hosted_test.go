@@ -246,3 +246,35 @@ func TestHostedCallCancelled(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// TestHostedListingOncePerResponse: allowed_tools naming a tool the server lacks lists
+// the server again for a continuation, but not in every turn of one response.
+func TestHostedListingOncePerResponse(t *testing.T) {
+	rt := &fakeRuntime{show: qwenShow(), write: turnModel(hermes(`{"name":"echo","arguments":{"m":"hi"}}`), []string{"Done."})}
+	tools := `"tools":[{"type":"mcp","server_label":"srv","allowed_tools":["echo","gone"],"require_approval":"never"}]`
+	j, err := hostedJob(t, rt, &fakeHosted{}, `{"model":"m","input":"hi",`+tools+`}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runHosted(t, j, context.Background())
+	if got, want := hostedSummary(r), `completed: list srv echo | mcp[completed] echo {"m":"hi"} -> "Echo: hi" err "" | message Done.`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	// The next request, after the chain, lists again: "gone" may be there now.
+	next, err := hostedJob(t, rt, &fakeHosted{}, `{"model":"m","input":"again",`+tools+`}`, r.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(next.hosted.listings) != 1 {
+		t.Errorf("continuation listings %d, want 1", len(next.hosted.listings))
+	}
+	// With every allowed tool in the chain's listing, the continuation reuses it.
+	tools = `"tools":[{"type":"mcp","server_label":"srv","allowed_tools":["echo"],"require_approval":"never"}]`
+	next, err = hostedJob(t, rt, &fakeHosted{}, `{"model":"m","input":"again",`+tools+`}`, r.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(next.hosted.listings) != 0 {
+		t.Errorf("continuation listings %d, want the chain's reused", len(next.hosted.listings))
+	}
+}
