@@ -102,3 +102,27 @@ timeout = 5
 	}
 	configMCP = nil
 }
+
+// TestServeRefusesBadMCP: hearth serve stops at a bad MCP setting before it opens
+// anything.
+func TestServeRefusesBadMCP(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--mcp", "nolabel"}, "--mcp"},
+		{[]string{"--mcp", "a=x", "--mcp", "a=y"}, `"a" is configured twice`},
+		{[]string{"--mcp", `a=node "unclosed`}, "unclosed"},
+		{[]string{"--mcp-allow-url", "https://a.example/*,"}, "empty --mcp-allow-url"},
+	} {
+		args := append([]string{"serve", "--data", filepath.Join(dir, "data"), "--addr", "127.0.0.1:0"}, tc.args...)
+		_, _, err := runCLI(t, args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error with %q", tc.args, err, tc.want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "data")); err == nil {
+			t.Errorf("%q: the data directory was created before the MCP settings were checked", tc.args)
+		}
+	}
+}

@@ -155,6 +155,18 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	log := slog.New(handler)
 
+	// MCP servers are checked before anything starts; none runs before a request uses it.
+	servers, err := mcpServers(o.mcp)
+	if err != nil {
+		return err
+	}
+	hosted, err := mcp.New(mcp.Options{Servers: servers, AllowURL: o.mcpAllowURL, OutputCap: o.mcpOutputCap, Log: log})
+	if err != nil {
+		return err
+	}
+	// Servers hearth started stop with it.
+	defer hosted.Close()
+
 	// Signals end the server; the embedded runtime also hears them and stops its runners.
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -207,16 +219,6 @@ func serve(parent context.Context, o serveOptions) error {
 		return err
 	}
 
-	servers, err := mcpServers(o.mcp)
-	if err != nil {
-		return err
-	}
-	hosted, err := mcp.New(mcp.Options{Servers: servers, AllowURL: o.mcpAllowURL, OutputCap: o.mcpOutputCap, Log: log})
-	if err != nil {
-		return err
-	}
-	// Servers hearth started stop with it.
-	defer hosted.Close()
 	eng := engine.New(rt.Seam(), formats, log)
 	if len(servers) > 0 || len(o.mcpAllowURL) > 0 {
 		eng.Hosted = hosted
