@@ -101,7 +101,7 @@ type hostedState struct {
 func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseRequest, history, input []hearth.Item) (*hearth.CreateResponseRequest, []hearth.Item, []hearth.Item, *hostedState, error) {
 	var servers []int
 	for i, t := range req.Tools {
-		if t.Type == hearth.ToolMCP {
+		if t.Type == hearth.ToolMCP && t.MCP != nil { // MCP is set by the decoder
 			servers = append(servers, i)
 		}
 	}
