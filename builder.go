@@ -67,6 +67,7 @@ type Builder struct {
 	partOpen       bool // the open item's last content part is streaming
 	lastIncomplete bool // an item ended incomplete; only the end may follow
 	mirrorSummary  bool
+	argsDone       bool // the open mcp_call's arguments are done
 }
 
 type builderState int
@@ -181,6 +182,15 @@ func (b *Builder) StartItemFrom(stored Item) error {
 		it.CallID, it.Name, it.Namespace = stored.CallID, stored.Name, stored.Namespace
 	case ItemCustomToolCall:
 		it.CallID, it.Name = stored.CallID, stored.Name
+	case ItemMCPCall, ItemMCPApprovalRequest:
+		it.ServerLabel, it.Name, it.ApprovalRequestID = stored.ServerLabel, stored.Name, stored.ApprovalRequestID
+		if err := b.startItem(it); err != nil {
+			return err
+		}
+		if stored.Type == ItemMCPCall {
+			b.send(Event{Type: EventMCPCallInProgress, ItemID: it.ID, OutputIndex: b.cur})
+		}
+		return nil
 	default:
 		return fmt.Errorf("hearth: cannot start a %s item", stored.Type)
 	}
@@ -316,6 +326,14 @@ func (b *Builder) ArgumentsDelta(text string) error {
 			appendText(&b.argsText, &it.Input, text)
 			b.send(Event{Type: EventCustomToolCallInputDelta, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
 		}
+	case ItemMCPCall:
+		if text != "" {
+			it.Arguments += text
+			b.send(Event{Type: EventMCPCallArgumentsDelta, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
+		}
+	case ItemMCPApprovalRequest:
+		// OpenAI streams no arguments of an approval request: the item carries them.
+		it.Arguments += text
 	default:
 		return fmt.Errorf("hearth: ArgumentsDelta while a %s item is open", it.Type)
 	}
@@ -469,7 +487,17 @@ func (b *Builder) closeItem(status string) {
 		b.send(Event{Type: EventFunctionCallArgumentsDone, ItemID: it.ID, OutputIndex: b.cur, Arguments: it.Arguments})
 	case ItemCustomToolCall:
 		b.send(Event{Type: EventCustomToolCallInputDone, ItemID: it.ID, OutputIndex: b.cur, Input: it.Input})
+	case ItemMCPCall:
+		// A call cut short (the client left, the response failed) still ends its
+		// arguments, so every mcp_call of a stream has them whole.
+		if !b.argsDone {
+			b.send(Event{Type: EventMCPCallArgumentsDone, ItemID: it.ID, OutputIndex: b.cur, Arguments: it.Arguments})
+		}
+		if status == StatusIncomplete {
+			b.send(Event{Type: EventMCPCallFailed, ItemID: it.ID, OutputIndex: b.cur})
+		}
 	}
+	b.argsDone = false
 	it.Status = status
 	b.send(Event{Type: EventOutputItemDone, OutputIndex: b.cur, Item: b.snapshot()})
 	if status == StatusIncomplete {
@@ -504,4 +532,87 @@ func (b *Builder) send(e Event) {
 	if b.emit != nil {
 		b.emit(e)
 	}
+}
+
+// AddMCPListTools reports a listing of an MCP server's tools, whole: the item
+// (its id and server_label; tools and error are what the listing found) is added,
+// in progress, then done, with response.mcp_list_tools.completed or, when it has
+// an error, .failed between.
+func (b *Builder) AddMCPListTools(listing Item) error {
+	it := Item{Type: ItemMCPListTools, ID: listing.ID, ServerLabel: listing.ServerLabel, MCPTools: []MCPToolInfo{}}
+	if it.ID == "" {
+		it.ID = NewID(PrefixMCPListTools)
+	}
+	if err := b.startItem(it); err != nil {
+		return err
+	}
+	b.send(Event{Type: EventMCPListToolsInProgress, ItemID: it.ID, OutputIndex: b.cur})
+	cur := &b.resp.Output[b.cur]
+	if listing.MCPTools != nil {
+		cur.MCPTools = append([]MCPToolInfo{}, listing.MCPTools...)
+	}
+	cur.Error = listing.Error
+	typ := EventMCPListToolsCompleted
+	if listing.Error != "" {
+		typ = EventMCPListToolsFailed
+	}
+	b.send(Event{Type: typ, ItemID: it.ID, OutputIndex: b.cur})
+	b.closeItem(StatusCompleted)
+	return nil
+}
+
+// StartMCPCall completes the open item, if any, and starts a call of an MCP
+// server's tool that hearth runs itself: output_item.added, then
+// response.mcp_call.in_progress. ArgumentsDelta streams its arguments,
+// MCPArgumentsDone ends them, EndMCPCall ends the call with its result.
+// approvalRequestID is the mcp_approval_request the client approved, or "".
+func (b *Builder) StartMCPCall(serverLabel, name, approvalRequestID string) error {
+	it := Item{Type: ItemMCPCall, ID: NewID(PrefixMCPCall), ServerLabel: serverLabel, Name: name, ApprovalRequestID: approvalRequestID}
+	if err := b.startItem(it); err != nil {
+		return err
+	}
+	b.send(Event{Type: EventMCPCallInProgress, ItemID: it.ID, OutputIndex: b.cur})
+	return nil
+}
+
+// StartMCPApprovalRequest completes the open item, if any, and starts a request for
+// the client's approval of a call; ArgumentsDelta fills its arguments and EndItem
+// ends it.
+func (b *Builder) StartMCPApprovalRequest(serverLabel, name string) error {
+	return b.startItem(Item{Type: ItemMCPApprovalRequest, ID: NewID(PrefixMCPApprovalRequest), ServerLabel: serverLabel, Name: name})
+}
+
+// MCPArgumentsDone ends the open mcp_call's arguments
+// (response.mcp_call_arguments.done): the call runs next.
+func (b *Builder) MCPArgumentsDone() error {
+	if b.state == stateFinished {
+		return ErrFinished
+	}
+	if b.cur < 0 || b.resp.Output[b.cur].Type != ItemMCPCall {
+		return fmt.Errorf("hearth: MCPArgumentsDone with no mcp_call open")
+	}
+	if !b.argsDone {
+		it := b.resp.Output[b.cur]
+		b.send(Event{Type: EventMCPCallArgumentsDone, ItemID: it.ID, OutputIndex: b.cur, Arguments: it.Arguments})
+		b.argsDone = true
+	}
+	return nil
+}
+
+// EndMCPCall ends the open mcp_call with the tool's output, or with errMsg when the
+// call failed: response.mcp_call.completed (.failed), then output_item.done.
+func (b *Builder) EndMCPCall(output, errMsg string) error {
+	if err := b.MCPArgumentsDone(); err != nil {
+		return err
+	}
+	it := &b.resp.Output[b.cur]
+	it.Output = ToolOutput{Text: output}
+	it.Error = errMsg
+	typ := EventMCPCallCompleted
+	if errMsg != "" {
+		typ = EventMCPCallFailed
+	}
+	b.send(Event{Type: typ, ItemID: it.ID, OutputIndex: b.cur})
+	b.closeItem(StatusCompleted)
+	return nil
 }

@@ -53,7 +53,7 @@ func DecodeCreateRequest(body []byte) (req *CreateResponseRequest, ignored []str
 		return nil, nil, err
 	}
 	for i, t := range req.Tools {
-		if t.Hosted() {
+		if t.Hosted() && t.Type != ToolMCP {
 			ignored = append(ignored, fmt.Sprintf("tools[%d] (%s)", i, t.Type))
 		}
 	}
@@ -76,20 +76,21 @@ var knownRequestFields = map[string]bool{
 
 // Enumerations from the schema (plus "minimal", see ReasoningEffortMinimal).
 var (
-	enumTruncation   = []string{TruncationAuto, TruncationDisabled}
-	enumServiceTier  = []string{"auto", "default", "flex", "priority"}
-	enumInclude      = []string{IncludeReasoningEncryptedContent, IncludeOutputTextLogprobs}
-	enumEffort       = []string{ReasoningEffortNone, ReasoningEffortMinimal, ReasoningEffortLow, ReasoningEffortMedium, ReasoningEffortHigh, ReasoningEffortXHigh}
-	enumSummary      = []string{"auto", "concise", "detailed"}
-	enumVerbosity    = []string{"low", "medium", "high"}
-	enumToolChoice   = []string{ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired}
-	enumRole         = []string{RoleUser, RoleAssistant, RoleSystem, RoleDeveloper}
-	enumItemStatus   = []string{StatusInProgress, StatusCompleted, StatusIncomplete}
-	enumPhase        = []string{"commentary", "final_answer"}
-	enumDetail       = []string{"low", "high", "auto"}
-	enumFormat       = []string{FormatText, FormatJSONObject, FormatJSONSchema}
-	enumGrammar      = []string{"lark", "regex"}
-	enumItemType     = []string{ItemMessage, ItemFunctionCall, ItemFunctionCallOutput, ItemReasoning, ItemReference, ItemCustomToolCall, ItemCustomToolCallOutput, ItemCompaction}
+	enumTruncation  = []string{TruncationAuto, TruncationDisabled}
+	enumServiceTier = []string{"auto", "default", "flex", "priority"}
+	enumInclude     = []string{IncludeReasoningEncryptedContent, IncludeOutputTextLogprobs}
+	enumEffort      = []string{ReasoningEffortNone, ReasoningEffortMinimal, ReasoningEffortLow, ReasoningEffortMedium, ReasoningEffortHigh, ReasoningEffortXHigh}
+	enumSummary     = []string{"auto", "concise", "detailed"}
+	enumVerbosity   = []string{"low", "medium", "high"}
+	enumToolChoice  = []string{ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired}
+	enumRole        = []string{RoleUser, RoleAssistant, RoleSystem, RoleDeveloper}
+	enumItemStatus  = []string{StatusInProgress, StatusCompleted, StatusIncomplete}
+	enumPhase       = []string{"commentary", "final_answer"}
+	enumDetail      = []string{"low", "high", "auto"}
+	enumFormat      = []string{FormatText, FormatJSONObject, FormatJSONSchema}
+	enumGrammar     = []string{"lark", "regex"}
+	enumItemType    = []string{ItemMessage, ItemFunctionCall, ItemFunctionCallOutput, ItemReasoning, ItemReference, ItemCustomToolCall, ItemCustomToolCallOutput, ItemCompaction,
+		ItemMCPListTools, ItemMCPCall, ItemMCPApprovalRequest, ItemMCPApprovalResponse}
 	textParts        = []string{PartInputText, PartOutputText, PartText}
 	userParts        = []string{PartInputText, PartOutputText, PartText, PartInputImage, PartInputFile, PartInputVideo}
 	assistantParts   = []string{PartInputText, PartOutputText, PartText, PartRefusal}
@@ -396,6 +397,9 @@ func decodeItem(raw json.RawMessage, path string) (Item, error) {
 		}
 
 	default:
+		if ok, err := decodeMCPItem(o, &it); ok {
+			return it, err
+		}
 		return Item{}, invalidEnum(o.at("type"), typ, enumItemType)
 	}
 	return it, nil
@@ -550,6 +554,13 @@ func decodeTools(raw json.RawMessage, path string) ([]Tool, error) {
 		if err != nil {
 			return nil, err
 		}
+		if t.Type == ToolMCP {
+			key := "mcp\x00" + t.MCP.ServerLabel
+			if j, dup := seen[key]; dup {
+				return nil, duplicateName(p+".server_label", t.MCP.ServerLabel, indexPath(path, j))
+			}
+			seen[key] = i
+		}
 		if !t.Hosted() {
 			if j, dup := seen[t.Name]; dup {
 				return nil, duplicateName(p+".name", t.Name, indexPath(path, j))
@@ -587,6 +598,12 @@ func decodeTool(raw json.RawMessage, path string, nested bool) (Tool, error) {
 		if t.Description, _, err = o.string("description"); err != nil {
 			return Tool{}, err
 		}
+	case ToolMCP:
+		t.Raw = compact(raw)
+		if t.MCP, err = decodeMCPTool(o); err != nil {
+			return Tool{}, err
+		}
+		return t, nil
 	default:
 		t.Raw = compact(raw)
 		return t, nil
@@ -714,9 +731,16 @@ func decodeToolChoice(raw json.RawMessage, path string) (ToolChoice, error) {
 			}
 			c.Allowed = append(c.Allowed, ref)
 		}
+	case ToolMCP:
+		if c.ServerLabel, err = o.requiredString("server_label"); err != nil {
+			return ToolChoice{}, err
+		}
+		if c.Name, _, err = o.string("name"); err != nil {
+			return ToolChoice{}, err
+		}
 	default:
 		return ToolChoice{}, InvalidRequest(o.at("type"), CodeInvalidValue,
-			fmt.Sprintf("Invalid value: '%s'. hearth can only force 'function' or 'custom' tools, or restrict them with 'allowed_tools'; it cannot run hosted tools.", typ))
+			fmt.Sprintf("Invalid value: '%s'. hearth can only force 'function', 'custom' or 'mcp' tools, or restrict them with 'allowed_tools'; it cannot run hosted tools.", typ))
 	}
 	return c, nil
 }
@@ -724,9 +748,11 @@ func decodeToolChoice(raw json.RawMessage, path string) (ToolChoice, error) {
 // validateToolChoice checks that tool_choice names tools that exist and that
 // a required call is possible at all.
 func validateToolChoice(r *CreateResponseRequest) error {
-	functions, customs := map[string]bool{}, map[string]bool{}
+	functions, customs, servers := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, t := range r.Tools {
 		switch t.Type {
+		case ToolMCP:
+			servers[t.MCP.ServerLabel] = true
 		case ToolFunction:
 			functions[t.Name] = true
 		case ToolCustom:
@@ -745,6 +771,14 @@ func validateToolChoice(r *CreateResponseRequest) error {
 	}
 	c := r.ToolChoice
 	switch c.Type {
+	case ToolMCP:
+		// Whether the server has a tool of that name is the engine's to say: it
+		// lists the server's tools.
+		if !servers[c.ServerLabel] {
+			return InvalidRequest("tool_choice.server_label", CodeInvalidValue,
+				fmt.Sprintf("Tool choice 'mcp' names server '%s', which is not in 'tools'.", c.ServerLabel))
+		}
+		return nil
 	case ToolFunction, ToolCustom:
 		if !known(c.Type, c.Name) {
 			return InvalidRequest("tool_choice", CodeInvalidValue,

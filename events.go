@@ -64,7 +64,7 @@ type Event struct {
 	Delta     string // every *.delta
 	Text      string // output_text.done, reasoning.done, reasoning_summary_text.done
 	Refusal   string // refusal.done
-	Arguments string // function_call_arguments.done
+	Arguments string // function_call_arguments.done, mcp_call_arguments.done
 	Input     string // custom_tool_call_input.done
 	Logprobs  []LogProb
 
@@ -193,6 +193,22 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			eventItemHead
 			Arguments string `json:"arguments"`
 		}{ih, e.Arguments})
+
+	case EventMCPCallArgumentsDelta:
+		return json.Marshal(struct {
+			eventItemHead
+			Delta string `json:"delta"`
+		}{ih, e.Delta})
+
+	case EventMCPCallArgumentsDone:
+		return json.Marshal(struct {
+			eventItemHead
+			Arguments string `json:"arguments"`
+		}{ih, e.Arguments})
+
+	case EventMCPListToolsInProgress, EventMCPListToolsCompleted, EventMCPListToolsFailed,
+		EventMCPCallInProgress, EventMCPCallCompleted, EventMCPCallFailed:
+		return json.Marshal(ih)
 
 	case EventCustomToolCallInputDelta:
 		return json.Marshal(struct {

@@ -61,6 +61,10 @@ const (
 //	custom_tool_call_output  ID, Status, CallID, Output
 //	item_reference           ID
 //	compaction               ID, EncryptedContent
+//	mcp_list_tools           ID, ServerLabel, MCPTools, Error
+//	mcp_call                 ID, Status, ServerLabel, Name, Arguments, Output (text), Error, ApprovalRequestID
+//	mcp_approval_request     ID, ServerLabel, Name, Arguments
+//	mcp_approval_response    ID, ApprovalRequestID, Approve, Reason
 //
 // One struct rather than an interface per type because the engine and
 // storage mostly switch on Type and copy fields across, and because a stored
@@ -90,6 +94,14 @@ type Item struct {
 	Input     string
 
 	Output ToolOutput
+
+	// MCP items (mcp.go).
+	ServerLabel       string
+	MCPTools          []MCPToolInfo
+	Error             string
+	ApprovalRequestID string
+	Approve           *bool
+	Reason            string
 }
 
 // ToolOutput is the output of a function or custom tool call: either a string
@@ -190,6 +202,9 @@ func (it Item) Clone() Item {
 	it.Content = cloneParts(it.Content)
 	it.Summary = cloneParts(it.Summary)
 	it.Output.Parts = cloneParts(it.Output.Parts)
+	if it.MCPTools != nil {
+		it.MCPTools = append([]MCPToolInfo{}, it.MCPTools...)
+	}
 	return it
 }
 
@@ -289,6 +304,9 @@ func (it Item) MarshalJSON() ([]byte, error) {
 		return json.Marshal(idOnlyJSON{it.Type, it.ID})
 	case ItemCompaction:
 		return json.Marshal(compactionJSON{it.Type, it.ID, it.EncryptedContent})
+	}
+	if data, ok, err := marshalMCPItem(it); ok {
+		return data, err
 	}
 	return nil, fmt.Errorf("hearth: cannot marshal item of type %q", it.Type)
 }

@@ -184,7 +184,9 @@ type Tool struct {
 	Tools       []Tool
 	Format      CustomToolFormat
 	Namespace   string
-	Raw         json.RawMessage
+	// MCP is what an mcp tool asks for (Raw holds it as sent, for the echo).
+	MCP *MCPTool
+	Raw json.RawMessage
 }
 
 // Hosted reports whether t is a tool hearth cannot run.
@@ -289,6 +291,9 @@ type ToolChoice struct {
 	Type    string
 	Name    string
 	Allowed []ToolRef
+	// ServerLabel is the server of {"type":"mcp","server_label":...,"name":...};
+	// Name is then the server's tool, or "" for any of its tools.
+	ServerLabel string
 }
 
 // ToolRef names one tool in an allowed_tools list.
@@ -301,7 +306,7 @@ type ToolRef struct {
 // function or custom tool is required (of that one tool).
 func (c ToolChoice) EffectiveMode() string {
 	switch {
-	case c.Type == ToolFunction || c.Type == ToolCustom:
+	case c.Type == ToolFunction || c.Type == ToolCustom || c.Type == ToolMCP:
 		return ToolChoiceRequired
 	case c.Mode == "":
 		return ToolChoiceAuto
@@ -319,6 +324,12 @@ func (c ToolChoice) MarshalJSON() ([]byte, error) {
 		return json.Marshal(c.Mode)
 	case ToolFunction, ToolCustom:
 		return json.Marshal(ToolRef{c.Type, c.Name})
+	case ToolMCP:
+		return json.Marshal(struct {
+			Type        string `json:"type"`
+			ServerLabel string `json:"server_label"`
+			Name        string `json:"name,omitempty"`
+		}{c.Type, c.ServerLabel, c.Name})
 	case "allowed_tools":
 		mode, allowed := c.Mode, c.Allowed
 		if mode == "" {

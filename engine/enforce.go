@@ -128,7 +128,7 @@ type enforcer struct {
 func (j *Job) runEnforced(ctx context.Context, b *hearth.Builder) error {
 	r := &enforcer{
 		j: j, f: j.Model.Format, pol: j.policy, b: b,
-		sink:   &itemSink{b: b, conv: j.conv},
+		sink:   j.newSink(ctx, b),
 		popts:  toolgrammar.Options{Tools: j.tools, StartInReasoning: j.startInReasoning, PauseAtDecisions: true},
 		budget: -1,
 	}
@@ -746,6 +746,8 @@ func (r *enforcer) finish(ctx context.Context, err error) error {
 	usage := hearth.Usage{InputTokens: r.inputTokens, OutputTokens: r.outputTokens}
 	usage.OutputTokensDetails.ReasoningTokens = min(r.reasoningTokens, r.outputTokens)
 	usage.InputTokensDetails.CachedTokens = cachedTokens(r.j.prevSeq, r.j.Prompt, r.j.gen.Images, r.inputTokens)
+	turn := usage
+	usage = r.j.hosted.total(usage)
 	if r.lastTokens > 0 {
 		r.j.e.remember(seqKey(ctx, r.j.Model.Name), r.lastPrompt+r.lastOut.String(), r.j.gen.Images,
 			cacheMark{len(r.j.Prompt), r.inputTokens},
@@ -760,8 +762,7 @@ func (r *enforcer) finish(ctx context.Context, err error) error {
 		r.b.Incomplete(IncompleteToolCallLimit, usage)
 		return nil
 	case err == nil:
-		r.b.Complete(usage)
-		return nil
+		return r.j.complete(ctx, r.b, turn)
 	case errors.Is(err, errBudget):
 		r.b.Incomplete(hearth.IncompleteMaxOutputTokens, usage)
 		return nil

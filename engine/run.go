@@ -36,6 +36,11 @@ type Job struct {
 	// prevSeq is what the runtime's KV cache held from the previous request to the
 	// model, read before this job touched the runtime (for cached_tokens).
 	prevSeq promptCache
+	// hosted is the response's MCP tools (hosted.go); nil without any.
+	hosted *hostedState
+	// turn counts the model's turns in this response: a turn that made hosted calls
+	// is followed by another with their results.
+	turn int
 }
 
 // Prepare resolves the model, builds the conversation (history, then the request's own
@@ -72,6 +77,11 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	if err != nil {
 		return nil, err
 	}
+	// MCP tools become functions of the conversation, and MCP items calls and results.
+	req, history, input, hosted, err := e.planHosted(ctx, req, history, input)
+	if err != nil {
+		return nil, err
+	}
 	conv, err := BuildConversation(req.Instructions, history, input, req.Tools, m.Info.Prompt)
 	if err != nil {
 		return nil, err
@@ -81,7 +91,7 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 			fmt.Sprintf("The model %q does not accept images (the runtime lists no vision capability for it).", req.Model))
 	}
 
-	j := &Job{e: e, Model: m, req: req, conv: conv, tools: conv.toolgrammarTools()}
+	j := &Job{e: e, Model: m, req: req, conv: conv, tools: conv.toolgrammarTools(), hosted: hosted}
 
 	thinking := m.Format.Thinking.ForEffort(reasoningEffort(req, m.Format))
 	think := applyThinking(conv, thinking)
@@ -243,6 +253,15 @@ func (j *Job) Run(ctx context.Context, b *hearth.Builder) error {
 	if j.req.Includes(hearth.IncludeReasoningEncryptedContent) {
 		b.Seal = j.e.sealReasoning
 	}
+	if j.hosted != nil {
+		if err := j.hosted.start(ctx, b); err != nil {
+			return j.hostedFailed(ctx, b, err)
+		}
+		if j.hosted.turnCalls > 0 {
+			// Approved calls ran: the model goes on with their results.
+			return j.complete(ctx, b, hearth.Usage{})
+		}
+	}
 	if j.policy != nil {
 		return j.runEnforced(ctx, b)
 	}
@@ -255,7 +274,7 @@ func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 		Tools:            j.tools,
 		StartInReasoning: j.startInReasoning,
 	})
-	s := &itemSink{b: b, conv: j.conv}
+	s := j.newSink(ctx, b)
 	var final Chunk
 	var out strings.Builder
 	reasoning := 0
@@ -285,6 +304,8 @@ func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 	}
 	usage.OutputTokensDetails.ReasoningTokens = min(reasoning, final.EvalCount)
 	usage.InputTokensDetails.CachedTokens = cachedTokens(j.prevSeq, j.Prompt, j.gen.Images, final.PromptEvalCount)
+	turn := usage
+	usage = j.hosted.total(usage)
 	if final.Done {
 		j.e.remember(seqKey(ctx, j.Model.Name), j.Prompt+out.String(), j.gen.Images,
 			cacheMark{len(j.Prompt), final.PromptEvalCount},
@@ -315,7 +336,7 @@ func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 	case final.DoneReason == "length":
 		b.Incomplete(hearth.IncompleteMaxOutputTokens, usage)
 	default:
-		b.Complete(usage)
+		return j.complete(ctx, b, turn)
 	}
 	return nil
 }
@@ -328,10 +349,20 @@ func runtimeError(err error) *hearth.Error {
 	return hearth.ServerError("The runtime failed: " + err.Error())
 }
 
+// newSink returns the sink of one turn's parser events.
+func (j *Job) newSink(ctx context.Context, b *hearth.Builder) *itemSink {
+	return &itemSink{b: b, conv: j.conv, ctx: ctx, hosted: j.hosted}
+}
+
 // itemSink forwards parser events to the builder.
 type itemSink struct {
 	b    *hearth.Builder
 	conv *Conversation
+	// ctx and hosted run the calls of hosted (MCP) tools as they end; call is
+	// the hosted call in progress, approval whether it waits for the client.
+	ctx    context.Context
+	hosted *hostedState
+	call   *hostedRef
 	// reasoningEvents counts reasoning deltas; the engine counts a runtime chunk
 	// (about one token) as reasoning when it produced one.
 	reasoningEvents int
@@ -361,7 +392,15 @@ func (s *itemSink) apply(events []toolgrammar.Event) error {
 		case toolgrammar.CallBegin:
 			name, namespace := s.conv.resolveToolName(ev.Name)
 			s.input = nil
-			if _, custom := s.conv.Freeform(ev.Name); custom {
+			s.call = nil
+			if ref, ok := s.hosted.lookup(name); ok {
+				s.call = &ref
+				if ref.approval {
+					err = s.b.StartMCPApprovalRequest(ref.server.Label, ref.name)
+				} else {
+					err = s.b.StartMCPCall(ref.server.Label, ref.name, "")
+				}
+			} else if _, custom := s.conv.Freeform(ev.Name); custom {
 				// The model called it as a function of one string; the client gets
 				// a custom_tool_call whose input is that string.
 				s.input = &toolgrammar.InputStream{}
@@ -376,6 +415,17 @@ func (s *itemSink) apply(events []toolgrammar.Event) error {
 			}
 			err = s.b.ArgumentsDelta(text)
 		case toolgrammar.CallEnd:
+			if s.call != nil {
+				ref := *s.call
+				s.call = nil
+				if ref.approval {
+					err = s.b.EndItem(hearth.StatusCompleted)
+					break
+				}
+				cur, _ := s.b.Current()
+				err = s.hosted.call(s.ctx, s.b, ref, cur.Arguments)
+				break
+			}
 			if s.input != nil {
 				_, rest, ierr := s.input.Finish(ev.Text)
 				s.input = nil

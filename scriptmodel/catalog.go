@@ -94,6 +94,17 @@ const (
 		"<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>\n" +
 		"<tool_call>{\"name\": \"get_time\", \"arguments\": {\"timezone\": \"Europe/Paris\"}}</tool_call>"
 
+	// MCPText calls the echo tool of the MCP project's reference server
+	// (@modelcontextprotocol/server-everything), spelled as HermesCall spells calls so
+	// that it passes the tool's grammar when hearth constrains it; MCPAnswerText is the
+	// answer after its result.
+	MCPText       = `<tool_call>{"name": "echo", "arguments": {"message": "hello from hearth"}}</tool_call>`
+	MCPAnswerText = "The echo tool answered: hello from hearth."
+	// MCPSlowText calls server-everything's trigger-long-running-operation for 20
+	// seconds: a call that is still running when a test kills the server or leaves.
+	MCPSlowText       = `<tool_call>{"name": "trigger-long-running-operation", "arguments": {"duration": 20, "steps": 1}}</tool_call>`
+	MCPSlowAnswerText = "The operation has a result now."
+
 	CustomToolName       = "apply_patch"
 	CustomToolInput      = "*** Begin Patch\n*** Add File: hello.txt\n+Hello from hearth.\n*** End Patch\n"
 	CustomToolAnswerText = "I added hello.txt, which says hello."
@@ -135,6 +146,11 @@ const (
 	// every call reopens a call, the second one, for ever: the loop of a small or
 	// repetitive model, made exact.
 	RepeatModel = "hearth-script-repeat:latest"
+	// MCPModel calls an MCP server's echo tool (MCPText), then answers MCPAnswerText.
+	MCPModel = "hearth-script-mcp:latest"
+	// MCPSlowModel calls a long-running MCP tool (MCPSlowText), then answers
+	// MCPSlowAnswerText, whatever the result.
+	MCPSlowModel = "hearth-script-mcp-slow:latest"
 )
 
 // The vision model's scripts: VisionText, then the token of the colour it sees
@@ -215,9 +231,11 @@ func Catalog() map[string]Spec {
 			s.ContextLength = SmallContext
 			return s
 		}(),
-		CodexModel:  codex,
-		AgentModel:  call(AgentText, AgentAnswerText),
-		RepeatModel: call(RepeatText, ToolsAnswerText),
+		CodexModel:   codex,
+		AgentModel:   call(AgentText, AgentAnswerText),
+		RepeatModel:  call(RepeatText, ToolsAnswerText),
+		MCPModel:     call(MCPText, MCPAnswerText),
+		MCPSlowModel: call(MCPSlowText, MCPSlowAnswerText),
 		StepsModel: {Template: StepsTemplate, Stop: Stop, Scripts: []Script{
 			{Entry: EntryAssistant, Text: StepsText},
 			{Entry: EntryNextStep, Text: StepsNextText},
@@ -279,5 +297,7 @@ func Describe(name string) string {
 		StepsModel:        "calls get_weather, then get_time after its result, then answers",
 		VisionModel:       "accepts images (PNG, JPEG), names their dominant colour: red, green or blue",
 		RepeatModel:       "calls get_weather and get_time; reopens a call after each call hearth closes",
+		MCPModel:          "calls the echo tool of an MCP server (server-everything), answers after the result",
+		MCPSlowModel:      "calls server-everything's trigger-long-running-operation (20 s), answers after the result",
 	}[name]
 }

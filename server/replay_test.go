@@ -27,6 +27,13 @@ func TestReplayKeepsStoredOutput(t *testing.T) {
 			Name: "get_weather", Namespace: "weather", Arguments: `{"city":"Paris"}`},
 		{Type: hearth.ItemCustomToolCall, ID: "ctc_stored", Status: hearth.StatusCompleted, CallID: "call_custom",
 			Name: "apply_patch", Input: "*** Begin Patch\n*** End Patch\n"},
+		{Type: hearth.ItemMCPListTools, ID: "mcpl_stored", Status: hearth.StatusCompleted, ServerLabel: "s",
+			MCPTools: []hearth.MCPToolInfo{{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}}},
+		{Type: hearth.ItemMCPCall, ID: "mcp_stored", Status: hearth.StatusCompleted, ServerLabel: "s", Name: "echo",
+			Arguments: `{"m":"x"}`, Output: hearth.ToolOutput{Text: "Echo: x"}, ApprovalRequestID: "mcpr_stored"},
+		{Type: hearth.ItemMCPCall, ID: "mcp_failed_stored", Status: hearth.StatusCompleted, ServerLabel: "s", Name: "echo",
+			Arguments: `{}`, Error: "the server is down"},
+		{Type: hearth.ItemMCPApprovalRequest, ID: "mcpr2_stored", Status: hearth.StatusCompleted, ServerLabel: "s", Name: "echo", Arguments: `{"m":"y"}`},
 	}
 	stored.Status = hearth.StatusCompleted
 	stored.Usage = &hearth.Usage{InputTokens: 10, OutputTokens: 20, TotalTokens: 30}
@@ -43,6 +50,7 @@ func TestReplayKeepsStoredOutput(t *testing.T) {
 		json.Unmarshal(b, &m)
 		events = append(events, m)
 	})
+	schematest.MCP.ValidateEvents(t, events)
 	if err := schematest.CheckLifecycle(events); err != nil {
 		t.Errorf("replay lifecycle: %v", err)
 	}

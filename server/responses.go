@@ -66,6 +66,9 @@ func (s *Server) decodeRequest(m *reqMeta, body []byte, decode decoder, ignored 
 	if err := s.limits.check(req); err != nil {
 		return nil, nil, err
 	}
+	if err := s.checkMCPAccess(m.key, req); err != nil {
+		return nil, nil, err
+	}
 	if len(ignored) > 0 {
 		m.log.Warn("ignored request fields", "fields", boundIgnored(ignored))
 	}
@@ -505,6 +508,8 @@ func assignInputIDs(items []hearth.Item) {
 			prefix = hearth.PrefixReasoning
 		case hearth.ItemCustomToolCall:
 			prefix = hearth.PrefixCustomToolCall
+		case hearth.ItemMCPApprovalResponse:
+			prefix = hearth.PrefixMCPApprovalResponse
 		}
 		items[i].ID = hearth.NewID(prefix)
 	}
@@ -544,4 +549,20 @@ func storedItems(items []hearth.Item) []storage.Item {
 		out[i] = storage.Item{ID: it.ID, Type: it.Type, JSON: b}
 	}
 	return out
+}
+
+// checkMCPAccess refuses the mcp tools of servers the operator limited to other keys.
+func (s *Server) checkMCPAccess(key string, req *hearth.CreateResponseRequest) error {
+	if s.mcpKeyAllowed == nil {
+		return nil
+	}
+	for i, t := range req.Tools {
+		if t.Type != hearth.ToolMCP || s.mcpKeyAllowed(t.MCP.ServerLabel, key) {
+			continue
+		}
+		p := fmt.Sprintf("tools[%d].server_label", i)
+		return &hearth.Error{Status: http.StatusForbidden, Type: hearth.ErrTypeInvalidRequest, Code: "permission_denied", Param: p,
+			Message: fmt.Sprintf("The MCP server '%s' is not available to this API key.", t.MCP.ServerLabel)}
+	}
+	return nil
 }

@@ -126,6 +126,10 @@ func replay(resp *hearth.Response, emit func(hearth.Event)) {
 	b := hearth.NewBuilder(skeleton, emit)
 	b.Start()
 	for _, it := range resp.Output {
+		if it.Type == hearth.ItemMCPListTools {
+			b.AddMCPListTools(it)
+			continue
+		}
 		// The stored ids, not new ones: a client that resumes from a replay answers
 		// its calls by call_id.
 		if b.StartItemFrom(it) != nil {
@@ -149,6 +153,14 @@ func replay(resp *hearth.Response, emit func(hearth.Event)) {
 			b.ArgumentsDelta(it.Arguments)
 		case hearth.ItemCustomToolCall:
 			b.ArgumentsDelta(it.Input)
+		case hearth.ItemMCPApprovalRequest:
+			b.ArgumentsDelta(it.Arguments)
+		case hearth.ItemMCPCall:
+			b.ArgumentsDelta(it.Arguments)
+			if it.Status != hearth.StatusIncomplete {
+				b.EndMCPCall(it.Output.Text, it.Error)
+				continue
+			}
 		}
 		status := it.Status
 		if status != hearth.StatusIncomplete {

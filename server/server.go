@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"hearth/engine"
 	"hearth/engine/pool"
@@ -48,6 +49,11 @@ type Config struct {
 	// Engine runs responses; it must run over Runtime's Seam, so that each response
 	// runs on the runtime the server places it on. nil: New builds one.
 	Engine *engine.Engine
+	// Collectors are more Prometheus series for /metrics (the MCP servers' calls).
+	Collectors []prometheus.Collector
+	// MCPKeyAllowed says whether the key named key may use the MCP server label; nil
+	// lets every key use every server.
+	MCPKeyAllowed func(label, key string) bool
 	// Database stores responses; nil means nothing is stored (and previous_response_id
 	// finds nothing).
 	Database *storage.DB
@@ -140,6 +146,8 @@ type Server struct {
 	console *console.Console
 	// recent keeps the latest speeds per model for the console's live view.
 	recent *console.Recent
+	// mcpKeyAllowed is Config.MCPKeyAllowed.
+	mcpKeyAllowed func(label, key string) bool
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -153,7 +161,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
-		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent,
+		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent, mcpKeyAllowed: cfg.MCPKeyAllowed,
 		health: &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
 		items:       newItemCache(itemCacheBudget),
 		bodyTimeout: cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
@@ -197,6 +205,9 @@ func New(cfg Config) *Server {
 	})
 	s.metrics = newMetrics(s.admission, s.models.label)
 	s.metrics.reg.MustRegister(&poolCollector{s.pool, s.admission, s.models.label})
+	for _, c := range cfg.Collectors {
+		s.metrics.reg.MustRegister(c)
+	}
 	if s.engine == nil {
 		s.engine = engine.New(s.pool, engine.DefaultFormats(), log)
 	}

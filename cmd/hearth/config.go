@@ -47,10 +47,20 @@ func loadConfig(root *cobra.Command, path string) (map[string]string, error) {
 	}
 	known := allFlagNames(root)
 	out := map[string]string{}
+	configMCP = nil
 	for k, v := range raw {
 		name := strings.ReplaceAll(strings.ToLower(k), "_", "-")
 		if !known[name] || name == "config" || name == "help" {
 			return nil, fmt.Errorf("config %s: unknown setting %q (settings are flag names, see hearth <command> --help)", path, k)
+		}
+		if name == "mcp" {
+			// MCP servers are tables ([mcp.LABEL]), which no flag can hold.
+			servers, err := configMCPValue(v)
+			if err != nil {
+				return nil, fmt.Errorf("config %s: %w", path, err)
+			}
+			configMCP = servers
+			continue
 		}
 		s, err := configText(v)
 		if err != nil {

@@ -48,6 +48,7 @@ the variable, which wins over the file.`,
 					path = env
 				}
 			}
+			configMCP = nil // only a config file read now sets MCP servers
 			if path == "" {
 				return nil
 			}

@@ -21,6 +21,7 @@ import (
 	"hearth/engine/ollama"
 	"hearth/internal/cpubuild"
 	"hearth/internal/seal"
+	"hearth/mcp"
 	"hearth/server"
 )
 
@@ -55,6 +56,9 @@ type serveOptions struct {
 	writeTimeout  time.Duration
 	newDatabase   bool
 	gpu           bool
+	mcp           []string
+	mcpAllowURL   []string
+	mcpOutputCap  int
 }
 
 func serveCommand() *cobra.Command {
@@ -125,6 +129,9 @@ ollama serve.`,
 	f.DurationVar(&o.checkEvery, "runtime-check", server.DefaultSuperviseEvery, "how often hearth checks that the runtime answers (/healthz, hearth_runtime_up)")
 	f.BoolVar(&o.newDatabase, "new-database", false, "start with a new, empty database when the one in --data is missing, empty or damaged (a damaged one is moved aside); use once, after deciding not to restore a backup")
 	f.BoolVar(&o.gpu, "gpu", true, "let the embedded runtime use a GPU backend built beside hearth (make build GPU=vulkan); false runs on the CPU")
+	f.StringArrayVar(&o.mcp, "mcp", nil, "an MCP server requests may use as a tool ({\"type\":\"mcp\",\"server_label\":LABEL}): 'LABEL=COMMAND ARGS...' (hearth starts it, over stdio) or 'LABEL=https://...' (streamable HTTP); repeat for several, or [mcp.LABEL] tables in the config file")
+	f.StringSliceVar(&o.mcpAllowURL, "mcp-allow-url", nil, "URL patterns ('*' matches anything) of MCP servers a request may name itself as server_url; a loopback or private host must be named without a wildcard (default: none)")
+	f.IntVar(&o.mcpOutputCap, "mcp-output-cap", mcp.DefaultOutputCap, "largest MCP tool output in bytes the model reads; longer output is cut, with a note")
 	bindEnv(cmd)
 	return cmd
 }
@@ -156,6 +163,18 @@ func serve(parent context.Context, o serveOptions) error {
 		return fmt.Errorf("--journal-retention %v: want a duration of zero or more, such as 168h", o.journalKeep)
 	}
 	log := slog.New(handler)
+
+	// MCP servers are checked before anything starts; none runs before a request uses it.
+	servers, err := mcpServers(o.mcp)
+	if err != nil {
+		return err
+	}
+	hosted, err := mcp.New(mcp.Options{Servers: servers, AllowURL: o.mcpAllowURL, OutputCap: o.mcpOutputCap, Log: log})
+	if err != nil {
+		return err
+	}
+	// Servers hearth started stop with it.
+	defer hosted.Close()
 
 	// Signals end the server; the embedded runtime also hears them and stops its runners.
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
@@ -214,12 +233,18 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	adm.MaxQueue, adm.MaxQueuePerKey, adm.RatePerMinute = o.maxQueue, o.maxQueueKey, o.rateLimit
 
+	eng := engine.New(rt.Seam(), formats, log)
+	if len(servers) > 0 || len(o.mcpAllowURL) > 0 {
+		eng.Hosted = hosted
+		log.Info("mcp servers", "labels", hosted.Labels(), "allow_url", o.mcpAllowURL)
+	}
+
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	h := server.New(server.Config{
-		Runtime: rt, Engine: engine.New(rt.Seam(), formats, log), Database: db,
+		Runtime: rt, Engine: eng, Database: db, Collectors: hosted.Collectors(), MCPKeyAllowed: hosted.KeyAllowed,
 		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,

@@ -209,6 +209,12 @@ func (c *lifecycle) step(e map[string]any) error {
 		return c.arguments(e, typ == "response.function_call_arguments.done")
 	case "response.custom_tool_call_input.delta", "response.custom_tool_call_input.done":
 		return c.customInput(e, typ == "response.custom_tool_call_input.done")
+	case "response.mcp_call_arguments.delta", "response.mcp_call_arguments.done":
+		return c.arguments(e, typ == "response.mcp_call_arguments.done")
+	case "response.mcp_list_tools.in_progress", "response.mcp_list_tools.completed", "response.mcp_list_tools.failed":
+		return c.itemEvent(e, "mcp_list_tools")
+	case "response.mcp_call.in_progress", "response.mcp_call.completed", "response.mcp_call.failed":
+		return c.itemEvent(e, "mcp_call")
 	case "response.output_text.annotation.added":
 		_, err := c.openItemFor(e)
 		return err
@@ -364,9 +370,9 @@ func (c *lifecycle) itemDone(e map[string]any) error {
 			return err
 		}
 	}
-	if it.typ == "function_call" {
+	if it.typ == "function_call" || it.typ == "mcp_call" {
 		if !it.argsDone {
-			return fmt.Errorf("function_call done without function_call_arguments.done")
+			return fmt.Errorf("%s done without %s_arguments.done", it.typ, it.typ)
 		}
 		if args, _ := item["arguments"].(string); args != it.args {
 			return fmt.Errorf("item arguments %q, deltas gave %q", args, it.args)
@@ -550,7 +556,8 @@ func (c *lifecycle) arguments(e map[string]any, done bool) error {
 	if err != nil {
 		return err
 	}
-	if it.typ != "function_call" {
+	typ, _ := e["type"].(string)
+	if want := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(typ, "response."), "_arguments.delta"), "_arguments.done"); it.typ != want {
 		return fmt.Errorf("arguments event for a %s item", it.typ)
 	}
 	if it.argsDone {
@@ -565,6 +572,18 @@ func (c *lifecycle) arguments(e map[string]any, done bool) error {
 	}
 	d, _ := e["delta"].(string)
 	it.args += d
+	return nil
+}
+
+// itemEvent checks an event about the open item as a whole (MCP's progress events).
+func (c *lifecycle) itemEvent(e map[string]any, typ string) error {
+	it, err := c.openItemFor(e)
+	if err != nil {
+		return err
+	}
+	if it.typ != typ {
+		return fmt.Errorf("%s event for a %s item", e["type"], it.typ)
+	}
 	return nil
 }
 

@@ -39,6 +39,8 @@ type Doc struct {
 	// extend adds schemas to the document before it is compiled.
 	extend func(schemas map[string]any) error
 	suffix string // told apart in the compiler's resource URL
+	// extraEvents maps the event types extend adds to their schemas.
+	extraEvents map[string]string
 
 	loadOnce sync.Once
 	loadErr  error
@@ -101,6 +103,7 @@ func (d *Doc) load() error {
 				return
 			}
 			maps.Copy(d.events, customToolEvents)
+			maps.Copy(d.events, d.extraEvents)
 		}
 		d.docURL = path + d.suffix
 		d.compiler = jsonschema.NewCompiler()

@@ -1,0 +1,166 @@
+package hearth_test
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"hearth"
+	"hearth/internal/schematest"
+)
+
+// TestDecodeMCPTool: the mcp tool's forms, and mistakes named by their field.
+func TestDecodeMCPTool(t *testing.T) {
+	req, ignored := decode(t, `{"model":"m","tools":[
+		{"type":"mcp","server_label":"files","allowed_tools":["read"],"require_approval":"never"},
+		{"type":"mcp","server_label":"web","server_url":"https://mcp.example.com/mcp","headers":{"X-Key":"k"},
+		 "allowed_tools":{"tool_names":["a","b"]},"require_approval":{"never":{"tool_names":["a"]}}},
+		{"type":"mcp","server_label":"plain"}],
+		"tool_choice":{"type":"mcp","server_label":"files","name":"read"}}`)
+	if len(ignored) != 0 {
+		t.Errorf("ignored %q: mcp tools are hearth's to run", ignored)
+	}
+	want := []*hearth.MCPTool{
+		{ServerLabel: "files", AllowedTools: []string{"read"}, Approval: hearth.MCPApproval{Mode: "never"}},
+		{ServerLabel: "web", ServerURL: "https://mcp.example.com/mcp", Headers: map[string]string{"X-Key": "k"},
+			AllowedTools: []string{"a", "b"}, Approval: hearth.MCPApproval{Never: []string{"a"}}},
+		{ServerLabel: "plain", Approval: hearth.MCPApproval{Mode: "always"}},
+	}
+	for i, w := range want {
+		if !reflect.DeepEqual(req.Tools[i].MCP, w) {
+			t.Errorf("tools[%d] = %+v, want %+v", i, req.Tools[i].MCP, w)
+		}
+	}
+	// OpenAI's default asks for every call; the filter form runs only "never" tools.
+	if a := want[1].Approval; a.Required("a") || !a.Required("b") || !want[2].Approval.Required("x") || want[0].Approval.Required("read") {
+		t.Error("MCPApproval.Required")
+	}
+	c := req.ToolChoice
+	if c.Type != "mcp" || c.ServerLabel != "files" || c.Name != "read" || c.EffectiveMode() != hearth.ToolChoiceRequired {
+		t.Errorf("tool_choice = %+v", c)
+	}
+	if b, _ := json.Marshal(c); string(b) != `{"type":"mcp","server_label":"files","name":"read"}` {
+		t.Errorf("tool_choice echo %s", b)
+	}
+
+	for _, tc := range []struct{ name, body, param string }{
+		{"no label", `"tools":[{"type":"mcp"}]`, "tools[0].server_label"},
+		{"label pattern", `"tools":[{"type":"mcp","server_label":"a b"}]`, "tools[0].server_label"},
+		{"label twice", `"tools":[{"type":"mcp","server_label":"a"},{"type":"mcp","server_label":"a"}]`, "tools[1].server_label"},
+		{"approval value", `"tools":[{"type":"mcp","server_label":"a","require_approval":"sometimes"}]`, "tools[0].require_approval"},
+		{"allowed_tools type", `"tools":[{"type":"mcp","server_label":"a","allowed_tools":"x"}]`, "tools[0].allowed_tools"},
+		{"allowed_tools item", `"tools":[{"type":"mcp","server_label":"a","allowed_tools":[1]}]`, "tools[0].allowed_tools[0]"},
+		{"connector", `"tools":[{"type":"mcp","server_label":"a","connector_id":"connector_gmail"}]`, "tools[0].connector_id"},
+		{"choice names no server", `"tools":[{"type":"mcp","server_label":"a"}],"tool_choice":{"type":"mcp","server_label":"b"}`, "tool_choice.server_label"},
+		{"approval response no approve", `"input":[{"type":"mcp_approval_response","approval_request_id":"mcpr_1"}]`, "input[0].approve"},
+		{"approval response no id", `"input":[{"type":"mcp_approval_response","approval_request_id":"","approve":true}]`, "input[0].approval_request_id"},
+		{"mcp_call no name", `"input":[{"type":"mcp_call","id":"mcp_1","server_label":"a","arguments":"{}"}]`, "input[0].name"},
+	} {
+		_, _, err := hearth.DecodeCreateRequest([]byte(`{"model":"m",` + tc.body + `}`))
+		var e *hearth.Error
+		if !errors.As(err, &e) || e.Param != tc.param || e.Status != 400 {
+			t.Errorf("%s: %v, want a 400 naming %s", tc.name, err, tc.param)
+		}
+	}
+}
+
+// TestMCPItemsRoundTrip: each MCP item marshals in OpenAI's shape (valid against the
+// MCP schema) and decodes back unchanged, as storage and stateless clients need.
+func TestMCPItemsRoundTrip(t *testing.T) {
+	yes := true
+	items := []hearth.Item{
+		{Type: hearth.ItemMCPListTools, ID: "mcpl_1", Status: hearth.StatusCompleted, ServerLabel: "s",
+			MCPTools: []hearth.MCPToolInfo{{Name: "echo", Description: "Echoes", InputSchema: json.RawMessage(`{"type":"object"}`)}}},
+		{Type: hearth.ItemMCPListTools, ID: "mcpl_2", Status: hearth.StatusCompleted, ServerLabel: "s", MCPTools: []hearth.MCPToolInfo{}, Error: "connection refused"},
+		{Type: hearth.ItemMCPCall, ID: "mcp_1", Status: hearth.StatusCompleted, ServerLabel: "s", Name: "echo", Arguments: `{"m":"x"}`,
+			Output: hearth.ToolOutput{Text: "Echo: x"}, ApprovalRequestID: "mcpr_1"},
+		{Type: hearth.ItemMCPCall, ID: "mcp_2", Status: hearth.StatusCompleted, ServerLabel: "s", Name: "echo", Arguments: `{}`, Error: "timed out"},
+		{Type: hearth.ItemMCPApprovalRequest, ID: "mcpr_1", Status: hearth.StatusCompleted, ServerLabel: "s", Name: "echo", Arguments: `{"m":"x"}`},
+		{Type: hearth.ItemMCPApprovalResponse, ID: "mcpa_1", ApprovalRequestID: "mcpr_1", Approve: &yes, Reason: "fine"},
+	}
+	for _, it := range items {
+		b, err := json.Marshal(it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		union := "ItemField"
+		if it.Type == hearth.ItemMCPApprovalResponse {
+			union = "ItemParam"
+		}
+		if err := schematest.MCP.Check(union, b); err != nil {
+			t.Errorf("%s: %v", b, err)
+		}
+		var back hearth.Item
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		if !reflect.DeepEqual(back, it) {
+			t.Errorf("round trip of %s:\n got %+v\nwant %+v", b, back, it)
+		}
+	}
+	// A call in progress or failed has no output; a failed one says why.
+	b, _ := json.Marshal(items[3])
+	if want := `{"type":"mcp_call","id":"mcp_2","server_label":"s","name":"echo","arguments":"{}","output":null,"error":"timed out","status":"completed","approval_request_id":null}`; string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+}
+
+// TestBuilderMCPEvents: a listing, a call and an approval request stream in OpenAI's
+// order and pass the schema and the lifecycle check.
+func TestBuilderMCPEvents(t *testing.T) {
+	var events []hearth.Event
+	b := hearth.NewBuilder(hearth.NewResponse("resp_1", &hearth.CreateResponseRequest{Model: "m"}, time.Unix(1, 0)), func(e hearth.Event) { events = append(events, e) })
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(b.Start())
+	must(b.AddMCPListTools(hearth.Item{ServerLabel: "s", MCPTools: []hearth.MCPToolInfo{{Name: "echo", InputSchema: json.RawMessage(`{}`)}}}))
+	must(b.StartMCPCall("s", "echo", ""))
+	must(b.ArgumentsDelta(`{"m":`))
+	must(b.ArgumentsDelta(`"x"}`))
+	must(b.MCPArgumentsDone())
+	must(b.EndMCPCall("Echo: x", ""))
+	must(b.StartMCPCall("s", "echo", ""))
+	must(b.ArgumentsDelta(`{}`))
+	must(b.EndMCPCall("", "the server is down"))
+	must(b.StartMCPApprovalRequest("s", "echo"))
+	must(b.ArgumentsDelta(`{}`))
+	must(b.EndItem(hearth.StatusCompleted))
+	must(b.Complete(hearth.Usage{}))
+
+	var types []string
+	var maps []map[string]any
+	for _, e := range events {
+		types = append(types, e.Type)
+		data, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		json.Unmarshal(data, &m)
+		maps = append(maps, m)
+	}
+	want := []string{"response.created", "response.in_progress",
+		"response.output_item.added", "response.mcp_list_tools.in_progress", "response.mcp_list_tools.completed", "response.output_item.done",
+		"response.output_item.added", "response.mcp_call.in_progress", "response.mcp_call_arguments.delta", "response.mcp_call_arguments.delta",
+		"response.mcp_call_arguments.done", "response.mcp_call.completed", "response.output_item.done",
+		"response.output_item.added", "response.mcp_call.in_progress", "response.mcp_call_arguments.delta",
+		"response.mcp_call_arguments.done", "response.mcp_call.failed", "response.output_item.done",
+		"response.output_item.added", "response.output_item.done", "response.completed"}
+	if !reflect.DeepEqual(types, want) {
+		t.Errorf("events\n%q\nwant\n%q", types, want)
+	}
+	schematest.MCP.ValidateEvents(t, maps)
+	if err := schematest.CheckLifecycle(maps); err != nil {
+		t.Error(err)
+	}
+	out := b.Response().Output
+	if out[1].Output.Text != "Echo: x" || out[1].Arguments != `{"m":"x"}` || out[2].Error != "the server is down" || out[3].Arguments != `{}` {
+		t.Errorf("output %+v", out)
+	}
+}
