@@ -59,7 +59,7 @@ func BenchmarkResponseOverhead(b *testing.B) {
 		}
 	})
 	// A turn that continues a chain: the chain is loaded and rendered whole.
-	for _, turns := range []int{20, 200} {
+	for _, turns := range []int{20, 200, 1000} {
 		b.Run(fmt.Sprintf("turn%d", turns), func(b *testing.B) {
 			id := ""
 			for turn := 1; turn < turns; turn++ {
