@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -51,9 +52,10 @@ import (
 // the whole history (store: false).
 
 // renderWindow is the number of the prefix's last messages kept in the reduced
-// conversations: the message that stops being last, and enough before it for
-// templates that look back a message or two.
-const renderWindow = 6
+// conversations: the message that stops being last, and the one before it for
+// templates that look back a message (tool results grouped into one turn). Each kept
+// message costs its render twice per splice, some 10 µs through text/template.
+const renderWindow = 2
 
 // promptCacheBudget bounds the prompt text kept, over both generations: a 1,000-turn
 // chain's prompt is a few hundred kilobytes.
@@ -63,7 +65,8 @@ const promptCacheBudget = 64 << 20
 type PromptCacheStats struct {
 	// Entries and Bytes are the prompts kept and their text.
 	Entries, Bytes int
-	// Incremental counts renders spliced from a kept prompt; Full renders of the
+	// Incremental counts renders spliced from a kept prompt (or the very prompt
+	// kept, rendered again); Full renders of the
 	// whole conversation (first turns, misses, templates that are not incremental).
 	Incremental, Full uint64
 }
@@ -137,38 +140,41 @@ func (c *promptCache) putLocked(k promptKey, p string) {
 // the process will do.
 var hashSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 
-// keyHasher writes the same bytes to two maphash states, for 128-bit keys.
-type keyHasher struct{ h [2]maphash.Hash }
-
-func newKeyHasher() *keyHasher {
-	k := &keyHasher{}
-	k.h[0].SetSeed(hashSeeds[0])
-	k.h[1].SetSeed(hashSeeds[1])
-	return k
+// keyHasher hashes length-prefixed fields into 128-bit keys, one key per message
+// chained onto the previous one: the fields of a message (after the previous key) are
+// gathered in buf and hashed in one go with two seeds, as a chain's whole history is
+// hashed every turn.
+type keyHasher struct {
+	key promptKey
+	buf []byte
 }
 
-// str writes s with its length, so that no two sequences of fields write the same bytes.
+func newKeyHasher() *keyHasher { return &keyHasher{buf: make([]byte, 16, 512)} }
+
+// str adds s with its length, so that no two sequences of fields give the same bytes.
 func (k *keyHasher) str(s string) {
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-	for i := range k.h {
-		k.h[i].Write(n[:])
-		k.h[i].WriteString(s)
-	}
+	k.buf = binary.LittleEndian.AppendUint64(k.buf, uint64(len(s)))
+	k.buf = append(k.buf, s...)
 }
 
 func (k *keyHasher) bytes(b []byte) {
-	var n [8]byte
-	binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
-	for i := range k.h {
-		k.h[i].Write(n[:])
-		k.h[i].Write(b)
-	}
+	k.buf = binary.LittleEndian.AppendUint64(k.buf, uint64(len(b)))
+	k.buf = append(k.buf, b...)
 }
 
-func (k *keyHasher) sum() promptKey { return promptKey{k.h[0].Sum64(), k.h[1].Sum64()} }
+func (k *keyHasher) num(n int) { k.buf = binary.LittleEndian.AppendUint64(k.buf, uint64(n)) }
 
-// context writes what a prompt depends on besides the messages: everything RenderPrompt
+// sum hashes the fields added since the last sum onto the previous key and returns
+// the new key.
+func (k *keyHasher) sum() promptKey {
+	binary.LittleEndian.PutUint64(k.buf[0:8], k.key[0])
+	binary.LittleEndian.PutUint64(k.buf[8:16], k.key[1])
+	k.key = promptKey{maphash.Bytes(hashSeeds[0], k.buf), maphash.Bytes(hashSeeds[1], k.buf)}
+	k.buf = k.buf[:16]
+	return k.key
+}
+
+// context adds what a prompt depends on besides the messages: everything RenderPrompt
 // reads of show, the think value and the tools.
 func (k *keyHasher) context(show *api.ShowResponse, rendererName, parserName string, tools []engine.Tool, think *api.ThinkValue) {
 	k.str(show.Template)
@@ -176,7 +182,11 @@ func (k *keyHasher) context(show *api.ShowResponse, rendererName, parserName str
 	k.str(rendererName)
 	k.str(parserName)
 	k.str(show.Details.Family)
-	k.str(fmt.Sprint(len(show.Messages), show.Capabilities))
+	k.num(len(show.Capabilities))
+	for _, c := range show.Capabilities {
+		k.str(string(c))
+	}
+	k.num(len(show.Messages))
 	for _, m := range show.Messages {
 		k.str(m.Role)
 		k.str(m.Content)
@@ -187,7 +197,7 @@ func (k *keyHasher) context(show *api.ShowResponse, rendererName, parserName str
 	} else {
 		k.str(fmt.Sprintf("think %T %v", think.Value, think.Value))
 	}
-	k.str(fmt.Sprint("tools ", len(tools)))
+	k.num(len(tools))
 	for _, t := range tools {
 		k.str(t.Name)
 		k.str(t.Description)
@@ -201,13 +211,14 @@ func (k *keyHasher) message(m *engine.Message) {
 	k.str(m.Thinking)
 	k.str(m.ToolName)
 	k.str(m.ToolCallID)
-	k.str(fmt.Sprint(len(m.Images), len(m.ToolCalls)))
+	k.num(len(m.Images))
 	for _, img := range m.Images {
 		k.bytes(img)
 	}
+	k.num(len(m.ToolCalls))
 	for _, c := range m.ToolCalls {
 		k.str(c.ID)
-		k.str(fmt.Sprint(c.Index))
+		k.num(c.Index)
 		k.str(c.Name)
 		k.bytes(c.Arguments)
 	}
@@ -235,7 +246,14 @@ func renderKeyed(show *api.ShowResponse, conv *engine.Conversation, think *api.T
 		keys[i+1] = kh.sum()
 	}
 	if !images {
-		if prev, p := prompts.longest(keys[:len(msgs)], minSplicePrefix); p >= 0 {
+		// The longest kept prefix; the whole conversation itself when it was rendered
+		// before (a retried request, the window check rendering again).
+		prev, p := prompts.longest(keys, minSplicePrefix)
+		if p == len(msgs) {
+			prompts.incremental.Add(1)
+			return prev, nil
+		}
+		if p >= 0 {
 			if mode := detectMode(show, think, len(conv.Tools) > 0); mode != modeWhole {
 				out, ok, err := splice(show, think, conv.Tools, msgs, p, prev, mode)
 				if err != nil {
@@ -268,9 +286,10 @@ const minSplicePrefix = renderWindow + 4
 type spliceMode uint8
 
 const (
-	modeWhole    spliceMode = iota // not incremental: render whole
-	modeWindow                     // the head and the prefix's last renderWindow messages
-	modeLastUser                   // ... reaching back to the prefix's last user message
+	modeWhole         spliceMode = iota // not incremental: render whole
+	modeWindow                          // the head and the prefix's last renderWindow messages
+	modeLastAssistant                   // ... reaching back to the prefix's last assistant message
+	modeLastUser                        // ... and to its last user message
 )
 
 // splice renders msgs from prev, the prompt of msgs[:p] (see the top of this file); ok
@@ -281,13 +300,22 @@ func splice(show *api.ShowResponse, think *api.ThinkValue, tools []engine.Tool, 
 		return "", false, nil
 	}
 	s := p - renderWindow
-	if mode == modeLastUser {
+	// Templates that treat the last assistant message (lfm2 keeps only its think
+	// block) or the messages after the last user message (qwen3) apart need the
+	// window to reach back to them.
+	back := func(role string) {
 		for i := p - 1; i >= h; i-- {
-			if msgs[i].Role == "user" {
+			if msgs[i].Role == role {
 				s = min(s, i)
-				break
+				return
 			}
 		}
+	}
+	if mode >= modeLastAssistant {
+		back("assistant")
+	}
+	if mode >= modeLastUser {
+		back("user")
 	}
 	// The cut must fall where the template layer's collation (consecutive messages of
 	// one role are merged) breaks anyway, join the head as the whole does, and keep
@@ -318,11 +346,7 @@ func splice(show *api.ShowResponse, think *api.ThinkValue, tools []engine.Tool, 
 	if !strings.HasSuffix(prev, a[c:]) {
 		return "", false, nil
 	}
-	var out strings.Builder
-	out.Grow(len(prev) - (len(a) - c) + len(b) - c)
-	out.WriteString(prev[:len(prev)-(len(a)-c)])
-	out.WriteString(b[c:])
-	return out.String(), true, nil
+	return prev[:len(prev)-(len(a)-c)] + b[c:], true, nil
 }
 
 // headLen is the number of leading messages every reduced conversation keeps: the
@@ -379,7 +403,7 @@ func detectMode(show *api.ShowResponse, think *api.ThinkValue, tools bool) splic
 		}
 	}
 	mode := modeWhole
-	for _, m := range []spliceMode{modeWindow, modeLastUser} {
+	for _, m := range []spliceMode{modeWindow, modeLastAssistant, modeLastUser} {
 		if probe(show, think, probeTools, m) {
 			mode = m
 			break
@@ -466,5 +490,94 @@ var probeConversations = sync.OnceValue(func() [][]engine.Message {
 			asst("Noted."), asst("Anything else?"))
 	}
 	mixed = append(mixed, sys("Late system."), user("Last?"), asst("Yes."), user("Bye."))
-	return [][]engine.Message{plain, noSystem, tools, reasoning, mixed}
+
+	// Answers with think blocks (in the field and in the content) followed by
+	// several messages before the next answer: templates that keep the reasoning of
+	// the last answer only.
+	var late []engine.Message
+	late = append(late, sys("Reason."), user("Start."))
+	for i := range 4 {
+		late = append(late, thinking(fmt.Sprintf("Why %d.", i), fmt.Sprintf("<think>Inline %d.</think>Answer %d.", i, i)),
+			sys(fmt.Sprintf("Be brief %d.", i)), user("Go on."), user("Really."),
+			call(fmt.Sprintf("Check %d.", i), "get_weather", "get_time", "get_weather"),
+			result("get_weather", "sun"), result("get_time", "noon"), result("get_weather", "sun"))
+	}
+	late = append(late, asst("Done."), user("Bye."))
+	// Inputs of two and three messages (a system message and a question, three
+	// results) after a think block in the content, at both parities. A system message
+	// stops splices after it (it would be among the skipped messages), so each probe
+	// ends with the one it has.
+	inline := func(i int) engine.Message { return asst(fmt.Sprintf("<think>Inline %d.</think>Answer %d.", i, i)) }
+	convs := [][]engine.Message{plain, noSystem, tools, reasoning, mixed, late}
+	for parity := range 2 {
+		multi := []engine.Message{user("Start.")}
+		if parity == 1 {
+			multi = append(multi, asst("Hello."), user("Hi."))
+		}
+		for i := range 3 {
+			c := call("", "get_weather", "get_time", "get_weather")
+			c.Content = fmt.Sprintf("<think>Calls %d.</think>", i)
+			multi = append(multi, inline(i), user("Go on."), c,
+				result("get_weather", "sun"), result("get_time", "noon"), result("get_weather", "rain"))
+		}
+		multi = append(multi, inline(9), sys("Note."), user("One more."), inline(10), user("Last."))
+		convs = append(convs, multi)
+	}
+	// And conversations of random shape, for the combinations no list thinks of.
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 8 {
+		var conv []engine.Message
+		if rng.IntN(2) == 0 {
+			conv = append(conv, sys("You are helpful."))
+		}
+		for turn := range 16 {
+			conv = appendProbeTurn(rng, conv, turn, i%2 == 0)
+		}
+		convs = append(convs, conv)
+	}
+	return convs
 })
+
+// appendProbeTurn appends a turn of random shape to conv: the client's input (the
+// results of the calls just made, or a question, sometimes two, sometimes after a
+// system message when system is set) and the model's answer (reasoning or not, think
+// tags in the content, one to three calls, or text).
+func appendProbeTurn(rng *rand.Rand, conv []engine.Message, turn int, system bool) []engine.Message {
+	var pending []engine.ToolCall
+	if n := len(conv); n > 0 {
+		pending = conv[n-1].ToolCalls
+	}
+	if len(pending) > 0 && rng.IntN(4) > 0 {
+		for _, c := range pending {
+			conv = append(conv, engine.Message{Role: "tool", ToolName: c.Name, ToolCallID: c.ID, Content: fmt.Sprintf("result %d", turn)})
+		}
+	} else {
+		if system && rng.IntN(6) == 0 {
+			conv = append(conv, engine.Message{Role: "system", Content: fmt.Sprintf("Note %d.", turn)})
+		}
+		conv = append(conv, engine.Message{Role: "user", Content: fmt.Sprintf("Question %d?", turn)})
+		if rng.IntN(5) == 0 {
+			conv = append(conv, engine.Message{Role: "user", Content: "More."})
+		}
+	}
+	out := engine.Message{Role: "assistant"}
+	if rng.IntN(2) == 0 {
+		out.Thinking = fmt.Sprintf("Thinking %d.", turn)
+	}
+	switch k := rng.IntN(6); {
+	case k < 3:
+		for i := range 1 + rng.IntN(3) {
+			name := []string{"get_weather", "get_time"}[rng.IntN(2)]
+			out.ToolCalls = append(out.ToolCalls, engine.ToolCall{ID: fmt.Sprintf("call_%d_%d", turn, i), Index: i, Name: name,
+				Arguments: []byte(fmt.Sprintf(`{"city":"Paris","n":%d}`, turn))})
+		}
+		if rng.IntN(3) == 0 {
+			out.Content = "Let me check."
+		}
+	case k == 3:
+		out.Content = fmt.Sprintf("<think>Inline %d.</think>Answer %d.", turn, turn)
+	default:
+		out.Content = fmt.Sprintf("Answer %d.", turn)
+	}
+	return append(conv, out)
+}

@@ -131,11 +131,13 @@ func TestIncrementalRenderEqualsWhole(t *testing.T) {
 				thinks = append(thinks, &api.ThinkValue{Value: false}, &api.ThinkValue{Value: "high"})
 			}
 			spliced := 0
+			var modesSeen []spliceMode
 			for ti, think := range thinks {
-				for _, withTools := range []bool{true, false} {
+				for chain := range 4 {
+					withTools := chain%2 == 0
 					show := fam.show
 					r := NewRenderer(&show)
-					rng := rand.New(rand.NewPCG(uint64(ti), 7))
+					rng := rand.New(rand.NewPCG(uint64(ti), uint64(7+chain/2)))
 					var msgs []engine.Message
 					if rng.IntN(2) == 0 || !withTools {
 						msgs = append(msgs, engine.Message{Role: "system", Content: "You are helpful."})
@@ -167,13 +169,14 @@ func TestIncrementalRenderEqualsWhole(t *testing.T) {
 						if got != want {
 							n := sharedPrefixLen(got, want)
 							t.Fatalf("think %v tools %v turn %d: spliced prompt differs after %q\n--- got\n%s\n--- want\n%s",
-								think, withTools, turn, tail(got[:n], 80), tail(got[n:], 200), tail(want[n:], 200))
+								think, withTools, turn, tail(got[:n], 80), head(got[n:], 200), head(want[n:], 200))
 						}
 						msgs = append(msgs, out...)
 					}
+					modesSeen = append(modesSeen, detectMode(&show, think, withTools))
 				}
 			}
-			t.Logf("%d prompts spliced", spliced)
+			t.Logf("%d prompts spliced; splice modes %v (0 whole, 1 window, 2 to the last answer, 3 to the last question)", spliced, modesSeen)
 			if fam.incremental && spliced == 0 {
 				t.Errorf("no prompt was spliced: the family's template was found not incremental")
 			}
@@ -242,9 +245,16 @@ func FuzzSpliceRender(f *testing.F) {
 				}
 				if want := whole(m); ok && got != want {
 					n := sharedPrefixLen(got, want)
-					t.Fatalf("prefix %d of %d: splice differs after %q\n--- got\n%s\n--- want\n%s", p, m, tail(got[:n], 80), tail(got[n:], 200), tail(want[n:], 200))
+					t.Fatalf("prefix %d of %d: splice differs after %q\n--- got\n%s\n--- want\n%s", p, m, tail(got[:n], 80), head(got[n:], 200), head(want[n:], 200))
 				}
 			}
 		}
 	})
+}
+
+func head(s string, n int) string {
+	if len(s) > n {
+		return s[:n] + "..."
+	}
+	return s
 }
