@@ -176,7 +176,7 @@ func TestIncrementalRenderEqualsWhole(t *testing.T) {
 					modesSeen = append(modesSeen, detectMode(&show, think, withTools))
 				}
 			}
-			t.Logf("%d prompts spliced; splice modes %v (0 whole, 1 window, 2 to the last answer, 3 to the last question)", spliced, modesSeen)
+			t.Logf("%s: %d prompts spliced; splice modes %v (0 whole, 1 window, 2 to the last answer, 3 to the last question)", fam.name, spliced, modesSeen)
 			if fam.incremental && spliced == 0 {
 				t.Errorf("no prompt was spliced: the family's template was found not incremental")
 			}

@@ -52,8 +52,9 @@ func BenchmarkRenderPrompt(b *testing.B) {
 }
 
 // BenchmarkRenderContinuation: the render of turn 1,000 of a chain whose previous
-// turn's prompt was rendered (what RenderPrompt pays for a continuation), with no
-// tools and with Codex's tools, the script and qwen3 templates.
+// turn's prompt was rendered (what the renderer pays for a continuation, spliced),
+// and the same conversation rendered whole, with no tools and with Codex's tools, the
+// script and qwen3 templates.
 //
 //	go test ./engine/ollama -run '^$' -bench RenderContinuation -benchmem
 func BenchmarkRenderContinuation(b *testing.B) {
@@ -105,6 +106,20 @@ func BenchmarkRenderContinuation(b *testing.B) {
 				}
 				if s := ReadPromptCacheStats(); s.Incremental == 0 {
 					b.Fatalf("nothing spliced: %+v", s)
+				}
+			})
+			// The same render whole, as every turn rendered before splicing.
+			b.Run(name+"-whole", func(b *testing.B) {
+				show := &api.ShowResponse{Template: tc.tmpl}
+				conv, err := engine.BuildConversation("", history, []hearth.Item{itUser("Follow-up?")}, reqTools, NewRenderer(show))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := RenderPrompt(show, conv, nil); err != nil {
+						b.Fatal(err)
+					}
 				}
 			})
 		}
