@@ -255,11 +255,10 @@ func renderKeyed(show *api.ShowResponse, conv *engine.Conversation, think *api.T
 		}
 		if p >= 0 {
 			if mode := detectMode(show, think, len(conv.Tools) > 0); mode != modeWhole {
+				// A reduced conversation the template refuses is no answer about the
+				// whole one: that is rendered whole below, and fails there if at all.
 				out, ok, err := splice(show, think, conv.Tools, msgs, p, prev, mode)
-				if err != nil {
-					return "", err
-				}
-				if ok {
+				if err == nil && ok {
 					prompts.incremental.Add(1)
 					prompts.put(keys[len(msgs)], out)
 					return out, nil
@@ -351,13 +350,19 @@ func splice(show *api.ShowResponse, think *api.ThinkValue, tools []engine.Tool, 
 
 // headLen is the number of leading messages every reduced conversation keeps: the
 // system messages at the start and the first message after them, which templates
-// treat apart (index 0, the system prompt folded into the first user turn).
+// treat apart (index 0, the system prompt folded into the first user turn), with the
+// messages of its role that follow it (the template layer merges them into one; Codex
+// starts with three user messages).
 func headLen(msgs []engine.Message) int {
 	h := 0
 	for h < len(msgs) && msgs[h].Role == "system" {
 		h++
 	}
-	return min(h+1, len(msgs))
+	h = min(h+1, len(msgs))
+	for h < len(msgs) && !roleBreak(msgs[h-1], msgs[h]) {
+		h++
+	}
+	return h
 }
 
 // roleBreak reports whether the template layer keeps b apart from a message a before
@@ -463,6 +468,13 @@ var probeConversations = sync.OnceValue(func() [][]engine.Message {
 		plain = append(plain, user(fmt.Sprintf("Question %d?", i)), asst(fmt.Sprintf("Answer %d.", i)))
 	}
 	noSystem := slices.Clone(plain[1:])
+	// Codex starts with its instructions, a developer message and three user
+	// messages (instructions files, the environment, the task).
+	codex := []engine.Message{sys("Instructions."), sys("Developer."), user("AGENTS.md."), user("Environment."), user("Task.")}
+	for i := range 6 {
+		codex = append(codex, call(fmt.Sprintf("Step %d.", i), "get_weather"), result("get_weather", "ok"))
+	}
+	codex = append(codex, asst("Done."), user("Again."), call("", "get_time"), result("get_time", "noon"), asst("Noon."))
 
 	var tools []engine.Message
 	tools = append(tools, sys("Use the tools."), user("Weather and time in Paris?"))
@@ -508,7 +520,7 @@ var probeConversations = sync.OnceValue(func() [][]engine.Message {
 	// stops splices after it (it would be among the skipped messages), so each probe
 	// ends with the one it has.
 	inline := func(i int) engine.Message { return asst(fmt.Sprintf("<think>Inline %d.</think>Answer %d.", i, i)) }
-	convs := [][]engine.Message{plain, noSystem, tools, reasoning, mixed, late}
+	convs := [][]engine.Message{plain, noSystem, codex, tools, reasoning, mixed, late}
 	for parity := range 2 {
 		multi := []engine.Message{user("Start.")}
 		if parity == 1 {

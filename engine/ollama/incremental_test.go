@@ -6,12 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ollama/ollama/api"
 	modeltypes "github.com/ollama/ollama/types/model"
 
+	"hearth"
 	"hearth/engine"
 	"hearth/scriptmodel"
 )
@@ -142,6 +144,11 @@ func TestIncrementalRenderEqualsWhole(t *testing.T) {
 					if rng.IntN(2) == 0 || !withTools {
 						msgs = append(msgs, engine.Message{Role: "system", Content: "You are helpful."})
 					}
+					if chain >= 2 {
+						// Codex's start: several user messages before the task.
+						msgs = append(msgs, engine.Message{Role: "user", Content: "AGENTS.md says: be careful."},
+							engine.Message{Role: "user", Content: "<environment_context>cwd=/x</environment_context>"})
+					}
 					var tools []engine.Tool
 					if withTools {
 						tools = testTools
@@ -257,4 +264,60 @@ func head(s string, n int) string {
 		return s[:n] + "..."
 	}
 	return s
+}
+
+// TestIncrementalRenderCodexChain: Codex's own request (its instructions, developer
+// and user messages and tools) continued as an agent loop, through BuildConversation as
+// the engine builds it: every continuation is spliced, and equals the whole render.
+func TestIncrementalRenderCodexChain(t *testing.T) {
+	raw, err := os.ReadFile("../../testdata/codex_request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _, err := hearth.DecodeCreateRequest(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		show api.ShowResponse
+	}{
+		{"script", api.ShowResponse{Template: scriptmodel.Template, Capabilities: capsThinking}},
+		{"qwen3", api.ShowResponse{Template: qwen3ParityTemplate, Capabilities: capsThinking, Details: api.ModelDetails{Family: "qwen3"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewRenderer(&tc.show)
+			history := slices.Clone(req.Input)
+			var input []hearth.Item
+			const turns = 12
+			for i := range turns {
+				conv, err := engine.BuildConversation(req.Instructions, history, input, req.Tools, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				before := ReadPromptCacheStats().Incremental
+				got, err := r.RenderPrompt(conv, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// The first turns are too short to splice (the head alone is four
+				// messages); from the fourth on, every turn is spliced.
+				if spliced := ReadPromptCacheStats().Incremental > before; i >= 3 && !spliced {
+					t.Errorf("turn %d (%d messages) rendered whole", i, len(conv.Messages))
+				}
+				whole, err := RenderPrompt(&tc.show, conv, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != whole {
+					n := sharedPrefixLen(got, whole)
+					t.Fatalf("turn %d: differs after %q\n--- got\n%s\n--- want\n%s", i, tail(got[:n], 80), head(got[n:], 200), head(whole[n:], 200))
+				}
+				id := fmt.Sprintf("call_%d", i)
+				history = append(append(history, input...), itReasoning("I should run the command."),
+					itCall(id, "exec_command", `{"cmd":"go test ./...","workdir":"/tmp/x"}`))
+				input = []hearth.Item{itOutput(id, "ok  \thearth/engine\t1.2s\nPASS")}
+			}
+		})
+	}
 }
