@@ -298,7 +298,14 @@ func splice(show *api.ShowResponse, think *api.ThinkValue, tools []engine.Tool, 
 	if h >= p || !roleBreak(msgs[h-1], msgs[h]) {
 		return "", false, nil
 	}
-	s := p - renderWindow
+	// The window counts messages other than system ones: templates and renderers may
+	// show those elsewhere, or not at all.
+	s := p
+	for n := 0; s > h && n < renderWindow; {
+		if s--; msgs[s].Role != "system" {
+			n++
+		}
+	}
 	// Templates that treat the last assistant message (lfm2 keeps only its think
 	// block) or the messages after the last user message (qwen3) apart need the
 	// window to reach back to them.
@@ -475,6 +482,14 @@ var probeConversations = sync.OnceValue(func() [][]engine.Message {
 		codex = append(codex, call(fmt.Sprintf("Step %d.", i), "get_weather"), result("get_weather", "ok"))
 	}
 	codex = append(codex, asst("Done."), user("Again."), call("", "get_time"), result("get_time", "noon"), asst("Noon."))
+	// A history that starts with the model's greeting: the head has no user message,
+	// so a template that treats the last user message apart shows it in the probes.
+	greeting := []engine.Message{sys("Be kind."), asst("Hello! How can I help?")}
+	for i := range 3 {
+		greeting = append(greeting, user(fmt.Sprintf("Task %d.", i)), user("Details."), call("", "get_time"),
+			result("get_time", "noon"), call("", "get_weather"), result("get_weather", "sun"), asst("Done."))
+	}
+	greeting = greeting[:len(greeting)-1]
 
 	var tools []engine.Message
 	tools = append(tools, sys("Use the tools."), user("Weather and time in Paris?"))
@@ -520,7 +535,7 @@ var probeConversations = sync.OnceValue(func() [][]engine.Message {
 	// stops splices after it (it would be among the skipped messages), so each probe
 	// ends with the one it has.
 	inline := func(i int) engine.Message { return asst(fmt.Sprintf("<think>Inline %d.</think>Answer %d.", i, i)) }
-	convs := [][]engine.Message{plain, noSystem, codex, tools, reasoning, mixed, late}
+	convs := [][]engine.Message{plain, noSystem, codex, greeting, tools, reasoning, mixed, late}
 	for parity := range 2 {
 		multi := []engine.Message{user("Start.")}
 		if parity == 1 {
@@ -541,6 +556,9 @@ var probeConversations = sync.OnceValue(func() [][]engine.Message {
 		var conv []engine.Message
 		if rng.IntN(2) == 0 {
 			conv = append(conv, sys("You are helpful."))
+		}
+		if i%4 == 3 {
+			conv = append(conv, asst("Hello."))
 		}
 		for turn := range 16 {
 			conv = appendProbeTurn(rng, conv, turn, i%2 == 0)
