@@ -26,7 +26,7 @@ import (
 //
 //	go test ./server -run '^$' -bench ResponseOverhead -benchtime 200x
 func BenchmarkResponseOverhead(b *testing.B) {
-	// Room for the 200-turn chain (the default window is 16k).
+	// Room for the 1,000-turn chain (the default window is 16k).
 	b.Setenv("HEARTH_CONTEXT_LENGTH", "131072")
 	srv := httptest.NewServer(newFakeRuntimeServer(b))
 	defer srv.Close()
@@ -63,8 +63,9 @@ func BenchmarkResponseOverhead(b *testing.B) {
 			post(b, `{`+model+`,"stream":true}`)
 		}
 	})
-	// A turn that continues a chain: the chain is loaded and rendered whole. The
-	// 1,000-turn chain needs the 1M-token fake (the fake counts a prompt's bytes).
+	// A turn that continues a chain: the chain is loaded, and its prompt spliced onto
+	// the previous turn's (engine/ollama/incremental.go). The 1,000-turn chain needs
+	// the 1M-token fake (the fake counts a prompt's bytes).
 	for _, turns := range []int{20, 200, 1000} {
 		b.Run(fmt.Sprintf("turn%d", turns), func(b *testing.B) {
 			m := model

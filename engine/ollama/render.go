@@ -29,7 +29,9 @@ func (r renderer) RenderPrompt(conv *engine.Conversation, think *engine.Think) (
 	if think != nil {
 		tv = &api.ThinkValue{Value: think.Value}
 	}
-	return RenderPrompt(r.show, conv, tv)
+	// The same text as RenderPrompt, spliced onto a kept prompt of the conversation's
+	// prefix where the template allows (incremental.go).
+	return renderKeyed(r.show, conv, tv)
 }
 
 // ToolParameters reads a function tool's JSON schema into the runtime's parameter type

@@ -50,3 +50,78 @@ func BenchmarkRenderPrompt(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRenderContinuation: the render of turn 1,000 of a chain whose previous
+// turn's prompt was rendered (what the renderer pays for a continuation, spliced),
+// and the same conversation rendered whole, with no tools and with Codex's tools, the
+// script and qwen3 templates.
+//
+//	go test ./engine/ollama -run '^$' -bench RenderContinuation -benchmem
+func BenchmarkRenderContinuation(b *testing.B) {
+	raw, err := os.ReadFile("../../testdata/codex_request.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	req, _, err := hearth.DecodeCreateRequest(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var history []hearth.Item
+	for i := range 1000 {
+		history = append(history, itUser(fmt.Sprintf("Question %d: what route would you suggest through the south of France?", i)),
+			itAssistant(fmt.Sprintf("Answer %d: go from Nice to Marseille along the coast, then inland to Avignon.", i)))
+	}
+	for _, tc := range []struct{ name, tmpl string }{{"script", scriptmodel.Template}, {"qwen3", qwen3ParityTemplate}} {
+		for _, tools := range []bool{false, true} {
+			name := tc.name
+			reqTools := []hearth.Tool(nil)
+			if tools {
+				name, reqTools = name+"-codex-tools", req.Tools
+			}
+			b.Run(name, func(b *testing.B) {
+				show := &api.ShowResponse{Template: tc.tmpl}
+				r := NewRenderer(show)
+				parent, err := engine.BuildConversation("", history[:len(history)-1], nil, reqTools, r)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := r.RenderPrompt(parent, nil); err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				n := 0
+				for b.Loop() {
+					// A new question every time, so that every render splices.
+					b.StopTimer()
+					n++
+					input := []hearth.Item{itUser(fmt.Sprintf("Follow-up %d?", n))}
+					conv, err := engine.BuildConversation("", history, input, reqTools, r)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					if _, err := r.RenderPrompt(conv, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if s := ReadPromptCacheStats(); s.Incremental == 0 {
+					b.Fatalf("nothing spliced: %+v", s)
+				}
+			})
+			// The same render whole, as every turn rendered before splicing.
+			b.Run(name+"-whole", func(b *testing.B) {
+				show := &api.ShowResponse{Template: tc.tmpl}
+				conv, err := engine.BuildConversation("", history, []hearth.Item{itUser("Follow-up?")}, reqTools, NewRenderer(show))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := RenderPrompt(show, conv, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
