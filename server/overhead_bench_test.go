@@ -26,7 +26,7 @@ import (
 //
 //	go test ./server -run '^$' -bench ResponseOverhead -benchtime 200x
 func BenchmarkResponseOverhead(b *testing.B) {
-	// Room for the 1,000-turn chain (the default window is 16k).
+	// Room for the long chains (the default window is 16k).
 	b.Setenv("HEARTH_CONTEXT_LENGTH", "131072")
 	srv := httptest.NewServer(newFakeRuntimeServer(b))
 	defer srv.Close()
