@@ -382,6 +382,11 @@ func (r *enforcer) feedChunk(text string, kind phaseKind) (action, error) {
 // (or a plain word) would end free text at every use, so those formats keep the
 // parser's own pause.
 func (r *enforcer) decisionStops() []string {
+	if r.j.gen.Format != nil {
+		// A text.format grammar starts at a request's first token: a phase under
+		// it must not be split, and its output holds no markup anyway.
+		return nil
+	}
 	var stops []string
 	if r.f.Tools.Kind != toolgrammar.Harmony && !r.holding && (r.pol.constrain || r.pol.mode == hearth.ToolChoiceNone) {
 		for _, o := range append([]string{r.f.Tools.GroupOpen}, r.f.Tools.Open...) {
