@@ -418,9 +418,10 @@ func (r *enforcer) whichStop(ctx context.Context, phaseReq GenerateRequest, last
 	req.Prompt = r.j.Prompt + strings.TrimSuffix(string(r.out), last)
 	req.Stop = r.j.gen.Stop
 	req.Options = maps.Clone(phaseReq.Options)
-	req.Options["num_predict"] = whichStopTokens
 	req.Stream = false
-	for range whichStopDraws {
+	n := whichStopTokens
+	for draws := 0; draws < whichStopDraws; {
+		req.Options["num_predict"] = n
 		var text strings.Builder
 		var final Chunk
 		err := r.j.e.rt.Generate(ctx, &req, func(c Chunk) error {
@@ -434,6 +435,12 @@ func (r *enforcer) whichStop(ctx context.Context, phaseReq GenerateRequest, last
 			return "", err
 		}
 		rest, ok := strings.CutPrefix(text.String(), last)
+		if final.DoneReason == "length" && n < 4*whichStopTokens && (ok && rest == "" || !ok && strings.HasPrefix(last, text.String())) {
+			// The last chunk was more than one token: ask for more.
+			n *= 2
+			continue
+		}
+		draws++
 		if !ok {
 			continue // it wrote something else than the phase did
 		}
@@ -451,9 +458,9 @@ func (r *enforcer) whichStop(ctx context.Context, phaseReq GenerateRequest, last
 	return "", nil
 }
 
-// whichStopTokens is how many tokens whichStop asks for: the phase's last chunk (rarely
-// more than a token or two) and the first of a stop.
-const whichStopTokens = 4
+// whichStopTokens is how many tokens whichStop asks for first: the phase's last chunk
+// (mostly one token) and the first of a stop; more when the last chunk was longer.
+const whichStopTokens = 2
 
 // whichStopDraws bounds the draws of whichStop.
 const whichStopDraws = 3

@@ -88,8 +88,7 @@ func firstStop(s string, stops []string) (int, bool) {
 // isProbe reports whether req is the engine asking for the model's next token after a
 // phase ended at a stop string (whichStop).
 func isProbe(req GenerateRequest) bool {
-	n, _ := req.Options["num_predict"].(int)
-	return n == whichStopTokens && !req.Stream
+	return !req.Stream
 }
 
 // script continues transcript along full, one chunk per token, when the transcript
