@@ -31,8 +31,13 @@ LIBDIR := $(CURDIR)/lib/ollama
 # unless named, being a CPU-type device; empty lets ggml choose the GPUs).
 VULKAN_TESTS ?= TestGPUOffloadE2E|TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E
 VK_DEVICES ?= 0
+# make test-external: the same e2e tests of the responses path, and the disconnect
+# tests, over a stock `ollama serve` process that internal/testenv builds from the
+# Ollama module hearth pins (once per machine, into the user cache directory) and reaches
+# on loopback, as `hearth serve --ollama URL` reaches an Ollama the user runs.
+EXTERNAL_TESTS ?= TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E|TestEnforcedSectionE2E|TestEnforcedSectionDeterministicE2E|TestClientDisconnectE2E|TestExternalDisconnectsE2E|TestExtraServer
 
-.PHONY: all build run test vet fmt headers node chromium clean bench vulkan-backend test-vulkan
+.PHONY: all build run test vet fmt headers node chromium clean bench vulkan-backend test-vulkan test-external
 
 all: build
 
@@ -74,6 +79,9 @@ test-vulkan: headers
 	$(GO) test -c -o bin/server-vulkan.test ./server
 	cd server && HEARTH_TEST_GPU=vulkan GGML_VK_VISIBLE_DEVICES=$(VK_DEVICES) \
 		../bin/server-vulkan.test -test.count=1 -test.timeout 30m -test.run '$(VULKAN_TESTS)' $(TESTFLAGS)
+
+test-external: headers
+	HEARTH_TEST_RUNTIME=external $(GO) test -count=1 -timeout 30m -run '$(EXTERNAL_TESTS)' $(TESTFLAGS) ./server ./internal/testenv
 
 # hearth against the runtime's own endpoints on bench script models, loopback only;
 # e.g. make bench ARGS='--quick' or ARGS='--runs 9 --json'.

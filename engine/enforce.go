@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
 	"hearth"
@@ -68,9 +69,15 @@ const (
 	actArgs             // the name is settled (harmony header): constrain the arguments
 	actRetry            // the call failed validation: rewind to its opener, constrain
 	actFail             // the call failed again: the response fails
+	actResume           // a decision stop was not a decision: the free phase goes on
 )
 
-// errStopPhase ends a streaming generation from inside its callback.
+// errStopPhase ends a streaming generation from inside its callback, at a decision
+// point the runtime's stop strings cannot mark (a bare JSON call, a harmony header, text
+// where a call is required, a finished call). Over an external runtime the seam then
+// reads the rest of the stream in the background instead of leaving it (Ollama wedges a
+// model whose stream is left at the wrong instant), so the decision points that can be
+// stop strings are: see decisionStops.
 var errStopPhase = errors.New("engine: phase stopped at a decision point")
 
 type enforcer struct {
@@ -158,6 +165,9 @@ func (r *enforcer) run(ctx context.Context) error {
 		}
 		if err != nil {
 			return err
+		}
+		if act == actResume {
+			continue
 		}
 		if act == actContinue {
 			// The phase ran to its end.
@@ -249,6 +259,14 @@ func (r *enforcer) generate(ctx context.Context, ph phase) (action, Chunk, error
 	if ph.kind != phaseFree {
 		req.Format = ph.format
 	}
+	var decision []string
+	if ph.kind == phaseFree && ph.limit != 1 {
+		// A one-token phase needs none: its token comes back whole (the runtime
+		// checks the token limit before the stop strings).
+		if decision = r.decisionStops(); len(decision) > 0 {
+			req.Stop = append(slices.Clone(req.Stop), decision...)
+		}
+	}
 	req.Stream = true
 
 	r.lastPrompt = req.Prompt
@@ -258,6 +276,7 @@ func (r *enforcer) generate(ctx context.Context, ph phase) (action, Chunk, error
 		final  Chunk
 		chunks int
 		name   strings.Builder
+		last   string // the last chunk's text
 	)
 	err := r.j.e.rt.Generate(ctx, &req, func(resp Chunk) error {
 		if resp.Done {
@@ -267,18 +286,15 @@ func (r *enforcer) generate(ctx context.Context, ph phase) (action, Chunk, error
 			return nil
 		}
 		chunks++
+		last = resp.Text
 		r.lastOut.WriteString(resp.Text)
 		if ph.kind == phaseName {
 			name.WriteString(resp.Text)
 			return nil
 		}
-		before := r.sink.reasoningEvents
-		a, err := r.feed(resp.Text, ph.kind)
+		a, err := r.feedChunk(resp.Text, ph.kind)
 		if err != nil {
 			return err
-		}
-		if r.sink.reasoningEvents > before {
-			r.reasoningTokens++
 		}
 		if a != actContinue {
 			act = a
@@ -320,8 +336,134 @@ func (r *enforcer) generate(ctx context.Context, ph phase) (action, Chunk, error
 	if ph.kind == phaseName {
 		r.pendingName = name.String()
 	}
+	if act == actContinue && len(decision) > 0 && final.DoneReason == "stop" {
+		// The runtime ended the phase at a stop string, and does not say which:
+		// the model's end of turn (or its end token) or a decision point, whose
+		// text it leaves out of the output (its tokens are in EvalCount).
+		stop, err := r.whichStop(ctx, req, last, decision)
+		if err != nil {
+			return act, final, err
+		}
+		if stop != "" {
+			// The transcript goes on with the stop's text, as the model wrote
+			// it, and the parser takes the decision it would have taken had it
+			// seen that text in the stream.
+			r.lastOut.WriteString(stop)
+			if act, err = r.feedChunk(stop, phaseFree); err != nil {
+				return act, final, err
+			}
+			if act == actContinue {
+				act = actResume
+			}
+		}
+	}
 	return act, final, nil
 }
+
+// feedChunk feeds one chunk of model output, counting it as a reasoning token when it
+// carried reasoning.
+func (r *enforcer) feedChunk(text string, kind phaseKind) (action, error) {
+	before := r.sink.reasoningEvents
+	a, err := r.feed(text, kind)
+	if err != nil {
+		return a, err
+	}
+	if r.sink.reasoningEvents > before {
+		r.reasoningTokens++
+	}
+	return a, nil
+}
+
+// decisionStops are the decision points of the next free phase that the runtime can end
+// it at by itself, as stop strings: the format's call openers, where a call would be
+// constrained or refused, and the end of reasoning, where a call is required. The
+// runtime then finishes the phase and sends its done chunk, and no stream is left
+// mid-way. An opener is used only when it cannot be ordinary text: a bare "{" or "["
+// (or a plain word) would end free text at every use, so those formats keep the
+// parser's own pause.
+func (r *enforcer) decisionStops() []string {
+	if r.j.gen.Format != nil {
+		// A text.format grammar starts at a request's first token: a phase under
+		// it must not be split, and its output holds no markup anyway.
+		return nil
+	}
+	var stops []string
+	if r.f.Tools.Kind != toolgrammar.Harmony && !r.holding && (r.pol.constrain || r.pol.mode == hearth.ToolChoiceNone) {
+		for _, o := range append([]string{r.f.Tools.GroupOpen}, r.f.Tools.Open...) {
+			if markup(o) && !slices.Contains(stops, o) {
+				stops = append(stops, o)
+			}
+		}
+	}
+	if r.mustCall() && r.f.Reasoning != nil && markup(r.f.Reasoning.Close) {
+		stops = append(stops, r.f.Reasoning.Close)
+	}
+	return stops
+}
+
+// markup reports whether s is control markup rather than something prose contains.
+func markup(s string) bool { return toolgrammar.IsMarkup(s) }
+
+// whichStop tells which of the decision stops ended a phase, "" for none (the model's
+// end of turn). It asks the runtime what the model writes at the same point, without
+// the decision stops, so that a decision point comes back as text. The question starts
+// before the phase's last chunk (last): the runtime cuts a stop out of the token that
+// holds it, so what precedes a stop in that token ("\n" of a "\n<tool_call>" token)
+// would otherwise be read as a token of its own. Prompt and output are in the runtime's
+// KV cache: a few decode steps. An answer that is neither a stop nor the end of turn
+// (sampling drew another token this time) is drawn again, so the answer is drawn from
+// the model's own choice among the stops, as the phase drew it.
+func (r *enforcer) whichStop(ctx context.Context, phaseReq GenerateRequest, last string, decision []string) (string, error) {
+	req := phaseReq
+	req.Prompt = r.j.Prompt + strings.TrimSuffix(string(r.out), last)
+	req.Stop = r.j.gen.Stop
+	req.Options = maps.Clone(phaseReq.Options)
+	req.Stream = false
+	n := whichStopTokens
+	for draws := 0; draws < whichStopDraws; {
+		req.Options["num_predict"] = n
+		var text strings.Builder
+		var final Chunk
+		err := r.j.e.rt.Generate(ctx, &req, func(c Chunk) error {
+			text.WriteString(c.Text)
+			if c.Done {
+				final = c
+			}
+			return nil
+		})
+		if err != nil {
+			return "", err
+		}
+		rest, ok := strings.CutPrefix(text.String(), last)
+		if final.DoneReason == "length" && n < 4*whichStopTokens && (ok && rest == "" || !ok && strings.HasPrefix(last, text.String())) {
+			// The last chunk was more than one token: ask for more.
+			n *= 2
+			continue
+		}
+		draws++
+		if !ok {
+			continue // it wrote something else than the phase did
+		}
+		if rest == "" && final.DoneReason == "stop" {
+			return "", nil
+		}
+		for _, s := range decision {
+			if rest != "" && (strings.HasPrefix(s, rest) || strings.HasPrefix(rest, s)) {
+				return s, nil
+			}
+		}
+	}
+	// The model keeps choosing something else at that point: take the stop for
+	// its end of turn, which constrains nothing.
+	return "", nil
+}
+
+// whichStopTokens is how many tokens whichStop asks for first: the phase's last chunk
+// (mostly one token) and the first of a stop; more when the last chunk was longer.
+const whichStopTokens = 2
+
+// whichStopDraws bounds the draws of whichStop.
+const whichStopDraws = 3
 
 // feed appends text to the transcript, parses it and acts on the events, resuming the
 // parser after each pause the engine lets pass.

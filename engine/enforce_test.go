@@ -50,12 +50,26 @@ func (f *fakeRuntime) Generate(ctx context.Context, req *GenerateRequest, fn fun
 	chunks := f.write(transcript, req.Format)
 	limit, _ := req.Options["num_predict"].(int)
 	n, reason := 0, "stop"
+	var out strings.Builder
 	for _, c := range chunks {
 		if limit > 0 && n == limit {
 			reason = "length"
 			break
 		}
 		n++
+		// As Ollama's runner: the token limit first, then the stop strings, whose
+		// text is left out of the output (their tokens are counted).
+		if limit == 0 || n < limit {
+			if at, ok := firstStop(out.String()+c, req.Stop); ok {
+				if text := (out.String() + c)[out.Len():at]; text != "" {
+					if err := fn(Chunk{Text: text}); err != nil {
+						return err
+					}
+				}
+				return fn(Chunk{Done: true, DoneReason: "stop", PromptEvalCount: len(req.Prompt), EvalCount: n})
+			}
+		}
+		out.WriteString(c)
 		if err := fn(Chunk{Text: c}); err != nil {
 			return err
 		}
@@ -66,6 +80,23 @@ func (f *fakeRuntime) Generate(ctx context.Context, req *GenerateRequest, fn fun
 		reason = "length"
 	}
 	return fn(Chunk{Done: true, DoneReason: reason, PromptEvalCount: len(req.Prompt), EvalCount: n})
+}
+
+// firstStop finds where the first of stops occurs in s.
+func firstStop(s string, stops []string) (int, bool) {
+	at := -1
+	for _, stop := range stops {
+		if i := strings.Index(s, stop); i >= 0 && (at < 0 || i < at) {
+			at = i
+		}
+	}
+	return at, at >= 0
+}
+
+// isProbe reports whether req is the engine asking for the model's next token after a
+// phase ended at a stop string (whichStop).
+func isProbe(req GenerateRequest) bool {
+	return !req.Stream
 }
 
 // script continues transcript along full, one chunk per token, when the transcript
@@ -160,7 +191,8 @@ func TestEnforcedPhases(t *testing.T) {
 		free  []string // what the model writes unconstrained
 		bound func(n int, format string) []string
 		want  string
-		// formats lists the format of each request ("" when free), in order.
+		// formats lists the format of each request ("" when free, "?" for the
+		// probe of which stop ended a phase), in order.
 		formats []string
 		output  int
 	}{
@@ -172,11 +204,30 @@ func TestEnforcedPhases(t *testing.T) {
 			bound: func(int, string) []string {
 				return bytesOf(`{"name":"get_time","arguments":{"timezone":"UTC"}}`)
 			},
-			want:    "completed: reasoning[completed] why | call[completed] get_time {\"timezone\":\"UTC\"}",
-			formats: []string{"", "", "get_time", ""},
+			want: "completed: reasoning[completed] why | call[completed] get_time {\"timezone\":\"UTC\"}",
+			// The free phase ends at the opener (a stop string); the probe tells it
+			// from the end of turn; after the call the free phase ends (EOS), which
+			// the probe tells from an opener.
+			formats: []string{"", "", "?", "get_time", "", "?"},
 			// 1 + 3 free tokens through the opener, 50 constrained + EOS, and the
 			// script ends after the closer the engine wrote (EOS).
 			output: 4 + 51 + 1,
+		},
+		{
+			// The opener is a stop string of the free phase; inside reasoning it is
+			// reasoning text, so the phase goes on after it.
+			name: "an opener in reasoning is text: the phase goes on",
+			show: qwenShow(),
+			body: `{"model":"m","input":"hi","tools":[` + weatherTool + `,` + timeTool + `],"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"function","name":"get_time"}]}}`,
+			free: append([]string{"<think>", "use ", "<tool_call>", " tags", "</think>"}, qwenCall("get_weather", `{"city":"Paris"}`)...),
+			bound: func(int, string) []string {
+				return bytesOf(`{"name":"get_time","arguments":{"timezone":"UTC"}}`)
+			},
+			want:    "completed: reasoning[completed] use <tool_call> tags | call[completed] get_time {\"timezone\":\"UTC\"}",
+			formats: []string{"", "", "?", "", "?", "get_time", "", "?"},
+			// 1 + 2 through the first stop, 3 through the second, 50 constrained +
+			// EOS, then EOS.
+			output: 1 + 2 + 3 + 51 + 1,
 		},
 		{
 			name:    "none ends the output at the opener",
@@ -184,7 +235,7 @@ func TestEnforcedPhases(t *testing.T) {
 			body:    `{"model":"m","input":"hi","tools":[` + weatherTool + `],"tool_choice":"none"}`,
 			free:    append([]string{"Let", " me", " check."}, qwenCall("get_weather", `{"city":"Paris"}`)...),
 			want:    "completed: message[completed] Let me check.",
-			formats: []string{"", ""},
+			formats: []string{"", "", "?"},
 			output:  4,
 		},
 		{
@@ -194,7 +245,7 @@ func TestEnforcedPhases(t *testing.T) {
 			free:    []string{"Hello", " there."},
 			bound:   func(int, string) []string { return bytesOf(`{"name":"get_time","arguments":{"timezone":"UTC"}}`) },
 			want:    "completed: call[completed] get_time {\"timezone\":\"UTC\"}",
-			formats: []string{"", "get_time", ""},
+			formats: []string{"", "get_time", "", "?"},
 			output:  1 + 51 + 1, // "Hello" (taken back), the call, then the model ends
 		},
 		{
@@ -209,7 +260,7 @@ func TestEnforcedPhases(t *testing.T) {
 				return bytesOf(`{"name":"set_temp","arguments":{"celsius":21}}`)
 			},
 			want:    "completed: call[completed] set_temp {\"celsius\":21}",
-			formats: []string{"", "set_temp", "set_temp", ""},
+			formats: []string{"", "set_temp", "set_temp", "", "?"},
 			// The opener; the invalid call (stopped as soon as its JSON closed); the
 			// retried call + EOS; EOS.
 			output: 1 + len(`{"name":"set_temp","arguments":{"celsius":-300.5}}`) +
@@ -243,7 +294,7 @@ func TestEnforcedPhases(t *testing.T) {
 				return bytesOf(`{"name":"get_time","arguments":{"timezone":"UTC"}}`)
 			},
 			want:    "incomplete: reasoning[completed] why | call[incomplete] get_time ",
-			formats: []string{"", "", "get_time"},
+			formats: []string{"", "", "?", "get_time"},
 			// 4 free tokens, then 26 bytes of {"name":"get_time","argumen...
 			output: 30,
 		},
@@ -258,7 +309,7 @@ func TestEnforcedPhases(t *testing.T) {
 			want: "completed: call[completed] get_time {\"timezone\":\"UTC\"}",
 			// The opener comes in the one-token first phase; the engine writes
 			// "get_time[ARGS]" (one name possible) and constrains the arguments.
-			formats: []string{"", "timezone", ""},
+			formats: []string{"", "timezone", "", "?"},
 			output:  1 + len(`{"timezone":"UTC"}`) + 1 + 1,
 		},
 		{
@@ -273,7 +324,7 @@ func TestEnforcedPhases(t *testing.T) {
 				return bytesOf(`{"city":"Oslo"}`)
 			},
 			want:    "completed: call[completed] get_weather {\"city\":\"Oslo\"}",
-			formats: []string{"", "enum", "city", ""},
+			formats: []string{"", "enum", "city", "", "?"},
 			// "Sure" (taken back), the quoted name + EOS, the arguments + EOS, and
 			// the free phase after the call ends at once.
 			output: 1 + len(`"get_weather"`) + 1 + len(`{"city":"Oslo"}`) + 1 + 1,
@@ -301,6 +352,10 @@ func TestEnforcedPhases(t *testing.T) {
 			}
 			var formats []string
 			for _, req := range rt.reqs {
+				if isProbe(req) {
+					formats = append(formats, "?")
+					continue
+				}
 				formats = append(formats, string(req.Format))
 			}
 			if len(formats) != len(tc.formats) {
@@ -553,8 +608,11 @@ func TestEnforcedSectionEnds(t *testing.T) {
 					bound++
 					return tc.bound(bound)
 				}
-				if n := strings.Count(transcript, "</tool_call>"); n > 0 && strings.HasSuffix(transcript, "</tool_call>") {
-					return tc.after(n)
+				if n := strings.Count(transcript, "</tool_call>"); n > 0 {
+					// The model goes on from wherever the transcript is after
+					// the last closer (a phase may have stopped at an opener).
+					at := strings.LastIndex(transcript, "</tool_call>") + len("</tool_call>")
+					return script(tc.after(n)...)(transcript[at:])
 				}
 				if transcript == "" {
 					return []string{"<tool_call>"}

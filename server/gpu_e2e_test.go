@@ -20,6 +20,7 @@ func TestGPUOffloadE2E(t *testing.T) {
 	if want == "" {
 		t.Skip("HEARTH_TEST_GPU is not set (make test-vulkan sets it)")
 	}
+	testenv.SkipIfExternal(t, "checks the GPU backend built beside the embedded runtime")
 	rt := testenv.Runtime(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -270,6 +270,11 @@ func openDelims(open []string) []delim {
 	return ds
 }
 
+// IsMarkup tells a delimiter that cannot be ordinary prose from one that can, like
+// Command-R's "Action: ```json" or a bare "{": an engine may end generation at the
+// first kind (a stop string) without cutting ordinary text short.
+func IsMarkup(s string) bool { return isMarkup(s) }
+
 // isMarkup tells a delimiter that cannot be ordinary prose (so a stray one
 // may be removed from text) from one that can, like Command-R's "```".
 func isMarkup(s string) bool {

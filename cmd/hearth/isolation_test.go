@@ -27,6 +27,7 @@ import (
 //     has no TCP port and no unix socket another process could connect to;
 //   - every model runner ends when hearth is killed, instead of living on under init.
 func TestRuntimeIsolation(t *testing.T) {
+	testenv.SkipIfExternal(t, "checks the embedded runtime's own isolation")
 	dir := t.TempDir()
 	h := startHearth(t, dir)
 	pid := h.cmd.Process.Pid

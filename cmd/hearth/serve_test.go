@@ -47,6 +47,7 @@ func freeAddr(t *testing.T) string {
 // it must come up healthy, let an Ollama client create and run a model through the /api
 // passthrough, list it in /v1/models, and stop cleanly on SIGTERM leaving no runner.
 func TestServeEmbedded(t *testing.T) {
+	testenv.SkipIfExternal(t, "checks hearth serve with its embedded runtime")
 	addr := freeAddr(t)
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "serve", "--addr", addr)

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/types/model"
@@ -25,12 +27,42 @@ type Client interface {
 // Seam returns the engine's runtime seam over an Ollama API client: it translates the
 // engine's requests into Ollama's and back, and gives each model the Ollama template
 // rendering of its prompts.
-func Seam(c Client) engine.Runtime { return seam{c} }
+func Seam(c Client) engine.Runtime { return seam{c: c} }
 
-// Seam is the engine's runtime seam over this runtime.
-func (r *Runtime) Seam() engine.Runtime { return Seam(r.Client) }
+// Seam is the engine's runtime seam over this runtime. Over an external runtime it
+// never leaves a generation's stream before its end (see drainSeam).
+func (r *Runtime) Seam() engine.Runtime {
+	if r.Embedded {
+		// The embedded runtime's listener makes leaving a stream safe
+		// (disconnectSafeListener), and leaving frees the slot at once.
+		return Seam(r.Client)
+	}
+	return DrainingSeam(r.Client)
+}
 
-type seam struct{ c Client }
+// DrainingSeam is Seam for a runtime hearth does not host: a generation its caller
+// leaves (the callback's error, the context's end) is read to its end in the background
+// instead of closing the connection mid-stream.
+//
+// Ollama (v0.17.4, ollama/ollama#17131) wedges a model when a client leaves a stream at
+// the wrong instant: its handler stops draining the chunk channel when the client is
+// gone, and a chunk the generation goroutine already holds blocks it for ever inside the
+// runner call that holds the model's slot; later requests to that model wait for
+// minutes. Whatever the timing, a stream read to its done chunk ends the handler
+// normally, so the slot is freed as soon as the generation ends (the engine ends phases
+// with stop strings and budgets, so what is left is short). The caller returns at once;
+// only the runtime's slot stays busy for the rest.
+func DrainingSeam(c Client) engine.Runtime { return seam{c: c, drain: true} }
+
+type seam struct {
+	c     Client
+	drain bool
+}
+
+// drainLimit bounds how long a left generation is read in the background: past it the
+// connection is closed anyway (a generation that long was given no budget, and holding
+// its slot for ever would be worse than the wedge it risks).
+var drainLimit = 5 * time.Minute
 
 func (s seam) Model(ctx context.Context, name string) (*engine.ModelInfo, error) {
 	if !model.ParseName(name).IsValid() {
@@ -100,16 +132,98 @@ func APIRequest(req *engine.GenerateRequest) *api.GenerateRequest {
 	return g
 }
 
+func chunk(r api.GenerateResponse) engine.Chunk {
+	return engine.Chunk{
+		Text: r.Response, Done: r.Done, DoneReason: r.DoneReason,
+		PromptEvalCount: r.PromptEvalCount, EvalCount: r.EvalCount,
+		LoadDuration: r.LoadDuration, PromptEvalDuration: r.PromptEvalDuration,
+		EvalDuration: r.EvalDuration, TotalDuration: r.TotalDuration,
+	}
+}
+
 func (s seam) Generate(ctx context.Context, req *engine.GenerateRequest, fn func(engine.Chunk) error) error {
-	err := s.c.Generate(ctx, APIRequest(req), func(r api.GenerateResponse) error {
-		return fn(engine.Chunk{
-			Text: r.Response, Done: r.Done, DoneReason: r.DoneReason,
-			PromptEvalCount: r.PromptEvalCount, EvalCount: r.EvalCount,
-			LoadDuration: r.LoadDuration, PromptEvalDuration: r.PromptEvalDuration,
-			EvalDuration: r.EvalDuration, TotalDuration: r.TotalDuration,
+	if !s.drain {
+		err := s.c.Generate(ctx, APIRequest(req), func(r api.GenerateResponse) error { return fn(chunk(r)) })
+		return statusError(err)
+	}
+	return s.generateDraining(ctx, req, fn)
+}
+
+// generateDraining runs the generation on a context the caller cannot cancel and
+// calls fn for its chunks until the caller leaves (fn's error, ctx's end); then it
+// returns, and the rest of the stream is read and dropped in the background.
+func (s seam) generateDraining(ctx context.Context, req *engine.GenerateRequest, fn func(engine.Chunk) error) error {
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var (
+		mu   sync.Mutex // held while fn runs: once left is set, fn is never called
+		left bool
+		// streaming: a chunk came. Before the first, the runtime's handler has
+		// sent nothing (the request waits for the model or evaluates the prompt),
+		// and leaving frees its slot at once: the generation ends on the
+		// cancelled request before it has a chunk to block on.
+		streaming bool
+	)
+	leave := func() {
+		left = true
+		if !streaming {
+			cancel()
+			return
+		}
+		time.AfterFunc(drainLimit, cancel)
+	}
+	fnErr := make(chan error, 1)
+	done := make(chan error, 1)
+	go func() {
+		defer cancel()
+		err := s.c.Generate(rctx, APIRequest(req), func(r api.GenerateResponse) error {
+			mu.Lock()
+			defer mu.Unlock()
+			streaming = true
+			if left {
+				return nil
+			}
+			if ctx.Err() != nil {
+				leave()
+				return nil
+			}
+			if err := fn(chunk(r)); err != nil {
+				leave()
+				fnErr <- err
+			}
+			return nil
 		})
-	})
-	return statusError(err)
+		done <- statusError(err)
+	}()
+	select {
+	case err := <-done:
+		select {
+		case ferr := <-fnErr:
+			return ferr
+		default:
+		}
+		mu.Lock()
+		gone := left
+		mu.Unlock()
+		if (gone || err != nil) && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	case err := <-fnErr:
+		return err
+	case <-ctx.Done():
+		mu.Lock()
+		if !left {
+			leave()
+		}
+		mu.Unlock()
+		select {
+		case err := <-fnErr:
+			// fn failed just before ctx ended; its error is the caller's.
+			return err
+		default:
+		}
+		return ctx.Err()
+	}
 }
 
 // statusError turns the runtime's refusal into the engine's StatusError; other errors

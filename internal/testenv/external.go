@@ -131,8 +131,7 @@ func startServer(ctx context.Context, dir string) (*Server, error) {
 		"OLLAMA_KEEP_ALIVE=-1",
 		"OLLAMA_NOPRUNE=1",
 	)
-	// Its own process group, which its model runners join: Kill ends them all.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = serverAttr()
 	s := &Server{cmd: cmd, done: make(chan struct{}), log: &bytes.Buffer{}}
 	cmd.Stdout, cmd.Stderr = lockedWriter{s.log}, lockedWriter{s.log}
 	if err := cmd.Start(); err != nil {
@@ -176,8 +175,10 @@ func ollamaBinary(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// Ollama's releases stamp their version, which clients read from /api/version.
+	ldflags := "-X github.com/ollama/ollama/version.Version=" + strings.TrimPrefix(version, "v")
 	h := sha256.New()
-	fmt.Fprintln(h, version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintln(h, version, ldflags, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	for _, e := range env {
 		fmt.Fprintln(h, e)
 	}
@@ -207,7 +208,7 @@ func ollamaBinary(ctx context.Context) (string, error) {
 		return "", err
 	}
 	tmp := fmt.Sprintf("%s.tmp%d", bin, os.Getpid())
-	cmd := exec.CommandContext(ctx, goTool(), "build", "-o", tmp, "github.com/ollama/ollama")
+	cmd := exec.CommandContext(ctx, goTool(), "build", "-ldflags", ldflags, "-o", tmp, "github.com/ollama/ollama")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -18,8 +18,10 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // and kills it: the process and its model runner are gone, and the shared runtime still
 // answers.
 func TestExtraServer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and starts an ollama serve process")
+	if !testenv.External() {
+		// make test stays as it was: building the ollama CLI fetches the modules
+		// only it uses. make test-external runs this.
+		t.Skip("builds an ollama serve process: " + testenv.RuntimeEnv + "=external")
 	}
 	shared := testenv.Runtime(t)
 	m := testenv.Model(t, scriptmodel.PlainModel)
