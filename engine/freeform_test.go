@@ -50,7 +50,9 @@ func TestCustomToolCalls(t *testing.T) {
 		free  []string
 		bound func(n int) string // the constrained continuation, as one string
 		want  string             // customSummary, prefix-matched for failures
-		// formats: each request's format must contain it ("" for none).
+		// formats: each request's format must contain it ("" for none). A free phase
+		// that ends at a stop after a call is followed by the probe that asks which
+		// stop it was (whichStop): "probe".
 		formats []string
 	}{
 		{
@@ -66,7 +68,7 @@ func TestCustomToolCalls(t *testing.T) {
 			free:    qwenCall("count", `{"input":"twelve"}`),
 			bound:   func(int) string { return `{"name":"count","arguments":{"input":"12"}}` },
 			want:    `completed: custom[completed] count "12"`,
-			formats: []string{"", `"pattern":"^[\\u0030-\\u0039]+$"`, ""},
+			formats: []string{"", `"pattern":"^[\\u0030-\\u0039]+$"`, "", "probe"},
 		},
 		{
 			name:    "tool_choice names a custom tool: the text is taken back and the call written",
@@ -74,7 +76,7 @@ func TestCustomToolCalls(t *testing.T) {
 			free:    []string{"Hello", " there."},
 			bound:   func(int) string { return `{"name":"count","arguments":{"input":"7"}}` },
 			want:    `completed: custom[completed] count "7"`,
-			formats: []string{"", `"const":"count"`, ""},
+			formats: []string{"", `"const":"count"`, "", "probe"},
 		},
 		{
 			name:    "a recursive grammar: the input is not constrained but checked",
@@ -82,7 +84,7 @@ func TestCustomToolCalls(t *testing.T) {
 			free:    qwenCall("calc", `{"input":"(1+2)+3"}`),
 			bound:   func(int) string { return `{"name":"calc","arguments":{"input":"(1+2)+3"}}` },
 			want:    `completed: custom[completed] calc "(1+2)+3"`,
-			formats: []string{"", `"input":{"type":"string"}`, ""},
+			formats: []string{"", `"input":{"type":"string"}`, "", "probe"},
 		},
 		{
 			name:    "an input the grammar rejects is generated once more, then fails the response saying where",
@@ -137,7 +139,13 @@ func TestCustomToolCalls(t *testing.T) {
 			}
 			for i, want := range tc.formats {
 				got := string(rt.reqs[i].Format)
-				if (want == "") != (got == "") || !strings.Contains(got, want) {
+				if want == "probe" {
+					if !isProbe(rt.reqs[i]) || got != "" {
+						t.Errorf("request %d: not the probe after a stop (format %s)", i, got)
+					}
+					continue
+				}
+				if (want == "") != (got == "") || !strings.Contains(got, want) || isProbe(rt.reqs[i]) {
 					t.Errorf("request %d: format %s, want one with %s", i, got, want)
 				}
 			}
