@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -215,7 +216,10 @@ func (m *Manager) conn(s engine.HostedServer) (*conn, error) {
 				break
 			}
 		}
-		c = &conn{cfg: Server{Label: s.Label, URL: s.URL, Headers: s.Headers}, log: m.log}
+		u, _ := url.Parse(s.URL)
+		c = &conn{cfg: Server{Label: s.Label, URL: s.URL, Headers: s.Headers}, log: m.log,
+			// allowed passed it: a loopback or private host was named by a pattern.
+			requestNamed: true, localAllowed: isLocal(u.Hostname())}
 		m.dynamic[key] = c
 	}
 	return c, nil
@@ -414,6 +418,9 @@ func capOutput(s string, max int) string {
 type conn struct {
 	cfg Server
 	log *slog.Logger
+	// requestNamed: a request's server_url, reached through requestClient;
+	// localAllowed: its host is a loopback or private address a pattern named.
+	requestNamed, localAllowed bool
 
 	mu      sync.Mutex
 	session *sdk.ClientSession
@@ -457,6 +464,9 @@ func (c *conn) live(ctx context.Context) (*sdk.ClientSession, error) {
 		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	} else {
 		hc := &http.Client{Transport: headerTransport{headers: c.cfg.Headers, base: http.DefaultTransport}}
+		if c.requestNamed {
+			hc = requestClient(c.cfg.Headers, c.localAllowed)
+		}
 		t = &sdk.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: hc, DisableStandaloneSSE: true}
 	}
 	s, err := client.Connect(ctx, t, nil)
@@ -550,6 +560,35 @@ func (c *conn) close() error {
 		return nil
 	}
 	return s.Close()
+}
+
+// requestClient is the HTTP client of a server a request named by URL. allowed
+// checked the host as written, but a name may resolve to a loopback or private address
+// (or be rebound to one later) and a server may redirect anywhere: so the address is
+// checked again on every connection, where it is made, redirects are not followed, and
+// no proxy from the environment is used. A loopback or private address passes only when
+// the URL's host is one that a --mcp-allow-url pattern named (localAllowed).
+func requestClient(headers map[string]string, localAllowed bool) *http.Client {
+	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return err
+			}
+			if !localAllowed && isLocal(host) {
+				return fmt.Errorf("%w: the server_url's host resolves to %s, a loopback or private address, which needs a --mcp-allow-url pattern naming that host", engine.ErrServerRefused, host)
+			}
+			return nil
+		}}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.Proxy = nil
+	tr.DialContext = dialer.DialContext
+	return &http.Client{
+		Transport: headerTransport{headers: headers, base: tr},
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return fmt.Errorf("%w: an MCP server named by a request may not redirect", engine.ErrServerRefused)
+		},
+	}
 }
 
 // headerTransport adds the configured headers to every request to a server.

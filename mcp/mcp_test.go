@@ -285,3 +285,52 @@ func TestURLNeverStartsAProcess(t *testing.T) {
 		t.Fatalf("a request's URL server has command %q", c.cfg.Command)
 	}
 }
+
+// TestRequestURLAddressChecked: a server_url's host is checked again where the
+// connection is made, so a name that resolves to a loopback or private address (DNS
+// rebinding) is refused unless a pattern named that host, and a request-named server
+// may not redirect.
+func TestRequestURLAddressChecked(t *testing.T) {
+	hits, redirected := 0, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits++
+		if r.URL.Path == "/elsewhere" {
+			redirected++
+		}
+		if r.URL.Path == "/redirect" {
+			http.Redirect(w, r, "/elsewhere", http.StatusFound)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	if _, err := requestClient(nil, false).Get(srv.URL); !errors.Is(err, engine.ErrServerRefused) {
+		t.Errorf("a loopback address reached by a request's URL: %v", err)
+	}
+	if hits != 0 {
+		t.Fatalf("the server was reached %d times", hits)
+	}
+	resp, err := requestClient(nil, true).Get(srv.URL)
+	if err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("a loopback host a pattern named: %v", err)
+	}
+	resp.Body.Close()
+	if _, err := requestClient(nil, true).Get(srv.URL + "/redirect"); !errors.Is(err, engine.ErrServerRefused) {
+		t.Errorf("a redirect followed: %v", err)
+	}
+
+	// Through the manager: a request-named server reached through requestClient (a
+	// loopback host named by a pattern, which redirects), the configured one not.
+	m := newManager(t, Options{AllowURL: []string{srv.URL + "/*"}})
+	s := engine.HostedServer{Label: "x", URL: srv.URL + "/redirect"}
+	if _, err := m.ListTools(context.Background(), s); !errors.Is(err, engine.ErrServerRefused) {
+		t.Errorf("a request-named server that redirects: %v", err)
+	}
+	if redirected != 0 {
+		t.Errorf("a redirect was followed %d times", redirected)
+	}
+	c, err := m.conn(engine.HostedServer{Label: "y", URL: "https://mcp.example.com/mcp"})
+	if err == nil || c != nil {
+		t.Errorf("a URL no pattern allows: %v", err)
+	}
+}
