@@ -15,10 +15,18 @@ import (
 // entries: when the current one has taken in budget/2 bytes of JSON it becomes the old
 // one and the previous old one is dropped; a hit in the old generation moves forward.
 type itemCache struct {
-	mu       sync.Mutex
-	cur, old map[string]hearth.Item
-	curBytes int
-	budget   int
+	mu                 sync.Mutex
+	cur, old           map[string]hearth.Item
+	curBytes, oldBytes int
+	budget             int
+	hits, misses       uint64
+}
+
+func (c *itemCache) stats() CacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return CacheStats{Entries: len(c.cur) + len(c.old), Bytes: c.curBytes + c.oldBytes, Budget: c.budget,
+		Hits: c.hits, Misses: c.misses}
 }
 
 // itemCacheBudget is the JSON a cache holds at most, over both generations (the
@@ -39,6 +47,11 @@ func (c *itemCache) decode(raw []byte) (hearth.Item, error) {
 			c.put(string(raw), it)
 		}
 	}
+	if ok {
+		c.hits++
+	} else {
+		c.misses++
+	}
 	c.mu.Unlock()
 	if ok {
 		return it.Clone(), nil
@@ -58,7 +71,7 @@ func (c *itemCache) put(key string, it hearth.Item) {
 		return // larger than a generation: not worth keeping
 	}
 	if c.curBytes+len(key) > c.budget/2 {
-		c.old, c.cur, c.curBytes = c.cur, map[string]hearth.Item{}, 0
+		c.old, c.cur, c.oldBytes, c.curBytes = c.cur, map[string]hearth.Item{}, c.curBytes, 0
 	}
 	c.cur[key] = it
 	c.curBytes += len(key)

@@ -31,6 +31,9 @@ func TestItemCache(t *testing.T) {
 	if len(c.cur) != 1 {
 		t.Errorf("%d entries after decoding one item twice", len(c.cur))
 	}
+	if st := c.stats(); st != (CacheStats{Entries: 1, Bytes: len(raw), Budget: 4096, Hits: 1, Misses: 1}) {
+		t.Errorf("stats after one miss and one hit: %+v", st)
+	}
 
 	// Bad JSON is an error and is not kept.
 	if _, err := c.decode([]byte(`{"type":"message","content":[`)); err == nil {
@@ -52,6 +55,10 @@ func TestItemCache(t *testing.T) {
 	}
 	if held > c.budget {
 		t.Errorf("cache holds %d bytes of JSON, budget %d", held, c.budget)
+	}
+	// What /metrics reports is what the cache holds.
+	if st := c.stats(); st.Entries != len(c.cur)+len(c.old) || st.Bytes != held || st.Bytes > st.Budget {
+		t.Errorf("stats %+v; the cache holds %d entries, %d bytes", st, len(c.cur)+len(c.old), held)
 	}
 	if len(c.cur) == 0 || len(c.old) == 0 {
 		t.Errorf("generations: %d current, %d old entries", len(c.cur), len(c.old))

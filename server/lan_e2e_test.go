@@ -510,3 +510,27 @@ func TestPassthroughAdmissionE2E(t *testing.T) {
 		t.Errorf("/api/tags: %d", st)
 	}
 }
+
+// TestCacheMetricsE2E: /metrics reports the stored-item cache: a continuation decodes
+// its chain's items from it, and what it holds stays within its budget.
+func TestCacheMetricsE2E(t *testing.T) {
+	srv, _, _ := lanHearth(t, server.Config{})
+	id := ""
+	for range 3 {
+		body := `{"model":"` + plain + `","input":"hi"` + map[bool]string{true: `,"previous_response_id":"` + id + `"`}[id != ""] + `}`
+		st, _, b := call(t, nil, "POST", srv.URL+"/v1/responses", "", body)
+		if st != 200 {
+			t.Fatalf("%d %s", st, b)
+		}
+		var r struct{ ID string }
+		json.Unmarshal(b, &r)
+		id = r.ID
+	}
+	if n := metric(t, srv, "", "hearth_item_cache_hits_total"); n < 1 {
+		t.Errorf("hearth_item_cache_hits_total = %v after a 3-turn chain", n)
+	}
+	entries, bytes, budget := metric(t, srv, "", "hearth_item_cache_entries"), metric(t, srv, "", "hearth_item_cache_bytes"), metric(t, srv, "", "hearth_item_cache_budget_bytes")
+	if entries < 1 || bytes < 1 || budget < bytes {
+		t.Errorf("item cache: %v entries, %v bytes, budget %v", entries, bytes, budget)
+	}
+}

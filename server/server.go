@@ -205,6 +205,7 @@ func New(cfg Config) *Server {
 	})
 	s.metrics = newMetrics(s.admission, s.models.label)
 	s.metrics.reg.MustRegister(&poolCollector{s.pool, s.admission, s.models.label})
+	s.metrics.reg.MustRegister(CacheCollectors("item", "stored items kept decoded, by their JSON", s.items.stats)...)
 	for _, c := range cfg.Collectors {
 		s.metrics.reg.MustRegister(c)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/format"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"hearth/engine"
@@ -244,7 +245,7 @@ func serve(parent context.Context, o serveOptions) error {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	h := server.New(server.Config{
-		Runtime: rt, Engine: eng, Database: db, Collectors: hosted.Collectors(), MCPKeyAllowed: hosted.KeyAllowed,
+		Runtime: rt, Engine: eng, Database: db, Collectors: append(hosted.Collectors(), promptCacheCollectors()...), MCPKeyAllowed: hosted.KeyAllowed,
 		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
@@ -380,4 +381,13 @@ func logDevices(ctx context.Context, log *slog.Logger, gpu bool) {
 		log.Info("GPU device", "library", d.Library, "id", d.ID, "name", d.Name, "description", d.Description,
 			"integrated", d.Integrated, "total_memory", format.HumanBytes2(d.TotalMemory), "free_memory", format.HumanBytes2(d.FreeMemory))
 	}
+}
+
+// promptCacheCollectors report the Ollama renderer's prompt cache (incremental
+// rendering): a hit is a prompt spliced from a kept one, a miss a whole render.
+func promptCacheCollectors() []prometheus.Collector {
+	return server.CacheCollectors("prompt", "rendered prompts kept for incremental rendering", func() server.CacheStats {
+		st := ollama.ReadPromptCacheStats()
+		return server.CacheStats{Entries: st.Entries, Bytes: st.Bytes, Budget: st.Budget, Hits: st.Incremental, Misses: st.Full}
+	})
 }

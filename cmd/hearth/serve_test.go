@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -178,6 +179,16 @@ func TestServeEmbedded(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+key)
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK || resp.Header.Get("x-request-id") == "" {
 		t.Errorf("/metrics with the new key: %v %v", resp.Status, err)
+	} else {
+		// The caches are reported: the stored items' and the renderer's prompts.
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, series := range []string{"hearth_item_cache_bytes ", "hearth_item_cache_budget_bytes ", "hearth_prompt_cache_entries ",
+			"hearth_prompt_cache_budget_bytes 6.7108864e+07", "hearth_prompt_cache_misses_total "} {
+			if !strings.Contains(string(body), "\n"+series) {
+				t.Errorf("/metrics has no %q", series)
+			}
+		}
 	}
 	if _, _, err := runCLI(t, "models", "--host", base); err == nil || !strings.Contains(err.Error(), "API key") {
 		t.Errorf("hearth models without a key: %v", err)

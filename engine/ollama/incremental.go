@@ -63,8 +63,8 @@ const promptCacheBudget = 64 << 20
 
 // PromptCacheStats says what incremental rendering holds and did.
 type PromptCacheStats struct {
-	// Entries and Bytes are the prompts kept and their text.
-	Entries, Bytes int
+	// Entries and Bytes are the prompts kept and their text; Budget bounds Bytes.
+	Entries, Bytes, Budget int
 	// Incremental counts renders spliced from a kept prompt (or the very prompt
 	// kept, rendered again); Full renders of the
 	// whole conversation (first turns, misses, templates that are not incremental).
@@ -75,7 +75,7 @@ type PromptCacheStats struct {
 func ReadPromptCacheStats() PromptCacheStats {
 	prompts.mu.Lock()
 	defer prompts.mu.Unlock()
-	return PromptCacheStats{Entries: len(prompts.cur) + len(prompts.old), Bytes: prompts.curBytes + prompts.oldBytes,
+	return PromptCacheStats{Entries: len(prompts.cur) + len(prompts.old), Bytes: prompts.curBytes + prompts.oldBytes, Budget: prompts.budget,
 		Incremental: prompts.incremental.Load(), Full: prompts.full.Load()}
 }
 
