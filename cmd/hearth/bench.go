@@ -20,6 +20,7 @@ type benchOptions struct {
 	quick     bool
 	jsonOut   bool
 	ollamaURL string
+	runtime   string
 	modelsDir string
 	quiet     bool
 }
@@ -41,10 +42,12 @@ hearth; --concurrency simultaneous streams. Each is measured --runs times; (2) a
 are reported as ratios to (1) from the same run, median with min and max.
 
 The models are deterministic script models with the compute cost of a small real model,
-created for the run: in a temporary models directory of an embedded runtime (default),
-or in the Ollama at --ollama.`,
+created for the run: in a temporary models directory of an embedded runtime (default,
+--runtime embedded), or in the Ollama at --runtime URL (--ollama URL is the same), whose
+own /api/generate is then the floor.`,
 		Example: `  hearth bench                 # the README's table (several minutes on two cores)
-  hearth bench --quick --json  # a smoke run, as JSON`,
+  hearth bench --quick --json  # a smoke run, as JSON
+  hearth bench --runtime http://gpu-box:11434   # hearth over that Ollama, against its own endpoints`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, o) },
 	}
@@ -54,7 +57,8 @@ or in the Ollama at --ollama.`,
 	f.IntVar(&o.cfg.Concurrency, "concurrency", o.cfg.Concurrency, "simultaneous streams of the concurrency workload")
 	f.BoolVar(&o.quick, "quick", false, "a CI-sized smoke run: 1 run, 3 turns, 2 streams (explicit flags still win)")
 	f.BoolVar(&o.jsonOut, "json", false, "print the report as JSON instead of markdown")
-	f.StringVar(&o.ollamaURL, "ollama", "", "URL of an Ollama server to measure instead of an embedded runtime (models are created there)")
+	f.StringVar(&o.runtime, "runtime", "embedded", "the runtime to measure: embedded, or the URL of an Ollama server (models are created there)")
+	f.StringVar(&o.ollamaURL, "ollama", "", "URL of an Ollama server to measure: the same as --runtime URL")
 	f.StringVar(&o.modelsDir, "models", "", "models directory of the embedded runtime (default: a temporary directory, removed afterwards)")
 	f.BoolVar(&o.cfg.Tiny, "tiny-models", false, "use the tiny script models: checks the command works, measures nothing meaningful")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
@@ -90,6 +94,15 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 	// report owns stdout, so --json stays parseable.
 	gin.DefaultWriter = cmd.ErrOrStderr()
 
+	switch {
+	case o.ollamaURL != "" && cmd.Flags().Changed("runtime") && o.runtime != o.ollamaURL:
+		return fmt.Errorf("--ollama %s and --runtime %s name two runtimes; the bench measures one", o.ollamaURL, o.runtime)
+	case o.ollamaURL == "" && o.runtime != "embedded":
+		if o.runtime == "" {
+			return fmt.Errorf("--runtime: give embedded or an Ollama URL")
+		}
+		o.ollamaURL = o.runtime
+	}
 	var rt *ollama.Runtime
 	if o.ollamaURL != "" {
 		var err error

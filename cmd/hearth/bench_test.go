@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"hearth/internal/bench"
+	"hearth/internal/testenv"
 )
 
 // TestBenchCommandQuick runs `hearth bench --quick` as its own process with the tiny
@@ -80,6 +81,39 @@ func TestBenchCommandQuick(t *testing.T) {
 	// The embedded runtime's temporary models directory is gone.
 	if left, _ := filepath.Glob(filepath.Join(strings.TrimPrefix(findEnv(cmd.Env, "TMPDIR="), "TMPDIR="), "hearth-bench-*")); len(left) > 0 {
 		t.Errorf("bench left %v behind", left)
+	}
+}
+
+// TestBenchCommandExternalRuntime: `hearth bench --runtime URL` measures hearth over an
+// Ollama server (a real `ollama serve` built from the same module), against that
+// server's own endpoints, and creates its models there.
+func TestBenchCommandExternalRuntime(t *testing.T) {
+	srv := testenv.StartServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	url := srv.Runtime.Target().String()
+	cmd := exec.CommandContext(ctx, os.Args[0], "bench", "--quick", "--tiny-models", "--json", "--quiet", "--runtime", url)
+	cmd.Env = slicesWithout(append(os.Environ(), runMainEnv+"=1", "HOME="+t.TempDir(), "TMPDIR="+t.TempDir()), "OLLAMA_HOST=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("hearth bench --runtime %s: %v\nstderr:\n%s", url, err, tail(stderr.String(), 4000))
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("--json output is not a report: %v\n%s", err, stdout.String())
+	}
+	if rep.Settings.Embedded || len(rep.Rows) == 0 {
+		t.Errorf("settings %+v with %d rows, want an external runtime measured", rep.Settings, len(rep.Rows))
+	}
+	for _, row := range rep.Rows {
+		if row.Unit != "x" && (row.Floor == nil || row.Floor.Median <= 0) {
+			t.Errorf("row %s / %s: floor %+v", row.Workload, row.Metric, row.Floor)
+		}
+	}
+	// Two runtimes named at once are refused.
+	if _, _, err := runCLI(t, "bench", "--runtime", url, "--ollama", "http://127.0.0.1:1"); err == nil || !strings.Contains(err.Error(), "two runtimes") {
+		t.Errorf("--runtime and --ollama naming two runtimes: %v", err)
 	}
 }
 
