@@ -197,8 +197,15 @@ func TestServeEmbedded(t *testing.T) {
 		t.Errorf("hearth models with a key: %v", err)
 	}
 
-	// SIGTERM: a clean exit, and the model runner gone with it.
-	runners := testenv.RunnerPIDs(false)
+	// SIGTERM: a clean exit, and the model runner gone with it. The runners are this
+	// hearth's children: the test binary's own shared runtime (started by earlier tests)
+	// runs runners of the same executable, kept loaded for the whole run.
+	var runners []int
+	for _, pid := range testenv.RunnerPIDs(false) {
+		if testenv.ParentPID(pid) == cmd.Process.Pid {
+			runners = append(runners, pid)
+		}
+	}
 	if len(runners) == 0 {
 		t.Fatalf("no runner process found while a model is loaded")
 	}

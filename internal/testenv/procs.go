@@ -54,3 +54,8 @@ func ProcessAlive(pid int) bool {
 	fields := strings.Fields(string(b))
 	return len(fields) > 2 && fields[2] != "Z"
 }
+
+// ParentPID is the id of pid's parent process, 0 when it cannot be read: a test that
+// starts hearth as a process tells that process's runners from the ones of the shared
+// runtime in the test binary, which run the same executable.
+func ParentPID(pid int) int { return parentPID(pid) }
