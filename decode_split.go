@@ -129,18 +129,14 @@ func splitArray(raw []byte) ([]json.RawMessage, bool) {
 			return nil, false
 		}
 		elems = append(elems, json.RawMessage(raw[i:end]))
-		i = skipSpace(raw, end)
-		if i >= len(raw) {
+		next, closed, ok := afterValue(raw, end, ']')
+		if !ok {
 			return nil, false
 		}
-		switch raw[i] {
-		case ',':
-			i = skipSpace(raw, i+1)
-		case ']':
-			return elems, skipSpace(raw, i+1) == len(raw)
-		default:
-			return nil, false
+		if closed {
+			return elems, true
 		}
+		i = next
 	}
 }
 
@@ -181,19 +177,28 @@ func splitObject(raw []byte) (map[string]json.RawMessage, bool) {
 			return nil, false
 		}
 		fields[key] = json.RawMessage(raw[i:end])
-		i = skipSpace(raw, end)
-		if i >= len(raw) {
+		next, closed, ok := afterValue(raw, end, '}')
+		if !ok {
 			return nil, false
 		}
-		switch raw[i] {
-		case ',':
-			i = skipSpace(raw, i+1)
-		case '}':
-			return fields, skipSpace(raw, i+1) == len(raw)
-		default:
-			return nil, false
+		if closed {
+			return fields, true
 		}
+		i = next
 	}
+}
+
+// afterValue reads what follows a member that ends at end: a comma (next is where the
+// following member starts) or the list's closing bracket, which must end raw (closed).
+func afterValue(raw []byte, end int, closing byte) (next int, closed, ok bool) {
+	i := skipSpace(raw, end)
+	switch {
+	case i < len(raw) && raw[i] == ',':
+		return skipSpace(raw, i+1), false, true
+	case i < len(raw) && raw[i] == closing:
+		return 0, true, skipSpace(raw, i+1) == len(raw)
+	}
+	return 0, false, false
 }
 
 func skipSpace(raw []byte, i int) int {

@@ -1,11 +1,5 @@
 package schematest
 
-import (
-	"encoding/json"
-	"fmt"
-	"strings"
-)
-
 // customToolSchemas are OpenAI's definitions of custom (freeform) tools, which the
 // Open Responses document lacks, written in the document's style. Their shapes follow
 // OpenAI's API reference (CustomTool, ResponseCustomToolCall(Item),
@@ -114,10 +108,7 @@ var customToolEvents = map[string]string{
 
 // customToolUnions lists the unions (oneOf) the new schemas join, by their path under
 // components.schemas: items, tools, and the tool_choice a response echoes.
-var customToolUnions = []struct {
-	path    []string
-	members []string
-}{
+var customToolUnions = []union{
 	{[]string{"ItemField"}, []string{"CustomToolCall", "CustomToolCallOutput"}},
 	{[]string{"ItemParam"}, []string{"CustomToolCallItemParam", "CustomToolCallOutputItemParam"}},
 	{[]string{"ResponsesToolParam"}, []string{"CustomToolParam"}},
@@ -127,32 +118,5 @@ var customToolUnions = []struct {
 }
 
 func addCustomTools(schemas map[string]any) error {
-	// Numbers stay json.Number, as the validator's own reader leaves them.
-	dec := json.NewDecoder(strings.NewReader(customToolSchemas))
-	dec.UseNumber()
-	var add map[string]any
-	if err := dec.Decode(&add); err != nil {
-		return err
-	}
-	for name, s := range add {
-		if _, exists := schemas[name]; exists {
-			return fmt.Errorf("the document already defines %s", name)
-		}
-		schemas[name] = s
-	}
-	for _, union := range customToolUnions {
-		u, ok := lookup(schemas, union.path...).(map[string]any)
-		if !ok {
-			return fmt.Errorf("the document has no %s", strings.Join(union.path, "."))
-		}
-		oneOf, ok := u["oneOf"].([]any)
-		if !ok {
-			return fmt.Errorf("%s is not a oneOf", strings.Join(union.path, "."))
-		}
-		for _, m := range union.members {
-			oneOf = append(oneOf, map[string]any{"$ref": "#/components/schemas/" + m})
-		}
-		u["oneOf"] = oneOf
-	}
-	return nil
+	return addSchemas(schemas, customToolSchemas, customToolUnions)
 }
