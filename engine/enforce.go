@@ -128,7 +128,8 @@ type enforcer struct {
 	lastPrompt       string
 	lastOut          strings.Builder
 	lastPromptTokens int
-	lastTokens       int
+	// lastTokens is what the last phase left in the KV cache (inCache).
+	lastTokens int
 }
 
 // runEnforced generates the response in phases; see the comment at the top.
@@ -316,7 +317,7 @@ func (r *enforcer) generate(ctx context.Context, ph phase) (action, Chunk, error
 			r.inputTokens = final.PromptEvalCount
 		}
 		r.lastPromptTokens = final.PromptEvalCount
-		r.lastTokens = final.PromptEvalCount + final.EvalCount
+		r.lastTokens = inCache(final.PromptEvalCount, final.EvalCount)
 	} else {
 		r.lastTokens = 0
 	}
@@ -887,17 +888,17 @@ const IncompleteToolCallLimit = "tool_call_limit"
 func (r *enforcer) finish(ctx context.Context, err error) error {
 	usage := hearth.Usage{InputTokens: r.inputTokens, OutputTokens: r.outputTokens}
 	usage.OutputTokensDetails.ReasoningTokens = min(r.reasoningTokens, r.outputTokens)
-	usage.InputTokensDetails.CachedTokens = cachedTokens(r.j.prevSeq, r.j.Prompt, r.j.gen.Images, r.inputTokens)
+	usage.InputTokensDetails.CachedTokens = cachedTokens(r.j.kv.prev, r.j.Prompt, r.j.gen.Images, r.inputTokens)
 	turn := usage
 	usage = r.j.hosted.total(usage)
 	if r.lastTokens > 0 {
-		r.j.e.remember(seqKey(ctx, r.j.Model.Name), r.lastPrompt+r.lastOut.String(), r.j.gen.Images,
+		r.j.kv.keep(r.lastPrompt+r.lastOut.String(), r.j.gen.Images,
 			cacheMark{len(r.j.Prompt), r.inputTokens},
 			cacheMark{len(r.lastPrompt), r.lastPromptTokens},
 			cacheMark{len(r.lastPrompt) + r.lastOut.Len(), r.lastTokens})
-	} else {
-		r.j.e.forget(seqKey(ctx, r.j.Model.Name))
 	}
+	// Released before a hosted turn goes on from here: the runtime's slot is free.
+	r.j.e.releaseKV(r.j.kv)
 	var malformed *malformedCallError
 	switch {
 	case err == nil && r.capped:

@@ -65,9 +65,14 @@ type Engine struct {
 	// the key kept in its data directory so blobs outlive restarts.
 	Seal *seal.Key
 
-	mu      sync.Mutex
-	models  map[string]cachedModel
-	lastSeq map[string]promptCache
+	// KVSlots says how many sequences the runtime labelled runtime keeps per model
+	// in its KV cache (its parallel slots; "" is a runtime outside a pool), for
+	// cached_tokens (kvslots.go); nil means one. The server sets admission's slots.
+	KVSlots func(runtime string) int
+
+	mu     sync.Mutex
+	models map[string]cachedModel
+	kv     map[string]*kvSlots
 	// grammars remembers which schemas the runtime can turn into a grammar (nil) or
 	// not (why): an agent loop sends the same tools every turn, and converting and
 	// parsing them costs milliseconds.
@@ -90,7 +95,7 @@ func New(rt Runtime, formats *toolgrammar.Registry, log *slog.Logger) *Engine {
 		log = slog.Default()
 	}
 	return &Engine{rt: rt, formats: formats, log: log, DefaultContext: defaultContextFromEnv(), Seal: seal.NewKey(),
-		models: map[string]cachedModel{}, lastSeq: map[string]promptCache{}, grammars: map[string]error{}}
+		models: map[string]cachedModel{}, kv: map[string]*kvSlots{}, grammars: map[string]error{}}
 }
 
 // Model is what the engine knows of one model.

@@ -33,9 +33,9 @@ type Job struct {
 	// policy is what tool_choice and the call caps ask; nil when nothing needs
 	// enforcing and the response is one plain generation.
 	policy *toolPolicy
-	// prevSeq is what the runtime's KV cache held from the previous request to the
-	// model, read before this job touched the runtime (for cached_tokens).
-	prevSeq promptCache
+	// kv is the runtime's KV cache slot the job generates in, claimed when it starts
+	// generating (for cached_tokens; kvslots.go).
+	kv *kvClaim
 	// hosted is the response's MCP tools (hosted.go); nil without any.
 	hosted *hostedState
 	// turn counts the model's turns in this response: a turn that made hosted calls
@@ -135,9 +135,6 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 		}
 		j.gen.Format = req.Text.Format.Schema
 	}
-	// What the KV cache holds is read before fitWindow, whose token count may leave
-	// this very prompt in the cache.
-	j.prevSeq = e.lastSequence(seqKey(ctx, m.Name))
 	if err := j.fitWindow(ctx, render); err != nil {
 		return nil, err
 	}
@@ -262,6 +259,8 @@ func (j *Job) Run(ctx context.Context, b *hearth.Builder) error {
 			return j.complete(ctx, b, hearth.Usage{})
 		}
 	}
+	j.kv = j.e.claimKV(ctx, j.Model.Name, j.Prompt)
+	defer j.e.releaseKV(j.kv)
 	if j.policy != nil {
 		return j.runEnforced(ctx, b)
 	}
@@ -303,16 +302,16 @@ func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 		OutputTokens: final.EvalCount,
 	}
 	usage.OutputTokensDetails.ReasoningTokens = min(reasoning, final.EvalCount)
-	usage.InputTokensDetails.CachedTokens = cachedTokens(j.prevSeq, j.Prompt, j.gen.Images, final.PromptEvalCount)
+	usage.InputTokensDetails.CachedTokens = cachedTokens(j.kv.prev, j.Prompt, j.gen.Images, final.PromptEvalCount)
 	turn := usage
 	usage = j.hosted.total(usage)
 	if final.Done {
-		j.e.remember(seqKey(ctx, j.Model.Name), j.Prompt+out.String(), j.gen.Images,
+		j.kv.keep(j.Prompt+out.String(), j.gen.Images,
 			cacheMark{len(j.Prompt), final.PromptEvalCount},
-			cacheMark{len(j.Prompt) + out.Len(), final.PromptEvalCount + final.EvalCount})
-	} else {
-		j.e.forget(seqKey(ctx, j.Model.Name))
+			cacheMark{len(j.Prompt) + out.Len(), inCache(final.PromptEvalCount, final.EvalCount)})
 	}
+	// Released before a hosted turn goes on from here: the runtime's slot is free.
+	j.e.releaseKV(j.kv)
 	var malformed *malformedCallError
 	switch {
 	case errors.As(err, &malformed):

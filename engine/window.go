@@ -235,10 +235,10 @@ func (j *Job) fitWindow(ctx context.Context, render func(*Conversation) (string,
 	return tooLong(n, true)
 }
 
-// promptCache remembers, per model, the token sequence hearth last left in the
-// runtime's KV cache (the last request's prompt and generated text), to report
-// cached_tokens: the runtime reuses the longest common token prefix with it, and does
-// not report how much it reused. marks are points of text whose exact token count the
+// promptCache is a token sequence hearth left in one of the runtime's KV cache slots
+// (a request's prompt and generated text; kvslots.go), to report cached_tokens: the
+// runtime reuses the longest common token prefix with it, and does not report how much
+// it reused. marks are points of text whose exact token count the
 // runtime reported (prompt_eval_count of a request, plus eval_count at the end).
 type promptCache struct {
 	text  string
@@ -303,39 +303,6 @@ func cachedTokens(prev promptCache, prompt string, images [][]byte, inputTokens 
 		lo, n = m, m.tokens
 	}
 	return max(0, min(n, inputTokens-1))
-}
-
-// lastSequence is what the model's KV cache holds after hearth's last request to it.
-func (e *Engine) lastSequence(model string) promptCache {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.lastSeq[model]
-}
-
-// remember records the sequence a generation left in the model's KV cache: its text
-// and the points of it whose token counts are known, in order.
-func (e *Engine) remember(model, text string, images [][]byte, marks ...cacheMark) {
-	var ok []cacheMark
-	for _, m := range marks {
-		if m.tokens > 0 && m.bytes <= len(text) && (len(ok) == 0 || m.bytes > ok[len(ok)-1].bytes) {
-			ok = append(ok, m)
-		}
-	}
-	if len(ok) == 0 {
-		e.forget(model)
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.lastSeq[model] = promptCache{text: text, marks: ok, images: imageDigests(images)}
-}
-
-// forget drops what hearth knew of the model's cache (a generation that failed or was
-// cut may have left anything there).
-func (e *Engine) forget(model string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	delete(e.lastSeq, model)
 }
 
 func sharedPrefixLen(a, b string) int {

@@ -215,6 +215,11 @@ func New(cfg Config) *Server {
 	if cfg.Seal != nil {
 		s.engine.Seal = cfg.Seal
 	}
+	if s.engine.KVSlots == nil {
+		// Admission's slots per runtime stand for the runtime's parallel slots, each
+		// holding a sequence of its own in the KV cache (cached_tokens).
+		s.engine.KVSlots = s.admission.Slots
+	}
 	s.proxy = newRuntimeProxy(cfg.Runtime, log)
 	s.proxies = map[string]*httputil.ReverseProxy{}
 	for _, l := range s.pool.Labels() {

@@ -139,7 +139,9 @@ type Ticket struct {
 // Every ticket must end with Done (after Wait, also when Wait failed).
 func (c *Controller) Enter(model, key string) (*Ticket, error) { return c.EnterOn(model, key, "") }
 
-// slots is how many generations of a model run at once on runtime.
+// Slots is how many generations of a model run at once on runtime.
+func (c *Controller) Slots(runtime string) int { return c.slots(runtime) }
+
 func (c *Controller) slots(runtime string) int {
 	if n, ok := c.cfg.RuntimeSlots[runtime]; ok && n > 0 {
 		return n

@@ -98,13 +98,14 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 // StartServer starts another `ollama serve` process on its own loopback port, sharing
 // the shared runtime's models directory (so it has the script models), for tests that
 // need a second runtime they can kill. It runs with either runtime setup; the process is
-// killed when the test ends.
-func StartServer(t testing.TB) *Server {
+// killed when the test ends. env adds settings of the runtime's own (such as
+// OLLAMA_NUM_PARALLEL=2).
+func StartServer(t testing.TB, env ...string) *Server {
 	t.Helper()
 	Runtime(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	s, err := startServer(ctx, modelsDir)
+	s, err := startServer(ctx, modelsDir, env...)
 	if err != nil {
 		t.Fatalf("ollama serve: %v", err)
 	}
@@ -114,7 +115,7 @@ func StartServer(t testing.TB) *Server {
 
 // startServer builds (once per machine) and starts `ollama serve` on a free loopback
 // port, with the models in dir kept loaded for the whole run, and waits until it answers.
-func startServer(ctx context.Context, dir string) (*Server, error) {
+func startServer(ctx context.Context, dir string, env ...string) (*Server, error) {
 	bin, err := ollamaBinary(ctx)
 	if err != nil {
 		return nil, err
@@ -131,6 +132,7 @@ func startServer(ctx context.Context, dir string) (*Server, error) {
 		"OLLAMA_KEEP_ALIVE=-1",
 		"OLLAMA_NOPRUNE=1",
 	)
+	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = serverAttr()
 	s := &Server{cmd: cmd, done: make(chan struct{}), log: &bytes.Buffer{}}
 	cmd.Stdout, cmd.Stderr = lockedWriter{s.log}, lockedWriter{s.log}

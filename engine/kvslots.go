@@ -1,0 +1,136 @@
+package engine
+
+import "context"
+
+// What hearth knows of a runtime's KV cache, to report cached_tokens (the runtime does
+// not say how much of a prompt it found cached).
+//
+// A runtime with parallel slots (OLLAMA_NUM_PARALLEL) keeps one sequence per slot and
+// model. Ollama's runner (0.17.4, runner/ollamarunner/cache.go, findLongestCacheSlot)
+// gives a request the free slot whose sequence shares the longest prefix with the
+// prompt (the first on a tie; an empty slot shares nothing), reuses that prefix and
+// overwrites the rest. hearth mirrors that choice: each response claims a slot when
+// it starts generating and leaves its sequence there when it ends, so conversations
+// that run side by side on one runtime each keep their own slot, as they do in the
+// runtime, and a response placed where its prefix is not cached reports so.
+
+// inCache is how many tokens a generation of promptTokens and evalTokens leaves in its
+// slot: the last token sampled is never evaluated, so the slot holds one less than the
+// generation counted (the runner's debug log says cache=93 after a 39-token prompt
+// and a 55-token answer; TestKVSlotsCachedTokensE2E).
+func inCache(promptTokens, evalTokens int) int {
+	if evalTokens == 0 {
+		return promptTokens
+	}
+	return promptTokens + evalTokens - 1
+}
+
+// kvSlots is the mirror of one runtime's slots for one model.
+type kvSlots struct {
+	seqs []promptCache
+	busy []bool
+}
+
+// kvClaim is a response's slot while it generates: prev is what the slot held when
+// the response claimed it (cached_tokens is counted against it); next, set by keep,
+// is what the response leaves there.
+type kvClaim struct {
+	key  string
+	slot int // -1: every slot was busy (more requests than slots: the runtime queues)
+	prev promptCache
+	next *promptCache
+	done bool
+}
+
+// kvSlotCount is how many slots the runtime labelled runtime has per model.
+func (e *Engine) kvSlotCount(runtime string) int {
+	if e.KVSlots == nil {
+		return 1
+	}
+	return max(1, e.KVSlots(runtime))
+}
+
+// claimKV claims the slot a generation of prompt for model gets on the runtime ctx is
+// placed on. The claim must be released (releaseKV) when the generation ends.
+func (e *Engine) claimKV(ctx context.Context, model, prompt string) *kvClaim {
+	c := &kvClaim{key: seqKey(ctx, model), slot: -1}
+	n := e.kvSlotCount(PlacementOf(ctx).Runtime())
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.kv[c.key]
+	if s == nil {
+		s = &kvSlots{}
+		e.kv[c.key] = s
+	}
+	for len(s.seqs) < n {
+		s.seqs, s.busy = append(s.seqs, promptCache{}), append(s.busy, false)
+	}
+	if i := s.choose(prompt); i >= 0 {
+		c.slot, c.prev = i, s.seqs[i]
+		s.busy[i] = true
+	}
+	return c
+}
+
+// choose is the free slot the runtime gives prompt, -1 when none is free.
+func (s *kvSlots) choose(prompt string) int {
+	best, longest := -1, -1
+	for i, seq := range s.seqs {
+		if s.busy[i] {
+			continue
+		}
+		if l := sharedPrefixLen(seq.text, prompt); l > longest {
+			best, longest = i, l
+		}
+	}
+	return best
+}
+
+// keep records the sequence the generation leaves in its slot: its text and the points
+// of it whose token counts are known, in order. Without any known point the slot is
+// forgotten, as after a failed generation.
+func (c *kvClaim) keep(text string, images [][]byte, marks ...cacheMark) {
+	var ok []cacheMark
+	for _, m := range marks {
+		if m.tokens > 0 && m.bytes <= len(text) && (len(ok) == 0 || m.bytes > ok[len(ok)-1].bytes) {
+			ok = append(ok, m)
+		}
+	}
+	if len(ok) == 0 {
+		c.next = nil
+		return
+	}
+	c.next = &promptCache{text: text, marks: ok, images: imageDigests(images)}
+}
+
+// releaseKV ends the claim (once; later calls do nothing): the slot holds what keep recorded, or nothing known when
+// the generation failed or was cut (it may have left anything there). A claim that got
+// no slot takes the free one the runtime would have given it once one freed.
+func (e *Engine) releaseKV(c *kvClaim) {
+	if c == nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c.done {
+		return
+	}
+	c.done = true
+	s := e.kv[c.key]
+	if s == nil {
+		return
+	}
+	i := c.slot
+	if i < 0 && c.next != nil {
+		i = s.choose(c.next.text)
+	}
+	if i < 0 || i >= len(s.seqs) {
+		return
+	}
+	s.busy[i] = false
+	if c.next != nil {
+		s.seqs[i] = *c.next
+	} else {
+		s.seqs[i] = promptCache{}
+	}
+}
