@@ -37,7 +37,7 @@ VK_DEVICES ?= 0
 # on loopback, as `hearth serve --ollama URL` reaches an Ollama the user runs.
 EXTERNAL_TESTS ?= TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E|TestEnforcedSectionE2E|TestEnforcedSectionDeterministicE2E|TestClientDisconnectE2E|TestExternalDisconnectsE2E|TestExtraServer
 
-.PHONY: all build run test vet fmt headers node chromium clean bench vulkan-backend test-vulkan test-external
+.PHONY: all build run test vet fmt headers node chromium clean bench vulkan-backend test-vulkan test-external ollama bench-pool
 
 all: build
 
@@ -51,6 +51,17 @@ build: headers $(if $(GPU),$(GPU)-backend)
 
 run: build
 	./bin/hearth serve $(ARGS)
+
+# bin/ollama: Ollama's own server (`ollama serve`) built from the module version hearth
+# pins, with the same kernels, to measure hearth over external runtimes on one machine.
+OLLAMA_VERSION = $(shell $(GO) list -m -f '{{.Version}}' github.com/ollama/ollama | sed 's/^v//')
+ollama: headers
+	$(GO) build -ldflags '-X github.com/ollama/ollama/version.Version=$(OLLAMA_VERSION)' -o bin/ollama github.com/ollama/ollama
+
+# Several runtimes behind one hearth, measured: two `ollama serve` pinned to a core each
+# (scripts/pool-bench.sh; ARGS go to `hearth bench pool`).
+bench-pool: build ollama
+	bash scripts/pool-bench.sh $(ARGS)
 
 # Node.js 20+ and npm for the tests that run JavaScript clients (scripts/node.sh installs
 # Debian's packages when it may); HEARTH_SKIP_NODE=1 skips those tests instead.

@@ -51,6 +51,9 @@ func Create(ctx context.Context, client *api.Client, name string, spec Spec) (*M
 	if len(spec.Stop) > 0 {
 		params["stop"] = spec.Stop
 	}
+	for k, v := range spec.Parameters {
+		params[k] = v
+	}
 	req := &api.CreateRequest{
 		Model:      name,
 		Files:      map[string]string{"model.gguf": digest},

@@ -49,6 +49,9 @@ type Spec struct {
 	// Quantized stores the zero weights as Q4_0 (what most local users run) instead of
 	// F16. Only the embedding and output head, which carry the script, stay F32.
 	Quantized bool
+	// Parameters are more of the model's parameters, as a Modelfile's PARAMETER
+	// lines set them (num_thread for a benchmark pinned to one core).
+	Parameters map[string]any
 	// Vision, when set, makes a vision model (architecture mistral3) whose answer
 	// after Vision.After names the colour of the images in its context.
 	Vision *Vision

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 
 	"hearth"
@@ -26,7 +27,10 @@ const HeaderRuntime = "x-hearth-runtime"
 func (s *Server) place(ctx context.Context, who string, req *hearth.CreateResponseRequest, fallback string) (context.Context, func()) {
 	cands := s.pool.Candidates(req.Model)
 	label := ""
-	if len(cands) > 1 {
+	switch {
+	case len(cands) > 1 && s.randomPlacement:
+		label = cands[rand.IntN(len(cands))]
+	case len(cands) > 1:
 		for _, prefer := range []func() string{
 			func() string {
 				if req.PreviousResponseID == "" || s.db == nil {

@@ -394,3 +394,44 @@ func getJSON(t *testing.T, url string, want int, v any) {
 		t.Fatalf("GET %s: %v: %s", url, err, b)
 	}
 }
+
+// TestRandomPlacementE2E: RandomPlacement (hearth bench pool's baseline, no serving
+// setup sets it) ignores where a chain lives: a 20-turn chain over two real runtimes
+// runs on both and moves between them, where hearth's own placement keeps it on one.
+func TestRandomPlacementE2E(t *testing.T) {
+	first := testenv.Runtime(t)
+	second := testenv.StartServer(t)
+	for _, random := range []bool{false, true} {
+		p, err := pool.New([]pool.Runtime{first, second.Runtime}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(server.New(server.Config{Runtime: p, Database: db, RandomPlacement: random}))
+		h := &poolHearth{srv: srv, db: db}
+		served, moves, prev, where := map[string]int{}, 0, "", ""
+		for turn := range 20 {
+			extra := `"input":"turn ` + fmt.Sprint(turn) + `"`
+			if prev != "" {
+				extra += `,"previous_response_id":"` + prev + `"`
+			}
+			r, label := h.create(t, reqBody(scriptmodel.PlainModel, false, extra))
+			served[label]++
+			if where != "" && label != where {
+				moves++
+			}
+			prev, where = r.ID, label
+		}
+		srv.Close()
+		db.Close()
+		switch {
+		case random && (len(served) != 2 || moves == 0):
+			t.Errorf("random placement: served %v with %d moves, want both runtimes and moves", served, moves)
+		case !random && (len(served) != 1 || moves != 0):
+			t.Errorf("hearth's placement: served %v with %d moves, want the chain kept on one runtime", served, moves)
+		}
+	}
+}

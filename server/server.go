@@ -68,6 +68,11 @@ type Config struct {
 	// rate. Admission.Slots zero means 1; cmd/hearth passes the runtime's parallel
 	// slots (ollama.Runtime.Slots), so that server reads no environment.
 	Admission admission.Config
+	// RandomPlacement sends every response to a runtime drawn at random among those
+	// that have its model, ignoring where its chain lives and how loaded each is. It
+	// exists for `hearth bench pool`, to measure what placement by affinity is worth;
+	// no serving setup sets it.
+	RandomPlacement bool
 	// Limits bound a request's size and time.
 	Limits Limits
 	// WebSocketLifetime bounds a WebSocket connection on /v1/responses; zero means
@@ -113,6 +118,8 @@ type Server struct {
 	// placed on (placement.go).
 	pool      *pool.Pool
 	affinity  affinity
+	// randomPlacement: Config.RandomPlacement.
+	randomPlacement bool
 	engine    *engine.Engine
 	db        *storage.DB
 	keys      *keyring
@@ -162,6 +169,7 @@ func New(cfg Config) *Server {
 		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
 		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent, mcpKeyAllowed: cfg.MCPKeyAllowed,
+		randomPlacement: cfg.RandomPlacement,
 		health: &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
 		items:       newItemCache(itemCacheBudget),
 		bodyTimeout: cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),

@@ -63,6 +63,7 @@ own /api/generate is then the floor.`,
 	f.BoolVar(&o.cfg.Tiny, "tiny-models", false, "use the tiny script models: checks the command works, measures nothing meaningful")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
 	bindEnv(cmd)
+	cmd.AddCommand(benchPoolCommand())
 	return cmd
 }
 
@@ -145,6 +146,105 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 	}
 
 	rep, err := bench.Run(ctx, rt, o.cfg)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if o.jsonOut {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	rep.Markdown(out)
+	return nil
+}
+
+type benchPoolOptions struct {
+	cfg      bench.PoolConfig
+	quick    bool
+	jsonOut  bool
+	runtimes []string
+	quiet    bool
+}
+
+// benchPoolCommand measures several runtimes behind one hearth: the same concurrent
+// conversations over one runtime, over all with hearth's placement, and over all with
+// random routing.
+func benchPoolCommand() *cobra.Command {
+	o := benchPoolOptions{cfg: bench.PoolDefault()}
+	cmd := &cobra.Command{
+		Use:   "pool --runtime URL --runtime URL [--runtime URL...]",
+		Short: "Measure hearth over several Ollama runtimes: scaling and chain affinity",
+		Long: `Run --conversations conversations at once, each --turns turns chained with
+previous_response_id, through hearth served in this process over (1) the first runtime
+alone, (2) all of them with hearth's placement (a continuation goes to the runtime
+whose KV cache holds its chain, a new conversation to the least loaded), and (3) all of
+them with every response routed at random (bench only, to show what affinity is worth).
+Reports the aggregate output (tokens/s over the workload's wall time) and the share of
+input tokens found cached from turn 2, median over --runs.
+
+The model is a deterministic script model with the compute of a small real model,
+created in every runtime. Start each runtime with OLLAMA_NUM_PARALLEL at least
+--slots (default: --conversations), so that each conversation keeps a KV cache slot;
+to make two runtimes on one machine stand for two hosts, pin each to its own core
+(taskset) and give the model one thread (--threads 1, the default).
+scripts/pool-bench.sh does all of that with two local ollama serve processes.`,
+		Example: `  scripts/pool-bench.sh                        # two pinned ollama serve, the README's table
+  hearth bench pool --runtime http://box-a:11434 --runtime http://box-b:11434 --threads 0`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runBenchPool(cmd, o) },
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.runtimes, "runtime", nil, "an Ollama server's URL (repeat: at least two)")
+	f.IntVar(&o.cfg.Runs, "runs", o.cfg.Runs, "measurements of each setup")
+	f.IntVar(&o.cfg.Conversations, "conversations", o.cfg.Conversations, "conversations at once")
+	f.IntVar(&o.cfg.Turns, "turns", o.cfg.Turns, "turns of each conversation (at least 2)")
+	f.IntVar(&o.cfg.Slots, "slots", 0, "generations at once per runtime (default: --conversations); the runtimes' OLLAMA_NUM_PARALLEL should be at least this")
+	f.IntVar(&o.cfg.Threads, "threads", o.cfg.Threads, "num_thread of the model (0: the runtime's default)")
+	f.BoolVar(&o.quick, "quick", false, "a CI-sized smoke run: 1 run, 4 conversations, 2 turns (explicit flags still win)")
+	f.BoolVar(&o.jsonOut, "json", false, "print the report as JSON instead of markdown")
+	f.BoolVar(&o.cfg.Tiny, "tiny-models", false, "use the tiny script model: checks the command works, measures nothing meaningful")
+	f.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
+	bindEnv(cmd)
+	return cmd
+}
+
+func runBenchPool(cmd *cobra.Command, o benchPoolOptions) error {
+	if o.quick {
+		q := bench.PoolQuick()
+		for name, v := range map[string]struct{ dst, val *int }{
+			"runs": {&o.cfg.Runs, &q.Runs}, "conversations": {&o.cfg.Conversations, &q.Conversations}, "turns": {&o.cfg.Turns, &q.Turns},
+		} {
+			if !cmd.Flags().Changed(name) {
+				*v.dst = *v.val
+			}
+		}
+	}
+	if len(o.runtimes) < 2 {
+		return fmt.Errorf("--runtime: give at least two Ollama URLs (got %d)", len(o.runtimes))
+	}
+	if !o.quiet {
+		o.cfg.Progress = cmd.ErrOrStderr()
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var rts []*ollama.Runtime
+	for _, u := range o.runtimes {
+		rt, err := ollama.Connect(u)
+		if err != nil {
+			return fmt.Errorf("--runtime %s: %w", u, err)
+		}
+		readyCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = rt.WaitReady(readyCtx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("--runtime %s: %w", u, err)
+		}
+		rts = append(rts, rt)
+	}
+	rep, err := bench.RunPool(ctx, rts, o.cfg)
 	if err != nil {
 		return err
 	}

@@ -144,3 +144,51 @@ func TestBenchMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchPoolCommand runs `hearth bench pool` over two real `ollama serve` processes:
+// each setup serves every turn, the single runtime all of them, and with hearth's
+// placement the conversations spread over both and never move, each turn finding its
+// whole previous turn in its runtime's KV cache (four slots each).
+func TestBenchPoolCommand(t *testing.T) {
+	a := testenv.StartServer(t, "OLLAMA_NUM_PARALLEL=4")
+	b := testenv.StartServer(t, "OLLAMA_NUM_PARALLEL=4")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	ua, ub := a.Runtime.Target().String(), b.Runtime.Target().String()
+	cmd := exec.CommandContext(ctx, os.Args[0], "bench", "pool", "--quick", "--tiny-models", "--json", "--quiet",
+		"--runtime", ua, "--runtime", ub, "--slots", "4", "--turns", "3")
+	cmd.Env = slicesWithout(append(os.Environ(), runMainEnv+"=1", "HOME="+t.TempDir(), "TMPDIR="+t.TempDir()), "OLLAMA_HOST=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("hearth bench pool: %v\nstderr:\n%s", err, tail(stderr.String(), 4000))
+	}
+	var rep bench.PoolReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("--json output is not a pool report: %v\n%s", err, stdout.String())
+	}
+	if len(rep.Setups) != 3 || len(rep.Checks) != 3 {
+		t.Fatalf("%d setups and %d checks, want 3 and 3: %s", len(rep.Setups), len(rep.Checks), stdout.String())
+	}
+	la, lb := a.Runtime.Target().Host, b.Runtime.Target().Host
+	const responses = 4 * 3 // --quick's conversations × --turns
+	one, aff, rnd := rep.Setups[0], rep.Setups[1], rep.Setups[2]
+	if one.Served[la] != responses || len(one.Served) != 1 {
+		t.Errorf("1 runtime served %v, want all %d on %s", one.Served, responses, la)
+	}
+	if aff.Served[la] != responses/2 || aff.Served[lb] != responses/2 {
+		t.Errorf("affinity served %v, want the conversations spread evenly", aff.Served)
+	}
+	for _, su := range []bench.PoolSetup{one, aff} {
+		if su.Moved.Median != 0 || su.Reuse.Median != 1 || su.CachedShare.Median <= 0.5 {
+			t.Errorf("%s: moved %v, reuse %v, cached share %v; want no move and every previous turn reused",
+				su.Name, su.Moved, su.Reuse, su.CachedShare)
+		}
+	}
+	if rnd.Routing != "random" || rnd.Served[la]+rnd.Served[lb] != responses {
+		t.Errorf("random routing: %+v", rnd)
+	}
+	if _, _, err := runCLI(t, "bench", "pool", "--runtime", ua); err == nil || !strings.Contains(err.Error(), "at least two") {
+		t.Errorf("one runtime: %v", err)
+	}
+}

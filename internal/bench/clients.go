@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"hearth/server"
 )
 
 // sample is what one streamed request measured.
@@ -33,6 +35,9 @@ type sample struct {
 	ResponseID string
 	// Status is the terminal status (completed, ...), or the raw done_reason.
 	Status string
+	// Runtime is the runtime hearth says served the response (its x-hearth-runtime
+	// header); empty from the other systems.
+	Runtime string
 }
 
 // decodeRate is output tokens per second after the first token.
@@ -128,7 +133,7 @@ func responsesStream(ctx context.Context, hc *http.Client, base string, req map[
 		return sample{}, err
 	}
 	defer resp.Body.Close()
-	var s sample
+	s := sample{Runtime: resp.Header.Get(server.HeaderRuntime)}
 	var text strings.Builder
 	var errMsg string
 	r := bufio.NewReaderSize(resp.Body, 64<<10)
