@@ -116,18 +116,18 @@ type Server struct {
 	rt Runtime
 	// pool is rt as a pool (rt itself when it is one): the runtimes responses are
 	// placed on (placement.go).
-	pool      *pool.Pool
-	affinity  affinity
+	pool     *pool.Pool
+	affinity affinity
 	// randomPlacement: Config.RandomPlacement.
 	randomPlacement bool
-	engine    *engine.Engine
-	db        *storage.DB
-	keys      *keyring
-	heartbeat time.Duration
-	maxBody   int64
-	log       *slog.Logger
-	router    *gin.Engine
-	proxy     *httputil.ReverseProxy
+	engine          *engine.Engine
+	db              *storage.DB
+	keys            *keyring
+	heartbeat       time.Duration
+	maxBody         int64
+	log             *slog.Logger
+	router          *gin.Engine
+	proxy           *httputil.ReverseProxy
 	// proxies reach each runtime of the pool, by label, for a passthrough request
 	// placed on one (admitPassthrough).
 	proxies map[string]*httputil.ReverseProxy
@@ -170,7 +170,7 @@ func New(cfg Config) *Server {
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
 		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent, mcpKeyAllowed: cfg.MCPKeyAllowed,
 		randomPlacement: cfg.RandomPlacement,
-		health: &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
+		health:          &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
 		items:       newItemCache(itemCacheBudget),
 		bodyTimeout: cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
 	}
