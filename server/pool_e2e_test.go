@@ -41,7 +41,17 @@ func newPoolHearth(t *testing.T) *poolHearth {
 	t.Helper()
 	first := testenv.Runtime(t)
 	second := testenv.StartServer(t)
-	p, err := pool.New([]pool.Runtime{first, second.Runtime}, nil)
+	srv, db := servePool(t, server.Config{}, first, second.Runtime)
+	_, slow := testenv.BenchModel(t, scriptmodel.LongModel)
+	return &poolHearth{srv: srv, db: db, a: pool.Label(first), b: pool.Label(second.Runtime), second: second,
+		owner: storage.OwnerOf(""), ctx: context.Background(), model: scriptmodel.PlainModel, slowM: slow}
+}
+
+// servePool serves hearth with cfg over a pool of rts, with a database of its own; both
+// close when the test ends.
+func servePool(t *testing.T, cfg server.Config, rts ...pool.Runtime) (*httptest.Server, *storage.DB) {
+	t.Helper()
+	p, err := pool.New(rts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,11 +60,10 @@ func newPoolHearth(t *testing.T) *poolHearth {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	srv := httptest.NewServer(server.New(server.Config{Runtime: p, Database: db}))
+	cfg.Runtime, cfg.Database = p, db
+	srv := httptest.NewServer(server.New(cfg))
 	t.Cleanup(srv.Close)
-	_, slow := testenv.BenchModel(t, scriptmodel.LongModel)
-	return &poolHearth{srv: srv, db: db, a: pool.Label(first), b: pool.Label(second.Runtime), second: second,
-		owner: storage.OwnerOf(""), ctx: context.Background(), model: scriptmodel.PlainModel, slowM: slow}
+	return srv, db
 }
 
 // create posts a JSON create and returns the response and the runtime its header names.
@@ -402,15 +411,7 @@ func TestRandomPlacementE2E(t *testing.T) {
 	first := testenv.Runtime(t)
 	second := testenv.StartServer(t)
 	for _, random := range []bool{false, true} {
-		p, err := pool.New([]pool.Runtime{first, second.Runtime}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := httptest.NewServer(server.New(server.Config{Runtime: p, Database: db, RandomPlacement: random}))
+		srv, db := servePool(t, server.Config{RandomPlacement: random}, first, second.Runtime)
 		h := &poolHearth{srv: srv, db: db}
 		served, moves, prev, where := map[string]int{}, 0, "", ""
 		for turn := range 20 {
@@ -425,8 +426,6 @@ func TestRandomPlacementE2E(t *testing.T) {
 			}
 			prev, where = r.ID, label
 		}
-		srv.Close()
-		db.Close()
 		switch {
 		case random && (len(served) != 2 || moves == 0):
 			t.Errorf("random placement: served %v with %d moves, want both runtimes and moves", served, moves)

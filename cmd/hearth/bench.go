@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -149,14 +150,7 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 	if err != nil {
 		return err
 	}
-	out := cmd.OutOrStdout()
-	if o.jsonOut {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
-	}
-	rep.Markdown(out)
-	return nil
+	return printReport(cmd, o.jsonOut, rep)
 }
 
 type benchPoolOptions struct {
@@ -248,8 +242,13 @@ func runBenchPool(cmd *cobra.Command, o benchPoolOptions) error {
 	if err != nil {
 		return err
 	}
+	return printReport(cmd, o.jsonOut, rep)
+}
+
+// printReport writes a bench report to stdout as JSON or as markdown.
+func printReport(cmd *cobra.Command, jsonOut bool, rep interface{ Markdown(io.Writer) }) error {
 	out := cmd.OutOrStdout()
-	if o.jsonOut {
+	if jsonOut {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)

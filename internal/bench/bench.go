@@ -91,26 +91,14 @@ func Run(ctx context.Context, rt *ollama.Runtime, cfg Config) (*Report, error) {
 		return nil, err
 	}
 
-	dir, err := os.MkdirTemp("", "hearth-bench-")
+	base, stop, err := serveHearth(server.Config{
+		Runtime: rt, Engine: engine.New(rt.Seam(), engine.DefaultFormats(), quiet), Logger: quiet,
+	})
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	db, err := storage.Open(filepath.Join(dir, "hearth.db"))
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	srv := &http.Server{Handler: server.New(server.Config{
-		Runtime: rt, Engine: engine.New(rt.Seam(), engine.DefaultFormats(), quiet), Database: db, Logger: quiet,
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
-	e.hearth = "http://" + ln.Addr().String()
+	defer stop()
+	e.hearth = base
 
 	rep := &Report{Settings: Settings{
 		Runs: cfg.Runs, Turns: cfg.Turns, Concurrency: cfg.Concurrency, Tiny: cfg.Tiny,
@@ -132,6 +120,34 @@ func Run(ctx context.Context, rt *ollama.Runtime, cfg Config) (*Report, error) {
 	rep.Settings.Duration = time.Since(rep.Settings.Started).Round(time.Second).String()
 	rep.check()
 	return rep, nil
+}
+
+// serveHearth serves hearth with cfg and a database in a temporary directory, in this
+// process on a loopback port; it returns the base URL and what stops it.
+func serveHearth(cfg server.Config) (base string, stop func(), err error) {
+	dir, err := os.MkdirTemp("", "hearth-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	db, err := storage.Open(filepath.Join(dir, "hearth.db"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		db.Close()
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	cfg.Database = db
+	srv := &http.Server{Handler: server.New(cfg)}
+	go srv.Serve(ln)
+	return "http://" + ln.Addr().String(), func() {
+		srv.Close()
+		db.Close()
+		os.RemoveAll(dir)
+	}, nil
 }
 
 func envOr(k, def string) string {

@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -22,7 +19,6 @@ import (
 	"hearth/internal/admission"
 	"hearth/scriptmodel"
 	"hearth/server"
-	"hearth/storage"
 )
 
 // PoolConfig sizes the pool workload: Conversations conversations at once, each of
@@ -246,27 +242,14 @@ func runPoolSetup(ctx context.Context, rts []*ollama.Runtime, random bool, model
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "hearth-bench-pool-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	db, err := storage.Open(filepath.Join(dir, "hearth.db"))
-	if err != nil {
-		return nil, err
-	}
-	defer db.Close()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	srv := &http.Server{Handler: server.New(server.Config{
-		Runtime: p, Engine: engine.New(p.Seam(), engine.DefaultFormats(), quiet), Database: db, Logger: quiet,
+	base, stop, err := serveHearth(server.Config{
+		Runtime: p, Engine: engine.New(p.Seam(), engine.DefaultFormats(), quiet), Logger: quiet,
 		Admission: adm, RandomPlacement: random,
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
-	base := "http://" + ln.Addr().String()
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * cfg.Conversations, DisableCompression: true}}
 	defer hc.CloseIdleConnections()
 
