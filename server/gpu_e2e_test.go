@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ollama/ollama/api"
+
 	"hearth/engine/ollama"
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
@@ -73,6 +75,23 @@ func TestGPUOffloadE2E(t *testing.T) {
 	if l.Processor != "100% GPU" || l.Layers == nil || l.Layers.Total != total || l.Layers.CPU != 0 ||
 		len(l.Layers.Devices) != 1 || l.Layers.Devices[0] != (deviceLayers{Device: "Vulkan0", Layers: total}) {
 		t.Errorf("/v1/models placement of %s = %+v (layers %+v), want %d/%d layers on Vulkan0", scriptmodel.PlainModel, l, l.Layers, total, total)
+	}
+
+	// A model loaded with num_gpu 1 (the option asks for one layer on the GPU) is split:
+	// hearth reports the split the runtime made, not the whole model. A model the other
+	// Vulkan tests do not use, unloaded afterwards.
+	split := testenv.Model(t, scriptmodel.SmallContextModel)
+	stream, zero := false, api.Duration{}
+	gen := &api.GenerateRequest{Model: scriptmodel.SmallContextModel, Prompt: "hi", Stream: &stream, Options: map[string]any{"num_gpu": 1, "num_predict": 1}}
+	if err := rt.Client.Generate(ctx, gen, func(api.GenerateResponse) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Client.Generate(ctx, &api.GenerateRequest{Model: scriptmodel.SmallContextModel, KeepAlive: &zero}, func(api.GenerateResponse) error { return nil })
+	l = loadedEntry(t, srv, scriptmodel.SmallContextModel)
+	total = split.Layers + 1
+	if l.Layers == nil || l.Layers.Total != total || l.Layers.CPU != total-1 ||
+		len(l.Layers.Devices) != 1 || l.Layers.Devices[0] != (deviceLayers{Device: "Vulkan0", Layers: 1}) {
+		t.Errorf("/v1/models placement of %s with num_gpu 1 = %+v (layers %+v), want 1/%d layers on Vulkan0 and %d on the CPU", scriptmodel.SmallContextModel, l, l.Layers, total, total-1)
 	}
 }
 

@@ -48,7 +48,11 @@ import (
 // than wrong ones; TestLoadedLayersE2E catches that on upgrade.
 
 // layouts is the embedded runtime's record of placements: one runtime per process.
-var layouts = &layoutBook{ports: map[int]string{}, byPath: map[string]engine.Layers{}, names: map[ml.DeviceID]string{}}
+var layouts = newLayoutBook()
+
+func newLayoutBook() *layoutBook {
+	return &layoutBook{ports: map[int]string{}, byPath: map[string]engine.Layers{}, names: map[ml.DeviceID]string{}}
+}
 
 type layoutBook struct {
 	mu     sync.Mutex
