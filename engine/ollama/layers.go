@@ -31,6 +31,9 @@ import (
 //   - reading the runner's output ("offloaded N/M layers to GPU"): text meant for people,
 //     without the model's name or a per-device split, interleaved between runners, and
 //     only reachable by replacing the process's stderr;
+//   - the runtime's own log records alone: this process logs the model's layer count and
+//     the candidate layouts of the fit rounds (at debug level) but not the committed one;
+//     the runner logs its load request, in its own process;
 //   - recomputing the layout: it depends on the free memory at load time and on the
 //     runner's own answers to the fit and alloc rounds, so a recomputation can differ;
 //   - observing the two structured facts the runtime produces in this process. When it
@@ -110,9 +113,8 @@ func (b *layoutBook) layout(modelPath string) (engine.Layers, bool) {
 	return l, ok
 }
 
-// installLayoutTaps starts observing the runtime: the HTTP tap before the runtime can
-// load anything, the log tap after server.Serve has set its logger as slog's default (it
-// does so first thing, so once the runtime answers).
+// installLayoutTaps installs the HTTP tap, before the runtime can load anything, and
+// sets the logger of the placement lines.
 func installLayoutTaps(log *slog.Logger) {
 	layouts.mu.Lock()
 	layouts.log = log
@@ -124,6 +126,8 @@ func installLayoutTaps(log *slog.Logger) {
 	http.DefaultClient.Transport = loadTap{next: next, book: layouts}
 }
 
+// installLogTap wraps the runtime's logger once server.Serve has made it slog's default:
+// Serve does that first thing, so it is done once the runtime answers.
 func installLogTap() {
 	slog.SetDefault(slog.New(runnerLogTap{inner: slog.Default().Handler(), book: layouts}))
 }
