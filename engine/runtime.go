@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -145,6 +147,59 @@ type LoadedModel struct {
 	Size, VRAM    int64
 	ContextLength int
 	ExpiresAt     time.Time
+	// Layers says which device runs how many of the model's layers; nil where the
+	// runtime does not say (an external Ollama's /api/ps reports only Size and VRAM).
+	Layers *Layers
+	// Runtime is the label of the runtime that holds it, when several serve as one
+	// (engine/pool); empty for a single runtime.
+	Runtime string
+}
+
+// Processor says where a loaded model's weights are, from Size and VRAM, in ollama ps's
+// words: "100% GPU", "30%/70% CPU/GPU" or "100% CPU"; empty when the size is unknown.
+func (m LoadedModel) Processor() string {
+	switch {
+	case m.Size <= 0:
+		return ""
+	case m.VRAM <= 0:
+		return "100% CPU"
+	case m.VRAM >= m.Size:
+		return "100% GPU"
+	}
+	gpu := int(float64(m.VRAM) * 100 / float64(m.Size))
+	return fmt.Sprintf("%d%%/%d%% CPU/GPU", 100-gpu, gpu)
+}
+
+// Layers is how a runtime placed a loaded model's layers: Total counts them as the
+// runtime does (the repeating blocks plus the output layer), Devices are the devices
+// holding some, in the runtime's order, and CPU is the rest.
+type Layers struct {
+	Total   int
+	Devices []DeviceLayers
+	CPU     int
+}
+
+// String says how the layers are placed, for people: "29/29 Vulkan0",
+// "20/29 Vulkan0, 9/29 CPU", or "0/29 (CPU)" when no device has any.
+func (l Layers) String() string {
+	if len(l.Devices) == 0 {
+		return fmt.Sprintf("0/%d (CPU)", l.Total)
+	}
+	parts := make([]string, 0, len(l.Devices)+1)
+	for _, d := range l.Devices {
+		parts = append(parts, fmt.Sprintf("%d/%d %s", d.Layers, l.Total, d.Device))
+	}
+	if l.CPU > 0 {
+		parts = append(parts, fmt.Sprintf("%d/%d CPU", l.CPU, l.Total))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// DeviceLayers is how many layers one device runs; Device is the runtime's name for it
+// (ggml's "Vulkan0", "CUDA0").
+type DeviceLayers struct {
+	Device string
+	Layers int
 }
 
 // ListedModel is one model a runtime has.

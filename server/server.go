@@ -32,7 +32,7 @@ type Runtime interface {
 	Ready(ctx context.Context) error
 	// Models lists the models the runtime has.
 	Models(ctx context.Context) ([]engine.ListedModel, error)
-	// Loaded lists the models it holds in memory now, for the console.
+	// Loaded lists the models it holds in memory now, for the console and /v1/models.
 	Loaded(ctx context.Context) ([]engine.LoadedModel, error)
 	// Target and Transport reach the runtime's own API, for the passthrough.
 	Target() *url.URL

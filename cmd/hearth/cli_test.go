@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -224,6 +225,34 @@ func TestProcessor(t *testing.T) {
 	} {
 		if got := processor(tc.size, tc.vram); got != tc.want {
 			t.Errorf("processor(%d, %d) = %q, want %q", tc.size, tc.vram, got, tc.want)
+		}
+	}
+}
+
+// TestModelLayersColumn: hearth models' LAYERS column from hearth's /v1/models: the
+// embedded runtime's counts, "not reported" where an external Ollama does not say, and
+// each runtime's copy by label when several serve as one.
+func TestModelLayersColumn(t *testing.T) {
+	for _, tc := range []struct{ entry, want string }{
+		{`{"id":"a"}`, ""},
+		{`{"id":"a","hearth":{"loaded":[{"size":10,"size_vram":10,"processor":"100% GPU",
+			"layers":{"total":29,"devices":[{"device":"Vulkan0","layers":29}],"cpu":0}}]}}`, "29/29 Vulkan0"},
+		{`{"id":"a","hearth":{"loaded":[{"size":10,"size_vram":0,"processor":"100% CPU",
+			"layers":{"total":29,"devices":[],"cpu":29}}]}}`, "0/29 (CPU)"},
+		{`{"id":"a","hearth":{"loaded":[{"size":10,"size_vram":7,"processor":"30%/70% CPU/GPU",
+			"layers":{"total":29,"devices":[{"device":"Vulkan0","layers":20}],"cpu":9}}]}}`, "20/29 Vulkan0, 9/29 CPU"},
+		{`{"id":"a","hearth":{"loaded":[{"size":10,"size_vram":10,"processor":"100% GPU",
+			"layers_note":"layers not reported by this runtime"}]}}`, "not reported"},
+		{`{"id":"a","runtimes":["embedded","gpu"],"hearth":{"loaded":[
+			{"runtime":"embedded","layers":{"total":2,"devices":[],"cpu":2}},
+			{"runtime":"gpu","layers_note":"layers not reported by this runtime"}]}}`, "embedded: 0/2 (CPU); gpu: not reported"},
+	} {
+		var m hearthModel
+		if err := json.Unmarshal([]byte(tc.entry), &m); err != nil {
+			t.Fatal(err)
+		}
+		if got := m.layers(); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.entry, got, tc.want)
 		}
 	}
 }

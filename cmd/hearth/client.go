@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -112,37 +111,4 @@ func parseHost(raw string) (*url.URL, error) {
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	return u, nil
-}
-
-// modelRuntimes asks hearth's /v1/models which runtimes have each model; nil when hearth
-// serves one runtime (its list names none) or the list cannot be read.
-func (c *hearthClient) modelRuntimes(ctx context.Context) map[string][]string {
-	req, err := http.NewRequestWithContext(ctx, "GET", c.base.JoinPath("/v1/models").String(), nil)
-	if err != nil {
-		return nil
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil
-	}
-	defer resp.Body.Close()
-	var list struct {
-		Data []struct {
-			ID       string   `json:"id"`
-			Runtimes []string `json:"runtimes"`
-		} `json:"data"`
-	}
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&list) != nil {
-		return nil
-	}
-	var out map[string][]string
-	for _, m := range list.Data {
-		if len(m.Runtimes) > 0 {
-			if out == nil {
-				out = map[string][]string{}
-			}
-			out[m.ID] = m.Runtimes
-		}
-	}
-	return out
 }

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -25,8 +28,10 @@ func modelsCommand() *cobra.Command {
 		Long: `List the runtime's models through a running hearth (--host): name, size, family, the
 tool-call and reasoning format hearth detects for each (models.json, extended by
 --models-file), the runtime's capabilities, the trained context length and, for a loaded
-model, how much of it the runtime placed on the GPU (as ollama ps: "100% GPU",
-"30%/70% CPU/GPU" or "100% CPU"). When hearth serves several runtimes (--runtime), a
+model, how much of it the runtime placed on the GPU (LOADED, as ollama ps: "100% GPU",
+"30%/70% CPU/GPU" or "100% CPU") and how many of its layers run on which device (LAYERS:
+"29/29 Vulkan0", "20/29 Vulkan0, 9/29 CPU", "0/29 (CPU)"; "not reported" by an external
+Ollama, whose API does not say). When hearth serves several runtimes (--runtime), a
 RUNTIMES column says which have each model.`,
 		Example: `  hearth models
   hearth models --host http://gpu-box:8080 --api-key $KEY`,
@@ -57,10 +62,10 @@ RUNTIMES column says which have each model.`,
 				}
 			}
 			eng := engine.New(ollama.Seam(hc.api), formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
-			where := hc.modelRuntimes(c.Context())
+			info, several := hc.hearthModels(c.Context())
 			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			header := "NAME\tSIZE\tFAMILY\tFORMAT\tREASONING\tCAPABILITIES\tCONTEXT\tLOADED"
-			if where != nil {
+			header := "NAME\tSIZE\tFAMILY\tFORMAT\tREASONING\tCAPABILITIES\tCONTEXT\tLOADED\tLAYERS"
+			if several {
 				header += "\tRUNTIMES"
 			}
 			fmt.Fprintln(w, header)
@@ -71,9 +76,9 @@ RUNTIMES column says which have each model.`,
 				} else {
 					row.fill(em)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", row.name, row.size, dash(row.family), dash(row.format), dash(row.reasoning), dash(row.caps), dash(row.context), dash(placement[m.Name]))
-				if where != nil {
-					fmt.Fprintf(w, "\t%s", dash(strings.Join(where[m.Name], ",")))
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", row.name, row.size, dash(row.family), dash(row.format), dash(row.reasoning), dash(row.caps), dash(row.context), dash(placement[m.Name]), dash(info[m.Name].layers()))
+				if several {
+					fmt.Fprintf(w, "\t%s", dash(strings.Join(info[m.Name].Runtimes, ",")))
 				}
 				fmt.Fprintln(w)
 			}
@@ -134,14 +139,77 @@ func humanBytes(n int64) string {
 // processor says where a loaded model's weights are, from /api/ps's size and size_vram,
 // in ollama ps's words.
 func processor(size, vram int64) string {
-	switch {
-	case size <= 0:
+	return engine.LoadedModel{Size: size, VRAM: vram}.Processor()
+}
+
+// hearthModel is what hearth's /v1/models adds to a model's entry that the runtime's
+// own API does not say: which runtimes have it, and where loaded copies run.
+type hearthModel struct {
+	ID       string   `json:"id"`
+	Runtimes []string `json:"runtimes"`
+	Hearth   *struct {
+		Loaded []struct {
+			Runtime string `json:"runtime"`
+			Layers  *struct {
+				Total   int `json:"total"`
+				Devices []struct {
+					Device string `json:"device"`
+					Layers int    `json:"layers"`
+				} `json:"devices"`
+				CPU int `json:"cpu"`
+			} `json:"layers"`
+			LayersNote string `json:"layers_note"`
+		} `json:"loaded"`
+	} `json:"hearth"`
+}
+
+// layers says where the loaded copies of the model run, layer by layer ("29/29
+// Vulkan0"); several runtimes' copies are named by runtime. Empty when not loaded.
+func (m hearthModel) layers() string {
+	if m.Hearth == nil {
 		return ""
-	case vram <= 0:
-		return "100% CPU"
-	case vram >= size:
-		return "100% GPU"
 	}
-	gpu := int(float64(vram) * 100 / float64(size))
-	return fmt.Sprintf("%d%%/%d%% CPU/GPU", 100-gpu, gpu)
+	var parts []string
+	for _, l := range m.Hearth.Loaded {
+		text := "not reported"
+		if l.Layers != nil {
+			el := engine.Layers{Total: l.Layers.Total, CPU: l.Layers.CPU}
+			for _, d := range l.Layers.Devices {
+				el.Devices = append(el.Devices, engine.DeviceLayers{Device: d.Device, Layers: d.Layers})
+			}
+			text = el.String()
+		}
+		if l.Runtime != "" {
+			text = l.Runtime + ": " + text
+		}
+		parts = append(parts, text)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// hearthModels reads hearth's /v1/models by model name; nil when it cannot be read (an
+// older hearth, or no answer), which only leaves the columns that need it empty.
+// several reports whether the list names runtimes (hearth serves several as one).
+func (c *hearthClient) hearthModels(ctx context.Context) (models map[string]hearthModel, several bool) {
+	req, err := http.NewRequestWithContext(ctx, "GET", c.base.JoinPath("/v1/models").String(), nil)
+	if err != nil {
+		return nil, false
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, false
+	}
+	defer resp.Body.Close()
+	var list struct {
+		Data []hearthModel `json:"data"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&list) != nil {
+		return nil, false
+	}
+	models = map[string]hearthModel{}
+	for _, m := range list.Data {
+		models[m.ID] = m
+		several = several || len(m.Runtimes) > 0
+	}
+	return models, several
 }

@@ -351,18 +351,19 @@ func startEmbedded(ctx context.Context, o serveOptions, log *slog.Logger) (*olla
 	}
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	rt, err := ollama.StartEmbedded(startCtx, ollama.EmbeddedConfig{ModelsDir: o.modelsDir, NoGPU: !o.gpu})
+	rt, err := ollama.StartEmbedded(startCtx, ollama.EmbeddedConfig{ModelsDir: o.modelsDir, NoGPU: !o.gpu, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("start embedded runtime: %w", err)
 	}
 	log.Info("using embedded Ollama runtime", "listens", "nowhere (in-process only)", "models", rt.ModelsDir, "cpu_level", cpubuild.Level())
-	logDevices(ctx, log, o.gpu)
+	logDevices(log, o.gpu, rt.GPUs)
 	return rt, nil
 }
 
 // logDevices says once where the embedded runtime will run models: on each GPU device its
 // backend found, or on the CPU and why.
-func logDevices(ctx context.Context, log *slog.Logger, gpu bool) {
+// devices are those the runtime found as it started.
+func logDevices(log *slog.Logger, gpu bool, devices []ollama.Device) {
 	backends := ollama.GPUBackends()
 	switch {
 	case len(backends) == 0:
@@ -372,7 +373,6 @@ func logDevices(ctx context.Context, log *slog.Logger, gpu bool) {
 		log.Info("running models on the CPU: the GPU is disabled (--gpu=false)", "backends", backends)
 		return
 	}
-	devices := ollama.Devices(ctx)
 	if len(devices) == 0 {
 		log.Info("running models on the CPU: the GPU backend found no device", "backends", backends)
 		return

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -149,10 +151,18 @@ func TestServeEmbedded(t *testing.T) {
 		t.Errorf("/v1/models = %+v", models)
 	}
 
-	// The client commands work against the running hearth, through its /api.
+	// The client commands work against the running hearth, through its /api. The model
+	// answered, so it is loaded: all its layers (its blocks and the output layer, as the
+	// runtime counts them) on the CPU of this CPU build.
 	out, _, err := runCLI(t, "models", "--host", base)
-	if err != nil || !strings.Contains(out, scriptmodel.PlainModel) || !strings.Contains(out, "FORMAT") {
-		t.Errorf("hearth models: %v\n%s", err, out)
+	layers := fmt.Sprintf("0/%d (CPU)", m.Layers+1)
+	if err != nil || !strings.Contains(out, scriptmodel.PlainModel) || !strings.Contains(out, "FORMAT") ||
+		!regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(scriptmodel.PlainModel)+`\s.*\s100% CPU\s+`+regexp.QuoteMeta(layers)+`\s*$`).MatchString(out) {
+		t.Errorf("hearth models: %v, want %s loaded at 100%% CPU with layers %s:\n%s", err, scriptmodel.PlainModel, layers, out)
+	}
+	// hearth logged the placement once, naming the model.
+	if want := fmt.Sprintf(`msg="model layers placed" model=%s layers="%s"`, scriptmodel.PlainModel, layers); strings.Count(logs.String(), want) != 1 {
+		t.Errorf("hearth logs %d lines %s, want 1", strings.Count(logs.String(), want), want)
 	}
 	out, _, err = runCLI(t, "doctor", "--host", base, "--data", filepath.Join(dir, "data"), "--models", filepath.Join(dir, "models"))
 	if err != nil || !strings.Contains(out, "All checks passed") || !strings.Contains(out, scriptmodel.PlainModel) {

@@ -3,6 +3,7 @@ package ollama
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -40,6 +41,9 @@ type EmbeddedConfig struct {
 	// NoGPU keeps the runtime on the CPU even when a GPU backend is built beside the
 	// executable and finds a device (hearth serve --gpu=false).
 	NoGPU bool
+	// Log gets one line per model load saying how many layers run on which device
+	// (see layers.go); nil logs none.
+	Log *slog.Logger
 }
 
 // embeddedStarted guards against a second start: Ollama's server registers its routes on
@@ -73,6 +77,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Runtime, error) {
 	}
 
 	configureGPU(cfg.NoGPU)
+	installLayoutTaps(cfg.Log)
 
 	// Ollama's release builds stamp their version with -ldflags; an embedding binary
 	// does not, and ollama clients check /api/version, so report the module's version.
@@ -103,6 +108,12 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Runtime, error) {
 	}()
 	if err := rt.WaitReady(ctx); err != nil {
 		return nil, err
+	}
+	installLogTap()
+	// The devices, with the backend's names for them, once: hearth serve logs them, and
+	// layers.go names the devices of each model's layout by them.
+	if !cfg.NoGPU && len(GPUBackends()) > 0 {
+		rt.GPUs = Devices(ctx)
 	}
 	return rt, nil
 }

@@ -71,6 +71,7 @@ func Devices(ctx context.Context) []Device {
 			Integrated: d.Integrated, TotalMemory: d.TotalMemory, FreeMemory: d.FreeMemory,
 		})
 	}
+	layouts.knowDevices(out)
 	return out
 }
 

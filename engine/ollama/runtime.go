@@ -28,6 +28,9 @@ type Runtime struct {
 	// ModelsDir is where the runtime keeps models, when known (always for an embedded
 	// runtime; an external one does not say).
 	ModelsDir string
+	// GPUs are the devices an embedded runtime's GPU backend found when it started; none
+	// on a CPU build, with the GPU disabled, or for an external runtime.
+	GPUs []Device
 
 	http *http.Client
 	// stopped is closed when an embedded runtime's server has returned; err holds why.

@@ -309,6 +309,11 @@ func (r *Runtime) Loaded(ctx context.Context) ([]engine.LoadedModel, error) {
 	out := make([]engine.LoadedModel, len(ps.Models))
 	for i, m := range ps.Models {
 		out[i] = engine.LoadedModel{Name: m.Name, Size: m.Size, VRAM: m.SizeVRAM, ContextLength: m.ContextLength, ExpiresAt: m.ExpiresAt}
+		// Only the embedded runtime's placements are known (layers.go); an external
+		// Ollama's /api/ps reports no layers, and hearth does not guess them.
+		if r.Embedded {
+			out[i].Layers = loadedLayers(m.Name)
+		}
 	}
 	return out, nil
 }

@@ -460,6 +460,9 @@ func (p *Pool) Loaded(ctx context.Context) ([]engine.LoadedModel, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", m.label, err))
 			continue
 		}
+		for i := range list {
+			list[i].Runtime = m.label
+		}
 		out = append(out, list...)
 	}
 	if len(errs) == len(p.members) {
