@@ -376,15 +376,7 @@ func headLen(msgs []engine.Message) int {
 // it (it merges consecutive messages of one role, tool results excepted).
 func roleBreak(a, b engine.Message) bool { return a.Role != b.Role || b.Role == "tool" }
 
-func sharedPrefixLen(a, b string) int {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
-}
+var sharedPrefixLen = engine.SharedPrefixLen
 
 // modeKey is what a splice mode is detected for.
 type modeKey struct {
