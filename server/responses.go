@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -452,6 +453,9 @@ func readBody(r io.Reader) ([]byte, error) {
 
 // history loads the items behind previous_response_id: every response of the chain's
 // input then output, oldest first. Instructions are not inherited (OpenAI's rule).
+// The items of the chain's checkpoint come decoded from s.contexts (after the first
+// continuation that reads it), the links after it from storage; the caller must not
+// change the items (s.contexts shares them), only the slice.
 func (s *Server) history(ctx context.Context, owner, previousID string) ([]hearth.Item, error) {
 	if previousID == "" {
 		return nil, nil
@@ -459,18 +463,37 @@ func (s *Server) history(ctx context.Context, owner, previousID string) ([]heart
 	if s.db == nil {
 		return nil, hearth.PreviousResponseNotFound(previousID)
 	}
-	chain, err := s.db.LoadChain(ctx, owner, previousID)
+	var kept []hearth.Item
+	chain, err := s.db.LoadChainTail(ctx, owner, previousID, func(stamp string) bool {
+		var ok bool
+		kept, ok = s.contexts.get(stamp)
+		return ok
+	})
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, hearth.PreviousResponseNotFound(previousID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load chain of %s: %w", previousID, err)
 	}
-	items := make([]hearth.Item, len(chain.Items))
+	base := chain.Base
+	if base == nil || !base.Omitted {
+		kept = nil
+	}
+	items := make([]hearth.Item, len(kept), len(kept)+len(chain.Items))
+	copy(items, kept)
+	weight := 0
 	for i, it := range chain.Items {
-		if items[i], err = s.items.decode(it.JSON); err != nil {
+		d, err := s.items.decode(it.JSON)
+		if err != nil {
 			return nil, fmt.Errorf("stored item %s of chain %s: %w", it.ID, previousID, err)
 		}
+		items = append(items, d)
+		if base != nil && i < base.Items {
+			weight += len(it.JSON)
+		}
+	}
+	if base != nil && base.Stamp != "" && !base.Omitted {
+		s.contexts.put(base.Stamp, slices.Clone(items[:base.Items]), weight)
 	}
 	return items, nil
 }

@@ -135,6 +135,8 @@ type Server struct {
 	wsLifetime time.Duration
 	// items decodes the stored items of chains, once per distinct item.
 	items *itemCache
+	// contexts keeps chains' checkpoints decoded (itemcache.go).
+	contexts *contextCache
 
 	allowOrigins, allowHosts  []string
 	bodyTimeout, writeTimeout time.Duration
@@ -163,7 +165,7 @@ func New(cfg Config) *Server {
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
 		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent, mcpKeyAllowed: cfg.MCPKeyAllowed,
 		health: &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
-		items:       newItemCache(itemCacheBudget),
+		items: newItemCache(itemCacheBudget), contexts: newContextCache(contextCacheBudget),
 		bodyTimeout: cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
 	}
 	for _, o := range cfg.AllowOrigins {
@@ -206,6 +208,7 @@ func New(cfg Config) *Server {
 	s.metrics = newMetrics(s.admission, s.models.label)
 	s.metrics.reg.MustRegister(&poolCollector{s.pool, s.admission, s.models.label})
 	s.metrics.reg.MustRegister(CacheCollectors("item", "stored items kept decoded, by their JSON", s.items.stats)...)
+	s.metrics.reg.MustRegister(CacheCollectors("checkpoint", "chains' checkpoints kept decoded, by stamp", s.contexts.stats)...)
 	for _, c := range cfg.Collectors {
 		s.metrics.reg.MustRegister(c)
 	}

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"database/sql/driver"
 	"encoding/binary"
@@ -105,7 +106,7 @@ func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tx.StmtContext(ctx, db.st.putContext).ExecContext(ctx, id, encodeChain(c)); err != nil {
+	if _, err := tx.StmtContext(ctx, db.st.putContext).ExecContext(ctx, id, encodeChain(c), newStamp()); err != nil {
 		return err
 	}
 	if older.Valid {
@@ -114,6 +115,15 @@ func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string) error {
 		}
 	}
 	return nil
+}
+
+// newStamp is a new checkpoint's stamp (migration 0011). Random rather than counted:
+// it must differ from every stamp a process ever read, across restarts and copies of
+// the database, and 128 random bits do.
+func newStamp() []byte {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return b
 }
 
 // dropDescendantContexts removes the checkpoints of every response below id: they
@@ -125,7 +135,7 @@ func (db *DB) dropDescendantContexts(ctx context.Context, tx *sql.Tx, id string)
 
 // walkInTx loads a chain by walking it, inside a write transaction.
 func walkInTx(ctx context.Context, tx *sql.Tx, owner, id string) (*Chain, error) {
-	rows, err := tx.QueryContext(ctx, sqlLoadChain, id, owner, maxChainDepth)
+	rows, err := tx.QueryContext(ctx, sqlLoadChain, id, owner, maxChainDepth, true)
 	if err != nil {
 		return nil, err
 	}
