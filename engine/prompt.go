@@ -48,6 +48,9 @@ type Conversation struct {
 	// calls it writes) back to the request's tool. See BuildConversation for
 	// how namespaced and custom tools are named.
 	ToolNames map[string]ToolRef
+	// Resume is a prompt saved earlier (saved.go) that the renderer may splice onto
+	// when it has none of its own of a prefix of Messages; nil when there is none.
+	Resume *SavedPrompt
 
 	modelNames map[ToolRef]string
 	// freeforms holds the compiled input format of each custom tool, by the name

@@ -45,7 +45,9 @@ func (r *promptRecorder) last() string {
 // checkpoints is served from the decoded checkpoint (hearth_checkpoint_cache_hits_total)
 // plus the links after it, and sends the runtime the very prompt, with the same token
 // counts, as the first continuation (which reads the checkpoint whole) and as a server
-// started afresh on the same database (a restart: nothing kept in memory).
+// started afresh on the same database (a restart: nothing kept in memory), which
+// splices the prompt onto the one saved with the checkpoint instead of rendering the
+// whole chain.
 func TestCheckpointCacheSamePrompts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hearth.db")
 	start := func() (*httptest.Server, *promptRecorder) {
@@ -74,8 +76,9 @@ func TestCheckpointCacheSamePrompts(t *testing.T) {
 		return r
 	}
 	const model = `"model":"hearth-fake-128k"`
-	// Turns of several shapes: plain questions, a call with its output sent back, a
-	// developer note.
+	// Turns of several shapes: plain questions, a call with its output sent back, two
+	// user messages. (Not a developer message: templates gather system messages, so a
+	// chain with one in its middle is always rendered whole.)
 	input := func(i int) string {
 		switch i % 3 {
 		case 0:
@@ -85,7 +88,7 @@ func TestCheckpointCacheSamePrompts(t *testing.T) {
 				`{"type":"function_call_output","call_id":"call_%d","output":"result %d"},{"role":"user","content":"And so?"}],`+
 				`"tools":[{"type":"function","name":"lookup","parameters":{"type":"object","properties":{"n":{"type":"integer"}}}}]`, i, i, i, i)
 		}
-		return fmt.Sprintf(`"input":[{"role":"developer","content":"Note %d."},{"role":"user","content":"Go on."}]`, i)
+		return fmt.Sprintf(`"input":[{"role":"user","content":"Note %d."},{"role":"user","content":"Go on."}]`, i)
 	}
 	srv, rec := start()
 	id := ""
@@ -96,7 +99,9 @@ func TestCheckpointCacheSamePrompts(t *testing.T) {
 		}
 		id = post(srv, `{`+model+`,`+input(i)+prev+`}`)["id"].(string)
 	}
-	next := `{` + model + `,"input":"Last question?","previous_response_id":"` + id + `"}`
+	// The tools of turn 64, the last checkpoint, whose prompt is saved with it.
+	next := `{` + model + `,"input":"Last question?","previous_response_id":"` + id + `",` +
+		`"tools":[{"type":"function","name":"lookup","parameters":{"type":"object","properties":{"n":{"type":"integer"}}}}]}`
 	// Cached tokens depend on what the runtime was sent just before; the counts of
 	// the prompt and the output do not.
 	usage := func(r map[string]any) string {
@@ -121,11 +126,16 @@ func TestCheckpointCacheSamePrompts(t *testing.T) {
 		t.Errorf("hearth_checkpoint_cache_hits_total went from %v to %v over one continuation", hits, n)
 	}
 
-	// A restart: a new server on the same database keeps nothing yet.
+	// A restart: a new server on the same database keeps nothing yet, nor does the
+	// renderer; the prompt saved with the checkpoint is spliced onto.
 	srv2, rec2 := start()
+	ollama.ResetPromptCache()
 	third := post(srv2, next)
 	if got := rec2.last(); got != want {
 		t.Fatalf("prompt after a restart differs:\n%s\n----\n%s", got, want)
+	}
+	if st := ollama.ReadPromptCacheStats(); st.Resumed != 1 || st.Full != 0 {
+		t.Errorf("after a restart the prompt cache says %+v; want the saved prompt taken up and nothing rendered whole", st)
 	}
 	if got := usage(third); got != wantUsage {
 		t.Errorf("usage after a restart %s, before %s", got, wantUsage)

@@ -97,9 +97,12 @@ func (s *Server) createResponse(c *gin.Context) {
 	ctx := c.Request.Context()
 	who := owner(c)
 
-	history, err := s.history(ctx, who, req.PreviousResponseID)
+	history, saved, err := s.chainHistory(ctx, who, req.PreviousResponseID, true)
 	if err == nil {
 		err = s.resolveReferences(ctx, who, req.Input, nil)
+	}
+	if saved != nil {
+		ctx = engine.WithSavedPrompt(ctx, *saved)
 	}
 	if err != nil {
 		s.writeError(c, err)
@@ -373,6 +376,7 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 			r.heldEnc[i] = encodeEvent(e)
 		}
 		f.Events, f.EndJournal = r.j.settle(r.heldEnc), true
+		f.SavedPrompt = r.savedPrompt
 		storeErr = s.db.CompleteResponse(storeCtx, id, f)
 		cancel()
 		if storeErr != nil {
@@ -391,6 +395,18 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 		s.affinity.put(r.who, r.req.PromptCacheKey, r.adm.runtime())
 	}
 	return final, storeErr
+}
+
+// savedPrompt is the response's prompt for its chain's checkpoint (storage.Final).
+func (r *run) savedPrompt() []byte {
+	if r.job == nil {
+		return nil
+	}
+	p, ok := r.job.SavedPrompt()
+	if !ok {
+		return nil
+	}
+	return p.MarshalBinary()
 }
 
 // failedCopy is final marked failed with msg, as the client was told.
@@ -457,11 +473,19 @@ func readBody(r io.Reader) ([]byte, error) {
 // continuation that reads it), the links after it from storage; the caller must not
 // change the items (s.contexts shares them), only the slice.
 func (s *Server) history(ctx context.Context, owner, previousID string) ([]hearth.Item, error) {
+	items, _, err := s.chainHistory(ctx, owner, previousID, false)
+	return items, err
+}
+
+// chainHistory is history; with resume, it also returns the prompt saved with the
+// chain's checkpoint when the checkpoint was read from the database (the first
+// continuation after a restart), for the renderer to splice onto (engine.SavedPrompt).
+func (s *Server) chainHistory(ctx context.Context, owner, previousID string, resume bool) ([]hearth.Item, *engine.SavedPrompt, error) {
 	if previousID == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if s.db == nil {
-		return nil, hearth.PreviousResponseNotFound(previousID)
+		return nil, nil, hearth.PreviousResponseNotFound(previousID)
 	}
 	var kept []hearth.Item
 	chain, err := s.db.LoadChainTail(ctx, owner, previousID, func(stamp string) bool {
@@ -470,10 +494,10 @@ func (s *Server) history(ctx context.Context, owner, previousID string) ([]heart
 		return ok
 	})
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, hearth.PreviousResponseNotFound(previousID)
+		return nil, nil, hearth.PreviousResponseNotFound(previousID)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load chain of %s: %w", previousID, err)
+		return nil, nil, fmt.Errorf("load chain of %s: %w", previousID, err)
 	}
 	base := chain.Base
 	if base == nil || !base.Omitted {
@@ -485,17 +509,26 @@ func (s *Server) history(ctx context.Context, owner, previousID string) ([]heart
 	for i, it := range chain.Items {
 		d, err := s.items.decode(it.JSON)
 		if err != nil {
-			return nil, fmt.Errorf("stored item %s of chain %s: %w", it.ID, previousID, err)
+			return nil, nil, fmt.Errorf("stored item %s of chain %s: %w", it.ID, previousID, err)
 		}
 		items = append(items, d)
 		if base != nil && i < base.Items {
 			weight += len(it.JSON)
 		}
 	}
+	var saved *engine.SavedPrompt
 	if base != nil && base.Stamp != "" && !base.Omitted {
 		s.contexts.put(base.Stamp, slices.Clone(items[:base.Items]), weight)
+		if resume {
+			// Only a help: without it the prompt is rendered whole.
+			if rec, err := s.db.CheckpointPrompt(ctx, base.ID, base.Stamp); err == nil {
+				if p, ok := engine.ParseSavedPrompt(rec); ok {
+					saved = &p
+				}
+			}
+		}
 	}
-	return items, nil
+	return items, saved, nil
 }
 
 // failedTerminal replaces the held terminal events with error + response.failed, for a

@@ -86,7 +86,7 @@ var checkpointEvery = 32 // a var for tests
 // context (walked from that checkpoint) and drops the older checkpoint, so that a
 // linear chain keeps one. A branch from above the newest checkpoint walks further; it
 // is rare and stays correct.
-func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string) error {
+func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string, savedPrompt func() []byte) error {
 	var distance int
 	var older sql.NullString
 	if err := tx.StmtContext(ctx, db.st.distance).QueryRowContext(ctx, id, checkpointEvery).Scan(&distance, &older); err != nil {
@@ -106,7 +106,11 @@ func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tx.StmtContext(ctx, db.st.putContext).ExecContext(ctx, id, encodeChain(c), newStamp()); err != nil {
+	var prompt []byte
+	if savedPrompt != nil {
+		prompt = savedPrompt()
+	}
+	if _, err := tx.StmtContext(ctx, db.st.putContext).ExecContext(ctx, id, encodeChain(c), newStamp(), prompt); err != nil {
 		return err
 	}
 	if older.Valid {
@@ -115,6 +119,20 @@ func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string) error {
 		}
 	}
 	return nil
+}
+
+// CheckpointPrompt returns the prompt record saved with checkpoint id (Final.SavedPrompt)
+// if it still has stamp (Checkpoint.Stamp); nil when it has none or changed.
+func (db *DB) CheckpointPrompt(ctx context.Context, id, stamp string) ([]byte, error) {
+	var p []byte
+	err := db.r.QueryRowContext(ctx, sqlCheckpointPrompt, id, []byte(stamp)).Scan(&p)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, db.seen(fmt.Errorf("storage: saved prompt of %s: %w", id, err))
+	}
+	return p, nil
 }
 
 // newStamp is a new checkpoint's stamp (migration 0011). Random rather than counted:

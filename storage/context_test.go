@@ -260,3 +260,39 @@ func TestLinearChainKeepsOneCheckpoint(t *testing.T) {
 		t.Fatalf("bob loaded alice's chain: %v", err)
 	}
 }
+
+// TestCheckpointPrompt: a response's saved prompt is asked for only when it becomes a
+// checkpoint, and reads back by the checkpoint's id and stamp; a stamp that is no
+// longer the checkpoint's reads nothing.
+func TestCheckpointPrompt(t *testing.T) {
+	db := openTestDB(t)
+	ctx := context.Background()
+	var asked []string
+	prev := ""
+	for i := range 40 {
+		id := fmt.Sprintf("resp_%03d", i)
+		if err := db.CreateResponse(ctx, NewResponse{ID: id, Owner: alice, Model: "m", Status: StatusInProgress,
+			PreviousResponseID: prev, Request: request("m", ""), Input: []Item{userMessage(id+"_u", "q")}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.CompleteResponse(ctx, id, Final{Status: StatusCompleted, Body: body(id, "completed"),
+			Output:      []Item{assistantMessage(id+"_a", "a")},
+			SavedPrompt: func() []byte { asked = append(asked, id); return []byte("prompt of " + id) }}); err != nil {
+			t.Fatal(err)
+		}
+		prev = id
+	}
+	if len(asked) != 1 || asked[0] != "resp_032" {
+		t.Fatalf("saved prompts asked of %v; want only the checkpoint resp_032", asked)
+	}
+	c, err := db.LoadChainTail(ctx, alice, prev, func(string) bool { return true })
+	if err != nil || c.Base == nil || c.Base.ID != "resp_032" {
+		t.Fatalf("chain base %+v (%v)", c.Base, err)
+	}
+	if p, err := db.CheckpointPrompt(ctx, c.Base.ID, c.Base.Stamp); err != nil || string(p) != "prompt of resp_032" {
+		t.Fatalf("saved prompt %q (%v)", p, err)
+	}
+	if p, err := db.CheckpointPrompt(ctx, c.Base.ID, "another stamp"); err != nil || p != nil {
+		t.Fatalf("saved prompt under another stamp: %q (%v)", p, err)
+	}
+}

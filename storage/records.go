@@ -106,6 +106,10 @@ type Final struct {
 	// Runtime labels the runtime that served the response (engine/pool), so that a
 	// continuation can go back to the KV cache holding its prefix; "" leaves it unset.
 	Runtime string
+	// SavedPrompt returns the response's prompt as a record the caller reads back
+	// (CheckpointPrompt); it is called only when the response becomes its chain's
+	// checkpoint, inside the transaction. nil: nothing to save.
+	SavedPrompt func() []byte
 }
 
 // Order is the sort order of a list.

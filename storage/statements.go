@@ -110,6 +110,9 @@ const (
 	// The context of checkpoint ?1 if it still has stamp ?2.
 	sqlStampedContext = `SELECT context FROM contexts WHERE response_id = ?1 AND stamp = ?2`
 
+	// The saved prompt of checkpoint ?1 if it still has stamp ?2.
+	sqlCheckpointPrompt = `SELECT prompt FROM contexts WHERE response_id = ?1 AND stamp = ?2`
+
 	// How far up from ?1 the nearest checkpoint is: the number of links walked and the
 	// checkpoint's id (NULL when the walk reached the root without one).
 	sqlCheckpointDistance = `WITH RECURSIVE chain (depth, id, previous_response_id, checkpoint) AS (
@@ -124,7 +127,7 @@ const (
 
 	sqlExists = `SELECT 1 FROM responses WHERE id = ? AND owner = ?`
 
-	sqlPutContext = `INSERT OR REPLACE INTO contexts (response_id, context, stamp) VALUES (?, ?, ?)`
+	sqlPutContext = `INSERT OR REPLACE INTO contexts (response_id, context, stamp, prompt) VALUES (?, ?, ?, ?)`
 
 	sqlDropContext = `DELETE FROM contexts WHERE response_id = ?`
 

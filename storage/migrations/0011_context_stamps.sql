@@ -5,3 +5,8 @@
 -- read the checkpoint again (at 1,000 turns, a megabyte per continuation). Rows
 -- written before this migration have none and are read whole, as before.
 ALTER TABLE contexts ADD COLUMN stamp BLOB;
+-- And the prompt the checkpoint's response was sent, with what names it (an opaque
+-- record of engine.SavedPrompt): after a restart the first continuation of a long
+-- chain splices its prompt onto it instead of rendering every turn again. NULL when
+-- the runtime's renderer cannot save prompts, or for checkpoints written before.
+ALTER TABLE contexts ADD COLUMN prompt BLOB;
