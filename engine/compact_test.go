@@ -175,16 +175,20 @@ func TestOpenedCache(t *testing.T) {
 	e := New(&fakeRuntime{show: qwenShow()}, DefaultFormats(), nil)
 	blob := e.sealReasoning(hearth.Item{Type: hearth.ItemReasoning, Content: []hearth.ContentPart{itPart(hearth.PartReasoningText, "cached thought")}})
 	it := hearth.Item{Type: hearth.ItemReasoning, ID: "rs_1", EncryptedContent: blob}
+	before := ReadOpenedCacheStats()
 	first, err := e.openItem(it)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := opened.get(openedKey{e.Seal, blob}); !ok {
-		t.Fatal("an opened blob is not kept")
+	if st := ReadOpenedCacheStats(); st.Misses != before.Misses+1 || st.Hits != before.Hits || st.Bytes > st.Budget {
+		t.Fatalf("stats after opening a blob: %+v, before %+v", st, before)
 	}
 	second, err := e.openItem(it)
 	if err != nil || !reflect.DeepEqual(first, second) || reasoningText(&second) != "cached thought" || second.EncryptedContent != "" {
 		t.Fatalf("from the cache: %+v (%v); first %+v", second, err, first)
+	}
+	if st := ReadOpenedCacheStats(); st.Hits != before.Hits+1 {
+		t.Fatalf("stats after opening it again: %+v, before %+v", st, before)
 	}
 	other := New(&fakeRuntime{show: qwenShow()}, DefaultFormats(), nil)
 	if other.Seal == e.Seal {
