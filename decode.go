@@ -26,7 +26,7 @@ func DecodeCreateRequest(body []byte) (req *CreateResponseRequest, ignored []str
 	// One scan checks the whole body and splitObject takes it apart (see
 	// decode_split.go); json.Unmarshal is left the bodies that fail, for its message.
 	fields, ok := map[string]json.RawMessage(nil), false
-	if json.Valid(body) {
+	if validJSON(body) {
 		fields, ok = splitObject(body)
 	}
 	var perr error

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -82,4 +83,34 @@ func equalRaw(a, b []json.RawMessage) bool {
 		}
 	}
 	return reflect.TypeOf(a) == reflect.TypeOf(b)
+}
+
+var validCases = []string{
+	``, ` `, `0`, `-0`, `01`, `-`, `1.`, `1.5`, `1e`, `1e+`, `1E-7`, `-12.5e10`, `1x`, `tru`, `true`, `truex`, `nul`, `null `,
+	`false`, `"`, `""`, `"\u00e9"`, `"\u00g9"`, `"\q"`, "\"tab\there\"", "\"\x7f\xff\"", `"\"\\\/\b\f\n\r\t"`,
+	`"12345678\"`, `"1234567\\"`, `"12345678""`, "\"1234567\x01\"", `[1,2,]`, `[,]`, `[[]]`, `[[]`, `[]]`, `{"a":}`,
+	`{"a":1 "b":2}`, `{"a":{"b":[{"c":"d"}]},"e":[true,false,null,-1.5e+3]}`, `{"a" : 1 , "b" : [ ] }`, `{,}`, `{"a"}`,
+	` [ 1 , { } , [ ] ] `, `[1] [2]`, `{"a":1}}`, "\t\r\n{}\n",
+	strings.Repeat("[", 10000) + strings.Repeat("]", 10000), strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
+	strings.Repeat(`{"a":`, 10000) + "1" + strings.Repeat("}", 10000), strings.Repeat(`{"a":`, 10000) + "[]" + strings.Repeat("}", 10000),
+}
+
+// TestValidJSON: validJSON answers as json.Valid does.
+func TestValidJSON(t *testing.T) {
+	for _, c := range append(validCases, splitCases...) {
+		if got, want := validJSON([]byte(c)), json.Valid([]byte(c)); got != want {
+			t.Errorf("validJSON(%.80q) = %v, json.Valid says %v", c, got, want)
+		}
+	}
+}
+
+func FuzzValidJSON(f *testing.F) {
+	for _, c := range append(validCases[:len(validCases)-4], splitCases...) {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := validJSON([]byte(s)), json.Valid([]byte(s)); got != want {
+			t.Errorf("validJSON(%q) = %v, json.Valid says %v", s, got, want)
+		}
+	})
 }

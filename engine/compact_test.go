@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -165,5 +166,35 @@ func TestOpenSealedParams(t *testing.T) {
 	// A stored item that has its content needs no key.
 	if h, _, err := e.openSealed([]hearth.Item{rs(bad, "stored")}, nil); err != nil || reasoningText(&h[0]) != "stored" {
 		t.Errorf("stored item with content: %v", err)
+	}
+}
+
+// TestOpenedCache: a blob opened once is served from the cache to the same key, with
+// the same item as opening it; another key does not get it (it cannot open the blob).
+func TestOpenedCache(t *testing.T) {
+	e := New(&fakeRuntime{show: qwenShow()}, DefaultFormats(), nil)
+	blob := e.sealReasoning(hearth.Item{Type: hearth.ItemReasoning, Content: []hearth.ContentPart{itPart(hearth.PartReasoningText, "cached thought")}})
+	it := hearth.Item{Type: hearth.ItemReasoning, ID: "rs_1", EncryptedContent: blob}
+	before := ReadOpenedCacheStats()
+	first, err := e.openItem(it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := ReadOpenedCacheStats(); st.Misses != before.Misses+1 || st.Hits != before.Hits || st.Bytes > st.Budget {
+		t.Fatalf("stats after opening a blob: %+v, before %+v", st, before)
+	}
+	second, err := e.openItem(it)
+	if err != nil || !reflect.DeepEqual(first, second) || reasoningText(&second) != "cached thought" || second.EncryptedContent != "" {
+		t.Fatalf("from the cache: %+v (%v); first %+v", second, err, first)
+	}
+	if st := ReadOpenedCacheStats(); st.Hits != before.Hits+1 {
+		t.Fatalf("stats after opening it again: %+v, before %+v", st, before)
+	}
+	other := New(&fakeRuntime{show: qwenShow()}, DefaultFormats(), nil)
+	if other.Seal == e.Seal {
+		t.Fatal("two engines share a key")
+	}
+	if _, err := other.openItem(it); err == nil {
+		t.Error("another key opened the blob (from the cache)")
 	}
 }

@@ -79,7 +79,7 @@ func (s *kvSlots) choose(prompt string) int {
 		if s.busy[i] {
 			continue
 		}
-		if l := sharedPrefixLen(seq.text, prompt); l > longest {
+		if l := SharedPrefixLen(seq.text, prompt); l > longest {
 			best, longest = i, l
 		}
 	}

@@ -48,6 +48,9 @@ type Conversation struct {
 	// calls it writes) back to the request's tool. See BuildConversation for
 	// how namespaced and custom tools are named.
 	ToolNames map[string]ToolRef
+	// Resume is a prompt saved earlier (saved.go) that the renderer may splice onto
+	// when it has none of its own of a prefix of Messages; nil when there is none.
+	Resume *SavedPrompt
 
 	modelNames map[ToolRef]string
 	// freeforms holds the compiled input format of each custom tool, by the name
@@ -181,14 +184,19 @@ func BuildConversation(instructions string, history, input []hearth.Item, tools 
 		return nil, err
 	}
 	b := convBuilder{conv: conv, nHistory: len(history), callNames: map[string]string{}}
+	// At most a message per item, and the instructions: a 1,000-turn chain's messages
+	// are then not copied over and over as the slice grows.
+	conv.Messages = make([]Message, 0, len(history)+len(input)+1)
 	if instructions != "" {
 		b.append(Message{Role: "system", Content: instructions})
 	}
-	items := make([]hearth.Item, 0, len(history)+len(input))
-	items = append(items, history...)
-	items = append(items, input...)
-	for i := range items {
-		if err := b.add(i, &items[i]); err != nil {
+	for i := range history {
+		if err := b.add(i, &history[i]); err != nil {
+			return nil, err
+		}
+	}
+	for i := range input {
+		if err := b.add(len(history)+i, &input[i]); err != nil {
 			return nil, err
 		}
 	}

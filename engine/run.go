@@ -41,6 +41,8 @@ type Job struct {
 	// turn counts the model's turns in this response: a turn that made hosted calls
 	// is followed by another with their results.
 	turn int
+	// think is the template's think value the prompt was rendered with.
+	think *Think
 }
 
 // Prepare resolves the model, builds the conversation (history, then the request's own
@@ -102,6 +104,8 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 		conv.addSystemText(m.Format.EmulatedSystemPrompt(j.tools))
 		conv.Tools = nil
 	}
+	j.think = think
+	conv.Resume = savedPrompt(ctx)
 	render := func(c *Conversation) (string, error) {
 		p, err := m.Info.Prompt.RenderPrompt(c, think)
 		if err != nil {

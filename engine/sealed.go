@@ -97,6 +97,12 @@ func (e *Engine) openItem(it hearth.Item) (hearth.Item, error) {
 	if it.Type == hearth.ItemCompaction {
 		kind = seal.Compaction
 	}
+	key := openedKey{e.Seal, it.EncryptedContent}
+	if kind == seal.Reasoning && e.Seal != nil {
+		if text, ok := opened.get(key); ok {
+			return openedReasoning(it, text), nil
+		}
+	}
 	plain, err := e.Seal.Open(kind, it.EncryptedContent)
 	if err != nil {
 		return hearth.Item{}, err
@@ -112,10 +118,16 @@ func (e *Engine) openItem(it hearth.Item) (hearth.Item, error) {
 	if err := json.Unmarshal(plain, &p); err != nil {
 		return hearth.Item{}, errors.New("its payload is not reasoning")
 	}
+	opened.put(key, p.Text)
+	return openedReasoning(it, p.Text), nil
+}
+
+// openedReasoning is reasoning item it with its sealed text as its content.
+func openedReasoning(it hearth.Item, text string) hearth.Item {
 	it = it.Clone()
-	it.Content = []hearth.ContentPart{{Type: hearth.PartReasoningText, Text: p.Text}}
+	it.Content = []hearth.ContentPart{{Type: hearth.PartReasoningText, Text: text}}
 	it.EncryptedContent = ""
-	return it, nil
+	return it
 }
 
 // compactionMessage is how a compaction summary enters the prompt: a user message, the

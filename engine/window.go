@@ -288,7 +288,7 @@ func cachedTokens(prev promptCache, prompt string, images [][]byte, inputTokens 
 	if prev.text == "" || len(prev.marks) == 0 || inputTokens <= 1 {
 		return 0
 	}
-	l := sharedPrefixLen(prev.text, prompt)
+	l := SharedPrefixLen(prev.text, prompt)
 	if strings.Contains(prompt[:l], "[img-") {
 		l = sharedImagePrefix(prev, prompt, imageDigests(images), l)
 	}
@@ -305,12 +305,17 @@ func cachedTokens(prev promptCache, prompt string, images [][]byte, inputTokens 
 	return max(0, min(n, inputTokens-1))
 }
 
-func sharedPrefixLen(a, b string) int {
+// SharedPrefixLen is the length of the longest common prefix of a and b. Prompts run
+// to hundreds of kilobytes and mostly agree: it compares 64-byte blocks (a vectorised
+// string comparison) before it looks for the byte that differs.
+func SharedPrefixLen(a, b string) int {
 	n := min(len(a), len(b))
-	for i := 0; i < n; i++ {
-		if a[i] != b[i] {
-			return i
-		}
+	i := 0
+	for i+64 <= n && a[i:i+64] == b[i:i+64] {
+		i += 64
 	}
-	return n
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -32,7 +33,9 @@ type decoder func([]byte) (*hearth.CreateResponseRequest, []string, error)
 // readRequest reads a create-shaped body and runs decodeRequest on it. On failure it
 // has answered with the error and returns false.
 func (s *Server) readRequest(c *gin.Context, decode decoder) (*hearth.CreateResponseRequest, bool) {
-	body, err := readBody(c.Request.Body)
+	// Sized by Content-Length up to a bound: a client must not make hearth hold
+	// memory it has not sent.
+	body, err := readBodySized(c.Request.Body, min(c.Request.ContentLength, s.maxBody, bodyPrealloc))
 	if err != nil {
 		s.writeError(c, err)
 		return nil, false
@@ -96,9 +99,12 @@ func (s *Server) createResponse(c *gin.Context) {
 	ctx := c.Request.Context()
 	who := owner(c)
 
-	history, err := s.history(ctx, who, req.PreviousResponseID)
+	history, saved, err := s.chainHistory(ctx, who, req.PreviousResponseID, true)
 	if err == nil {
 		err = s.resolveReferences(ctx, who, req.Input, nil)
+	}
+	if saved != nil {
+		ctx = engine.WithSavedPrompt(ctx, *saved)
 	}
 	if err != nil {
 		s.writeError(c, err)
@@ -372,6 +378,7 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 			r.heldEnc[i] = encodeEvent(e)
 		}
 		f.Events, f.EndJournal = r.j.settle(r.heldEnc), true
+		f.SavedPrompt = r.savedPrompt
 		storeErr = s.db.CompleteResponse(storeCtx, id, f)
 		cancel()
 		if storeErr != nil {
@@ -390,6 +397,18 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 		s.affinity.put(r.who, r.req.PromptCacheKey, r.adm.runtime())
 	}
 	return final, storeErr
+}
+
+// savedPrompt is the response's prompt for its chain's checkpoint (storage.Final).
+func (r *run) savedPrompt() []byte {
+	if r.job == nil {
+		return nil
+	}
+	p, ok := r.job.SavedPrompt()
+	if !ok {
+		return nil
+	}
+	return p.MarshalBinary()
 }
 
 // failedCopy is final marked failed with msg, as the client was told.
@@ -433,8 +452,37 @@ func (s *Server) settleLater(id string, final *hearth.Response) {
 
 // readBody reads a request body bounded by http.MaxBytesReader; too large is a 413,
 // anything else unreadable a 400.
-func readBody(r io.Reader) ([]byte, error) {
-	body, err := io.ReadAll(r)
+func readBody(r io.Reader) ([]byte, error) { return readBodySized(r, -1) }
+
+// bodyPrealloc bounds the buffer readBodySized sets aside before the body arrives.
+const bodyPrealloc = 1 << 20
+
+// readBodySized is readBody for a body of about size bytes (its Content-Length, -1 if
+// unknown; the caller bounds it): read into one buffer of that size, a 185 KB Codex
+// body is not copied through a dozen growing ones.
+func readBodySized(r io.Reader, size int64) ([]byte, error) {
+	var body []byte
+	var err error
+	if size <= 0 {
+		body, err = io.ReadAll(r)
+	} else {
+		// io.ReadAll's loop over a buffer of the right size (+1: the read that meets
+		// EOF needs room).
+		body = make([]byte, 0, size+1)
+		for {
+			if len(body) == cap(body) {
+				body = append(body, 0)[:len(body)]
+			}
+			n, rerr := r.Read(body[len(body):cap(body)])
+			body = body[:len(body)+n]
+			if rerr != nil {
+				if rerr != io.EOF {
+					err = rerr
+				}
+				break
+			}
+		}
+	}
 	if err == nil {
 		return body, nil
 	}
@@ -452,27 +500,66 @@ func readBody(r io.Reader) ([]byte, error) {
 
 // history loads the items behind previous_response_id: every response of the chain's
 // input then output, oldest first. Instructions are not inherited (OpenAI's rule).
+// The items of the chain's checkpoint come decoded from s.contexts (after the first
+// continuation that reads it), the links after it from storage; the caller must not
+// change the items (s.contexts shares them), only the slice.
 func (s *Server) history(ctx context.Context, owner, previousID string) ([]hearth.Item, error) {
+	items, _, err := s.chainHistory(ctx, owner, previousID, false)
+	return items, err
+}
+
+// chainHistory is history; with resume, it also returns the prompt saved with the
+// chain's checkpoint when the checkpoint was read from the database (the first
+// continuation after a restart), for the renderer to splice onto (engine.SavedPrompt).
+func (s *Server) chainHistory(ctx context.Context, owner, previousID string, resume bool) ([]hearth.Item, *engine.SavedPrompt, error) {
 	if previousID == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if s.db == nil {
-		return nil, hearth.PreviousResponseNotFound(previousID)
+		return nil, nil, hearth.PreviousResponseNotFound(previousID)
 	}
-	chain, err := s.db.LoadChain(ctx, owner, previousID)
+	var kept []hearth.Item
+	chain, err := s.db.LoadChainTail(ctx, owner, previousID, func(stamp string) bool {
+		var ok bool
+		kept, ok = s.contexts.get(stamp)
+		return ok
+	})
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, hearth.PreviousResponseNotFound(previousID)
+		return nil, nil, hearth.PreviousResponseNotFound(previousID)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load chain of %s: %w", previousID, err)
+		return nil, nil, fmt.Errorf("load chain of %s: %w", previousID, err)
 	}
-	items := make([]hearth.Item, len(chain.Items))
+	base := chain.Base
+	if base == nil || !base.Omitted {
+		kept = nil
+	}
+	items := make([]hearth.Item, len(kept), len(kept)+len(chain.Items))
+	copy(items, kept)
+	weight := 0
 	for i, it := range chain.Items {
-		if items[i], err = s.items.decode(it.JSON); err != nil {
-			return nil, fmt.Errorf("stored item %s of chain %s: %w", it.ID, previousID, err)
+		d, err := s.items.decode(it.JSON)
+		if err != nil {
+			return nil, nil, fmt.Errorf("stored item %s of chain %s: %w", it.ID, previousID, err)
+		}
+		items = append(items, d)
+		if base != nil && i < base.Items {
+			weight += len(it.JSON)
 		}
 	}
-	return items, nil
+	var saved *engine.SavedPrompt
+	if base != nil && base.Stamp != "" && !base.Omitted {
+		s.contexts.put(base.Stamp, slices.Clone(items[:base.Items]), weight)
+		if resume {
+			// Only a help: without it the prompt is rendered whole.
+			if rec, err := s.db.CheckpointPrompt(ctx, base.ID, base.Stamp); err == nil {
+				if p, ok := engine.ParseSavedPrompt(rec); ok {
+					saved = &p
+				}
+			}
+		}
+	}
+	return items, saved, nil
 }
 
 // failedTerminal replaces the held terminal events with error + response.failed, for a

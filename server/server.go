@@ -142,6 +142,8 @@ type Server struct {
 	wsLifetime time.Duration
 	// items decodes the stored items of chains, once per distinct item.
 	items *itemCache
+	// contexts keeps chains' checkpoints decoded (itemcache.go).
+	contexts *contextCache
 
 	allowOrigins, allowHosts  []string
 	bodyTimeout, writeTimeout time.Duration
@@ -171,7 +173,7 @@ func New(cfg Config) *Server {
 		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent, mcpKeyAllowed: cfg.MCPKeyAllowed,
 		randomPlacement: cfg.RandomPlacement,
 		health:          &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
-		items:       newItemCache(itemCacheBudget),
+		items: newItemCache(itemCacheBudget), contexts: newContextCache(contextCacheBudget),
 		bodyTimeout: cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
 	}
 	for _, o := range cfg.AllowOrigins {
@@ -214,6 +216,7 @@ func New(cfg Config) *Server {
 	s.metrics = newMetrics(s.admission, s.models.label)
 	s.metrics.reg.MustRegister(&poolCollector{s.pool, s.admission, s.models.label})
 	s.metrics.reg.MustRegister(CacheCollectors("item", "stored items kept decoded, by their JSON", s.items.stats)...)
+	s.metrics.reg.MustRegister(CacheCollectors("checkpoint", "chains' checkpoints kept decoded, by stamp", s.contexts.stats)...)
 	for _, c := range cfg.Collectors {
 		s.metrics.reg.MustRegister(c)
 	}

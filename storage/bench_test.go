@@ -41,7 +41,15 @@ func BenchmarkLoadChain1000(b *testing.B) { benchmarkLoadChain(b, checkpointEver
 // walked, as for a branch taken above the newest checkpoint.
 func BenchmarkLoadChain1000Walk(b *testing.B) { benchmarkLoadChain(b, 1<<30) }
 
+// BenchmarkLoadChainTail1000 loads the same chain for a caller that holds its
+// checkpoint decoded (LoadChainTail): only the links after the checkpoint are read.
+func BenchmarkLoadChainTail1000(b *testing.B) { benchmarkLoadChain(b, -checkpointEvery) }
+
+// benchmarkLoadChain loads a 1,000-turn chain with a checkpoint every |every| turns,
+// through LoadChainTail with the checkpoint held when every is negative.
 func benchmarkLoadChain(b *testing.B, every int) {
+	tail := every < 0
+	every = max(every, -every)
 	defer func(n int) { checkpointEvery = n }(checkpointEvery)
 	checkpointEvery = every
 	const turns = 1000
@@ -68,6 +76,16 @@ func benchmarkLoadChain(b *testing.B, every int) {
 	b.ResetTimer()
 	defer reportCPU(b)()
 	for b.Loop() {
+		if tail {
+			c, err := db.LoadChainTail(ctx, alice, prev, func(string) bool { return true })
+			if err != nil {
+				b.Fatal(err)
+			}
+			if c.Base == nil || !c.Base.Omitted || len(c.Links) != (turns-1)%every {
+				b.Fatalf("base %+v, %d links after it", c.Base, len(c.Links))
+			}
+			continue
+		}
 		c, err := db.LoadChain(ctx, alice, prev)
 		if err != nil {
 			b.Fatal(err)

@@ -31,15 +31,35 @@ func (db *DB) LoadChain(ctx context.Context, owner, id string) (*Chain, error) {
 	return c, nil
 }
 
+// LoadChainTail is LoadChain for a caller that keeps checkpoints decoded by their
+// stamp (Checkpoint.Stamp): when the walk ends at a checkpoint whose stamp known
+// reports, the checkpoint is not read, and the chain holds only the links after it
+// (Base.Omitted). A 1,000-turn chain then loads as at most checkpointEvery links. When
+// known reports false, the chain is whole, as from LoadChain, and Base says how many of
+// its items the checkpoint gave, for the caller to keep under the stamp. known is
+// called at most once per load, with the connection held: it must not call db.
+func (db *DB) LoadChainTail(ctx context.Context, owner, id string, known func(stamp string) bool) (*Chain, error) {
+	c, err := db.loadChainTail(ctx, owner, id, known)
+	if err != nil {
+		return nil, db.seen(fmt.Errorf("storage: load chain of %s: %w", id, err))
+	}
+	return c, nil
+}
+
 type chainLink struct {
 	Link
 	seen       bool
 	hasParent  bool
 	packs      [2][]byte // input, output
 	checkpoint []byte    // the materialised context up to and including this link
+	stamp      []byte    // the checkpoint's stamp; nil when it has none (or is none)
 }
 
 func (db *DB) loadChain(ctx context.Context, owner, id string) (*Chain, error) {
+	return db.loadChainTail(ctx, owner, id, nil)
+}
+
+func (db *DB) loadChainTail(ctx context.Context, owner, id string, known func(string) bool) (*Chain, error) {
 	// The chain query runs on the driver connection itself: its thousands of rows made
 	// database/sql's per-row locking and Scan a sixth of the load. The driver keeps the
 	// statement prepared per connection (_stmt_cache_size in the reader DSN).
@@ -54,26 +74,97 @@ func (db *DB) loadChain(ctx context.Context, owner, id string) (*Chain, error) {
 		if !ok {
 			return fmt.Errorf("driver connection %T cannot query", dc)
 		}
-		rows, err := q.QueryContext(ctx, sqlLoadChain, []driver.NamedValue{
-			{Ordinal: 1, Value: id}, {Ordinal: 2, Value: owner}, {Ordinal: 3, Value: int64(maxChainDepth)}})
-		if err != nil {
-			return err
+		// A checkpoint left out of the first query is read by a second, which finds
+		// it gone if a write dropped it in between; the third try reads it in the
+		// same query, as LoadChain does.
+		for try := 0; ; try++ {
+			withContext := known == nil || try == 2
+			cr, err := queryChain(ctx, q, id, owner, withContext)
+			if err != nil {
+				return err
+			}
+			deepest := cr.deepest()
+			if deepest == nil || deepest.checkpoint != nil || deepest.stamp == nil {
+				c, err = cr.assemble(false)
+				return err
+			}
+			if known(string(deepest.stamp)) {
+				c, err = cr.assemble(true)
+				return err
+			}
+			if deepest.checkpoint, err = stampedContext(ctx, q, deepest.ID, deepest.stamp); err != nil {
+				return err
+			}
+			if deepest.checkpoint != nil {
+				c, err = cr.assemble(false)
+				return err
+			}
 		}
-		defer rows.Close()
-		c, err = readChain(rows)
-		return err
 	})
 	return c, err
 }
 
-// readChain assembles a Chain from the rows of sqlLoadChain.
+// queryChain runs sqlLoadChain and reads its rows.
+func queryChain(ctx context.Context, q driver.QueryerContext, id, owner string, withContext bool) (*chainRows, error) {
+	rows, err := q.QueryContext(ctx, sqlLoadChain, []driver.NamedValue{
+		{Ordinal: 1, Value: id}, {Ordinal: 2, Value: owner}, {Ordinal: 3, Value: int64(maxChainDepth)},
+		{Ordinal: 4, Value: withContext}})
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return readChainRows(rows)
+}
+
+// stampedContext reads checkpoint id's context if it still has stamp; nil if not.
+func stampedContext(ctx context.Context, q driver.QueryerContext, id string, stamp []byte) ([]byte, error) {
+	rows, err := q.QueryContext(ctx, sqlStampedContext, []driver.NamedValue{{Ordinal: 1, Value: id}, {Ordinal: 2, Value: stamp}})
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	vals := make([]driver.Value, 1)
+	if err := rows.Next(vals); err == io.EOF {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	b, ok := vals[0].([]byte)
+	if !ok {
+		return nil, fmt.Errorf("context query: got %T, want a BLOB", vals[0])
+	}
+	return b, nil
+}
+
+// chainRows are the rows of sqlLoadChain, not yet assembled.
+type chainRows struct {
+	links   []chainLink // by depth: links[0] is id itself
+	request []byte
+	total   int // a rough item count, for one allocation
+}
+
+// deepest is the link the walk ended at (the root or a checkpoint, or the link below
+// a missing ancestor); nil when id was not found.
+func (cr *chainRows) deepest() *chainLink {
+	if len(cr.links) == 0 {
+		return nil
+	}
+	return &cr.links[len(cr.links)-1]
+}
+
+// readChain assembles a Chain from the rows of sqlLoadChain, checkpoints read whole.
 func readChain(rows driver.Rows) (*Chain, error) {
+	cr, err := readChainRows(rows)
+	if err != nil {
+		return nil, err
+	}
+	return cr.assemble(false)
+}
+
+func readChainRows(rows driver.Rows) (*chainRows, error) {
 	var (
-		c     Chain
-		links []chainLink // by depth: links[0] is id itself
-		vals  = make([]driver.Value, 8)
-		types = make(map[string]string) // item types repeat; keep one copy of each
-		total int
+		cr   chainRows
+		vals = make([]driver.Value, 9)
 	)
 	if n := len(rows.Columns()); n != len(vals) {
 		return nil, fmt.Errorf("chain query has %d columns, want %d", n, len(vals))
@@ -89,7 +180,7 @@ func readChain(rows driver.Rows) (*Chain, error) {
 			return nil, err
 		}
 		if depth == -1 { // the request row
-			c.Request = []byte(asString(vals[5]))
+			cr.request = []byte(asString(vals[5]))
 			continue
 		}
 		if depth < 0 || depth > maxChainDepth {
@@ -99,8 +190,8 @@ func readChain(rows driver.Rows) (*Chain, error) {
 		if err != nil {
 			return nil, err
 		}
-		for len(links) <= int(depth) {
-			links = append(links, chainLink{})
+		for len(cr.links) <= int(depth) {
+			cr.links = append(cr.links, chainLink{})
 		}
 		l := chainLink{seen: true, hasParent: hasParent != 0, Link: Link{
 			ID: asString(vals[2]), Model: asString(vals[3]), Status: Status(asString(vals[4]))}}
@@ -117,31 +208,50 @@ func readChain(rows driver.Rows) (*Chain, error) {
 				return nil, fmt.Errorf("chain query: got %T for a pack, want a BLOB", v)
 			}
 			l.packs[k] = b
-			total += len(b) / 256 // a rough item count, for one allocation
+			cr.total += len(b) / 256
 		}
-		if v := vals[7]; v != nil {
+		for k, v := range vals[7:9] {
+			if v == nil {
+				continue
+			}
 			b, ok := v.([]byte)
 			if !ok {
 				return nil, fmt.Errorf("chain query: got %T for a checkpoint, want a BLOB", v)
 			}
-			l.checkpoint = b
+			if k == 0 {
+				l.checkpoint = b
+			} else {
+				l.stamp = b
+			}
 		}
-		links[depth] = l
+		cr.links[depth] = l
 	}
-	if len(links) == 0 {
+	if len(cr.links) == 0 {
 		return nil, ErrNotFound
 	}
-	for d, l := range links {
+	for d, l := range cr.links {
 		if !l.seen {
 			return nil, fmt.Errorf("chain query returned no link at depth %d", d)
 		}
 	}
+	return &cr, nil
+}
+
+// assemble builds the chain from its rows. With omit, the deepest link is a stamped
+// checkpoint the caller holds: the chain is the links after it.
+func (cr *chainRows) assemble(omit bool) (*Chain, error) {
+	c := Chain{Request: cr.request}
+	links := cr.links
 	// The deepest link found is a checkpoint or must be the root. If it still has a
 	// parent, the walk stopped at a missing (deleted or foreign) ancestor: the chain is
 	// broken.
 	deepest := links[len(links)-1]
 	var base *Chain
-	if deepest.checkpoint != nil {
+	switch {
+	case omit:
+		c.Base = &Checkpoint{ID: deepest.ID, Stamp: string(deepest.stamp), Omitted: true}
+		links = links[:len(links)-1]
+	case deepest.checkpoint != nil:
 		var err error
 		if base, err = decodeChain(deepest.checkpoint); err != nil {
 			return nil, fmt.Errorf("checkpoint %s: %w", deepest.ID, err)
@@ -149,14 +259,15 @@ func readChain(rows driver.Rows) (*Chain, error) {
 		if last := base.Last(); last.ID != deepest.ID {
 			return nil, fmt.Errorf("checkpoint %s ends at %s", deepest.ID, last.ID)
 		}
+		c.Base = &Checkpoint{ID: deepest.ID, Stamp: string(deepest.stamp), Items: len(base.Items)}
 		links = links[:len(links)-1] // the checkpoint holds the deepest link itself
-	} else if deepest.hasParent {
+	case deepest.hasParent:
 		return nil, ErrNotFound
 	}
 
 	// The context runs from the root (the deepest link) down to id. Links' sub-slices
 	// are cut once all items are in: c.Items may move while it grows.
-	c.Items = make([]Item, 0, total+16)
+	c.Items = make([]Item, 0, cr.total+16)
 	var ends [][2]int // per link, where its input and its output end
 	if base != nil {
 		c.Items = append(base.Items, c.Items...) // grows from the checkpoint's array
@@ -169,6 +280,7 @@ func readChain(rows driver.Rows) (*Chain, error) {
 		}
 	}
 	var err error
+	types := make(map[string]string) // item types repeat; keep one copy of each
 	for d := len(links) - 1; d >= 0; d-- {
 		l := links[d]
 		if c.Items, err = unpackItems(c.Items, l.packs[0], types); err != nil {

@@ -13,7 +13,7 @@ import (
 type fakeRows struct{ rows [][]driver.Value }
 
 func (f *fakeRows) Columns() []string {
-	return []string{"depth", "has_parent", "id", "model", "status", "input_pack", "output_pack", "checkpoint"}
+	return []string{"depth", "has_parent", "id", "model", "status", "input_pack", "output_pack", "checkpoint", "stamp"}
 }
 func (f *fakeRows) Close() error { return nil }
 func (f *fakeRows) Next(dest []driver.Value) error {
@@ -41,13 +41,13 @@ func TestReadChainAnyRowOrder(t *testing.T) {
 		if out != nil {
 			o = out
 		}
-		return []driver.Value{depth, hasParent, id, "m", "completed", in, o, nil}
+		return []driver.Value{depth, hasParent, id, "m", "completed", in, o, nil, nil}
 	}
 	rows := [][]driver.Value{
 		link(0, "resp_3", 1, packOf("in3"), packOf("out3a", "out3b")),
 		link(1, "resp_2", 1, packOf(), nil), // no items; in flight, so no output pack
 		link(2, "resp_1", 0, packOf("in1a", "in1b"), packOf("out1")),
-		{int64(-1), nil, nil, nil, nil, `{"model":"m"}`, nil, nil},
+		{int64(-1), nil, nil, nil, nil, `{"model":"m"}`, nil, nil, nil},
 	}
 	want := []string{"in1a", "in1b", "out1", "in3", "out3a", "out3b"}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -131,7 +131,7 @@ func TestPackRoundTrip(t *testing.T) {
 // nothing scans a table or sorts.
 func TestLoadChainPlan(t *testing.T) {
 	db := openTestDB(t)
-	rows, err := db.r.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+sqlLoadChain, "resp_1", alice, maxChainDepth)
+	rows, err := db.r.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+sqlLoadChain, "resp_1", alice, maxChainDepth, false)
 	if err != nil {
 		t.Fatal(err)
 	}

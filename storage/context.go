@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"database/sql/driver"
 	"encoding/binary"
@@ -85,7 +86,7 @@ var checkpointEvery = 32 // a var for tests
 // context (walked from that checkpoint) and drops the older checkpoint, so that a
 // linear chain keeps one. A branch from above the newest checkpoint walks further; it
 // is rare and stays correct.
-func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string) error {
+func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string, savedPrompt func() []byte) error {
 	var distance int
 	var older sql.NullString
 	if err := tx.StmtContext(ctx, db.st.distance).QueryRowContext(ctx, id, checkpointEvery).Scan(&distance, &older); err != nil {
@@ -105,7 +106,11 @@ func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := tx.StmtContext(ctx, db.st.putContext).ExecContext(ctx, id, encodeChain(c)); err != nil {
+	var prompt []byte
+	if savedPrompt != nil {
+		prompt = savedPrompt()
+	}
+	if _, err := tx.StmtContext(ctx, db.st.putContext).ExecContext(ctx, id, encodeChain(c), newStamp(), prompt); err != nil {
 		return err
 	}
 	if older.Valid {
@@ -114,6 +119,29 @@ func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string) error {
 		}
 	}
 	return nil
+}
+
+// CheckpointPrompt returns the prompt record saved with checkpoint id (Final.SavedPrompt)
+// if it still has stamp (Checkpoint.Stamp); nil when it has none or changed.
+func (db *DB) CheckpointPrompt(ctx context.Context, id, stamp string) ([]byte, error) {
+	var p []byte
+	err := db.r.QueryRowContext(ctx, sqlCheckpointPrompt, id, []byte(stamp)).Scan(&p)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, db.seen(fmt.Errorf("storage: saved prompt of %s: %w", id, err))
+	}
+	return p, nil
+}
+
+// newStamp is a new checkpoint's stamp (migration 0011). Random rather than counted:
+// it must differ from every stamp a process ever read, across restarts and copies of
+// the database, and 128 random bits do.
+func newStamp() []byte {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return b
 }
 
 // dropDescendantContexts removes the checkpoints of every response below id: they
@@ -125,7 +153,7 @@ func (db *DB) dropDescendantContexts(ctx context.Context, tx *sql.Tx, id string)
 
 // walkInTx loads a chain by walking it, inside a write transaction.
 func walkInTx(ctx context.Context, tx *sql.Tx, owner, id string) (*Chain, error) {
-	rows, err := tx.QueryContext(ctx, sqlLoadChain, id, owner, maxChainDepth)
+	rows, err := tx.QueryContext(ctx, sqlLoadChain, id, owner, maxChainDepth, true)
 	if err != nil {
 		return nil, err
 	}

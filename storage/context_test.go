@@ -22,6 +22,7 @@ func TestContextsMatchWalk(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	var ids []string
 	inFlight := map[string]bool{}
+	kept := map[string][]Item{} // checkpoints' items by stamp, as a caller of LoadChainTail keeps them
 	n := 0
 	for step := range 400 {
 		switch op := rng.IntN(10); {
@@ -81,11 +82,112 @@ func TestContextsMatchWalk(t *testing.T) {
 			if gotErr == nil && !sameChain(got, want) {
 				t.Fatalf("step %d, %s: LoadChain\n%+v\nwalk\n%+v", step, id, got, want)
 			}
+			// A caller keeping checkpoints by stamp gets the same items.
+			items, tailErr := loadThroughKept(db, kept, id)
+			if (tailErr == nil) != (wantErr == nil) || (tailErr != nil && errors.Is(tailErr, ErrNotFound) != errors.Is(wantErr, ErrNotFound)) {
+				t.Fatalf("step %d, %s: LoadChainTail error %v, walk error %v", step, id, tailErr, wantErr)
+			}
+			if tailErr == nil && !reflect.DeepEqual(items, want.Items) {
+				t.Fatalf("step %d, %s: LoadChainTail gave %d items, unlike the walk's %d", step, id, len(items), len(want.Items))
+			}
 		}
 	}
 	var contexts int
 	db.r.QueryRowContext(ctx, `SELECT count(*) FROM contexts`).Scan(&contexts)
 	t.Logf("%d responses created, %d materialised contexts at the end", n, contexts)
+}
+
+// loadThroughKept loads id's items with LoadChainTail, keeping checkpoints' items in
+// kept by stamp as the server does.
+func loadThroughKept(db *DB, kept map[string][]Item, id string) ([]Item, error) {
+	var prefix []Item
+	c, err := db.LoadChainTail(context.Background(), alice, id, func(stamp string) bool {
+		var ok bool
+		prefix, ok = kept[stamp]
+		return ok
+	})
+	if err != nil {
+		return nil, err
+	}
+	if c.Base == nil || c.Base.Stamp == "" {
+		return c.Items, nil
+	}
+	if c.Base.Omitted {
+		if prefix == nil {
+			return nil, fmt.Errorf("checkpoint %s left out, but its stamp is not kept", c.Base.ID)
+		}
+		return append(append([]Item{}, prefix...), c.Items...), nil
+	}
+	kept[c.Base.Stamp] = c.Items[:c.Base.Items:c.Base.Items]
+	return c.Items, nil
+}
+
+// TestLoadChainTail: a chain continued past checkpoints loads through the kept
+// checkpoint as the links after it (each new checkpoint a new stamp, read once), with
+// the same items as LoadChain; a checkpoint dropped between the two queries of a miss
+// and one written before stamps are read whole.
+func TestLoadChainTail(t *testing.T) {
+	db := openTestDB(t)
+	ctx := context.Background()
+	kept := map[string][]Item{}
+	prev := ""
+	stamps := map[string]bool{}
+	for i := range 100 {
+		id := fmt.Sprintf("resp_%03d", i)
+		turn(t, db, alice, id, prev, []Item{userMessage(id+"_u", "q")}, []Item{assistantMessage(id+"_a", "a")})
+		prev = id
+		want, err := db.LoadChain(ctx, alice, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // a miss, then a hit
+			got, err := loadThroughKept(db, kept, id)
+			if err != nil || !reflect.DeepEqual(got, want.Items) {
+				t.Fatalf("%s: items %v (%v), want %v", id, ids(got), err, ids(want.Items))
+			}
+		}
+		tail, err := db.LoadChainTail(ctx, alice, id, func(stamp string) bool { stamps[stamp] = true; return true })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i >= 32 {
+			// Links 0..31 walk to the root; then a checkpoint every 32 turns.
+			if b := tail.Base; b == nil || !b.Omitted || len(tail.Links) != i%32 || len(tail.Items) != 2*(i%32) {
+				t.Fatalf("%s: base %+v, %d links after it", id, b, len(tail.Links))
+			}
+		} else if tail.Base != nil || len(tail.Links) != i+1 {
+			t.Fatalf("%s: base %+v before any checkpoint", id, tail.Base)
+		}
+	}
+	if len(stamps) != 3 || len(kept) != 3 {
+		t.Fatalf("%d stamps seen, %d kept; want one per checkpoint written (3)", len(stamps), len(kept))
+	}
+
+	// A miss whose checkpoint is dropped before its second query walks to the root.
+	clear(kept)
+	want, _ := db.LoadChain(ctx, alice, prev)
+	c, err := db.LoadChainTail(ctx, alice, prev, func(string) bool {
+		if _, err := db.w.Exec(`DELETE FROM contexts`); err != nil {
+			t.Fatal(err)
+		}
+		return false
+	})
+	if err != nil || c.Base != nil || !sameChain(c, want) {
+		t.Fatalf("checkpoint dropped meanwhile: base %+v (%v)", c.Base, err)
+	}
+
+	// A checkpoint without a stamp (written before migration 0011) is read whole, and
+	// known is not asked.
+	if _, err := db.w.Exec(`INSERT INTO contexts (response_id, context) VALUES (?, ?)`, prev, encodeChain(want)); err != nil {
+		t.Fatal(err)
+	}
+	next := "resp_100"
+	turn(t, db, alice, next, prev, []Item{userMessage(next+"_u", "q")}, []Item{assistantMessage(next+"_a", "a")})
+	want, _ = db.LoadChain(ctx, alice, next)
+	c, err = db.LoadChainTail(ctx, alice, next, func(string) bool { t.Fatal("known asked of an unstamped checkpoint"); return true })
+	if err != nil || c.Base == nil || c.Base.Stamp != "" || c.Base.Omitted || c.Base.ID != prev || !sameChain(c, want) {
+		t.Fatalf("unstamped checkpoint: base %+v (%v)", c.Base, err)
+	}
 }
 
 func sameChain(a, b *Chain) bool {
@@ -117,7 +219,7 @@ func walkWithoutCheckpoints(db *DB, id string) (*Chain, error) {
 		}
 		q = strings.ReplaceAll(q, sub, "0")
 	}
-	rows, err := db.r.Query(q, id, alice, maxChainDepth)
+	rows, err := db.r.Query(q, id, alice, maxChainDepth, true)
 	if err != nil {
 		return nil, err
 	}
@@ -156,5 +258,41 @@ func TestLinearChainKeepsOneCheckpoint(t *testing.T) {
 	}
 	if _, err := db.LoadChain(ctx, bob, prev); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("bob loaded alice's chain: %v", err)
+	}
+}
+
+// TestCheckpointPrompt: a response's saved prompt is asked for only when it becomes a
+// checkpoint, and reads back by the checkpoint's id and stamp; a stamp that is no
+// longer the checkpoint's reads nothing.
+func TestCheckpointPrompt(t *testing.T) {
+	db := openTestDB(t)
+	ctx := context.Background()
+	var asked []string
+	prev := ""
+	for i := range 40 {
+		id := fmt.Sprintf("resp_%03d", i)
+		if err := db.CreateResponse(ctx, NewResponse{ID: id, Owner: alice, Model: "m", Status: StatusInProgress,
+			PreviousResponseID: prev, Request: request("m", ""), Input: []Item{userMessage(id+"_u", "q")}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.CompleteResponse(ctx, id, Final{Status: StatusCompleted, Body: body(id, "completed"),
+			Output:      []Item{assistantMessage(id+"_a", "a")},
+			SavedPrompt: func() []byte { asked = append(asked, id); return []byte("prompt of " + id) }}); err != nil {
+			t.Fatal(err)
+		}
+		prev = id
+	}
+	if len(asked) != 1 || asked[0] != "resp_032" {
+		t.Fatalf("saved prompts asked of %v; want only the checkpoint resp_032", asked)
+	}
+	c, err := db.LoadChainTail(ctx, alice, prev, func(string) bool { return true })
+	if err != nil || c.Base == nil || c.Base.ID != "resp_032" {
+		t.Fatalf("chain base %+v (%v)", c.Base, err)
+	}
+	if p, err := db.CheckpointPrompt(ctx, c.Base.ID, c.Base.Stamp); err != nil || string(p) != "prompt of resp_032" {
+		t.Fatalf("saved prompt %q (%v)", p, err)
+	}
+	if p, err := db.CheckpointPrompt(ctx, c.Base.ID, "another stamp"); err != nil || p != nil {
+		t.Fatalf("saved prompt under another stamp: %q (%v)", p, err)
 	}
 }

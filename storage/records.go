@@ -106,6 +106,10 @@ type Final struct {
 	// Runtime labels the runtime that served the response (engine/pool), so that a
 	// continuation can go back to the KV cache holding its prefix; "" leaves it unset.
 	Runtime string
+	// SavedPrompt returns the response's prompt as a record the caller reads back
+	// (CheckpointPrompt); it is called only when the response becomes its chain's
+	// checkpoint, inside the transaction. nil: nothing to save.
+	SavedPrompt func() []byte
 }
 
 // Order is the sort order of a list.
@@ -129,6 +133,23 @@ type Chain struct {
 	// are not loaded: nothing in them is inherited (instructions, tools and the rest
 	// apply to one request only), and tool lists make them large.
 	Request json.RawMessage
+	// Base is the checkpoint the load started from; nil when it walked to the root.
+	Base *Checkpoint
+}
+
+// Checkpoint describes the materialised context a chain was loaded from.
+type Checkpoint struct {
+	// ID is the response whose context it is: the last link it holds.
+	ID string
+	// Stamp names its contents (migration 0011): every checkpoint written gets a new
+	// one, and a checkpoint is never changed, only dropped. "" for checkpoints written
+	// before stamps, which are always read.
+	Stamp string
+	// Items is how many of the chain's first items it gave.
+	Items int
+	// Omitted: it was not read (LoadChainTail, a stamp the caller holds), and the
+	// chain's Items and Links are those after it.
+	Omitted bool
 }
 
 // Link is one response of a Chain.

@@ -132,7 +132,7 @@ func (db *DB) CompleteResponse(ctx context.Context, id string, f Final) error {
 				return err
 			}
 		}
-		return db.checkpoint(ctx, tx, id)
+		return db.checkpoint(ctx, tx, id, f.SavedPrompt)
 	})
 	if err != nil {
 		return fmt.Errorf("storage: complete response %s: %w", id, err)

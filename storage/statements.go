@@ -82,10 +82,13 @@ const (
 	// Loading costs per row and per column (cgo calls, driver values), so each link is
 	// one row carrying its items packed (pack.go). The walk carries only whether a link
 	// is a checkpoint: a context blob in the recursive queue was copied several times
-	// over, and tripled the load. All rows have eight columns:
+	// over, and tripled the load. All rows have nine columns:
 	//   - one row per link: depth, has_parent, id, model, status, input_pack,
-	//     output_pack, checkpoint context (NULL but for the deepest link, at most)
-	//   - one request row:  -1, NULL, NULL, NULL, NULL, request, NULL, NULL
+	//     output_pack, checkpoint context, checkpoint stamp (both NULL but for the
+	//     deepest link, at most)
+	//   - one request row:  -1, NULL, NULL, NULL, NULL, request, NULL, NULL, NULL
+	// ?4 false leaves out the context of a stamped checkpoint (migration 0011): the
+	// caller may hold it decoded already (LoadChainTail), and reads it otherwise.
 	sqlLoadChain = `WITH RECURSIVE chain (depth, id, previous_response_id, model, status, input_pack, output_pack, checkpoint) AS (
 		SELECT 0, id, previous_response_id, model, status, input_pack, output_pack,
 			EXISTS (SELECT 1 FROM contexts WHERE contexts.response_id = responses.id)
@@ -97,10 +100,18 @@ const (
 		WHERE NOT chain.checkpoint AND r.owner = ?2 AND chain.depth < ?3
 	)
 	SELECT depth, previous_response_id IS NOT NULL, id, model, status, input_pack, output_pack,
-		CASE WHEN checkpoint THEN (SELECT contexts.context FROM contexts WHERE contexts.response_id = chain.id) END
+		CASE WHEN checkpoint THEN (SELECT CASE WHEN ?4 OR contexts.stamp IS NULL THEN contexts.context END
+			FROM contexts WHERE contexts.response_id = chain.id) END,
+		CASE WHEN checkpoint THEN (SELECT contexts.stamp FROM contexts WHERE contexts.response_id = chain.id) END
 	FROM chain
 	UNION ALL
-	SELECT -1, NULL, NULL, NULL, NULL, request, NULL, NULL FROM responses WHERE id = ?1 AND owner = ?2`
+	SELECT -1, NULL, NULL, NULL, NULL, request, NULL, NULL, NULL FROM responses WHERE id = ?1 AND owner = ?2`
+
+	// The context of checkpoint ?1 if it still has stamp ?2.
+	sqlStampedContext = `SELECT context FROM contexts WHERE response_id = ?1 AND stamp = ?2`
+
+	// The saved prompt of checkpoint ?1 if it still has stamp ?2.
+	sqlCheckpointPrompt = `SELECT prompt FROM contexts WHERE response_id = ?1 AND stamp = ?2`
 
 	// How far up from ?1 the nearest checkpoint is: the number of links walked and the
 	// checkpoint's id (NULL when the walk reached the root without one).
@@ -116,7 +127,7 @@ const (
 
 	sqlExists = `SELECT 1 FROM responses WHERE id = ? AND owner = ?`
 
-	sqlPutContext = `INSERT OR REPLACE INTO contexts (response_id, context) VALUES (?, ?)`
+	sqlPutContext = `INSERT OR REPLACE INTO contexts (response_id, context, stamp, prompt) VALUES (?, ?, ?, ?)`
 
 	sqlDropContext = `DELETE FROM contexts WHERE response_id = ?`
 

@@ -245,7 +245,7 @@ func serve(parent context.Context, o serveOptions) error {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	h := server.New(server.Config{
-		Runtime: rt, Engine: eng, Database: db, Collectors: append(hosted.Collectors(), promptCacheCollectors()...), MCPKeyAllowed: hosted.KeyAllowed,
+		Runtime: rt, Engine: eng, Database: db, Collectors: append(append(hosted.Collectors(), promptCacheCollectors()...), openedCacheCollectors()...), MCPKeyAllowed: hosted.KeyAllowed,
 		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
@@ -381,6 +381,14 @@ func logDevices(log *slog.Logger, gpu bool, devices []ollama.Device) {
 		log.Info("GPU device", "library", d.Library, "id", d.ID, "name", d.Name, "description", d.Description,
 			"integrated", d.Integrated, "total_memory", format.HumanBytes2(d.TotalMemory), "free_memory", format.HumanBytes2(d.FreeMemory))
 	}
+}
+
+// openedCacheCollectors report the engine's cache of opened reasoning blobs.
+func openedCacheCollectors() []prometheus.Collector {
+	return server.CacheCollectors("opened_reasoning", "sealed reasoning kept opened, by key and blob", func() server.CacheStats {
+		st := engine.ReadOpenedCacheStats()
+		return server.CacheStats{Entries: st.Entries, Bytes: st.Bytes, Budget: st.Budget, Hits: st.Hits, Misses: st.Misses}
+	})
 }
 
 // promptCacheCollectors report the Ollama renderer's prompt cache (incremental

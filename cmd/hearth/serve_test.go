@@ -190,11 +190,13 @@ func TestServeEmbedded(t *testing.T) {
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK || resp.Header.Get("x-request-id") == "" {
 		t.Errorf("/metrics with the new key: %v %v", resp.Status, err)
 	} else {
-		// The caches are reported: the stored items' and the renderer's prompts.
+		// The caches are reported: the stored items', the checkpoints', the renderer's
+		// prompts and the opened reasoning.
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		for _, series := range []string{"hearth_item_cache_bytes ", "hearth_item_cache_budget_bytes ", "hearth_prompt_cache_entries ",
-			"hearth_prompt_cache_budget_bytes 6.7108864e+07", "hearth_prompt_cache_misses_total "} {
+			"hearth_prompt_cache_budget_bytes 6.7108864e+07", "hearth_prompt_cache_misses_total ",
+			"hearth_checkpoint_cache_budget_bytes 6.7108864e+07", "hearth_opened_reasoning_cache_budget_bytes 1.6777216e+07"} {
 			if !strings.Contains(string(body), "\n"+series) {
 				t.Errorf("/metrics has no %q", series)
 			}

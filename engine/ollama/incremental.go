@@ -1,10 +1,12 @@
 package ollama
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -69,6 +71,8 @@ type PromptCacheStats struct {
 	// kept, rendered again); Full renders of the
 	// whole conversation (first turns, misses, templates that are not incremental).
 	Incremental, Full uint64
+	// Resumed counts prompts saved by an earlier process that a render spliced onto.
+	Resumed uint64
 }
 
 // ReadPromptCacheStats returns the process's prompt cache statistics.
@@ -76,10 +80,21 @@ func ReadPromptCacheStats() PromptCacheStats {
 	prompts.mu.Lock()
 	defer prompts.mu.Unlock()
 	return PromptCacheStats{Entries: len(prompts.cur) + len(prompts.old), Bytes: prompts.curBytes + prompts.oldBytes, Budget: prompts.budget,
-		Incremental: prompts.incremental.Load(), Full: prompts.full.Load()}
+		Incremental: prompts.incremental.Load(), Full: prompts.full.Load(), Resumed: prompts.resumed.Load()}
 }
 
 var prompts = newPromptCache(promptCacheBudget)
+
+// ResetPromptCache drops every kept prompt and zeroes the counts, as a new process
+// starts: for tests of what a continuation after a restart costs and renders.
+func ResetPromptCache() {
+	prompts.mu.Lock()
+	defer prompts.mu.Unlock()
+	prompts.cur, prompts.old, prompts.curBytes, prompts.oldBytes = map[promptKey]string{}, map[promptKey]string{}, 0, 0
+	prompts.incremental.Store(0)
+	prompts.full.Store(0)
+	prompts.resumed.Store(0)
+}
 
 type promptKey [2]uint64
 
@@ -93,6 +108,8 @@ type promptCache struct {
 	budget             int
 
 	incremental, full atomic.Uint64
+	// resumed counts saved prompts taken up (engine.SavedPrompt).
+	resumed atomic.Uint64
 }
 
 func newPromptCache(budget int) *promptCache {
@@ -224,6 +241,72 @@ func (k *keyHasher) message(m *engine.Message) {
 	}
 }
 
+// stableDigest names msgs rendered with everything else a prompt depends on (the
+// fields a promptKey hashes), for prompts saved across processes: SHA-256 rather
+// than maphash, whose seeds are the process's, over the same length-prefixed fields,
+// after the build of hearth and Ollama that renders (a new build may render the same
+// messages otherwise).
+func stableDigest(show *api.ShowResponse, rendererName, parserName string, tools []engine.Tool, think *api.ThinkValue, msgs []engine.Message) []byte {
+	h := sha256.New()
+	kh := newKeyHasher()
+	flush := func() {
+		h.Write(kh.buf[16:])
+		kh.buf = kh.buf[:16]
+	}
+	kh.str(renderBuild())
+	kh.context(show, rendererName, parserName, tools, think)
+	flush()
+	for i := range msgs {
+		kh.message(&msgs[i])
+		flush()
+	}
+	return h.Sum(nil)
+}
+
+// renderBuild names the build that renders prompts: hearth's revision and Ollama's
+// module version, as the Go toolchain stamped them. A build without a revision (go
+// test, go run outside a checkout) is "devel": its saved prompts are trusted by
+// later devel builds, which a developer changing the renderer must keep in mind.
+var renderBuild = sync.OnceValue(func() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	id := bi.Main.Path + " " + bi.Main.Version
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" || s.Key == "vcs.modified" {
+			id += " " + s.Key + "=" + s.Value
+		}
+	}
+	for _, d := range bi.Deps {
+		if d.Path == "github.com/ollama/ollama" {
+			id += " " + d.Path + "@" + d.Version
+		}
+	}
+	return id
+})
+
+// PromptDigest names conv rendered with think across processes (engine.PromptDigester).
+func (r renderer) PromptDigest(conv *engine.Conversation, think *engine.Think) ([]byte, bool) {
+	if r.show.RemoteHost != "" || len(conv.Images) > 0 {
+		return nil, false
+	}
+	for i := range conv.Messages {
+		if len(conv.Messages[i].Images) > 0 {
+			return nil, false
+		}
+	}
+	rendererName, parserName, err := ModelRenderer(r.show)
+	if err != nil {
+		return nil, false
+	}
+	var tv *api.ThinkValue
+	if think != nil {
+		tv = &api.ThinkValue{Value: think.Value}
+	}
+	return stableDigest(r.show, rendererName, parserName, conv.Tools, tv, conv.Messages), true
+}
+
 // renderKeyed renders conv as RenderPrompt does, reusing a kept prompt of a prefix of
 // its messages where the template allows.
 func renderKeyed(show *api.ShowResponse, conv *engine.Conversation, think *api.ThinkValue) (string, error) {
@@ -249,6 +332,14 @@ func renderKeyed(show *api.ShowResponse, conv *engine.Conversation, think *api.T
 		// The longest kept prefix; the whole conversation itself when it was rendered
 		// before (a retried request, the window check rendering again).
 		prev, p := prompts.longest(keys, minSplicePrefix)
+		if r := conv.Resume; r != nil && r.Messages > p && r.Messages >= minSplicePrefix && r.Messages <= len(msgs) &&
+			string(stableDigest(show, rendererName, parserName, conv.Tools, think, msgs[:r.Messages])) == string(r.Digest) {
+			// A prompt saved by an earlier process (engine/saved.go), of these very
+			// messages: as good as one kept here.
+			prompts.put(keys[r.Messages], r.Prompt)
+			prev, p = r.Prompt, r.Messages
+			prompts.resumed.Add(1)
+		}
 		if p == len(msgs) {
 			prompts.incremental.Add(1)
 			return prev, nil
@@ -376,15 +467,7 @@ func headLen(msgs []engine.Message) int {
 // it (it merges consecutive messages of one role, tool results excepted).
 func roleBreak(a, b engine.Message) bool { return a.Role != b.Role || b.Role == "tool" }
 
-func sharedPrefixLen(a, b string) int {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
-}
+var sharedPrefixLen = engine.SharedPrefixLen
 
 // modeKey is what a splice mode is detected for.
 type modeKey struct {

@@ -122,6 +122,40 @@ func BenchmarkRenderContinuation(b *testing.B) {
 					}
 				}
 			})
+			// After a restart: nothing kept in memory, and the prompt saved with the
+			// chain's checkpoint 31 turns back (engine.SavedPrompt) to splice onto.
+			b.Run(name+"-resumed", func(b *testing.B) {
+				defer func(p *promptCache) { prompts = p }(prompts)
+				show := &api.ShowResponse{Template: tc.tmpl}
+				r := NewRenderer(show)
+				checkpoint, err := engine.BuildConversation("", history[:len(history)-62], nil, reqTools, r)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, err := r.RenderPrompt(checkpoint, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				digest, _ := r.(engine.PromptDigester).PromptDigest(checkpoint, nil)
+				saved := engine.SavedPrompt{Prompt: p, Messages: len(checkpoint.Messages), Digest: digest}
+				conv, err := engine.BuildConversation("", history, []hearth.Item{itUser("Follow-up?")}, reqTools, r)
+				if err != nil {
+					b.Fatal(err)
+				}
+				conv.Resume = &saved
+				b.ReportAllocs()
+				for b.Loop() {
+					b.StopTimer()
+					prompts = newPromptCache(promptCacheBudget)
+					b.StartTimer()
+					if _, err := r.RenderPrompt(conv, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if s := ReadPromptCacheStats(); s.Resumed == 0 || s.Full != 0 {
+					b.Fatalf("not resumed: %+v", s)
+				}
+			})
 		}
 	}
 }
