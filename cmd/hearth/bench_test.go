@@ -167,8 +167,8 @@ func TestBenchPoolCommand(t *testing.T) {
 	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
 		t.Fatalf("--json output is not a pool report: %v\n%s", err, stdout.String())
 	}
-	if len(rep.Setups) != 3 || len(rep.Checks) != 3 {
-		t.Fatalf("%d setups and %d checks, want 3 and 3: %s", len(rep.Setups), len(rep.Checks), stdout.String())
+	if len(rep.Setups) != 3 || len(rep.Checks) != 3 || rep.Speedup.N != 1 {
+		t.Fatalf("%d setups, %d checks and %d speed-ups, want 3, 3 and 1 (a run): %s", len(rep.Setups), len(rep.Checks), rep.Speedup.N, stdout.String())
 	}
 	la, lb := a.Runtime.Target().Host, b.Runtime.Target().Host
 	const responses = 4 * 3 // --quick's conversations × --turns
