@@ -608,11 +608,12 @@ func (b *Builder) EndMCPCall(output, errMsg string) error {
 	it := &b.resp.Output[b.cur]
 	it.Output = ToolOutput{Text: output}
 	it.Error = errMsg
-	typ := EventMCPCallCompleted
+	typ, status := EventMCPCallCompleted, StatusCompleted
 	if errMsg != "" {
-		typ = EventMCPCallFailed
+		// OpenAI's mcp_call status has "failed" for a call that ended in an error.
+		typ, status = EventMCPCallFailed, StatusFailed
 	}
 	b.send(Event{Type: typ, ItemID: it.ID, OutputIndex: b.cur})
-	b.closeItem(StatusCompleted)
+	b.closeItem(status)
 	return nil
 }

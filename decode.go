@@ -85,11 +85,14 @@ var (
 	enumToolChoice  = []string{ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired}
 	enumRole        = []string{RoleUser, RoleAssistant, RoleSystem, RoleDeveloper}
 	enumItemStatus  = []string{StatusInProgress, StatusCompleted, StatusIncomplete}
-	enumPhase       = []string{"commentary", "final_answer"}
-	enumDetail      = []string{"low", "high", "auto"}
-	enumFormat      = []string{FormatText, FormatJSONObject, FormatJSONSchema}
-	enumGrammar     = []string{"lark", "regex"}
-	enumItemType    = []string{ItemMessage, ItemFunctionCall, ItemFunctionCallOutput, ItemReasoning, ItemReference, ItemCustomToolCall, ItemCustomToolCallOutput, ItemCompaction,
+	// An mcp_call item's status also has OpenAI's "calling" and "failed" (a call that
+	// ended in an error): a stateless client sends hearth's failed calls back.
+	enumMCPCallStatus = []string{StatusInProgress, StatusCompleted, StatusIncomplete, "calling", StatusFailed}
+	enumPhase         = []string{"commentary", "final_answer"}
+	enumDetail        = []string{"low", "high", "auto"}
+	enumFormat        = []string{FormatText, FormatJSONObject, FormatJSONSchema}
+	enumGrammar       = []string{"lark", "regex"}
+	enumItemType      = []string{ItemMessage, ItemFunctionCall, ItemFunctionCallOutput, ItemReasoning, ItemReference, ItemCustomToolCall, ItemCustomToolCallOutput, ItemCompaction,
 		ItemMCPListTools, ItemMCPCall, ItemMCPApprovalRequest, ItemMCPApprovalResponse}
 	textParts        = []string{PartInputText, PartOutputText, PartText}
 	userParts        = []string{PartInputText, PartOutputText, PartText, PartInputImage, PartInputFile, PartInputVideo}
@@ -307,7 +310,11 @@ func decodeItem(raw json.RawMessage, path string) (Item, error) {
 	if it.ID, _, err = o.string("id"); err != nil {
 		return Item{}, err
 	}
-	if it.Status, err = o.enum("status", enumItemStatus); err != nil {
+	statuses := enumItemStatus
+	if typ == ItemMCPCall {
+		statuses = enumMCPCallStatus
+	}
+	if it.Status, err = o.enum("status", statuses); err != nil {
 		return Item{}, err
 	}
 

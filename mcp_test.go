@@ -57,12 +57,21 @@ func TestDecodeMCPTool(t *testing.T) {
 		{"approval response no approve", `"input":[{"type":"mcp_approval_response","approval_request_id":"mcpr_1"}]`, "input[0].approve"},
 		{"approval response no id", `"input":[{"type":"mcp_approval_response","approval_request_id":"","approve":true}]`, "input[0].approval_request_id"},
 		{"mcp_call no name", `"input":[{"type":"mcp_call","id":"mcp_1","server_label":"a","arguments":"{}"}]`, "input[0].name"},
+		{"failed message", `"input":[{"type":"message","role":"user","content":"hi","status":"failed"}]`, "input[0].status"},
 	} {
 		_, _, err := hearth.DecodeCreateRequest([]byte(`{"model":"m",` + tc.body + `}`))
 		var e *hearth.Error
 		if !errors.As(err, &e) || e.Param != tc.param || e.Status != 400 {
 			t.Errorf("%s: %v, want a 400 naming %s", tc.name, err, tc.param)
 		}
+	}
+}
+
+// A stateless client sends a failed call back as hearth gave it.
+func TestMCPFailedCallInput(t *testing.T) {
+	req, _, err := hearth.DecodeCreateRequest([]byte(`{"model":"m","input":[{"type":"mcp_call","id":"mcp_1","server_label":"a","name":"echo","arguments":"{}","error":"timed out","status":"failed"}]}`))
+	if err != nil || len(req.Input) != 1 || req.Input[0].Status != hearth.StatusFailed || req.Input[0].Error != "timed out" {
+		t.Fatalf("decode: %v, %+v", err, req)
 	}
 }
 
@@ -76,7 +85,7 @@ func TestMCPItemsRoundTrip(t *testing.T) {
 		{Type: hearth.ItemMCPListTools, ID: "mcpl_2", Status: hearth.StatusCompleted, ServerLabel: "s", MCPTools: []hearth.MCPToolInfo{}, Error: "connection refused"},
 		{Type: hearth.ItemMCPCall, ID: "mcp_1", Status: hearth.StatusCompleted, ServerLabel: "s", Name: "echo", Arguments: `{"m":"x"}`,
 			Output: hearth.ToolOutput{Text: "Echo: x"}, ApprovalRequestID: "mcpr_1"},
-		{Type: hearth.ItemMCPCall, ID: "mcp_2", Status: hearth.StatusCompleted, ServerLabel: "s", Name: "echo", Arguments: `{}`, Error: "timed out"},
+		{Type: hearth.ItemMCPCall, ID: "mcp_2", Status: hearth.StatusFailed, ServerLabel: "s", Name: "echo", Arguments: `{}`, Error: "timed out"},
 		{Type: hearth.ItemMCPApprovalRequest, ID: "mcpr_1", Status: hearth.StatusCompleted, ServerLabel: "s", Name: "echo", Arguments: `{"m":"x"}`},
 		{Type: hearth.ItemMCPApprovalResponse, ID: "mcpa_1", ApprovalRequestID: "mcpr_1", Approve: &yes, Reason: "fine"},
 	}
@@ -102,7 +111,7 @@ func TestMCPItemsRoundTrip(t *testing.T) {
 	}
 	// A call in progress or failed has no output; a failed one says why.
 	b, _ := json.Marshal(items[3])
-	if want := `{"type":"mcp_call","id":"mcp_2","server_label":"s","name":"echo","arguments":"{}","output":null,"error":"timed out","status":"completed","approval_request_id":null}`; string(b) != want {
+	if want := `{"type":"mcp_call","id":"mcp_2","server_label":"s","name":"echo","arguments":"{}","output":null,"error":"timed out","status":"failed","approval_request_id":null}`; string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
 }
@@ -160,7 +169,8 @@ func TestBuilderMCPEvents(t *testing.T) {
 		t.Error(err)
 	}
 	out := b.Response().Output
-	if out[1].Output.Text != "Echo: x" || out[1].Arguments != `{"m":"x"}` || out[2].Error != "the server is down" || out[3].Arguments != `{}` {
+	if out[1].Output.Text != "Echo: x" || out[1].Arguments != `{"m":"x"}` || out[1].Status != hearth.StatusCompleted ||
+		out[2].Error != "the server is down" || out[2].Status != hearth.StatusFailed || out[3].Arguments != `{}` {
 		t.Errorf("output %+v", out)
 	}
 }

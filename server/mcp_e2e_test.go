@@ -487,7 +487,8 @@ func TestMCPFaultsE2E(t *testing.T) {
 	b, _ := json.Marshal(events[len(events)-1]["response"])
 	json.Unmarshal(b, &final)
 	if final.Status != hearth.StatusCompleted || len(final.Output) != 3 || final.Output[1].Type != hearth.ItemMCPCall ||
-		final.Output[1].Error == "" || final.Output[2].Text(hearth.PartOutputText) != scriptmodel.MCPSlowAnswerText {
+		final.Output[1].Error == "" || final.Output[1].Status != hearth.StatusFailed ||
+		final.Output[2].Text(hearth.PartOutputText) != scriptmodel.MCPSlowAnswerText {
 		t.Fatalf("after the server died: status %s, output %+v", final.Status, mcpItems(final.Output))
 	}
 	if !strings.Contains(strings.Join(eventTypes(events), " "), "response.mcp_call.failed") {

@@ -359,7 +359,9 @@ func (c *lifecycle) itemDone(e map[string]any) error {
 		}
 	}
 	status, _ := item["status"].(string)
-	if status != "completed" && status != "incomplete" {
+	// An mcp_call that ended in an error is done as "failed" (OpenAI's mcp_call status).
+	failedCall := status == "failed" && it.typ == "mcp_call"
+	if status != "completed" && status != "incomplete" && !failedCall {
 		return fmt.Errorf("done item has status %q", status)
 	}
 	if err := compareParts(item["content"], it.parts, "content"); err != nil {
