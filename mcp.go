@@ -51,6 +51,9 @@ type MCPTool struct {
 	Headers   map[string]string
 	// AllowedTools limits the server's tools the model is offered; nil offers all.
 	AllowedTools []string
+	// AllowedReadOnly (allowed_tools {"read_only": true}) offers only the tools
+	// whose annotations say readOnlyHint.
+	AllowedReadOnly bool
 	// Approval says which calls need the client's approval first.
 	Approval MCPApproval
 }
@@ -61,11 +64,22 @@ type MCPApproval struct {
 	Mode   string
 	Always []string
 	Never  []string
+	// NeverReadOnly ({"never": {"read_only": true}}) lets the tools whose
+	// annotations say readOnlyHint run without approval.
+	NeverReadOnly bool
 }
 
-// Required reports whether a call of tool needs the client's approval. OpenAI's
+// Allows reports whether allowed_tools lets the model be offered tool t.
+func (m *MCPTool) Allows(t MCPToolInfo) bool {
+	if m.AllowedTools != nil && !slices.Contains(m.AllowedTools, t.Name) {
+		return false
+	}
+	return !m.AllowedReadOnly || t.ReadOnly()
+}
+
+// Required reports whether a call of tool t needs the client's approval. OpenAI's
 // default, when require_approval is not given, is to ask for every call.
-func (a MCPApproval) Required(tool string) bool {
+func (a MCPApproval) Required(t MCPToolInfo) bool {
 	switch a.Mode {
 	case ApprovalNever:
 		return false
@@ -74,7 +88,7 @@ func (a MCPApproval) Required(tool string) bool {
 	}
 	// The filter form: tools under never run at once, every other tool asks (as
 	// OpenAI does; always only restates the default).
-	return !slices.Contains(a.Never, tool)
+	return !slices.Contains(a.Never, t.Name) && !(a.NeverReadOnly && t.ReadOnly())
 }
 
 // MCPToolInfo is one tool of an mcp_list_tools item.
@@ -83,6 +97,15 @@ type MCPToolInfo struct {
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema"`
 	Annotations json.RawMessage `json:"annotations,omitempty"`
+}
+
+// ReadOnly reports whether the server marks the tool read-only (MCP's readOnlyHint
+// annotation: it does not change its environment).
+func (t MCPToolInfo) ReadOnly() bool {
+	var a struct {
+		ReadOnlyHint bool `json:"readOnlyHint"`
+	}
+	return len(t.Annotations) > 0 && json.Unmarshal(t.Annotations, &a) == nil && a.ReadOnlyHint
 }
 
 // hearth's MCP items carry a status, as every other item of a stream does, so the
@@ -251,14 +274,26 @@ func decodeMCPTool(o object) (*MCPTool, error) {
 			names, _ = asArray(raw, p)
 		case kindObject:
 			f, _ := asObject(raw, p)
-			if names, _, err = f.array("tool_names"); err != nil {
+			var has bool
+			if names, has, err = f.array("tool_names"); err != nil {
 				return nil, err
 			}
+			ro, err := f.boolean("read_only")
+			if err != nil {
+				return nil, err
+			}
+			m.AllowedReadOnly = ro != nil && *ro
+			if !has {
+				break // read_only alone filters; no names filter
+			}
 			p = f.at("tool_names")
+			m.AllowedTools = []string{}
 		default:
-			return nil, typeError(p, "an array of tool names or an object with tool_names", raw)
+			return nil, typeError(p, "an array of tool names or an object with tool_names and read_only", raw)
 		}
-		m.AllowedTools = []string{}
+		if kindOf(raw) == kindArray {
+			m.AllowedTools = []string{}
+		}
 		for i, n := range names {
 			s, err := asString(n, indexPath(p, i))
 			if err != nil {
@@ -289,6 +324,13 @@ func decodeMCPTool(o object) (*MCPTool, error) {
 				elems, _, err := w.array("tool_names")
 				if err != nil {
 					return nil, err
+				}
+				ro, err := w.boolean("read_only")
+				if err != nil {
+					return nil, err
+				}
+				if which == ApprovalNever && ro != nil && *ro {
+					m.Approval.NeverReadOnly = true
 				}
 				var names []string
 				for i, e := range elems {

@@ -33,8 +33,21 @@ func TestDecodeMCPTool(t *testing.T) {
 			t.Errorf("tools[%d] = %+v, want %+v", i, req.Tools[i].MCP, w)
 		}
 	}
+	ro, _ := decode(t, `{"model":"m","tools":[{"type":"mcp","server_label":"r","allowed_tools":{"read_only":true},
+		"require_approval":{"never":{"read_only":true,"tool_names":["w"]}}}]}`)
+	wantRO := &hearth.MCPTool{ServerLabel: "r", AllowedReadOnly: true, Approval: hearth.MCPApproval{Never: []string{"w"}, NeverReadOnly: true}}
+	if !reflect.DeepEqual(ro.Tools[0].MCP, wantRO) {
+		t.Errorf("read_only forms = %+v, want %+v", ro.Tools[0].MCP, wantRO)
+	}
+	reader := hearth.MCPToolInfo{Name: "r", Annotations: json.RawMessage(`{"readOnlyHint":true}`)}
+	writer := hearth.MCPToolInfo{Name: "x", Annotations: json.RawMessage(`{"readOnlyHint":false,"destructiveHint":true}`)}
+	if m := ro.Tools[0].MCP; !m.Allows(reader) || m.Allows(writer) || m.Approval.Required(reader) || !m.Approval.Required(writer) ||
+		m.Approval.Required(hearth.MCPToolInfo{Name: "w"}) {
+		t.Error("read_only: Allows/Required")
+	}
 	// OpenAI's default asks for every call; the filter form runs only "never" tools.
-	if a := want[1].Approval; a.Required("a") || !a.Required("b") || !want[2].Approval.Required("x") || want[0].Approval.Required("read") {
+	tool := func(name string) hearth.MCPToolInfo { return hearth.MCPToolInfo{Name: name} }
+	if a := want[1].Approval; a.Required(tool("a")) || !a.Required(tool("b")) || !want[2].Approval.Required(tool("x")) || want[0].Approval.Required(tool("read")) {
 		t.Error("MCPApproval.Required")
 	}
 	c := req.ToolChoice
@@ -52,6 +65,7 @@ func TestDecodeMCPTool(t *testing.T) {
 		{"approval value", `"tools":[{"type":"mcp","server_label":"a","require_approval":"sometimes"}]`, "tools[0].require_approval"},
 		{"allowed_tools type", `"tools":[{"type":"mcp","server_label":"a","allowed_tools":"x"}]`, "tools[0].allowed_tools"},
 		{"allowed_tools item", `"tools":[{"type":"mcp","server_label":"a","allowed_tools":[1]}]`, "tools[0].allowed_tools[0]"},
+		{"read_only type", `"tools":[{"type":"mcp","server_label":"a","allowed_tools":{"read_only":"yes"}}]`, "tools[0].allowed_tools.read_only"},
 		{"connector", `"tools":[{"type":"mcp","server_label":"a","connector_id":"connector_gmail"}]`, "tools[0].connector_id"},
 		{"choice names no server", `"tools":[{"type":"mcp","server_label":"a"}],"tool_choice":{"type":"mcp","server_label":"b"}`, "tool_choice.server_label"},
 		{"approval response no approve", `"input":[{"type":"mcp_approval_response","approval_request_id":"mcpr_1"}]`, "input[0].approve"},

@@ -167,17 +167,18 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 				item.Error = err.Error()
 			}
 			for _, t := range got {
-				if m.AllowedTools != nil && !slices.Contains(m.AllowedTools, t.Name) {
+				info := hearth.MCPToolInfo{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations}
+				if !m.Allows(info) {
 					// The listing shows what this request offers, as OpenAI's does.
 					continue
 				}
-				item.MCPTools = append(item.MCPTools, hearth.MCPToolInfo{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations})
+				item.MCPTools = append(item.MCPTools, info)
 			}
 			st.listings = append(st.listings, item)
 			tools = item.MCPTools
 		}
-		if m.AllowedTools != nil {
-			tools = slices.DeleteFunc(slices.Clone(tools), func(t hearth.MCPToolInfo) bool { return !slices.Contains(m.AllowedTools, t.Name) })
+		if m.AllowedTools != nil || m.AllowedReadOnly {
+			tools = slices.DeleteFunc(slices.Clone(tools), func(t hearth.MCPToolInfo) bool { return !m.Allows(t) })
 		}
 		for _, t := range tools {
 			count[t.Name]++
@@ -207,7 +208,7 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 			if len(params) == 0 || string(params) == "null" {
 				params = json.RawMessage(`{"type":"object","properties":{}}`)
 			}
-			st.byModelName[name] = hostedRef{server: srv, name: t.Name, approval: m.Approval.Required(t.Name)}
+			st.byModelName[name] = hostedRef{server: srv, name: t.Name, approval: m.Approval.Required(t)}
 			st.modelNames[[2]string{m.ServerLabel, t.Name}] = name
 			out.Tools = append(out.Tools, hearth.Tool{Type: hearth.ToolFunction, Name: name, Description: t.Description, Parameters: params,
 				Strict: e.strictHosted(m.ServerLabel, name, params)})

@@ -27,7 +27,8 @@ func (f *fakeHosted) ListTools(_ context.Context, s HostedServer) ([]HostedTool,
 		return nil, fmt.Errorf("%w: %s", ErrUnknownServer, s.Label)
 	}
 	return []HostedTool{
-		{Name: "echo", Description: "Echoes", InputSchema: json.RawMessage(`{"type":"object","properties":{"m":{"type":"string"}},"required":["m"]}`)},
+		{Name: "echo", Description: "Echoes", InputSchema: json.RawMessage(`{"type":"object","properties":{"m":{"type":"string"}},"required":["m"]}`),
+			Annotations: json.RawMessage(`{"readOnlyHint":true}`)},
 		{Name: "boom", Description: "Fails", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
 	}, nil
 }
@@ -155,7 +156,7 @@ func TestHostedTurns(t *testing.T) {
 			name:  "a failed call is read by the model",
 			body:  `"tools":[` + mcpTool + `]`,
 			call:  hermes(`{"name":"boom","arguments":{}}`),
-			want:  `completed: list srv echo,boom | mcp[completed] boom {} -> "" err "the server is down" | message Done.`,
+			want:  `completed: list srv echo,boom | mcp[failed] boom {} -> "" err "the server is down" | message Done.`,
 			calls: 1, turns: 2,
 		},
 		{
@@ -276,5 +277,33 @@ func TestHostedListingOncePerResponse(t *testing.T) {
 	}
 	if len(next.hosted.listings) != 0 {
 		t.Errorf("continuation listings %d, want the chain's reused", len(next.hosted.listings))
+	}
+}
+
+// allowed_tools {"read_only": true} offers only the tools the server marks read-only
+// (readOnlyHint), and require_approval {"never": {"read_only": true}} runs those without
+// asking while the others still ask.
+func TestHostedReadOnly(t *testing.T) {
+	rt := &fakeRuntime{show: qwenShow(), write: turnModel(hermes(`{"name":"echo","arguments":{"m":"hi"}}`), []string{"Done."})}
+	j, err := hostedJob(t, rt, &fakeHosted{}, `{"model":"m","input":"hi","tools":[{"type":"mcp","server_label":"srv","allowed_tools":{"read_only":true},"require_approval":"never"}]}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runHosted(t, j, context.Background())
+	if got, want := hostedSummary(r), `completed: list srv echo | mcp[completed] echo {"m":"hi"} -> "Echo: hi" err "" | message Done.`; got != want {
+		t.Errorf("read_only allowed tools:\n got  %s\nwant %s", got, want)
+	}
+	tools := `"tools":[{"type":"mcp","server_label":"srv","require_approval":{"never":{"read_only":true}}}]`
+	j, err = hostedJob(t, rt, &fakeHosted{}, `{"model":"m","input":"hi",`+tools+`}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !j.hosted.byModelName["boom"].approval || j.hosted.byModelName["echo"].approval {
+		t.Errorf("approval: echo %v, boom %v; want only boom (not read-only) to ask",
+			j.hosted.byModelName["echo"].approval, j.hosted.byModelName["boom"].approval)
+	}
+	r = runHosted(t, j, context.Background())
+	if got, want := hostedSummary(r), `completed: list srv echo,boom | mcp[completed] echo {"m":"hi"} -> "Echo: hi" err "" | message Done.`; got != want {
+		t.Errorf("read_only never asks:\n got  %s\nwant %s", got, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -305,6 +306,28 @@ func TestMCPE2E(t *testing.T) {
 	if got, want := r.Usage.OutputTokens, m.EvalCount(a)+m.EvalCount(ans); got != want {
 		t.Errorf("tool_choice: output_tokens %d, want %d", got, want)
 	}
+
+	// allowed_tools {"read_only": true} offers exactly the tools the server marks
+	// readOnlyHint (echo among them), read from the server's whole listing.
+	all, err := eng.Hosted.ListTools(context.Background(), engine.HostedServer{Label: "everything"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var readOnly []string
+	for _, tool := range all {
+		if (hearth.MCPToolInfo{Name: tool.Name, Annotations: tool.Annotations}).ReadOnly() {
+			readOnly = append(readOnly, tool.Name)
+		}
+	}
+	if len(readOnly) == 0 || len(readOnly) == len(all) || !slices.Contains(readOnly, "echo") {
+		t.Fatalf("read-only tools of the server: %v of %d", readOnly, len(all))
+	}
+	r = createMCPJSON(t, srv, reqBody(model, false, mcpAsk+`,"tools":[{"type":"mcp","server_label":"everything","allowed_tools":{"read_only":true},"require_approval":"never"}]`))
+	sameMCPItems(t, "read_only", r.Output, []mcpItem{
+		{Type: "mcp_list_tools", Status: "completed", ServerLabel: "everything", Tools: readOnly},
+		{Type: "mcp_call", Status: "completed", ServerLabel: "everything", Name: "echo", Arguments: mcpEchoArgs, Output: mcpEchoOutput},
+		{Type: "message", Status: "completed", Text: scriptmodel.MCPAnswerText},
+	})
 }
 
 // TestMCPApprovalE2E: with require_approval the response ends with an
