@@ -1,7 +1,6 @@
 package hearth
 
 import (
-	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 )
@@ -57,8 +56,11 @@ func (e Event) AppendJSON(dst []byte) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
+// appendMarshalled calls MarshalJSON itself: json.Marshal(e) would scan its whole
+// output once more to compact and check it, which MarshalJSON's own json.Marshal
+// calls have done (a response.completed event carries the whole response).
 func (e Event) appendMarshalled(dst []byte) ([]byte, error) {
-	b, err := json.Marshal(e)
+	b, err := e.MarshalJSON()
 	if err != nil {
 		return dst, err
 	}

@@ -178,7 +178,14 @@ func (s *Server) createResponse(c *gin.Context) {
 				Code: final.Error.Code, Message: final.Error.Message})
 			return
 		}
-		c.JSON(http.StatusOK, final)
+		// The response's own encoding, as c.JSON would write it, without encoding/json's
+		// second pass over the bytes to compact and check them.
+		body, err := final.MarshalJSON()
+		if err != nil {
+			s.writeError(c, hearth.ServerError("The response could not be encoded: "+err.Error()))
+			return
+		}
+		c.Data(http.StatusOK, "application/json; charset=utf-8", body)
 	}
 }
 
