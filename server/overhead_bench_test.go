@@ -13,6 +13,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"hearth/internal/codexbody"
 	"hearth/internal/seal"
 )
 
@@ -120,31 +121,10 @@ func BenchmarkCodexHistory(b *testing.B) {
 // codexRequest is a Codex-shaped store:false request carrying turns earlier turns.
 func codexRequest(b *testing.B, key *seal.Key, turns int) []byte {
 	b.Helper()
-	para := func(n int, words string) string {
-		return strings.Repeat(words, n/len(words)+1)[:n]
-	}
-	text := func(role, kind, s string) map[string]any {
-		return map[string]any{"type": "message", "role": role, "content": []any{map[string]any{"type": kind, "text": s}}}
-	}
-	input := []any{
-		text("developer", "input_text", para(16000, "You are a coding agent running in a terminal. Follow the repository's conventions. ")),
-		text("developer", "input_text", para(8000, "<environment_context><cwd>/home/user/project</cwd><sandbox>workspace-write</sandbox></environment_context> ")),
-	}
-	for i := range turns {
-		callID := fmt.Sprintf("call_%04d", i)
-		thought, _ := json.Marshal(map[string]string{"text": para(600, "I should look at the file before I change it. ")})
-		input = append(input,
-			text("user", "input_text", fmt.Sprintf("Step %d: fix the failing test in pkg/step%d and explain the change.", i, i)),
-			map[string]any{"type": "reasoning", "id": fmt.Sprintf("rs_%04d", i), "summary": []any{},
-				"encrypted_content": key.Seal(seal.Reasoning, thought)},
-			map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%04d", i), "call_id": callID, "name": "exec_command",
-				"arguments": fmt.Sprintf(`{"cmd":"sed -n 1,120p pkg/step%d/step_test.go","workdir":"/home/user/project"}`, i)},
-			map[string]any{"type": "function_call_output", "call_id": callID,
-				"output": para(3600, "func TestStep(t *testing.T) { if got := Step(); got != want { t.Fatal(got) } }\n")},
-			text("assistant", "output_text", para(300, "The test failed because the step returned early; now it does not. ")),
-		)
-	}
-	input = append(input, text("user", "input_text", "Now run the whole suite."))
+	input := codexbody.Input(turns, func(int) string {
+		thought, _ := json.Marshal(map[string]string{"text": codexbody.Para(600, "I should look at the file before I change it. ")})
+		return key.Seal(seal.Reasoning, thought)
+	})
 	body, err := json.Marshal(map[string]any{
 		"model": "hearth-fake-1m", "stream": true, "store": false, "input": input,
 		"include": []string{"reasoning.encrypted_content"}, "reasoning": map[string]any{"summary": "auto"},
