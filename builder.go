@@ -602,16 +602,26 @@ func (b *Builder) MCPArgumentsDone() error {
 // EndMCPCall ends the open mcp_call with the tool's output, or with errMsg when the
 // call failed: response.mcp_call.completed (.failed), then output_item.done.
 func (b *Builder) EndMCPCall(output, errMsg string) error {
+	status := StatusCompleted
+	if errMsg != "" {
+		// OpenAI's mcp_call status has "failed" for a call that ended in an error.
+		status = StatusFailed
+	}
+	return b.EndMCPCallAs(output, errMsg, status)
+}
+
+// EndMCPCallAs is EndMCPCall with the item's final status given: a replay gives the
+// stored one (calls stored before hearth said "failed" say "completed" with an error).
+func (b *Builder) EndMCPCallAs(output, errMsg, status string) error {
 	if err := b.MCPArgumentsDone(); err != nil {
 		return err
 	}
 	it := &b.resp.Output[b.cur]
 	it.Output = ToolOutput{Text: output}
 	it.Error = errMsg
-	typ, status := EventMCPCallCompleted, StatusCompleted
+	typ := EventMCPCallCompleted
 	if errMsg != "" {
-		// OpenAI's mcp_call status has "failed" for a call that ended in an error.
-		typ, status = EventMCPCallFailed, StatusFailed
+		typ = EventMCPCallFailed
 	}
 	b.send(Event{Type: typ, ItemID: it.ID, OutputIndex: b.cur})
 	b.closeItem(status)

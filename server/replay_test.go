@@ -31,7 +31,10 @@ func TestReplayKeepsStoredOutput(t *testing.T) {
 			MCPTools: []hearth.MCPToolInfo{{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}}},
 		{Type: hearth.ItemMCPCall, ID: "mcp_stored", Status: hearth.StatusCompleted, ServerLabel: "s", Name: "echo",
 			Arguments: `{"m":"x"}`, Output: hearth.ToolOutput{Text: "Echo: x"}, ApprovalRequestID: "mcpr_stored"},
-		{Type: hearth.ItemMCPCall, ID: "mcp_failed_stored", Status: hearth.StatusCompleted, ServerLabel: "s", Name: "echo",
+		{Type: hearth.ItemMCPCall, ID: "mcp_failed_stored", Status: hearth.StatusFailed, ServerLabel: "s", Name: "echo",
+			Arguments: `{}`, Error: "the server is down"},
+		// Stored before hearth gave failed calls the status "failed".
+		{Type: hearth.ItemMCPCall, ID: "mcp_older_stored", Status: hearth.StatusCompleted, ServerLabel: "s", Name: "echo",
 			Arguments: `{}`, Error: "the server is down"},
 		{Type: hearth.ItemMCPApprovalRequest, ID: "mcpr2_stored", Status: hearth.StatusCompleted, ServerLabel: "s", Name: "echo", Arguments: `{"m":"y"}`},
 	}

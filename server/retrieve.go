@@ -158,7 +158,7 @@ func replay(resp *hearth.Response, emit func(hearth.Event)) {
 		case hearth.ItemMCPCall:
 			b.ArgumentsDelta(it.Arguments)
 			if it.Status != hearth.StatusIncomplete {
-				b.EndMCPCall(it.Output.Text, it.Error)
+				b.EndMCPCallAs(it.Output.Text, it.Error, it.Status)
 				continue
 			}
 		}
