@@ -42,29 +42,7 @@ func grammarFormat(syntax, definition string) string {
 // validated against the schema plus OpenAI's definitions of custom tools.
 func createCustomSSE(t *testing.T, srv *httptest.Server, body string) ([]map[string]any, *hearth.Response) {
 	t.Helper()
-	resp, err := http.Post(srv.URL+"/v1/responses", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("status %d: %s", resp.StatusCode, b)
-	}
-	events, err := schematest.ReadSSE(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	schematest.CustomTools.ValidateEvents(t, events)
-	if err := schematest.CheckLifecycle(events); err != nil {
-		t.Fatalf("lifecycle: %v", err)
-	}
-	b, _ := json.Marshal(events[len(events)-1]["response"])
-	var r hearth.Response
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
-	return events, &r
+	return createSSEWith(t, srv, body, schematest.CustomTools.ValidateEvents)
 }
 
 // createCustomJSON is createJSON for responses with custom tool calls.

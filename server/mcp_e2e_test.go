@@ -105,29 +105,7 @@ func newMCPHearth(t *testing.T, servers ...mcp.Server) (*httptest.Server, *engin
 // plus OpenAI's definitions of MCP tools.
 func createMCPSSE(t *testing.T, srv *httptest.Server, body string) ([]map[string]any, *hearth.Response) {
 	t.Helper()
-	resp, err := http.Post(srv.URL+"/v1/responses", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("status %d: %s", resp.StatusCode, b)
-	}
-	events, err := schematest.ReadSSE(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	schematest.MCP.ValidateEvents(t, events)
-	if err := schematest.CheckLifecycle(events); err != nil {
-		t.Fatalf("lifecycle: %v", err)
-	}
-	b, _ := json.Marshal(events[len(events)-1]["response"])
-	var r hearth.Response
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
-	return events, &r
+	return createSSEWith(t, srv, body, schematest.MCP.ValidateEvents)
 }
 
 // createMCPJSON is createJSON for responses with MCP items.

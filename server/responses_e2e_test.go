@@ -67,6 +67,13 @@ func createJSON(t *testing.T, srv *httptest.Server, body string) *hearth.Respons
 // returns the events and the terminal event's response.
 func createSSE(t *testing.T, srv *httptest.Server, body string) ([]map[string]any, *hearth.Response) {
 	t.Helper()
+	return createSSEWith(t, srv, body, schematest.ValidateEvents)
+}
+
+// createSSEWith is createSSE with the events validated by validate (the schema plus
+// OpenAI's definitions of custom tools or MCP items, for streams that have them).
+func createSSEWith(t *testing.T, srv *httptest.Server, body string, validate func(testing.TB, []map[string]any)) ([]map[string]any, *hearth.Response) {
+	t.Helper()
 	resp, err := http.Post(srv.URL+"/v1/responses", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +87,7 @@ func createSSE(t *testing.T, srv *httptest.Server, body string) ([]map[string]an
 	if err != nil {
 		t.Fatal(err)
 	}
-	schematest.ValidateEvents(t, events)
+	validate(t, events)
 	if err := schematest.CheckLifecycle(events); err != nil {
 		t.Fatalf("lifecycle: %v", err)
 	}
