@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
-	"net/url"
 	"strings"
 	"time"
 
@@ -24,24 +23,11 @@ import (
 )
 
 // Runtime is what the server needs of the runtime behind it, beside the engine:
-// health, the model list, and the address and transport of the /api passthrough, which
-// forwards Ollama's own API unchanged. cmd/hearth gives it: a *pool.Pool of several
-// runtimes, or one *ollama.Runtime (which New serves as a pool of one).
-type Runtime interface {
-	// Ready reports whether the runtime answers.
-	Ready(ctx context.Context) error
-	// Models lists the models the runtime has.
-	Models(ctx context.Context) ([]engine.ListedModel, error)
-	// Loaded lists the models it holds in memory now, for the console and /v1/models.
-	Loaded(ctx context.Context) ([]engine.LoadedModel, error)
-	// Target and Transport reach the runtime's own API, for the passthrough.
-	Target() *url.URL
-	Transport() http.RoundTripper
-	// IsEmbedded reports whether the runtime runs inside this process.
-	IsEmbedded() bool
-	// Seam is the engine's view of the runtime, for a Config without an Engine.
-	Seam() engine.Runtime
-}
+// health, the model list, the loaded models (console, /v1/models), and the address and
+// transport of the /api passthrough, which forwards Ollama's own API unchanged; the same
+// method set a pool asks of each of its runtimes. cmd/hearth gives it: a *pool.Pool of
+// several runtimes, or one *ollama.Runtime (which New serves as a pool of one).
+type Runtime = pool.Runtime
 
 // Config wires a Server to its parts.
 type Config struct {
