@@ -6,13 +6,16 @@ import "context"
 // not say how much of a prompt it found cached).
 //
 // A runtime with parallel slots (OLLAMA_NUM_PARALLEL) keeps one sequence per slot and
-// model. Ollama's runner (0.17.4, runner/ollamarunner/cache.go, findLongestCacheSlot)
-// gives a request the free slot whose sequence shares the longest prefix with the
-// prompt (the first on a tie; an empty slot shares nothing), reuses that prefix and
-// overwrites the rest. hearth mirrors that choice: each response claims a slot when
-// it starts generating and leaves its sequence there when it ends, so conversations
-// that run side by side on one runtime each keep their own slot, as they do in the
-// runtime, and a response placed where its prefix is not cached reports so.
+// model. Ollama's runners (0.17.4: the Ollama engine's, runner/ollamarunner/cache.go,
+// and llama.cpp's, runner/llamarunner/cache.go, both findLongestCacheSlot) give a
+// request the free slot whose sequence shares the longest prefix with the prompt (the
+// first on a tie; an empty slot shares nothing), reuse that prefix and overwrite the
+// rest. (With OLLAMA_MULTIUSER_CACHE a runner copies the prefix into its least recently
+// used slot instead: continuations count the same, first turns may not.) hearth
+// mirrors that choice: each response claims a slot when it starts generating and
+// leaves its sequence there when it ends, so conversations that run side by side on
+// one runtime each keep their own slot, as they do in the runtime, and a response
+// placed where its prefix is not cached reports so.
 
 // inCache is how many tokens a generation of promptTokens and evalTokens leaves in its
 // slot: the last token sampled is never evaluated, so the slot holds one less than the

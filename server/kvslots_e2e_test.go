@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -16,7 +14,6 @@ import (
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
-	"hearth/storage"
 )
 
 // cacheSlotUse matches the runner's debug line for each generation (Ollama 0.17.4,
@@ -33,14 +30,7 @@ var cacheSlotUse = regexp.MustCompile(`msg="loading cache slot" id=(\d+) .* used
 func TestKVSlotsCachedTokensE2E(t *testing.T) {
 	rt := testenv.StartServer(t, "OLLAMA_NUM_PARALLEL=2", "OLLAMA_DEBUG=1")
 	_, model := testenv.BenchModel(t, scriptmodel.LongModel)
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	srv := httptest.NewServer(server.New(server.Config{Runtime: rt.Runtime, Database: db,
-		Admission: admission.Config{Slots: 2}}))
-	t.Cleanup(srv.Close)
+	srv, _ := servePool(t, server.Config{Admission: admission.Config{Slots: 2}}, rt.Runtime)
 
 	// Load the model before counting the runner's lines (a load generates nothing).
 	create := func(extra string) *hearth.Response {
