@@ -49,12 +49,16 @@ type journal struct {
 
 // openJournal registers the live journal of response id, before the response is
 // stored: a reader that finds the stored response in flight then finds its journal.
-func (s *Server) openJournal(id string) *journal {
+// batches says whether events are written while the response runs; a response
+// stored whole at its end (run.whole) has no row to write them under until then.
+func (s *Server) openJournal(id string, batches bool) *journal {
 	j := &journal{s: s, id: id}
 	s.jobs.mu.Lock()
 	s.jobs.journals[id] = j
 	s.jobs.mu.Unlock()
-	j.timer = time.AfterFunc(journalFlushEvery, j.tick)
+	if batches {
+		j.timer = time.AfterFunc(journalFlushEvery, j.tick)
+	}
 	return j
 }
 
@@ -129,7 +133,9 @@ func (j *journal) settle(held []storage.Event) []storage.Event {
 func (j *journal) stopTicks() {
 	j.flushMu.Lock()
 	j.settled = true
-	j.timer.Stop()
+	if j.timer != nil {
+		j.timer.Stop()
+	}
 	j.flushMu.Unlock()
 }
 

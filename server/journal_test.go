@@ -30,7 +30,7 @@ func TestJournalFollowers(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &Server{db: db, log: slog.New(slog.DiscardHandler), jobs: newJobs()}
-	j := s.openJournal(id)
+	j := s.openJournal(id, true)
 	const total = 400
 	var wg sync.WaitGroup
 	got := make([][]int, 8)

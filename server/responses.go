@@ -125,7 +125,9 @@ func (s *Server) createResponse(c *gin.Context) {
 		return
 	}
 
-	r, resp, retry, err := s.start(ctx, meta(c), who, req, job)
+	// A JSON reply is stored whole when it ends: its client learns the id with the
+	// finished response, so no reader needs the in-flight row.
+	r, resp, retry, err := s.start(ctx, meta(c), who, req, job, !req.Stream && !req.Background)
 	if retry != "" {
 		c.Header("Retry-After", retry)
 	}
@@ -192,8 +194,10 @@ func (s *Server) createResponse(c *gin.Context) {
 // start turns a prepared request into a run: the response and its id, a place in
 // admission (a slot now, or the queue; a refusal is a 429 whose Retry-After value is
 // returned), and the stored record (queued or in progress). HTTP and WebSocket creates
-// share it.
-func (s *Server) start(ctx context.Context, m *reqMeta, who string, req *hearth.CreateResponseRequest, job *engine.Job) (*run, *hearth.Response, string, error) {
+// share it. whole keeps the record back until the response ends, to be stored with
+// its end in one transaction (one commit and fsync instead of two): only for a
+// response whose id nobody learns before it ends.
+func (s *Server) start(ctx context.Context, m *reqMeta, who string, req *hearth.CreateResponseRequest, job *engine.Job, whole bool) (*run, *hearth.Response, string, error) {
 	resp := hearth.NewResponse(hearth.NewID(hearth.PrefixResponse), req, time.Now())
 	assignInputIDs(req.Input)
 	store := req.StoreEnabled() && s.db != nil
@@ -207,24 +211,31 @@ func (s *Server) start(ctx context.Context, m *reqMeta, who string, req *hearth.
 	if err != nil {
 		return nil, nil, retry, err
 	}
-	var j *journal
-	if store {
-		// Registered before the response is stored: whoever finds the stored
-		// response in flight finds its live journal.
-		j = s.openJournal(resp.ID)
-		rec := newStoredResponse(who, req, resp)
-		if req.Background || adm.queued {
-			rec.Status = storage.StatusQueued
-			resp.Status = hearth.StatusQueued
-			rec.Body, _ = json.Marshal(resp)
-		}
-		if err := s.db.CreateResponse(ctx, rec); err != nil {
-			adm.done()
-			j.end()
-			return nil, nil, "", fmt.Errorf("store new response: %w", err)
-		}
+	r := &run{s: s, job: job, req: req, store: store, adm: adm, who: who}
+	if !store {
+		return r, resp, "", nil
 	}
-	return &run{s: s, job: job, req: req, store: store, adm: adm, j: j, who: who}, resp, "", nil
+	// Registered before the response is stored: whoever finds the stored response
+	// in flight finds its live journal. A response stored whole writes its journal
+	// with it.
+	r.j = s.openJournal(resp.ID, !whole)
+	if whole {
+		rec := newStoredResponse(who, req, resp) // the end brings the body
+		r.whole = &rec
+		return r, resp, "", nil
+	}
+	rec := newStoredResponse(who, req, resp)
+	if req.Background || adm.queued {
+		rec.Status = storage.StatusQueued
+		resp.Status = hearth.StatusQueued
+	}
+	rec.Body, _ = resp.MarshalJSON()
+	if err := s.db.CreateResponse(ctx, rec); err != nil {
+		adm.done()
+		r.j.end()
+		return nil, nil, "", fmt.Errorf("store new response: %w", err)
+	}
+	return r, resp, "", nil
 }
 
 // run carries one response from generation to storage.
@@ -250,6 +261,8 @@ type run struct {
 	conv *conversationTurn
 	// who owns the response.
 	who string
+	// whole is the response's record when it is stored whole at its end (start).
+	whole *storage.NewResponse
 }
 
 // eventSink is where a streamed response's events go: an SSE stream (sse.go) or a
@@ -347,7 +360,7 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 		// cancelled or timed out, or hearth is stopping.
 		b.Incomplete(engine.IncompleteClientDisconnected, hearth.Usage{})
 	} else {
-		if r.store && (r.req.Background || r.adm.queued) {
+		if r.store && r.whole == nil && (r.req.Background || r.adm.queued) {
 			if err := s.db.UpdateStatus(ctx, id, storage.StatusInProgress); err != nil {
 				s.log.Warn("mark queued response in progress", "id", id, "error", err)
 			}
@@ -386,16 +399,23 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 		}
 		f.Events, f.EndJournal = r.j.settle(r.heldEnc), true
 		f.SavedPrompt = r.savedPrompt
-		storeErr = s.db.CompleteResponse(storeCtx, id, f)
+		if r.whole != nil {
+			storeErr = s.db.StoreResponse(storeCtx, *r.whole, f)
+		} else {
+			storeErr = s.db.CompleteResponse(storeCtx, id, f)
+		}
 		cancel()
 		if storeErr != nil {
 			s.log.Error("store finished response", "id", id, "error", storeErr)
 			storeErr = fmt.Errorf("store finished response: %w", storeErr)
 			r.held = failedTerminal(r.held, final, "The response could not be stored.")
 			r.heldEnc = nil
-			// The client is told the response failed; the row must say so too once
-			// the database takes writes again, or a poller would wait forever.
-			go s.settleLater(id, failedCopy(final, "The response could not be stored."))
+			if r.whole == nil {
+				// The client is told the response failed; the row must say so too
+				// once the database takes writes again, or a poller would wait
+				// forever. (A response stored whole has no row to settle.)
+				go s.settleLater(id, failedCopy(final, "The response could not be stored."))
+			}
 		}
 	}
 	r.finish(sink)
@@ -611,17 +631,17 @@ func assignInputIDs(items []hearth.Item) {
 
 func newStoredResponse(owner string, req *hearth.CreateResponseRequest, resp *hearth.Response) storage.NewResponse {
 	reqJSON, _ := json.Marshal(req)
-	body, _ := json.Marshal(resp)
 	return storage.NewResponse{
 		ID: resp.ID, Owner: owner, Model: req.Model, Status: storage.StatusInProgress,
 		Background: req.Background, PreviousResponseID: req.PreviousResponseID,
-		Request: reqJSON, Body: body, Input: storedItems(req.Input),
+		Request: reqJSON, Input: storedItems(req.Input),
 		CreatedAt: time.Unix(resp.CreatedAt, 0),
 	}
 }
 
 func storedFinal(r *hearth.Response) storage.Final {
-	body, _ := json.Marshal(r)
+	// The response's own encoding, as json.Marshal gives it without its second pass.
+	body, _ := r.MarshalJSON()
 	f := storage.Final{Status: storage.Status(r.Status), Body: body, Output: storedItems(r.Output), CompletedAt: time.Now()}
 	if r.Usage != nil {
 		f.Usage = storage.Usage{

@@ -289,7 +289,7 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	r, resp, retry, err := s.start(ctx, &m, sk.owner, req, job)
+	r, resp, retry, err := s.start(ctx, &m, sk.owner, req, job, false)
 	if err != nil {
 		return nil, retry, err
 	}

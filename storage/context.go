@@ -95,11 +95,11 @@ func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string, savedPrompt
 	if distance < checkpointEvery {
 		return nil
 	}
-	owner, _, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
+	row, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
 	if err != nil {
 		return err
 	}
-	c, err := walkInTx(ctx, tx, owner, id)
+	c, err := walkInTx(ctx, tx, row.owner, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil // a broken chain: nothing to materialise; LoadChain says not found
 	}

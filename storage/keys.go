@@ -151,7 +151,7 @@ func (db *DB) KeyByHash(ctx context.Context, hash string) (*Key, error) {
 // whose keys were all revoked must keep requiring one.
 func (db *DB) HasKeys(ctx context.Context) (bool, error) {
 	var n int
-	if err := db.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM api_keys)`).Scan(&n); err != nil {
+	if err := db.st.hasKeys.QueryRowContext(ctx).Scan(&n); err != nil {
 		return false, db.seen(fmt.Errorf("storage: count keys: %w", err))
 	}
 	return n == 1, nil

@@ -21,51 +21,82 @@ var recoveredError = json.RawMessage(`{"code":"server_error","message":"hearth s
 // The error is then ErrNotFound, as from LoadChain; an id already stored gives
 // ErrExists.
 func (db *DB) CreateResponse(ctx context.Context, r NewResponse) error {
+	if err := r.check(); err != nil {
+		return fmt.Errorf("storage: create response %s: %w", r.ID, err)
+	}
+	if err := db.write(ctx, func(tx *sql.Tx) error { return db.insertResponse(ctx, tx, r) }); err != nil {
+		return fmt.Errorf("storage: create response %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// check validates a response about to be created.
+func (r *NewResponse) check() error {
 	if r.ID == "" || r.Owner == "" || r.Model == "" {
-		return errors.New("storage: create response: id, owner and model are required")
+		return errors.New("id, owner and model are required")
 	}
 	if !r.Status.InFlight() {
-		return fmt.Errorf("storage: create response %s: status %q, want queued or in_progress", r.ID, r.Status)
+		return fmt.Errorf("status %q, want queued or in_progress", r.Status)
 	}
 	if !json.Valid(r.Request) {
-		return fmt.Errorf("storage: create response %s: request is not valid JSON", r.ID)
+		return errors.New("request is not valid JSON")
 	}
 	if len(r.Body) > 0 && !json.Valid(r.Body) {
-		return fmt.Errorf("storage: create response %s: body is not valid JSON", r.ID)
+		return errors.New("body is not valid JSON")
 	}
 	if err := validItems(r.Input); err != nil {
-		return fmt.Errorf("storage: create response %s: input %w", r.ID, err)
+		return fmt.Errorf("input %w", err)
 	}
+	return nil
+}
+
+// insertResponse writes the row of a new response and its input items in tx.
+func (db *DB) insertResponse(ctx context.Context, tx *sql.Tx, r NewResponse) error {
 	created := r.CreatedAt
 	if created.IsZero() {
 		created = time.Now()
 	}
+	if _, err := lookupOwner(ctx, tx, db.st.ownerOf, r.ID); err == nil {
+		return ErrExists
+	} else if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	if r.PreviousResponseID != "" {
+		parent, err := lookupOwner(ctx, tx, db.st.ownerOf, r.PreviousResponseID)
+		if err != nil {
+			return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, err)
+		}
+		if parent.owner != r.Owner {
+			return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, ErrNotFound)
+		}
+	}
+	if _, err := tx.StmtContext(ctx, db.st.insertResponse).ExecContext(ctx,
+		r.ID, r.Owner, r.Model, string(r.Status), r.Background, nullString(r.PreviousResponseID),
+		string(r.Request), nullJSON(r.Body), created.UnixMilli(), packItems(r.Input)); err != nil {
+		return err
+	}
+	return insertItems(ctx, tx.StmtContext(ctx, db.st.insertItem), r.ID, "input", r.Input)
+}
 
+// StoreResponse stores a whole response at once: r as CreateResponse would, then its
+// end f as CompleteResponse would, in one transaction (one commit, one fsync instead
+// of two). It is for a response nobody can see before it ends: a JSON reply, whose id
+// the client learns with the finished response, so no reader needs the in-flight row.
+func (db *DB) StoreResponse(ctx context.Context, r NewResponse, f Final) error {
+	if err := r.check(); err != nil {
+		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
+	}
+	if err := f.check(); err != nil {
+		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
+	}
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		owner, _, err := lookupOwner(ctx, tx, db.st.ownerOf, r.ID)
-		if err == nil {
-			return ErrExists
-		} else if !errors.Is(err, ErrNotFound) {
+		if err := db.insertResponse(ctx, tx, r); err != nil {
 			return err
 		}
-		if r.PreviousResponseID != "" {
-			owner, _, err = lookupOwner(ctx, tx, db.st.ownerOf, r.PreviousResponseID)
-			if err != nil {
-				return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, err)
-			}
-			if owner != r.Owner {
-				return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, ErrNotFound)
-			}
-		}
-		if _, err := tx.StmtContext(ctx, db.st.insertResponse).ExecContext(ctx,
-			r.ID, r.Owner, r.Model, string(r.Status), r.Background, nullString(r.PreviousResponseID),
-			string(r.Request), nullJSON(r.Body), created.UnixMilli(), packItems(r.Input)); err != nil {
-			return err
-		}
-		return insertItems(ctx, tx.StmtContext(ctx, db.st.insertItem), r.ID, "input", r.Input)
+		return db.completeInTx(ctx, tx, r.ID, f, &r)
 	})
 	if err != nil {
-		return fmt.Errorf("storage: create response %s: %w", r.ID, err)
+		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
 	}
 	return nil
 }
@@ -79,28 +110,50 @@ func (db *DB) CreateResponse(ctx context.Context, r NewResponse) error {
 // store what it produced before it noticed. The server should pass a context that is
 // not cancelled when the client disconnects.
 func (db *DB) CompleteResponse(ctx context.Context, id string, f Final) error {
+	if err := f.check(); err != nil {
+		return fmt.Errorf("storage: complete response %s: %w", id, err)
+	}
+	if err := db.write(ctx, func(tx *sql.Tx) error { return db.completeInTx(ctx, tx, id, f, nil) }); err != nil {
+		return fmt.Errorf("storage: complete response %s: %w", id, err)
+	}
+	return nil
+}
+
+// check validates the end of a response.
+func (f *Final) check() error {
 	if !f.Status.Terminal() {
-		return fmt.Errorf("storage: complete response %s: status %q is not terminal", id, f.Status)
+		return fmt.Errorf("status %q is not terminal", f.Status)
 	}
 	if len(f.Body) > 0 && !json.Valid(f.Body) {
-		return fmt.Errorf("storage: complete response %s: body is not valid JSON", id)
+		return errors.New("body is not valid JSON")
 	}
 	if len(f.Error) > 0 && !json.Valid(f.Error) {
-		return fmt.Errorf("storage: complete response %s: error is not valid JSON", id)
+		return errors.New("error is not valid JSON")
 	}
 	if err := validItems(f.Output); err != nil {
-		return fmt.Errorf("storage: complete response %s: output %w", id, err)
+		return fmt.Errorf("output %w", err)
 	}
+	return nil
+}
+
+// completeInTx writes the end of response id in tx. fresh is the response's record
+// when its row was inserted in this very transaction (StoreResponse): it is in
+// flight, with no output and nothing below it, so those checks are skipped.
+func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f Final, fresh *NewResponse) error {
 	completed := f.CompletedAt
 	if completed.IsZero() {
 		completed = time.Now()
 	}
-
-	err := db.write(ctx, func(tx *sql.Tx) error {
-		_, status, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
+	var child bool
+	if fresh != nil {
+		child = fresh.PreviousResponseID != ""
+	} else {
+		row, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
 		if err != nil {
 			return err
 		}
+		status := row.status
+		child = row.child
 		if !status.InFlight() && !(status == StatusCancelled && f.Status == StatusCancelled) {
 			return fmt.Errorf("%w (status %s)", ErrFinished, status)
 		}
@@ -110,34 +163,30 @@ func (db *DB) CompleteResponse(ctx context.Context, id string, f Final) error {
 				return err
 			}
 		}
-		if _, err := tx.StmtContext(ctx, db.st.complete).ExecContext(ctx,
-			string(f.Status), nullJSON(f.Body), nullJSON(f.Error),
-			f.Usage.InputTokens, f.Usage.OutputTokens, f.Usage.CachedTokens, f.Usage.ReasoningTokens,
-			completed.UnixMilli(), packItems(f.Output), id); err != nil {
-			return err
-		}
-		if err := insertItems(ctx, tx.StmtContext(ctx, db.st.insertItem), id, "output", f.Output); err != nil {
-			return err
-		}
-		if f.Runtime != "" {
-			if _, err := tx.ExecContext(ctx, `UPDATE responses SET runtime = ? WHERE id = ?`, f.Runtime, id); err != nil {
-				return err
-			}
-		}
+	}
+	if _, err := tx.StmtContext(ctx, db.st.complete).ExecContext(ctx,
+		string(f.Status), nullJSON(f.Body), nullJSON(f.Error),
+		f.Usage.InputTokens, f.Usage.OutputTokens, f.Usage.CachedTokens, f.Usage.ReasoningTokens,
+		completed.UnixMilli(), packItems(f.Output), f.Runtime, id); err != nil {
+		return err
+	}
+	if err := insertItems(ctx, tx.StmtContext(ctx, db.st.insertItem), id, "output", f.Output); err != nil {
+		return err
+	}
+	if fresh == nil {
 		if err := db.dropDescendantContexts(ctx, tx, id); err != nil {
 			return err
 		}
-		if f.EndJournal {
-			if err := db.appendJournal(ctx, tx, id, f.Events, true, true); err != nil {
-				return err
-			}
-		}
-		return db.checkpoint(ctx, tx, id, f.SavedPrompt)
-	})
-	if err != nil {
-		return fmt.Errorf("storage: complete response %s: %w", id, err)
 	}
-	return nil
+	if f.EndJournal {
+		if err := db.appendJournal(ctx, tx, id, f.Events, true, true); err != nil {
+			return err
+		}
+	}
+	if !child {
+		return nil // a root is its own checkpoint: nothing to walk
+	}
+	return db.checkpoint(ctx, tx, id, f.SavedPrompt)
 }
 
 // UpdateStatus moves a response that is still in flight to in_progress (a worker picked
@@ -150,12 +199,12 @@ func (db *DB) UpdateStatus(ctx context.Context, id string, status Status) error 
 		return fmt.Errorf("storage: update status of %s: cannot set %q here", id, status)
 	}
 	err := db.write(ctx, func(tx *sql.Tx) error {
-		_, current, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
+		row, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
 		if err != nil {
 			return err
 		}
-		if !current.InFlight() {
-			return fmt.Errorf("%w (status %s)", ErrFinished, current)
+		if !row.status.InFlight() {
+			return fmt.Errorf("%w (status %s)", ErrFinished, row.status)
 		}
 		var completed any
 		if status.Terminal() {
@@ -309,12 +358,20 @@ func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 	return tx.Commit()
 }
 
-func lookupOwner(ctx context.Context, tx *sql.Tx, st *sql.Stmt, id string) (owner string, status Status, err error) {
-	err = tx.StmtContext(ctx, st).QueryRowContext(ctx, id).Scan(&owner, &status)
+// stored is what a write transaction looks up of a stored response first.
+type stored struct {
+	owner  string
+	status Status
+	// child: the response continues another (previous_response_id).
+	child bool
+}
+
+func lookupOwner(ctx context.Context, tx *sql.Tx, st *sql.Stmt, id string) (r stored, err error) {
+	err = tx.StmtContext(ctx, st).QueryRowContext(ctx, id).Scan(&r.owner, &r.status, &r.child)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNotFound
 	}
-	return owner, status, err
+	return r, err
 }
 
 func insertItems(ctx context.Context, st *sql.Stmt, responseID, kind string, items []Item) error {

@@ -32,6 +32,7 @@ type statements struct {
 	// readers
 	get          *sql.Stmt
 	exists       *sql.Stmt
+	hasKeys      *sql.Stmt
 	inputCursor  *sql.Stmt
 	inputAsc     *sql.Stmt
 	inputDesc    *sql.Stmt
@@ -56,10 +57,11 @@ const (
 
 	sqlDeleteOutput = `DELETE FROM items WHERE response_id = ? AND kind = 'output'`
 
-	sqlComplete = `UPDATE responses SET status = ?, response = ?, error = ?,
-	input_tokens = ?, output_tokens = ?, cached_tokens = ?, reasoning_tokens = ?,
-	completed_at = ?, output_pack = ?
-	WHERE id = ?`
+	// An empty runtime (?10) keeps the one stored.
+	sqlComplete = `UPDATE responses SET status = ?1, response = ?2, error = ?3,
+	input_tokens = ?4, output_tokens = ?5, cached_tokens = ?6, reasoning_tokens = ?7,
+	completed_at = ?8, output_pack = ?9, runtime = coalesce(nullif(?10, ''), runtime)
+	WHERE id = ?11`
 
 	// Status changes made by storage alone patch the stored response object too, so
 	// that GET returns an object whose "status" agrees with the row.
@@ -67,7 +69,7 @@ const (
 	response = CASE WHEN json_valid(response) THEN json_set(response, '$.status', ?1) ELSE response END
 	WHERE id = ?3`
 
-	sqlOwnerOf = `SELECT owner, status FROM responses WHERE id = ?`
+	sqlOwnerOf = `SELECT owner, status, previous_response_id IS NOT NULL FROM responses WHERE id = ?`
 
 	sqlGet = `SELECT ` + responseColumns + ` FROM responses WHERE id = ? AND owner = ?`
 
@@ -127,6 +129,8 @@ const (
 
 	sqlExists = `SELECT 1 FROM responses WHERE id = ? AND owner = ?`
 
+	sqlHasKeys = `SELECT EXISTS (SELECT 1 FROM api_keys)`
+
 	sqlPutContext = `INSERT OR REPLACE INTO contexts (response_id, context, stamp, prompt) VALUES (?, ?, ?, ?)`
 
 	sqlDropContext = `DELETE FROM contexts WHERE response_id = ?`
@@ -183,6 +187,7 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		{&s.journalNext, w, sqlJournalNext},
 		{&s.get, r, sqlGet},
 		{&s.exists, r, sqlExists},
+		{&s.hasKeys, r, sqlHasKeys},
 		{&s.inputCursor, r, sqlInputCursor},
 		{&s.inputAsc, r, sqlInputAsc},
 		{&s.inputDesc, r, sqlInputDesc},
