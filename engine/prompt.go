@@ -51,6 +51,15 @@ type Conversation struct {
 	// Resume is a prompt saved earlier (saved.go) that the renderer may splice onto
 	// when it has none of its own of a prefix of Messages; nil when there is none.
 	Resume *SavedPrompt
+	// Prior is what the renderer kept when it rendered the previous turn of this
+	// conversation's chain (memo.go), nil when nothing was kept; Rendered is what
+	// it keeps of this one. Both are the renderer's own, opaque here.
+	Prior, Rendered any
+
+	// built is the build's state for the next turn (memo.go); nil when none is kept.
+	// resumed: the build went on from the previous turn's.
+	built   *buildState
+	resumed bool
 
 	modelNames map[ToolRef]string
 	// freeforms holds the compiled input format of each custom tool, by the name
@@ -179,29 +188,46 @@ func (c *Conversation) ModelToolName(ref ToolRef) (string, bool) {
 // r, the model's renderer, says how function tools' schemas are shown (its
 // ToolParameters); it may be nil when tools has no function tools.
 func BuildConversation(instructions string, history, input []hearth.Item, tools []hearth.Tool, r PromptRenderer) (*Conversation, error) {
+	conv, _, err := buildConversation(instructions, history, input, tools, r, nil)
+	return conv, err
+}
+
+// buildConversation is BuildConversation going on from prior, the state of an earlier
+// build over a prefix of history (memo.go), when prior fits this one; it also returns
+// the state after history and input, before the last message is closed, for the next
+// turn's build.
+func buildConversation(instructions string, history, input []hearth.Item, tools []hearth.Tool, r PromptRenderer, prior *buildState) (*Conversation, *buildState, error) {
 	conv := &Conversation{ToolNames: map[string]ToolRef{}, modelNames: map[ToolRef]string{}, freeforms: map[string]*toolgrammar.Freeform{}, toolParams: map[string]string{}}
 	if err := conv.addTools(tools, r); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	b := convBuilder{conv: conv, nHistory: len(history), callNames: map[string]string{}}
-	// At most a message per item, and the instructions: a 1,000-turn chain's messages
-	// are then not copied over and over as the slice grows.
-	conv.Messages = make([]Message, 0, len(history)+len(input)+1)
-	if instructions != "" {
-		b.append(Message{Role: "system", Content: instructions})
+	b := convBuilder{conv: conv, nHistory: len(history)}
+	start := 0
+	if prior.fits(instructions, conv, len(history)) {
+		start = prior.items
+		b.resume(prior, len(history)+len(input)-start)
+		conv.resumed = true
+	} else {
+		// At most a message per item, and the instructions: a 1,000-turn chain's
+		// messages are then not copied over and over as the slice grows.
+		conv.Messages = make([]Message, 0, len(history)+len(input)+1)
+		if instructions != "" {
+			b.append(Message{Role: "system", Content: instructions})
+		}
 	}
-	for i := range history {
+	for i := start; i < len(history); i++ {
 		if err := b.add(i, &history[i]); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	for i := range input {
 		if err := b.add(len(history)+i, &input[i]); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
+	state := b.state(instructions, len(history)+len(input))
 	b.flush()
-	return conv, nil
+	return conv, state, nil
 }
 
 // addTools converts the request's tools to the ones the model sees and names them.
@@ -323,9 +349,34 @@ type convBuilder struct {
 	conv     *Conversation
 	nHistory int
 	pending  *Message
-	// callNames maps call_id to the function name the model saw, for the
-	// ToolName of outputs.
-	callNames map[string]string
+}
+
+// callName is the function name the model saw for the latest call with id before
+// this point, for the ToolName of its output ("" when none has it). Looked up from the
+// end: a call's output follows it closely, and a kept build (memo.go) carries no map.
+func (b *convBuilder) callName(id string) string {
+	if id == "" {
+		return ""
+	}
+	find := func(m *Message) (string, bool) {
+		for j := len(m.ToolCalls) - 1; j >= 0; j-- {
+			if m.ToolCalls[j].ID == id {
+				return m.ToolCalls[j].Name, true
+			}
+		}
+		return "", false
+	}
+	if b.pending != nil {
+		if name, ok := find(b.pending); ok {
+			return name
+		}
+	}
+	for i := len(b.conv.Messages) - 1; i >= 0; i-- {
+		if name, ok := find(&b.conv.Messages[i]); ok {
+			return name
+		}
+	}
+	return ""
 }
 
 // param names item i as the caller knows it.
@@ -405,12 +456,9 @@ func (b *convBuilder) add(i int, it *hearth.Item) error {
 		m := b.assistant(false)
 		call.Index = len(m.ToolCalls)
 		m.ToolCalls = append(m.ToolCalls, call)
-		if it.CallID != "" {
-			b.callNames[it.CallID] = call.Name
-		}
 
 	case hearth.ItemFunctionCallOutput, hearth.ItemCustomToolCallOutput:
-		m := Message{Role: "tool", ToolName: b.callNames[it.CallID], ToolCallID: it.CallID}
+		m := Message{Role: "tool", ToolName: b.callName(it.CallID), ToolCallID: it.CallID}
 		if it.Output.Parts == nil {
 			m.Content = it.Output.Text
 		} else {

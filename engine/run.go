@@ -75,6 +75,7 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 		return nil, err
 	}
 	// Sealed items (encrypted reasoning, compaction) render as what they stand for.
+	stored, given := history, req.Input
 	history, input, err := e.openSealed(history, req.Input)
 	if err != nil {
 		return nil, err
@@ -84,9 +85,23 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	if err != nil {
 		return nil, err
 	}
-	conv, err := BuildConversation(req.Instructions, history, input, req.Tools, m.Info.Prompt)
+	// A kept build (memo.go) is of the chain's items as stored: only where neither
+	// step above changed them, and where this turn's are stored as given.
+	var prior *buildState
+	memo := memoFrom(ctx)
+	if memo != nil && sameItems(history, stored) {
+		prior = memo.build
+	}
+	conv, built, err := buildConversation(req.Instructions, history, input, req.Tools, m.Info.Prompt, prior)
 	if err != nil {
 		return nil, err
+	}
+	if hosted == nil && sameItems(history, stored) && sameItems(input, given) {
+		conv.built = built
+	}
+	if conv.resumed {
+		// Its messages are the kept ones, which the renderer compares cheaply.
+		conv.Prior = memo.rendered
 	}
 	if len(conv.Images) > 0 && !m.HasCapability("vision") {
 		return nil, hearth.InvalidRequest("input", "model_not_vision_capable",
@@ -155,6 +170,12 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 		}
 	}
 	return j, nil
+}
+
+// sameItems reports whether a and b are the same slice of items (not equal items:
+// the same ones).
+func sameItems(a, b []hearth.Item) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // checkToolGrammars makes sure the runtime can turn the parameters of every tool the

@@ -11,6 +11,7 @@ func applyThinking(conv *Conversation, s toolgrammar.ThinkingSetting) *Think {
 	if s.UserSuffix != "" {
 		for i := len(conv.Messages) - 1; i >= 0; i-- {
 			if conv.Messages[i].Role == "user" {
+				conv.touch(i)
 				conv.Messages[i].Content += s.UserSuffix
 				break
 			}
@@ -34,6 +35,7 @@ func (c *Conversation) addSystemText(text string) {
 		return
 	}
 	if len(c.Messages) > 0 && c.Messages[0].Role == "system" {
+		c.touch(0)
 		c.Messages[0].Content += "\n\n" + text
 		return
 	}

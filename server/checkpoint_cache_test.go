@@ -50,7 +50,7 @@ func (r *promptRecorder) last() string {
 // whole chain.
 func TestCheckpointCacheSamePrompts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hearth.db")
-	start := func() (*httptest.Server, *promptRecorder) {
+	start := func() (*httptest.Server, *server.Server, *promptRecorder) {
 		db, err := storage.Open(path)
 		if err != nil {
 			t.Fatal(err)
@@ -61,10 +61,11 @@ func TestCheckpointCacheSamePrompts(t *testing.T) {
 		}
 		rec := &promptRecorder{}
 		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		srv := httptest.NewServer(server.New(server.Config{
-			Runtime: target, Engine: engine.New(ollama.Seam(rec), engine.DefaultFormats(), log), Database: db, Logger: log}))
+		h := server.New(server.Config{
+			Runtime: target, Engine: engine.New(ollama.Seam(rec), engine.DefaultFormats(), log), Database: db, Logger: log})
+		srv := httptest.NewServer(h)
 		t.Cleanup(func() { srv.Close(); db.Close() })
-		return srv, rec
+		return srv, h, rec
 	}
 	post := func(srv *httptest.Server, body string) map[string]any {
 		t.Helper()
@@ -90,7 +91,7 @@ func TestCheckpointCacheSamePrompts(t *testing.T) {
 		}
 		return fmt.Sprintf(`"input":[{"role":"user","content":"Note %d."},{"role":"user","content":"Go on."}]`, i)
 	}
-	srv, rec := start()
+	srv, h, rec := start()
 	id := ""
 	for i := range 70 { // checkpoints at turns 32 and 64
 		prev := ""
@@ -109,35 +110,47 @@ func TestCheckpointCacheSamePrompts(t *testing.T) {
 		return fmt.Sprint(u["input_tokens"], " in, ", u["output_tokens"], " out")
 	}
 
-	first := post(srv, next) // reads the checkpoint whole, and keeps it decoded
+	// The chain as this process kept it (hotchains.go): no load, the build going on
+	// from the previous turn's.
+	hot := metric(t, srv, "", "hearth_hot_chain_cache_hits_total")
+	first := post(srv, next)
 	want, wantUsage := rec.last(), usage(first)
 	if !strings.Contains(want, "Question 0?") || !strings.Contains(want, "result 67") || !strings.Contains(want, "Last question?") {
 		t.Fatalf("prompt lacks the chain's turns:\n%.3000s", want)
 	}
+	if n := metric(t, srv, "", "hearth_hot_chain_cache_hits_total"); n != hot+1 {
+		t.Errorf("hearth_hot_chain_cache_hits_total went from %v to %v over one continuation", hot, n)
+	}
+	same := func(what string, r map[string]any, got string) {
+		t.Helper()
+		if got != want {
+			t.Fatalf("prompt %s differs from the one of the kept chain:\n%s\n----\n%s", what, got, want)
+		}
+		if got := usage(r); got != wantUsage {
+			t.Errorf("usage %s %s, of the kept chain %s", what, got, wantUsage)
+		}
+	}
+
+	// Loaded: the checkpoint read whole, and kept decoded.
+	server.ForgetHotChains(h)
+	second := post(srv, next)
+	same("loaded whole", second, rec.last())
+
 	hits := metric(t, srv, "", "hearth_checkpoint_cache_hits_total")
-	second := post(srv, next) // from the kept checkpoint and the links after it
-	if got := rec.last(); got != want {
-		t.Fatalf("prompt through the kept checkpoint differs from the first:\n%s\n----\n%s", got, want)
-	}
-	if got := usage(second); got != wantUsage {
-		t.Errorf("usage through the kept checkpoint %s, first %s", got, wantUsage)
-	}
+	server.ForgetHotChains(h)
+	third := post(srv, next) // from the kept checkpoint and the links after it
+	same("through the kept checkpoint", third, rec.last())
 	if n := metric(t, srv, "", "hearth_checkpoint_cache_hits_total"); n != hits+1 {
 		t.Errorf("hearth_checkpoint_cache_hits_total went from %v to %v over one continuation", hits, n)
 	}
 
 	// A restart: a new server on the same database keeps nothing yet, nor does the
 	// renderer; the prompt saved with the checkpoint is spliced onto.
-	srv2, rec2 := start()
+	srv2, _, rec2 := start()
 	ollama.ResetPromptCache()
-	third := post(srv2, next)
-	if got := rec2.last(); got != want {
-		t.Fatalf("prompt after a restart differs:\n%s\n----\n%s", got, want)
-	}
+	fourth := post(srv2, next)
+	same("after a restart", fourth, rec2.last())
 	if st := ollama.ReadPromptCacheStats(); st.Resumed != 1 || st.Full != 0 {
 		t.Errorf("after a restart the prompt cache says %+v; want the saved prompt taken up and nothing rendered whole", st)
-	}
-	if got := usage(third); got != wantUsage {
-		t.Errorf("usage after a restart %s, before %s", got, wantUsage)
 	}
 }

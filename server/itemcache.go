@@ -112,12 +112,19 @@ func (c *itemCache) decode(raw []byte) (hearth.Item, error) {
 //
 // Entries are shared by every request that continues the chain: the engine reads
 // history items and never changes them (openSealed copies what it replaces).
-type contextCache struct{ generations[[]hearth.Item] }
+type contextCache struct{ generations[checkpointItems] }
+
+// checkpointItems are a checkpoint's items; settled: every response of its chain had
+// finished for good when it was read (storage.Status.Settled), so they never change.
+type checkpointItems struct {
+	items   []hearth.Item
+	settled bool
+}
 
 // contextCacheBudget bounds the stored JSON the kept checkpoints stand for (a
 // 1,000-turn chain's is about a megabyte; decoded items take about as much again).
 const contextCacheBudget = 64 << 20
 
 func newContextCache(budget int) *contextCache {
-	return &contextCache{newGenerations[[]hearth.Item](budget)}
+	return &contextCache{newGenerations[checkpointItems](budget)}
 }

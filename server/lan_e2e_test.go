@@ -511,12 +511,16 @@ func TestPassthroughAdmissionE2E(t *testing.T) {
 	}
 }
 
-// TestCacheMetricsE2E: /metrics reports the stored-item cache: a continuation decodes
-// its chain's items from it, and what it holds stays within its budget.
+// TestCacheMetricsE2E: /metrics reports the caches a chain goes through: each turn of
+// a chain continues from the chain its previous turn left (hot chains: a hit per
+// continuation, an entry per finished turn); a continuation whose chain is not kept
+// (a restart, or one evicted) loads it and decodes its items through the stored-item
+// cache. What each holds stays within its budget.
 func TestCacheMetricsE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{})
+	srv, h, _ := lanHearth(t, server.Config{})
 	id := ""
-	for range 3 {
+	next := func() {
+		t.Helper()
 		body := `{"model":"` + plain + `","input":"hi"` + map[bool]string{true: `,"previous_response_id":"` + id + `"`}[id != ""] + `}`
 		st, _, b := call(t, nil, "POST", srv.URL+"/v1/responses", "", body)
 		if st != 200 {
@@ -526,11 +530,25 @@ func TestCacheMetricsE2E(t *testing.T) {
 		json.Unmarshal(b, &r)
 		id = r.ID
 	}
-	if n := metric(t, srv, "", "hearth_item_cache_hits_total"); n < 1 {
-		t.Errorf("hearth_item_cache_hits_total = %v after a 3-turn chain", n)
+	for range 3 {
+		next()
 	}
-	entries, bytes, budget := metric(t, srv, "", "hearth_item_cache_entries"), metric(t, srv, "", "hearth_item_cache_bytes"), metric(t, srv, "", "hearth_item_cache_budget_bytes")
-	if entries < 1 || bytes < 1 || budget < bytes {
-		t.Errorf("item cache: %v entries, %v bytes, budget %v", entries, bytes, budget)
+	if n := metric(t, srv, "", "hearth_hot_chain_cache_hits_total"); n != 2 {
+		t.Errorf("hearth_hot_chain_cache_hits_total = %v after a 3-turn chain, want 2", n)
+	}
+	if n := metric(t, srv, "", "hearth_hot_chain_cache_entries"); n != 3 {
+		t.Errorf("hearth_hot_chain_cache_entries = %v after a 3-turn chain, want 3", n)
+	}
+	server.ForgetHotChains(h)
+	hits := metric(t, srv, "", "hearth_item_cache_hits_total")
+	next()
+	if n := metric(t, srv, "", "hearth_item_cache_hits_total"); n <= hits {
+		t.Errorf("hearth_item_cache_hits_total went from %v to %v over a continuation that loaded its chain", hits, n)
+	}
+	for _, c := range []string{"item", "hot_chain"} {
+		entries, bytes, budget := metric(t, srv, "", "hearth_"+c+"_cache_entries"), metric(t, srv, "", "hearth_"+c+"_cache_bytes"), metric(t, srv, "", "hearth_"+c+"_cache_budget_bytes")
+		if entries < 1 || bytes < 1 || budget < bytes {
+			t.Errorf("%s cache: %v entries, %v bytes, budget %v", c, entries, bytes, budget)
+		}
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ollama/ollama/api"
 
@@ -25,11 +27,15 @@ import (
 // this cost is lost in run-to-run noise; here it is alone. Divide ms/op by the floor's
 // time to first token in the bench's report for hearth's share of it.
 //
+// Besides ms/op (the whole round trip, the client's work included, both on the same
+// machine), hearth-ms/op is the time hearth's handler took (handlerClock).
+//
 //	go test ./server -run '^$' -bench ResponseOverhead -benchtime 200x
 func BenchmarkResponseOverhead(b *testing.B) {
 	// Room for the long chains (the default window is 16k).
 	b.Setenv("HEARTH_CONTEXT_LENGTH", "131072")
-	srv := httptest.NewServer(newFakeRuntimeServer(b))
+	clock := &handlerClock{h: newFakeRuntimeServer(b)}
+	srv := httptest.NewServer(clock)
 	defer srv.Close()
 	const model = `"model":"hearth-fake-128k","input":"What route would you suggest through the south of France?"`
 	post := func(b *testing.B, body string) map[string]any {
@@ -55,11 +61,13 @@ func BenchmarkResponseOverhead(b *testing.B) {
 		return r
 	}
 	b.Run("json", func(b *testing.B) {
+		defer clock.start(b)()
 		for b.Loop() {
 			post(b, `{`+model+`}`)
 		}
 	})
 	b.Run("stream", func(b *testing.B) {
+		defer clock.start(b)()
 		for b.Loop() {
 			post(b, `{`+model+`,"stream":true}`)
 		}
@@ -81,6 +89,7 @@ func BenchmarkResponseOverhead(b *testing.B) {
 				}
 				id = post(b, `{`+m+prev+`}`)["id"].(string)
 			}
+			defer clock.start(b)()
 			for b.Loop() {
 				post(b, `{`+m+`,"previous_response_id":"`+id+`"}`)
 			}
@@ -99,11 +108,13 @@ func BenchmarkResponseOverhead(b *testing.B) {
 func BenchmarkCodexHistory(b *testing.B) {
 	b.Setenv("HEARTH_CONTEXT_LENGTH", "1048576")
 	key := seal.NewKey()
-	srv := httptest.NewServer(newFakeServer(b, fakeRuntime{}, key))
+	clock := &handlerClock{h: newFakeServer(b, fakeRuntime{}, key)}
+	srv := httptest.NewServer(clock)
 	defer srv.Close()
 	body := codexRequest(b, key, 30)
 	b.Logf("request body: %d KiB", len(body)>>10)
 	b.Run("codex36k", func(b *testing.B) {
+		defer clock.start(b)()
 		for b.Loop() {
 			resp, err := http.Post(srv.URL+"/v1/responses", "application/json", bytes.NewReader(body))
 			if err != nil {
@@ -116,6 +127,33 @@ func BenchmarkCodexHistory(b *testing.B) {
 			}
 		}
 	})
+}
+
+// handlerClock times hearth's handler: from the request handed to it (its headers
+// read) to the reply written, without the client's work (building the request,
+// reading and decoding the reply), which shares the machine in these benchmarks.
+type handlerClock struct {
+	h           http.Handler
+	total, runs atomic.Int64
+}
+
+func (c *handlerClock) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	t := time.Now()
+	c.h.ServeHTTP(w, r)
+	c.total.Add(int64(time.Since(t)))
+	c.runs.Add(1)
+}
+
+// start starts counting b's requests; the function it returns reports their mean
+// as hearth-ms/op.
+func (c *handlerClock) start(b *testing.B) func() {
+	c.total.Store(0)
+	c.runs.Store(0)
+	return func() {
+		if n := c.runs.Load(); n > 0 {
+			b.ReportMetric(float64(c.total.Load())/float64(n)/1e6, "hearth-ms/op")
+		}
+	}
 }
 
 // codexRequest is a Codex-shaped store:false request carrying turns earlier turns.

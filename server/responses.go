@@ -99,12 +99,15 @@ func (s *Server) createResponse(c *gin.Context) {
 	ctx := c.Request.Context()
 	who := owner(c)
 
-	history, saved, err := s.chainHistory(ctx, who, req.PreviousResponseID, true)
+	chain, err := s.chainHistory(ctx, who, req.PreviousResponseID, true)
 	if err == nil {
 		err = s.resolveReferences(ctx, who, req.Input, nil)
 	}
-	if saved != nil {
-		ctx = engine.WithSavedPrompt(ctx, *saved)
+	if chain.saved != nil {
+		ctx = engine.WithSavedPrompt(ctx, *chain.saved)
+	}
+	if chain.hot != nil {
+		ctx = engine.WithMemo(ctx, chain.hot.memo)
 	}
 	if err != nil {
 		s.writeError(c, err)
@@ -116,7 +119,12 @@ func (s *Server) createResponse(c *gin.Context) {
 		return
 	}
 	defer turn.abandon()
-	history = append(history, turn.history()...)
+	history := chain.items
+	if more := turn.history(); len(more) > 0 {
+		history = append(history, more...)
+		// The job's build then holds more than the chain: not for the next turn.
+		chain.noMemo = true
+	}
 	ctx, unplace := s.place(ctx, who, req, "")
 	defer unplace()
 	job, err := s.engine.Prepare(ctx, req, history)
@@ -137,6 +145,7 @@ func (s *Server) createResponse(c *gin.Context) {
 	}
 	c.Header(HeaderRuntime, r.adm.runtime())
 	r.conv = turn.handOff()
+	r.chain = &chain
 	adm := r.adm
 	switch {
 	case req.Background && !req.Stream:
@@ -221,10 +230,11 @@ func (s *Server) start(ctx context.Context, m *reqMeta, who string, req *hearth.
 	r.j = s.openJournal(resp.ID, !whole)
 	if whole {
 		rec := newStoredResponse(who, req, resp) // the end brings the body
-		r.whole = &rec
+		r.whole, r.input = &rec, rec.Input
 		return r, resp, "", nil
 	}
 	rec := newStoredResponse(who, req, resp)
+	r.input = rec.Input
 	if req.Background || adm.queued {
 		rec.Status = storage.StatusQueued
 		resp.Status = hearth.StatusQueued
@@ -263,6 +273,11 @@ type run struct {
 	who string
 	// whole is the response's record when it is stored whole at its end (start).
 	whole *storage.NewResponse
+	// input is the response's input as stored.
+	input []storage.Item
+	// chain is what the response read of the chain it continues; nil where it is
+	// not kept (hotChains).
+	chain *chainRead
 }
 
 // eventSink is where a streamed response's events go: an SSE stream (sse.go) or a
@@ -387,10 +402,11 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 		r.held = failedTerminal(r.held, final, msg)
 	}
 	var storeErr error
+	var f storage.Final
 	if r.store {
 		// The client may be gone; the record must still be finished.
 		storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		f := storedFinal(final)
+		f = storedFinal(final)
 		f.Runtime = r.adm.runtime()
 		// The journal's last events go with the final state, in one transaction.
 		r.heldEnc = make([]storage.Event, len(r.held))
@@ -399,6 +415,9 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 		}
 		f.Events, f.EndJournal = r.j.settle(r.heldEnc), true
 		f.SavedPrompt = r.savedPrompt
+		if r.chain != nil {
+			f.Distance = r.chain.distance
+		}
 		if r.whole != nil {
 			storeErr = s.db.StoreResponse(storeCtx, *r.whole, f)
 		} else {
@@ -418,12 +437,48 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 			}
 		}
 	}
+	if r.store && storeErr == nil {
+		r.keep(final, f)
+	}
 	r.finish(sink)
 	r.report(final)
 	if final.Status != hearth.StatusFailed {
 		s.affinity.put(r.who, r.req.PromptCacheKey, r.adm.runtime())
 	}
 	return final, storeErr
+}
+
+// keep leaves the chain of a response just stored in s.hot for its next turn: the
+// chain it read, then its input and output decoded from the JSON stored (f), so the
+// next turn sees the items a load would give; with its job's build when that is of
+// the chain alone. Only a settled chain is kept (chainRead.settled): one with a
+// response still running or cancelled changes as that response ends.
+func (r *run) keep(final *hearth.Response, f storage.Final) {
+	ch := r.chain
+	if ch == nil || !ch.settled || !storage.Status(final.Status).Settled() {
+		return
+	}
+	items := make([]hearth.Item, 0, len(r.input)+len(f.Output))
+	weight := 0
+	for _, stored := range [][]storage.Item{r.input, f.Output} {
+		for _, it := range stored {
+			d, err := r.s.items.decode(it.JSON)
+			if err != nil {
+				return // a load would say what is wrong
+			}
+			items = append(items, d)
+			weight += len(it.JSON)
+		}
+	}
+	var memo *engine.Memo
+	if !ch.noMemo && r.job != nil {
+		memo = r.job.Memo()
+	}
+	distance := ch.distance
+	if distance >= storage.CheckpointEvery() {
+		distance = 0 // it became its chain's checkpoint
+	}
+	r.s.hot.put(final.ID, r.who, ch.epoch, ch.hot, ch.items, items, weight, memo, distance)
 }
 
 // savedPrompt is the response's prompt for its chain's checkpoint (storage.Final).
@@ -527,66 +582,119 @@ func readBodySized(r io.Reader, size int64) ([]byte, error) {
 
 // history loads the items behind previous_response_id: every response of the chain's
 // input then output, oldest first. Instructions are not inherited (OpenAI's rule).
-// The items of the chain's checkpoint come decoded from s.contexts (after the first
-// continuation that reads it), the links after it from storage; the caller must not
-// change the items (s.contexts shares them), only the slice.
+// The chain comes from s.hot when its last response finished in this process, else
+// the items of its checkpoint come decoded from s.contexts (after the first
+// continuation that reads it) and the links after it from storage; the caller must not
+// change the items (both caches share them), only the slice.
 func (s *Server) history(ctx context.Context, owner, previousID string) ([]hearth.Item, error) {
-	items, _, err := s.chainHistory(ctx, owner, previousID, false)
-	return items, err
+	ch, err := s.chainHistory(ctx, owner, previousID, false)
+	return ch.items, err
 }
 
-// chainHistory is history; with resume, it also returns the prompt saved with the
-// chain's checkpoint when the checkpoint was read from the database (the first
-// continuation after a restart), for the renderer to splice onto (engine.SavedPrompt).
-func (s *Server) chainHistory(ctx context.Context, owner, previousID string, resume bool) ([]hearth.Item, *engine.SavedPrompt, error) {
-	if previousID == "" {
-		return nil, nil, nil
-	}
+// chainRead is what a turn read of the chain it continues.
+type chainRead struct {
+	items []hearth.Item
+	// saved is the prompt saved with the chain's checkpoint when the checkpoint was
+	// read from the database (the first continuation after a restart), for the
+	// renderer to splice onto (engine.SavedPrompt).
+	saved *engine.SavedPrompt
+	// epoch is storage's chain count taken before reading (hotChains).
+	epoch uint64
+	// hot is the kept chain items came from, nil when they were loaded; settled: every
+	// response of the chain had finished for good, so the turn may keep its own.
+	hot     *hotChain
+	settled bool
+	// noMemo: the turn's build is not of its chain alone, so it keeps none.
+	noMemo bool
+	// distance is the new response's links up to the chain's nearest checkpoint or
+	// root (storage.Final.Distance); 0 when not known.
+	distance int
+}
+
+// chainHistory is history with where the items came from; with resume, a load also
+// returns the prompt saved with the checkpoint.
+func (s *Server) chainHistory(ctx context.Context, owner, previousID string, resume bool) (chainRead, error) {
 	if s.db == nil {
-		return nil, nil, hearth.PreviousResponseNotFound(previousID)
+		if previousID != "" {
+			return chainRead{}, hearth.PreviousResponseNotFound(previousID)
+		}
+		return chainRead{}, nil
 	}
-	var kept []hearth.Item
+	ch := chainRead{epoch: s.db.ChainEpoch(), settled: true}
+	if previousID == "" {
+		return ch, nil
+	}
+	if c, ok := s.hot.get(owner, previousID, ch.epoch); ok {
+		ch.items, ch.hot, ch.distance = c.history(), c, c.distance+1
+		return ch, nil
+	}
+	var kept checkpointItems
 	chain, err := s.db.LoadChainTail(ctx, owner, previousID, func(stamp string) bool {
 		var ok bool
 		kept, ok = s.contexts.get(stamp)
 		return ok
 	})
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil, hearth.PreviousResponseNotFound(previousID)
+		return chainRead{}, hearth.PreviousResponseNotFound(previousID)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("load chain of %s: %w", previousID, err)
+		return chainRead{}, fmt.Errorf("load chain of %s: %w", previousID, err)
 	}
 	base := chain.Base
 	if base == nil || !base.Omitted {
-		kept = nil
+		kept = checkpointItems{settled: true}
 	}
-	items := make([]hearth.Item, len(kept), len(kept)+len(chain.Items))
-	copy(items, kept)
+	ch.settled = kept.settled
+	for _, l := range chain.Links {
+		ch.settled = ch.settled && l.Status.Settled()
+	}
+	ch.distance = len(chain.Links) // up to the root
+	if base != nil {
+		ch.distance = 1 // the links after the checkpoint, and the new one
+		if !base.Omitted {
+			for i, l := range chain.Links {
+				if l.ID == base.ID {
+					ch.distance += len(chain.Links) - i - 1
+				}
+			}
+		} else {
+			ch.distance += len(chain.Links)
+		}
+	}
+	items := make([]hearth.Item, len(kept.items), len(kept.items)+len(chain.Items))
+	copy(items, kept.items)
 	weight := 0
 	for i, it := range chain.Items {
 		d, err := s.items.decode(it.JSON)
 		if err != nil {
-			return nil, nil, fmt.Errorf("stored item %s of chain %s: %w", it.ID, previousID, err)
+			return chainRead{}, fmt.Errorf("stored item %s of chain %s: %w", it.ID, previousID, err)
 		}
 		items = append(items, d)
 		if base != nil && i < base.Items {
 			weight += len(it.JSON)
 		}
 	}
-	var saved *engine.SavedPrompt
+	ch.items = items
 	if base != nil && base.Stamp != "" && !base.Omitted {
-		s.contexts.put(base.Stamp, slices.Clone(items[:base.Items]), weight)
+		// The checkpoint's links are the chain's first, up to base.ID.
+		settled := true
+		for _, l := range chain.Links {
+			settled = settled && l.Status.Settled()
+			if l.ID == base.ID {
+				break
+			}
+		}
+		s.contexts.put(base.Stamp, checkpointItems{slices.Clone(items[:base.Items]), settled}, weight)
 		if resume {
 			// Only a help: without it the prompt is rendered whole.
 			if rec, err := s.db.CheckpointPrompt(ctx, base.ID, base.Stamp); err == nil {
 				if p, ok := engine.ParseSavedPrompt(rec); ok {
-					saved = &p
+					ch.saved = &p
 				}
 			}
 		}
 	}
-	return items, saved, nil
+	return ch, nil
 }
 
 // failedTerminal replaces the held terminal events with error + response.failed, for a

@@ -130,6 +130,9 @@ type Server struct {
 	items *itemCache
 	// contexts keeps chains' checkpoints decoded (itemcache.go).
 	contexts *contextCache
+	// hot keeps the chains of responses finished here, for their next turns
+	// (hotchains.go).
+	hot *hotChains
 
 	allowOrigins, allowHosts  []string
 	bodyTimeout, writeTimeout time.Duration
@@ -159,7 +162,7 @@ func New(cfg Config) *Server {
 		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent, mcpKeyAllowed: cfg.MCPKeyAllowed,
 		randomPlacement: cfg.RandomPlacement,
 		health:          &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
-		items: newItemCache(itemCacheBudget), contexts: newContextCache(contextCacheBudget),
+		items: newItemCache(itemCacheBudget), contexts: newContextCache(contextCacheBudget), hot: newHotChains(hotChainBudget),
 		bodyTimeout: cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
 	}
 	for _, o := range cfg.AllowOrigins {
@@ -203,6 +206,7 @@ func New(cfg Config) *Server {
 	s.metrics.reg.MustRegister(&poolCollector{s.pool, s.admission, s.models.label})
 	s.metrics.reg.MustRegister(CacheCollectors("item", "stored items kept decoded, by their JSON", s.items.stats)...)
 	s.metrics.reg.MustRegister(CacheCollectors("checkpoint", "chains' checkpoints kept decoded, by stamp", s.contexts.stats)...)
+	s.metrics.reg.MustRegister(CacheCollectors("hot_chain", "chains of responses finished here and their builds, by response id", s.hot.stats)...)
 	for _, c := range cfg.Collectors {
 		s.metrics.reg.MustRegister(c)
 	}

@@ -20,7 +20,7 @@ func BenchmarkConsoleResponses(b *testing.B) {
 	const n = 50_000
 	body := `{"output":"` + strings.Repeat("x", 2000) + `"}`
 	base := time.UnixMilli(1_700_000_000_000)
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		st, err := tx.PrepareContext(ctx, `INSERT INTO responses (id, owner, model, status, request, response, created_at, input_tokens)
 			VALUES (?, ?, ?, ?, '{}', ?, ?, 10)`)
 		if err != nil {

@@ -81,12 +81,19 @@ func decodeChain(blob []byte) (*Chain, error) {
 // is not done every turn (at 1,000 turns that was ~10 ms a write).
 var checkpointEvery = 32 // a var for tests
 
+// CheckpointEvery is how many links below the nearest checkpoint (or the root) a
+// response becomes one (Final.Distance).
+func CheckpointEvery() int { return checkpointEvery }
+
 // checkpoint runs in the transaction that completes response id: when id is
 // checkpointEvery links or more below the nearest checkpoint, it materialises id's
 // context (walked from that checkpoint) and drops the older checkpoint, so that a
 // linear chain keeps one. A branch from above the newest checkpoint walks further; it
 // is rare and stays correct.
-func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string, savedPrompt func() []byte) error {
+func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string, savedPrompt func() []byte, hint int) error {
+	if hint > 0 && hint < checkpointEvery {
+		return nil
+	}
 	var distance int
 	var older sql.NullString
 	if err := tx.StmtContext(ctx, db.st.distance).QueryRowContext(ctx, id, checkpointEvery).Scan(&distance, &older); err != nil {

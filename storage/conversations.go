@@ -77,7 +77,7 @@ func (db *DB) CreateConversation(ctx context.Context, c NewConversation) error {
 	if created.IsZero() {
 		created = time.Now()
 	}
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	err = db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var one int
 		err := tx.QueryRowContext(ctx, `SELECT 1 FROM conversations WHERE id = ?`, c.ID).Scan(&one)
 		if err == nil {
@@ -114,7 +114,7 @@ func (db *DB) UpdateConversation(ctx context.Context, owner, id string, metadata
 		return nil, fmt.Errorf("storage: update conversation %s: %w", id, err)
 	}
 	var c *Conversation
-	err = db.write(ctx, func(tx *sql.Tx) error {
+	err = db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE conversations SET metadata = ? WHERE id = ? AND owner = ?`, meta, id, owner)
 		if err != nil {
 			return err
@@ -136,7 +136,7 @@ func (db *DB) UpdateConversation(ctx context.Context, owner, id string, metadata
 // DeleteConversation deletes the owner's conversation id and its items. Responses that
 // were appended to it stay, as do their own input and output items.
 func (db *DB) DeleteConversation(ctx context.Context, owner, id string) error {
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM conversations WHERE id = ? AND owner = ?`, id, owner)
 		if err != nil {
 			return err
@@ -161,7 +161,7 @@ func (db *DB) AppendConversationItems(ctx context.Context, owner, id, responseID
 	if err := validItems(items); err != nil {
 		return fmt.Errorf("storage: append to conversation %s: item %w", id, err)
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := getConversation(ctx, tx, owner, id); err != nil {
 			return err
 		}
@@ -285,7 +285,7 @@ func (db *DB) GetConversationItem(ctx context.Context, owner, id, itemID string)
 // returns the conversation (what the API answers with).
 func (db *DB) DeleteConversationItem(ctx context.Context, owner, id, itemID string) (*Conversation, error) {
 	var c *Conversation
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		if c, err = getConversation(ctx, tx, owner, id); err != nil {
 			return err

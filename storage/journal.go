@@ -26,7 +26,7 @@ type Event struct {
 // Sequence numbers go on from the journal's last without a gap: an event already
 // journaled, or one after a gap, is an error.
 func (db *DB) AppendEvents(ctx context.Context, id string, events []Event, end bool) error {
-	err := db.write(ctx, func(tx *sql.Tx) error { return db.appendJournal(ctx, tx, id, events, end, false) })
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return db.appendJournal(ctx, tx, id, events, end, false) })
 	if err != nil {
 		return fmt.Errorf("storage: journal of %s: %w", id, err)
 	}
@@ -142,7 +142,7 @@ func (db *DB) Journal(ctx context.Context, id string, after int) (events []Event
 // Journals still open (their response runs, or a crash left it) are kept.
 func (db *DB) PruneJournals(ctx context.Context, cutoff time.Time) (int, error) {
 	var n int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		at := cutoff.UnixMilli()
 		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE response_id IN
 			(SELECT response_id FROM journals WHERE ended_at IS NOT NULL AND ended_at < ?)`, at); err != nil {

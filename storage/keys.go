@@ -78,7 +78,7 @@ func (db *DB) CreateKeyAs(ctx context.Context, name string, role Role) (Key, str
 		ID: "key_" + hex.EncodeToString(idRaw[:]), Name: name, Hash: OwnerOf(secret),
 		Prefix: secret[:len(KeyPrefix)+6], Role: role, CreatedAt: time.Now().Truncate(time.Millisecond),
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, name, hash, prefix, role, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 			k.ID, k.Name, k.Hash, k.Prefix, string(k.Role), k.CreatedAt.UnixMilli())
 		return err
@@ -115,7 +115,7 @@ func (db *DB) ListKeys(ctx context.Context) ([]Key, error) {
 // an error; it returns the key either way.
 func (db *DB) RevokeKey(ctx context.Context, idOrName string) (Key, error) {
 	var k *Key
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = ?1 WHERE (id = ?2 OR name = ?2) AND revoked_at IS NULL`,
 			time.Now().UnixMilli(), idOrName)
 		if err != nil {
@@ -151,7 +151,8 @@ func (db *DB) KeyByHash(ctx context.Context, hash string) (*Key, error) {
 // whose keys were all revoked must keep requiring one.
 func (db *DB) HasKeys(ctx context.Context) (bool, error) {
 	var n int
-	if err := db.st.hasKeys.QueryRowContext(ctx).Scan(&n); err != nil {
+	// One row of one index: not worth the driver's watch on a cancellable context.
+	if err := db.st.hasKeys.QueryRowContext(context.WithoutCancel(ctx)).Scan(&n); err != nil {
 		return false, db.seen(fmt.Errorf("storage: count keys: %w", err))
 	}
 	return n == 1, nil

@@ -32,6 +32,13 @@ func (s Status) Terminal() bool {
 	return false
 }
 
+// Settled reports whether a response of status s is stored for good: completed,
+// incomplete or failed. A cancelled response may still get the output its run made
+// before it noticed (CompleteResponse), and one in flight will end.
+func (s Status) Settled() bool {
+	return s == StatusCompleted || s == StatusIncomplete || s == StatusFailed
+}
+
 func (s Status) valid() bool { return s.InFlight() || s.Terminal() }
 
 // Item is one input or output item of a response.
@@ -110,6 +117,12 @@ type Final struct {
 	// (CheckpointPrompt); it is called only when the response becomes its chain's
 	// checkpoint, inside the transaction. nil: nothing to save.
 	SavedPrompt func() []byte
+	// Distance, when not 0, is what the caller knows of the links from the response
+	// up to its chain's nearest checkpoint or root (the chain it read, plus one).
+	// Below CheckpointEvery it spares the walk that decides whether the response
+	// becomes a checkpoint: a hint that is too low (a checkpoint above was dropped)
+	// only makes a later one come later.
+	Distance int
 }
 
 // Order is the sort order of a list.

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mattn/go-sqlite3"
 )
 
 // recoveredError is stored on responses that a crash left in flight. server_error is
@@ -24,7 +26,7 @@ func (db *DB) CreateResponse(ctx context.Context, r NewResponse) error {
 	if err := r.check(); err != nil {
 		return fmt.Errorf("storage: create response %s: %w", r.ID, err)
 	}
-	if err := db.write(ctx, func(tx *sql.Tx) error { return db.insertResponse(ctx, tx, r) }); err != nil {
+	if err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return db.insertResponse(ctx, tx, r) }); err != nil {
 		return fmt.Errorf("storage: create response %s: %w", r.ID, err)
 	}
 	return nil
@@ -56,11 +58,6 @@ func (db *DB) insertResponse(ctx context.Context, tx *sql.Tx, r NewResponse) err
 	if created.IsZero() {
 		created = time.Now()
 	}
-	if _, err := lookupOwner(ctx, tx, db.st.ownerOf, r.ID); err == nil {
-		return ErrExists
-	} else if !errors.Is(err, ErrNotFound) {
-		return err
-	}
 	if r.PreviousResponseID != "" {
 		parent, err := lookupOwner(ctx, tx, db.st.ownerOf, r.PreviousResponseID)
 		if err != nil {
@@ -73,6 +70,10 @@ func (db *DB) insertResponse(ctx context.Context, tx *sql.Tx, r NewResponse) err
 	if _, err := tx.StmtContext(ctx, db.st.insertResponse).ExecContext(ctx,
 		r.ID, r.Owner, r.Model, string(r.Status), r.Background, nullString(r.PreviousResponseID),
 		string(r.Request), nullJSON(r.Body), created.UnixMilli(), packItems(r.Input)); err != nil {
+		var se sqlite3.Error
+		if errors.As(err, &se) && (se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey || se.ExtendedCode == sqlite3.ErrConstraintUnique) {
+			return ErrExists // the id is taken
+		}
 		return err
 	}
 	return insertItems(ctx, tx.StmtContext(ctx, db.st.insertItem), r.ID, "input", r.Input)
@@ -89,7 +90,7 @@ func (db *DB) StoreResponse(ctx context.Context, r NewResponse, f Final) error {
 	if err := f.check(); err != nil {
 		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := db.insertResponse(ctx, tx, r); err != nil {
 			return err
 		}
@@ -113,7 +114,7 @@ func (db *DB) CompleteResponse(ctx context.Context, id string, f Final) error {
 	if err := f.check(); err != nil {
 		return fmt.Errorf("storage: complete response %s: %w", id, err)
 	}
-	if err := db.write(ctx, func(tx *sql.Tx) error { return db.completeInTx(ctx, tx, id, f, nil) }); err != nil {
+	if err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return db.completeInTx(ctx, tx, id, f, nil) }); err != nil {
 		return fmt.Errorf("storage: complete response %s: %w", id, err)
 	}
 	return nil
@@ -144,7 +145,7 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f Final, 
 	if completed.IsZero() {
 		completed = time.Now()
 	}
-	var child bool
+	var child, parent bool
 	if fresh != nil {
 		child = fresh.PreviousResponseID != ""
 	} else {
@@ -153,7 +154,7 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f Final, 
 			return err
 		}
 		status := row.status
-		child = row.child
+		child, parent = row.child, row.parent
 		if !status.InFlight() && !(status == StatusCancelled && f.Status == StatusCancelled) {
 			return fmt.Errorf("%w (status %s)", ErrFinished, status)
 		}
@@ -173,7 +174,7 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f Final, 
 	if err := insertItems(ctx, tx.StmtContext(ctx, db.st.insertItem), id, "output", f.Output); err != nil {
 		return err
 	}
-	if fresh == nil {
+	if parent { // continuations created while it ran hold checkpoints of it as it was
 		if err := db.dropDescendantContexts(ctx, tx, id); err != nil {
 			return err
 		}
@@ -186,7 +187,7 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f Final, 
 	if !child {
 		return nil // a root is its own checkpoint: nothing to walk
 	}
-	return db.checkpoint(ctx, tx, id, f.SavedPrompt)
+	return db.checkpoint(ctx, tx, id, f.SavedPrompt, f.Distance)
 }
 
 // UpdateStatus moves a response that is still in flight to in_progress (a worker picked
@@ -198,7 +199,7 @@ func (db *DB) UpdateStatus(ctx context.Context, id string, status Status) error 
 	if status != StatusInProgress && status != StatusCancelled {
 		return fmt.Errorf("storage: update status of %s: cannot set %q here", id, status)
 	}
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		row, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
 		if err != nil {
 			return err
@@ -218,6 +219,9 @@ func (db *DB) UpdateStatus(ctx context.Context, id string, status Status) error 
 	if err != nil {
 		return fmt.Errorf("storage: update status of %s: %w", id, err)
 	}
+	if status == StatusCancelled {
+		db.chainsChanged()
+	}
 	return nil
 }
 
@@ -230,7 +234,7 @@ func (db *DB) UpdateStatus(ctx context.Context, id string, status Status) error 
 func (db *DB) Cancel(ctx context.Context, owner, id string) (*Response, error) {
 	var rec *Response
 	var finished error
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		get := tx.StmtContext(ctx, db.st.getForWrite)
 		var err error
 		if rec, err = scanResponse(get.QueryRowContext(ctx, id, owner)); err != nil {
@@ -256,6 +260,7 @@ func (db *DB) Cancel(ctx context.Context, owner, id string) (*Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: cancel %s: %w", id, err)
 	}
+	db.chainsChanged()
 	return rec, finished
 }
 
@@ -274,7 +279,7 @@ func (db *DB) GetResponse(ctx context.Context, owner, id string) (*Response, err
 // link of a chain is missing.
 func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
 	var res sql.Result
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		res, err = tx.ExecContext(ctx, `DELETE FROM responses WHERE id = ? AND owner = ?`, id, owner)
 		if err != nil {
@@ -294,6 +299,7 @@ func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
 	if err != nil {
 		return fmt.Errorf("storage: delete response %s: %w", id, err)
 	}
+	db.chainsChanged()
 	return nil
 }
 
@@ -304,7 +310,7 @@ func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
 // hearth process serves from the same file, whose in-flight responses it would fail.
 func (db *DB) RecoverInFlight(ctx context.Context) (int, error) {
 	var n int64
-	err := db.write(ctx, func(tx *sql.Tx) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// Materialised contexts below a recovered response hold its in-flight state.
 		if _, err := tx.ExecContext(ctx, `WITH RECURSIVE below (id) AS (
 			SELECT id FROM responses WHERE previous_response_id IN
@@ -339,20 +345,25 @@ func (db *DB) RecoverInFlight(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("storage: recover in-flight responses: %w", err)
 	}
+	db.chainsChanged()
 	return int(n), nil
 }
 
 // write runs fn in a transaction on the writer connection. The connection pool has a
 // single connection, so concurrent callers queue in database/sql, and BEGIN IMMEDIATE
-// (from the DSN) holds the file's write lock for the whole transaction.
-func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) (err error) {
+// (from the DSN) holds the file's write lock for the whole transaction. ctx bounds the
+// wait for the connection; fn gets it without its cancellation: a transaction, once
+// begun, runs to its end (a few statements, bounded by the busy timeout), and the
+// driver runs a statement with a cancellable context in a goroutine of its own, which
+// cost a response more than the statement.
+func (db *DB) write(ctx context.Context, fn func(context.Context, *sql.Tx) error) (err error) {
 	defer func() { err = db.seen(err) }()
 	tx, err := db.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback() // no-op after Commit
-	if err := fn(tx); err != nil {
+	if err := fn(context.WithoutCancel(ctx), tx); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -362,12 +373,13 @@ func (db *DB) write(ctx context.Context, fn func(*sql.Tx) error) (err error) {
 type stored struct {
 	owner  string
 	status Status
-	// child: the response continues another (previous_response_id).
-	child bool
+	// child: the response continues another (previous_response_id); parent: others
+	// continue it.
+	child, parent bool
 }
 
 func lookupOwner(ctx context.Context, tx *sql.Tx, st *sql.Stmt, id string) (r stored, err error) {
-	err = tx.StmtContext(ctx, st).QueryRowContext(ctx, id).Scan(&r.owner, &r.status, &r.child)
+	err = tx.StmtContext(ctx, st).QueryRowContext(ctx, id).Scan(&r.owner, &r.status, &r.child, &r.parent)
 	if errors.Is(err, sql.ErrNoRows) {
 		err = ErrNotFound
 	}

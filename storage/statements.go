@@ -69,7 +69,9 @@ const (
 	response = CASE WHEN json_valid(response) THEN json_set(response, '$.status', ?1) ELSE response END
 	WHERE id = ?3`
 
-	sqlOwnerOf = `SELECT owner, status, previous_response_id IS NOT NULL FROM responses WHERE id = ?`
+	sqlOwnerOf = `SELECT owner, status, previous_response_id IS NOT NULL,
+		EXISTS (SELECT 1 FROM responses AS c WHERE c.previous_response_id = responses.id)
+	FROM responses WHERE id = ?`
 
 	sqlGet = `SELECT ` + responseColumns + ` FROM responses WHERE id = ? AND owner = ?`
 

@@ -60,7 +60,21 @@ type DB struct {
 	st   statements
 	// corrupt holds the first corruption error a query met (see seen).
 	corrupt atomic.Pointer[error]
+	// chains counts committed changes that can alter a stored chain (ChainEpoch).
+	chains atomic.Uint64
 }
+
+// ChainEpoch counts the committed changes that can alter a stored chain whose every
+// response has finished (Status.Settled): a response deleted (and, to be safe, any
+// cancelled, and rows recovered after a crash). A settled chain read when the count
+// was n is as stored for as long as the count is n, as far as this process's writes
+// go (another process writing responses to the file is not seen): a reader takes the
+// count before reading, and the count moves after the change commits. Chains with a
+// response in flight or cancelled change as that response ends; they are not settled.
+func (db *DB) ChainEpoch() uint64 { return db.chains.Load() }
+
+// chainsChanged moves ChainEpoch on, after a change committed.
+func (db *DB) chainsChanged() { db.chains.Add(1) }
 
 // OwnerOf returns the owner key under which responses created with apiKey are stored:
 // the SHA-256 of the key in hex, so that the database never holds usable credentials.

@@ -241,6 +241,34 @@ func (k *keyHasher) message(m *engine.Message) {
 	}
 }
 
+// keptKeys is what a render keeps for the next turn's (engine.Conversation.Rendered):
+// the messages it hashed and their keys (keys[i] is of msgs[:i]).
+type keptKeys struct {
+	msgs []engine.Message
+	keys []promptKey
+}
+
+// sameMessage reports whether a and b have the same fields, the ones a promptKey
+// hashes.
+func sameMessage(a, b *engine.Message) bool {
+	if a.Role != b.Role || a.Content != b.Content || a.Thinking != b.Thinking || a.ToolName != b.ToolName ||
+		a.ToolCallID != b.ToolCallID || len(a.Images) != len(b.Images) || len(a.ToolCalls) != len(b.ToolCalls) {
+		return false
+	}
+	for i := range a.Images {
+		if string(a.Images[i]) != string(b.Images[i]) {
+			return false
+		}
+	}
+	for i := range a.ToolCalls {
+		x, y := &a.ToolCalls[i], &b.ToolCalls[i]
+		if x.ID != y.ID || x.Index != y.Index || x.Name != y.Name || string(x.Arguments) != string(y.Arguments) {
+			return false
+		}
+	}
+	return true
+}
+
 // stableDigest names msgs rendered with everything else a prompt depends on (the
 // fields a promptKey hashes), for prompts saved across processes: SHA-256 rather
 // than maphash, whose seeds are the process's, over the same length-prefixed fields,
@@ -325,9 +353,24 @@ func renderKeyed(show *api.ShowResponse, conv *engine.Conversation, think *api.T
 	images := false
 	for i := range msgs {
 		images = images || len(msgs[i].Images) > 0
+	}
+	// The messages the previous turn's render hashed need no hashing again: their
+	// keys are kept, and the messages compared (the engine hands over the very
+	// strings, so a comparison is a pointer's).
+	start := 0
+	if prior, ok := conv.Prior.(*keptKeys); ok && prior.keys[0] == keys[0] {
+		n := min(len(prior.msgs), len(msgs))
+		for start < n && sameMessage(&prior.msgs[start], &msgs[start]) {
+			start++
+		}
+		copy(keys[1:start+1], prior.keys[1:start+1])
+		kh.key = keys[start]
+	}
+	for i := start; i < len(msgs); i++ {
 		kh.message(&msgs[i])
 		keys[i+1] = kh.sum()
 	}
+	conv.Rendered = &keptKeys{msgs: msgs[:len(msgs):len(msgs)], keys: keys}
 	if !images {
 		// The longest kept prefix; the whole conversation itself when it was rendered
 		// before (a retried request, the window check rendering again).

@@ -118,9 +118,9 @@ var testTools = []engine.Tool{
 
 // TestIncrementalRenderEqualsWhole: over long chains (calls and their results,
 // reasoning, think tags, late system messages, consecutive user messages), every prompt
-// the renderer returns, spliced or not, equals RenderPrompt's whole render byte for
-// byte, for every family and think value; and the families hearth's models use are
-// really spliced.
+// the renderer returns, spliced or not, from the keys the previous turn's render kept
+// or not, equals RenderPrompt's whole render byte for byte, for every family and think
+// value; and the families hearth's models use are really spliced.
 func TestIncrementalRenderEqualsWhole(t *testing.T) {
 	turns := 40
 	if testing.Short() {
@@ -157,10 +157,23 @@ func TestIncrementalRenderEqualsWhole(t *testing.T) {
 					if think != nil {
 						et = &engine.Think{Value: think.Value}
 					}
+					var prior any
 					for turn := range turns {
 						in, out := randomTurn(rng, msgs, withTools, turn)
 						msgs = append(msgs, in...)
-						conv := &engine.Conversation{Messages: msgs, Tools: tools}
+						// As the engine hands a turn over (engine/memo.go): the
+						// messages copied, their strings the same, with what the last
+						// render kept; now and then the last question changed in place
+						// (a thinking switch), which the kept keys must not cover.
+						conv := &engine.Conversation{Messages: slices.Clone(msgs), Tools: tools, Prior: prior}
+						if rng.IntN(4) == 0 {
+							for i := len(conv.Messages) - 1; i >= 0; i-- {
+								if conv.Messages[i].Role == "user" {
+									conv.Messages[i].Content += " /no_think"
+									break
+								}
+							}
+						}
 						before := ReadPromptCacheStats().Incremental
 						got, err := r.RenderPrompt(conv, et)
 						if err != nil {
@@ -169,7 +182,8 @@ func TestIncrementalRenderEqualsWhole(t *testing.T) {
 						if ReadPromptCacheStats().Incremental > before {
 							spliced++
 						}
-						want, err := RenderPrompt(&show, conv, think)
+						prior = conv.Rendered
+						want, err := RenderPrompt(&show, &engine.Conversation{Messages: conv.Messages, Tools: tools}, think)
 						if err != nil {
 							t.Fatal(err)
 						}
