@@ -261,3 +261,44 @@ func TestHotChainsUnsettled(t *testing.T) {
 		t.Errorf("the continuation's prompt lacks the answer the running response gave after its child read the chain:\n%s", p)
 	}
 }
+
+// TestSocketKeptBuildSamePrompts: a WebSocket connection's chain (store false,
+// continued from the connection's own state, each create going on from the previous
+// one's build) sends the runtime the very prompts that the same turns send as HTTP
+// requests carrying their whole history (store false, built whole every time).
+func TestSocketKeptBuildSamePrompts(t *testing.T) {
+	srv, _, rec := fakeHearth(t)
+	ws := dialWS(t, srv, nil)
+	const tools = `"tools":[{"type":"function","name":"lookup","parameters":{"type":"object","properties":{"n":{"type":"integer"}}}}]`
+	var history []string // the items so far, as JSON, for the HTTP requests
+	prev := ""
+	for i := range 20 {
+		in := []string{fmt.Sprintf(`{"type":"message","role":"user","content":"Question %d?"}`, i)}
+		if i%3 == 1 {
+			in = []string{fmt.Sprintf(`{"type":"function_call","call_id":"call_%d","name":"lookup","arguments":"{\"n\":%d}"}`, i, i),
+				fmt.Sprintf(`{"type":"function_call_output","call_id":"call_%d","output":"result %d"}`, i, i),
+				`{"type":"message","role":"user","content":"And so?"}`}
+		}
+		extra := `"store":false,` + tools + `,"input":[` + strings.Join(in, ",") + `]`
+		if prev != "" {
+			extra += `,"previous_response_id":"` + prev + `"`
+		}
+		final := ws.completed(wsCreate("hearth-fake-128k", extra))
+		prev = final.ID
+		viaSocket := rec.last()
+
+		history = append(history, in...)
+		status, _, b := call(t, nil, "POST", srv.URL+"/v1/responses", "",
+			`{"model":"hearth-fake-128k","store":false,`+tools+`,"input":[`+strings.Join(history, ",")+`]}`)
+		if status != http.StatusOK {
+			t.Fatalf("%d %s", status, b)
+		}
+		if whole := rec.last(); viaSocket != whole {
+			t.Fatalf("turn %d: the connection's prompt differs from the whole history's:\n--- socket\n%s\n--- whole\n%s", i, viaSocket, whole)
+		}
+		for _, it := range final.Output {
+			b, _ := json.Marshal(it)
+			history = append(history, string(b))
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"hearth"
+	"hearth/engine"
 )
 
 // WebSocket mode of /v1/responses (Open Responses 2026-04-24,
@@ -64,6 +65,9 @@ type socket struct {
 type socketState struct {
 	id    string
 	items []hearth.Item
+	// memo is what the response's job built, for the next create's build
+	// (engine.Memo); nil when it kept nothing.
+	memo *engine.Memo
 }
 
 // responsesSocket serves GET /v1/responses: the WebSocket mode. Authentication ran
@@ -267,9 +271,12 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	}
 	ctx, cancel := s.timed(sk.ctx)
 	defer cancel()
-	history, err := sk.history(ctx, req.PreviousResponseID)
+	history, local, err := sk.history(ctx, req.PreviousResponseID)
 	if err != nil {
 		return nil, "", err
+	}
+	if local {
+		ctx = engine.WithMemo(ctx, sk.latest.memo)
 	}
 	if err := s.resolveReferences(ctx, sk.owner, req.Input, sk.localItems()); err != nil {
 		return nil, "", err
@@ -304,7 +311,19 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 		final = failedCopy(final, "The response could not be stored.")
 	}
 	if final.Status != hearth.StatusFailed {
-		sk.latest = &socketState{id: final.ID, items: slices.Concat(history, req.Input, final.Output)}
+		// The connection's own items grow in place; a stored chain's are shared
+		// (hotChains) and copied once.
+		items := history
+		if !local {
+			items = make([]hearth.Item, len(history), 2*(len(history)+len(req.Input)+len(final.Output)))
+			copy(items, history)
+		}
+		items = append(append(items, req.Input...), final.Output...)
+		var memo *engine.Memo
+		if len(turn.history()) == 0 { // a build of the chain alone
+			memo = job.Memo()
+		}
+		sk.latest = &socketState{id: final.ID, items: items, memo: memo}
 		sk.runtime = r.adm.runtime()
 	}
 	return final, "", nil
@@ -320,12 +339,14 @@ func (sk *socket) localItems() []hearth.Item {
 }
 
 // history is the conversation behind previous_response_id: the connection-local state
-// when the id is the connection's latest response, else the stored chain.
-func (sk *socket) history(ctx context.Context, previousID string) ([]hearth.Item, error) {
+// when the id is the connection's latest response (local), else the stored chain. The
+// caller must not change the items; the connection appends its next ones in place.
+func (sk *socket) history(ctx context.Context, previousID string) (items []hearth.Item, local bool, err error) {
 	if previousID != "" && sk.latest != nil && sk.latest.id == previousID {
-		return slices.Clone(sk.latest.items), nil
+		return sk.latest.items, true, nil
 	}
-	return sk.s.history(ctx, sk.owner, previousID)
+	items, err = sk.s.history(ctx, sk.owner, previousID)
+	return items, false, err
 }
 
 // socketOnlyFields are create-body fields a WebSocket create must not send (the
