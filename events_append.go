@@ -11,7 +11,9 @@ import (
 // arguments and custom tool input) are written directly, without reflection and
 // without allocating beyond dst's growth: a streamed response sends one for every
 // token, and encoding them with encoding/json cost four allocations and about a
-// kilobyte a token. Every other event goes through MarshalJSON.
+// kilobyte a token. The events that carry the whole response are written around
+// Response.MarshalJSON (AppendResponseEvent), without encoding/json's second pass
+// over the response. Every other event goes through MarshalJSON.
 func (e Event) AppendJSON(dst []byte) ([]byte, error) {
 	var index, key string
 	switch e.Type {
@@ -25,6 +27,16 @@ func (e Event) AppendJSON(dst []byte) ([]byte, error) {
 	case EventReasoningSummaryTextDelta:
 		index = "summary_index"
 	case EventFunctionCallArgumentsDelta, EventCustomToolCallInputDelta:
+	case EventResponseCreated, EventResponseQueued, EventResponseInProgress,
+		EventResponseCompleted, EventResponseIncomplete, EventResponseFailed:
+		if e.Response == nil || !plainJSONString(e.Type) {
+			return e.appendMarshalled(dst)
+		}
+		r, err := e.Response.MarshalJSON()
+		if err != nil {
+			return dst, err
+		}
+		return AppendResponseEvent(dst, e.Type, e.SequenceNumber, r), nil
 	default:
 		return e.appendMarshalled(dst)
 	}
@@ -59,6 +71,23 @@ func (e Event) AppendJSON(dst []byte) ([]byte, error) {
 // appendMarshalled calls MarshalJSON itself: json.Marshal(e) would scan its whole
 // output once more to compact and check it, which MarshalJSON's own json.Marshal
 // calls have done (a response.completed event carries the whole response).
+// AppendResponseEvent appends the JSON of an event of type typ (one that carries the
+// whole response: response.created, .completed and the like) whose response
+// encodes as response (Response.MarshalJSON's bytes), as json.Marshal of the Event
+// writes it: Response.MarshalJSON's bytes are compact and HTML-escaped already, so
+// json.Marshal's second pass over them changes nothing (TestEventAppendJSONWholeResponse).
+// A caller that has the response encoded (a final response is also stored and
+// replied) saves encoding it again.
+func AppendResponseEvent(dst []byte, typ string, seq int, response []byte) []byte {
+	dst = append(dst, `{"type":"`...)
+	dst = append(dst, typ...)
+	dst = append(dst, `","sequence_number":`...)
+	dst = strconv.AppendInt(dst, int64(seq), 10)
+	dst = append(dst, `,"response":`...)
+	dst = append(dst, response...)
+	return append(dst, '}')
+}
+
 func (e Event) appendMarshalled(dst []byte) ([]byte, error) {
 	b, err := e.MarshalJSON()
 	if err != nil {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"maps"
+	"sync/atomic"
 )
 
 // Kept builds. A turn that continues a chain builds its conversation from the whole
@@ -29,18 +30,21 @@ type Memo struct {
 
 // buildState is convBuilder's state after a conversation's history and input,
 // before the last message is closed.
+//
+// Its messages are shared, like a kept chain's items (server/hotchains.go): no one
+// writes messages[:len(messages)] again (a job that would change one in place copies
+// the array first: Conversation.writable), and the first continuation to claim
+// extended appends its own messages in place after them; another copies. So a
+// linear chain's turns build into one array, each turn adding its own messages.
 type buildState struct {
 	instructions string
 	modelNames   map[ToolRef]string
 	// items is how many items were added (history and input).
-	items int
-	// messages are the closed messages, in an array later messages are appended to
-	// (never changed below len(messages); what the job changed in place afterwards,
-	// e.g. a thinking switch, is in original). pending is a copy of the open
-	// assistant message, nil when none.
+	items    int
 	messages []Message
-	original map[int]Message
-	pending  *Message
+	extended atomic.Bool
+	// pending is a copy of the open assistant message, nil when none.
+	pending *Message
 }
 
 // state is b's state after items items, before the final flush.
@@ -48,8 +52,7 @@ func (b *convBuilder) state(instructions string, items int) *buildState {
 	if len(b.conv.Images) > 0 {
 		return nil // images are numbered across the conversation; not worth it
 	}
-	st := &buildState{instructions: instructions, modelNames: b.conv.modelNames, items: items,
-		messages: b.conv.Messages[:len(b.conv.Messages):len(b.conv.Messages)]}
+	st := &buildState{instructions: instructions, modelNames: b.conv.modelNames, items: items, messages: b.conv.Messages}
 	if b.pending != nil {
 		p := *b.pending
 		p.ToolCalls = p.ToolCalls[:len(p.ToolCalls):len(p.ToolCalls)]
@@ -64,33 +67,58 @@ func (st *buildState) fits(instructions string, conv *Conversation, n int) bool 
 	return st != nil && st.items <= n && st.instructions == instructions && maps.Equal(st.modelNames, conv.modelNames)
 }
 
-// resume starts b from st, with room for more items.
+// resume starts b from st, with room for more items: in st's array when b is the
+// first to extend it and it has the room; else in a copy, with room for the turns
+// after it when b was the first (its array was full), and a little otherwise (a
+// branch, which may well not be continued).
 func (b *convBuilder) resume(st *buildState, more int) {
-	msgs := make([]Message, len(st.messages), len(st.messages)+more+1)
-	copy(msgs, st.messages)
-	for i, m := range st.original {
-		msgs[i] = m
+	n := len(st.messages)
+	first := st.extended.CompareAndSwap(false, true)
+	switch {
+	case first && cap(st.messages)-n > more:
+		b.conv.Messages = st.messages
+	case first:
+		b.conv.Messages = make([]Message, n, 2*(n+more+1))
+		copy(b.conv.Messages, st.messages)
+	default:
+		b.conv.Messages = make([]Message, n, n+more+1+branchRoom)
+		copy(b.conv.Messages, st.messages)
 	}
-	b.conv.Messages = msgs
+	b.conv.frozen = n
 	if st.pending != nil {
 		p := *st.pending
 		b.pending = &p // its ToolCalls are full: an append copies them
 	}
 }
 
-// touch records message i's value before the job changes it in place, so that a
-// kept build (which shares the array) still reads what the build made.
-func (c *Conversation) touch(i int) {
-	if c.built == nil || i >= len(c.built.messages) {
-		return
-	}
-	if c.built.original == nil {
-		c.built.original = map[int]Message{}
-	}
-	if _, ok := c.built.original[i]; !ok {
-		c.built.original[i] = c.Messages[i]
+// keep makes the conversation's messages so far the kept build's: no longer written
+// in place.
+func (c *Conversation) keep(st *buildState) {
+	c.built = st
+	c.frozen = len(st.messages)
+}
+
+// writable makes message i safe to change in place: a message a kept build shares
+// is first copied, with the whole array.
+func (c *Conversation) writable(i int) {
+	if i < c.frozen {
+		c.Messages = append(make([]Message, 0, cap(c.Messages)), c.Messages...)
+		c.frozen = 0
 	}
 }
+
+// stable is how many of the conversation's first messages will never change, for the
+// renderer's kept keys (Conversation.Stable).
+func (c *Conversation) stable() int {
+	if c.frozen > 0 {
+		// The array goes on past them with another turn's messages.
+		return c.frozen
+	}
+	return len(c.Messages)
+}
+
+// branchRoom is the room for more messages a branch's copy gets.
+const branchRoom = 16
 
 type memoKey struct{}
 

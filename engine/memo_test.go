@@ -18,8 +18,9 @@ import (
 // assistant text sent back as input), with the previous turn's history items stored
 // and decoded again in between (as a kept chain's are), with thinking switches that
 // change messages in place after the build (which must not leak into the kept one),
-// and with the instructions or the tools changing now and then (the kept build does
-// not fit then, and the build is whole).
+// with the instructions or the tools changing now and then (the kept build does not
+// fit then, and the build is whole), and with a turn built twice from the same kept
+// build (a retry: one extends its array in place, the other copies it).
 func TestMemoBuildsTheSame(t *testing.T) {
 	tools := []hearth.Tool{
 		testFunctionTool("get_weather", `{"type":"object","properties":{"city":{"type":"string"}}}`),
@@ -73,19 +74,30 @@ func TestMemoBuildsTheSame(t *testing.T) {
 				if err != nil {
 					t.Fatalf("turn %d: whole build: %v", turn, err)
 				}
-				got, state, err := buildConversation(instructions, history, input, turnTools, scriptRenderer{}, prior)
-				if err != nil {
-					t.Fatalf("turn %d: kept build: %v", turn, err)
+				// Two continuations of the same turn (a retry): the first extends the
+				// kept build's array in place, the second copies it; each then changes
+				// messages in place as a job does after its build (thinking switches),
+				// which must reach neither the other nor the kept build.
+				var state *buildState
+				for try := range 2 {
+					got, st, err := buildConversation(instructions, history, input, turnTools, scriptRenderer{}, prior)
+					if err != nil {
+						t.Fatalf("turn %d: kept build: %v", turn, err)
+					}
+					if got.resumed && try == 0 {
+						resumed++
+					}
+					if !reflect.DeepEqual(got.Messages, whole.Messages) {
+						t.Fatalf("turn %d try %d (resumed %v): messages differ from the whole build\ngot  %+v\nwant %+v", turn, try, got.resumed, got.Messages, whole.Messages)
+					}
+					if st != nil {
+						got.keep(st)
+					}
+					applyThinking(got, toolgrammar.ThinkingSetting{UserSuffix: " /no_think", SystemLine: "Reasoning: low"})
+					if try == 0 {
+						state = st
+					}
 				}
-				if got.resumed {
-					resumed++
-				}
-				if !reflect.DeepEqual(got.Messages, whole.Messages) {
-					t.Fatalf("turn %d (resumed %v): messages differ from the whole build\ngot  %+v\nwant %+v", turn, got.resumed, got.Messages, whole.Messages)
-				}
-				// What a job does after the build changes messages in place.
-				got.built = state
-				applyThinking(got, toolgrammar.ThinkingSetting{UserSuffix: " /no_think", SystemLine: "Reasoning: low"})
 				prior = state
 
 				output := memoTurnOutput(r, turn)

@@ -56,10 +56,16 @@ type Conversation struct {
 	// it keeps of this one. Both are the renderer's own, opaque here.
 	Prior, Rendered any
 
+	// Stable is how many of the first Messages will never change (their array is
+	// shared with a kept build, memo.go): what a renderer may keep for the next turn.
+	Stable int
+
 	// built is the build's state for the next turn (memo.go); nil when none is kept.
-	// resumed: the build went on from the previous turn's.
+	// resumed: the build went on from the previous turn's. frozen: Messages[:frozen]
+	// are shared with a kept build and must not be written in place (writable).
 	built   *buildState
 	resumed bool
+	frozen  int
 
 	modelNames map[ToolRef]string
 	// freeforms holds the compiled input format of each custom tool, by the name

@@ -96,8 +96,8 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	if err != nil {
 		return nil, err
 	}
-	if hosted == nil && sameItems(history, stored) && sameItems(input, given) {
-		conv.built = built
+	if built != nil && hosted == nil && sameItems(history, stored) && sameItems(input, given) {
+		conv.keep(built)
 	}
 	if conv.resumed {
 		// Its messages are the kept ones, which the renderer compares cheaply.
@@ -121,6 +121,7 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	}
 	j.think = think
 	conv.Resume = savedPrompt(ctx)
+	conv.Stable = conv.stable()
 	render := func(c *Conversation) (string, error) {
 		p, err := m.Info.Prompt.RenderPrompt(c, think)
 		if err != nil {

@@ -11,7 +11,7 @@ func applyThinking(conv *Conversation, s toolgrammar.ThinkingSetting) *Think {
 	if s.UserSuffix != "" {
 		for i := len(conv.Messages) - 1; i >= 0; i-- {
 			if conv.Messages[i].Role == "user" {
-				conv.touch(i)
+				conv.writable(i)
 				conv.Messages[i].Content += s.UserSuffix
 				break
 			}
@@ -35,11 +35,12 @@ func (c *Conversation) addSystemText(text string) {
 		return
 	}
 	if len(c.Messages) > 0 && c.Messages[0].Role == "system" {
-		c.touch(0)
+		c.writable(0)
 		c.Messages[0].Content += "\n\n" + text
 		return
 	}
 	c.Messages = append([]Message{{Role: "system", Content: text}}, c.Messages...)
+	c.frozen = 0 // a new array
 }
 
 // resolveToolName maps the name the model wrote back to the request's tool: its name

@@ -168,6 +168,8 @@ func (c *Conversation) withoutTurns(turns [][2]int) *Conversation {
 	out := *c
 	out.Messages = nil
 	out.Images = nil
+	out.frozen = 0 // a new array, the conversation's own
+
 	for i, m := range c.Messages {
 		if drop[i] {
 			continue
@@ -175,6 +177,7 @@ func (c *Conversation) withoutTurns(turns [][2]int) *Conversation {
 		out.Messages = append(out.Messages, m)
 		out.Images = append(out.Images, m.Images...)
 	}
+	out.Stable = len(out.Messages)
 	return &out
 }
 

@@ -41,9 +41,9 @@ type hotChain struct {
 	epoch uint64
 	// memo is what the response's job built; nil when it kept nothing.
 	memo *engine.Memo
-	// distance is the response's links up to its chain's nearest checkpoint or root
-	// (storage.Final.Distance), as far as known.
-	distance int
+	// distance is the response's links up to its chain's nearest checkpoint or root,
+	// depth from its root (storage.Final), as far as known.
+	distance, depth int
 
 	mu sync.Mutex
 	// items is the history a continuation sees, once laid out (ready); its array
@@ -106,10 +106,10 @@ func (c *hotChain) extend(child *hotChain, more []hearth.Item) {
 func memoWeight(messages int) int { return messages * 160 }
 
 // put keeps the chain of response id: parent's followed by items, or base's when it
-// has no kept parent, read at epoch, with its job's build and its distance. weight is
+// has no kept parent, read at epoch, with its job's build, distance and depth. weight is
 // items' stored JSON.
-func (h *hotChains) put(id, owner string, epoch uint64, parent *hotChain, base []hearth.Item, items []hearth.Item, weight int, memo *engine.Memo, distance int) {
-	c := &hotChain{owner: owner, epoch: epoch, memo: memo, distance: distance}
+func (h *hotChains) put(id, owner string, epoch uint64, parent *hotChain, base []hearth.Item, items []hearth.Item, weight int, memo *engine.Memo, distance, depth int) {
+	c := &hotChain{owner: owner, epoch: epoch, memo: memo, distance: distance, depth: depth}
 	if parent != nil {
 		parent.extend(c, items)
 	} else {

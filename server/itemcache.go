@@ -115,10 +115,12 @@ func (c *itemCache) decode(raw []byte) (hearth.Item, error) {
 type contextCache struct{ generations[checkpointItems] }
 
 // checkpointItems are a checkpoint's items; settled: every response of its chain had
-// finished for good when it was read (storage.Status.Settled), so they never change.
+// finished for good when it was read (storage.Status.Settled), so they never change;
+// depth is its chain's links.
 type checkpointItems struct {
 	items   []hearth.Item
 	settled bool
+	depth   int
 }
 
 // contextCacheBudget bounds the stored JSON the kept checkpoints stand for (a

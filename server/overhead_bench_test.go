@@ -32,8 +32,8 @@ import (
 //
 //	go test ./server -run '^$' -bench ResponseOverhead -benchtime 200x
 func BenchmarkResponseOverhead(b *testing.B) {
-	// Room for the long chains (the default window is 16k).
-	b.Setenv("HEARTH_CONTEXT_LENGTH", "131072")
+	// Room for the long chains (the default window is 16k; the -1m fake's is 1M).
+	b.Setenv("HEARTH_CONTEXT_LENGTH", "1048576")
 	clock := &handlerClock{h: newFakeRuntimeServer(b)}
 	srv := httptest.NewServer(clock)
 	defer srv.Close()
@@ -72,17 +72,28 @@ func BenchmarkResponseOverhead(b *testing.B) {
 			post(b, `{`+model+`,"stream":true}`)
 		}
 	})
-	// A turn that continues a chain: the chain is loaded, and its prompt spliced onto
-	// the previous turn's (engine/ollama/incremental.go). The 1,000-turn chain needs
-	// the 1M-token fake (the fake counts a prompt's bytes).
-	for _, turns := range []int{20, 200, 1000} {
-		b.Run(fmt.Sprintf("turn%d", turns), func(b *testing.B) {
+	// A turn that continues a chain: the chain is kept from the previous turn
+	// (server/hotchains.go) or loaded, and its prompt spliced onto the previous
+	// turn's (engine/ollama/incremental.go). turnN continues the same response every
+	// time (turn N retried over and over: siblings, none of which goes on from another);
+	// chainN goes on from turn N, each op continuing the previous op's response (turns
+	// N to N+ops). The 1,000-turn chains need the 1M-token fake (the fake counts a
+	// prompt's bytes).
+	for _, c := range []struct {
+		turns  int
+		linear bool
+	}{{20, false}, {200, false}, {1000, false}, {1000, true}} {
+		name := fmt.Sprintf("turn%d", c.turns)
+		if c.linear {
+			name = fmt.Sprintf("chain%d", c.turns)
+		}
+		b.Run(name, func(b *testing.B) {
 			m := model
-			if turns > 200 {
+			if c.turns > 200 {
 				m = strings.Replace(model, "-128k", "-1m", 1)
 			}
 			id := ""
-			for turn := 1; turn < turns; turn++ {
+			for turn := 1; turn < c.turns; turn++ {
 				prev := ""
 				if id != "" {
 					prev = `,"previous_response_id":"` + id + `"`
@@ -91,7 +102,10 @@ func BenchmarkResponseOverhead(b *testing.B) {
 			}
 			defer clock.start(b)()
 			for b.Loop() {
-				post(b, `{`+m+`,"previous_response_id":"`+id+`"}`)
+				r := post(b, `{`+m+`,"previous_response_id":"`+id+`"}`)
+				if c.linear {
+					id = r["id"].(string)
+				}
 			}
 		})
 	}

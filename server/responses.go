@@ -190,11 +190,14 @@ func (s *Server) createResponse(c *gin.Context) {
 			return
 		}
 		// The response's own encoding, as c.JSON would write it, without encoding/json's
-		// second pass over the bytes to compact and check them.
-		body, err := final.MarshalJSON()
-		if err != nil {
-			s.writeError(c, hearth.ServerError("The response could not be encoded: "+err.Error()))
-			return
+		// second pass over the bytes to compact and check them; as stored, when it was.
+		body := r.finalJSON
+		if body == nil {
+			var err error
+			if body, err = final.MarshalJSON(); err != nil {
+				s.writeError(c, hearth.ServerError("The response could not be encoded: "+err.Error()))
+				return
+			}
 		}
 		c.Data(http.StatusOK, "application/json; charset=utf-8", body)
 	}
@@ -278,6 +281,8 @@ type run struct {
 	// chain is what the response read of the chain it continues; nil where it is
 	// not kept (hotChains).
 	chain *chainRead
+	// finalJSON is the final response as stored, once it is (Response.MarshalJSON).
+	finalJSON []byte
 }
 
 // eventSink is where a streamed response's events go: an SSE stream (sse.go) or a
@@ -411,12 +416,19 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 		// The journal's last events go with the final state, in one transaction.
 		r.heldEnc = make([]storage.Event, len(r.held))
 		for i, e := range r.held {
+			if e.Response == final && len(f.Body) > 0 {
+				// The final response is encoded once, for storage, this event and
+				// the JSON reply.
+				r.heldEnc[i] = storage.Event{Seq: e.SequenceNumber, Type: e.Type,
+					Data: hearth.AppendResponseEvent(make([]byte, 0, len(f.Body)+96), e.Type, e.SequenceNumber, f.Body)}
+				continue
+			}
 			r.heldEnc[i] = encodeEvent(e)
 		}
 		f.Events, f.EndJournal = r.j.settle(r.heldEnc), true
 		f.SavedPrompt = r.savedPrompt
 		if r.chain != nil {
-			f.Distance = r.chain.distance
+			f.Distance, f.Depth = r.chain.distance, r.chain.depth
 		}
 		if r.whole != nil {
 			storeErr = s.db.StoreResponse(storeCtx, *r.whole, f)
@@ -439,6 +451,7 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 	}
 	if r.store && storeErr == nil {
 		r.keep(final, f)
+		r.finalJSON = f.Body
 	}
 	r.finish(sink)
 	r.report(final)
@@ -475,10 +488,10 @@ func (r *run) keep(final *hearth.Response, f storage.Final) {
 		memo = r.job.Memo()
 	}
 	distance := ch.distance
-	if distance >= storage.CheckpointEvery() {
+	if distance >= storage.CheckpointInterval(ch.depth) {
 		distance = 0 // it became its chain's checkpoint
 	}
-	r.s.hot.put(final.ID, r.who, ch.epoch, ch.hot, ch.items, items, weight, memo, distance)
+	r.s.hot.put(final.ID, r.who, ch.epoch, ch.hot, ch.items, items, weight, memo, distance, ch.depth)
 }
 
 // savedPrompt is the response's prompt for its chain's checkpoint (storage.Final).
@@ -607,8 +620,8 @@ type chainRead struct {
 	// noMemo: the turn's build is not of its chain alone, so it keeps none.
 	noMemo bool
 	// distance is the new response's links up to the chain's nearest checkpoint or
-	// root (storage.Final.Distance); 0 when not known.
-	distance int
+	// root, depth from its root (storage.Final); 0 when not known.
+	distance, depth int
 }
 
 // chainHistory is history with where the items came from; with resume, a load also
@@ -620,12 +633,12 @@ func (s *Server) chainHistory(ctx context.Context, owner, previousID string, res
 		}
 		return chainRead{}, nil
 	}
-	ch := chainRead{epoch: s.db.ChainEpoch(), settled: true}
+	ch := chainRead{epoch: s.db.ChainEpoch(), settled: true, depth: 1}
 	if previousID == "" {
 		return ch, nil
 	}
 	if c, ok := s.hot.get(owner, previousID, ch.epoch); ok {
-		ch.items, ch.hot, ch.distance = c.history(), c, c.distance+1
+		ch.items, ch.hot, ch.distance, ch.depth = c.history(), c, c.distance+1, c.depth+1
 		return ch, nil
 	}
 	var kept checkpointItems
@@ -649,6 +662,7 @@ func (s *Server) chainHistory(ctx context.Context, owner, previousID string, res
 		ch.settled = ch.settled && l.Status.Settled()
 	}
 	ch.distance = len(chain.Links) // up to the root
+	ch.depth = kept.depth + len(chain.Links) + 1
 	if base != nil {
 		ch.distance = 1 // the links after the checkpoint, and the new one
 		if !base.Omitted {
@@ -677,14 +691,15 @@ func (s *Server) chainHistory(ctx context.Context, owner, previousID string, res
 	ch.items = items
 	if base != nil && base.Stamp != "" && !base.Omitted {
 		// The checkpoint's links are the chain's first, up to base.ID.
-		settled := true
+		settled, depth := true, 0
 		for _, l := range chain.Links {
 			settled = settled && l.Status.Settled()
+			depth++
 			if l.ID == base.ID {
 				break
 			}
 		}
-		s.contexts.put(base.Stamp, checkpointItems{slices.Clone(items[:base.Items]), settled}, weight)
+		s.contexts.put(base.Stamp, checkpointItems{slices.Clone(items[:base.Items]), settled, depth}, weight)
 		if resume {
 			// Only a help: without it the prompt is rendered whole.
 			if rec, err := s.db.CheckpointPrompt(ctx, base.ID, base.Stamp); err == nil {
@@ -738,7 +753,7 @@ func assignInputIDs(items []hearth.Item) {
 }
 
 func newStoredResponse(owner string, req *hearth.CreateResponseRequest, resp *hearth.Response) storage.NewResponse {
-	reqJSON, _ := json.Marshal(req)
+	reqJSON, _ := req.MarshalJSON() // json.Marshal's bytes, without its second pass
 	return storage.NewResponse{
 		ID: resp.ID, Owner: owner, Model: req.Model, Status: storage.StatusInProgress,
 		Background: req.Background, PreviousResponseID: req.PreviousResponseID,
@@ -767,7 +782,8 @@ func storedFinal(r *hearth.Response) storage.Final {
 func storedItems(items []hearth.Item) []storage.Item {
 	out := make([]storage.Item, len(items))
 	for i, it := range items {
-		b, _ := json.Marshal(it)
+		// MarshalJSON's bytes are json.Marshal's, without its second pass over them.
+		b, _ := it.MarshalJSON()
 		out[i] = storage.Item{ID: it.ID, Type: it.Type, JSON: b}
 	}
 	return out

@@ -81,25 +81,35 @@ func decodeChain(blob []byte) (*Chain, error) {
 // is not done every turn (at 1,000 turns that was ~10 ms a write).
 var checkpointEvery = 32 // a var for tests
 
-// CheckpointEvery is how many links below the nearest checkpoint (or the root) a
-// response becomes one (Final.Distance).
-func CheckpointEvery() int { return checkpointEvery }
+// checkpointShare is the least share of a chain's links between its checkpoints, for
+// long chains: writing a checkpoint copies the whole context, so at a fixed interval
+// a chain's every turn would pay a share of a copy growing with the chain; at an
+// interval growing with it, a turn pays a constant share, and a load (after a
+// restart, or of a chain this process does not keep) walks at most 1/8 of the chain.
+const checkpointShare = 8
+
+// CheckpointInterval is how many links below the nearest checkpoint (or the root) a
+// response depth links from its chain's root becomes one (Final.Distance): every
+// checkpointEvery links, or every depth/8 in a long chain; depth 0 (not known) is
+// taken as a short chain.
+func CheckpointInterval(depth int) int { return max(checkpointEvery, depth/checkpointShare) }
 
 // checkpoint runs in the transaction that completes response id: when id is
-// checkpointEvery links or more below the nearest checkpoint, it materialises id's
+// CheckpointInterval(depth) links or more below the nearest checkpoint, it materialises id's
 // context (walked from that checkpoint) and drops the older checkpoint, so that a
 // linear chain keeps one. A branch from above the newest checkpoint walks further; it
 // is rare and stays correct.
-func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string, savedPrompt func() []byte, hint int) error {
-	if hint > 0 && hint < checkpointEvery {
+func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string, savedPrompt func() []byte, hint, depth int) error {
+	every := CheckpointInterval(depth)
+	if hint > 0 && hint < every {
 		return nil
 	}
 	var distance int
 	var older sql.NullString
-	if err := tx.StmtContext(ctx, db.st.distance).QueryRowContext(ctx, id, checkpointEvery).Scan(&distance, &older); err != nil {
+	if err := tx.StmtContext(ctx, db.st.distance).QueryRowContext(ctx, id, every).Scan(&distance, &older); err != nil {
 		return err
 	}
-	if distance < checkpointEvery {
+	if distance < every {
 		return nil
 	}
 	row, err := lookupOwner(ctx, tx, db.st.ownerOf, id)

@@ -296,3 +296,37 @@ func TestCheckpointPrompt(t *testing.T) {
 		t.Fatalf("saved prompt under another stamp: %q (%v)", p, err)
 	}
 }
+
+// TestCheckpointInterval: a chain checkpoints every checkpointEvery links until it is
+// long, then every eighth of its length, so that the copy a checkpoint makes costs a
+// turn a constant share however long the chain (and a load walks at most an eighth).
+// A response whose depth the caller gave checkpoints at that interval.
+func TestCheckpointInterval(t *testing.T) {
+	for depth, want := range map[int]int{0: checkpointEvery, 1: checkpointEvery, 256: checkpointEvery, 1000: 125, 8000: 1000} {
+		if got := CheckpointInterval(depth); got != want {
+			t.Errorf("CheckpointInterval(%d) = %d, want %d", depth, got, want)
+		}
+	}
+	db := openTestDB(t)
+	ctx := context.Background()
+	prev := ""
+	// A chain of 40 links whose caller says it is 400 deep: the interval is 50, so the
+	// 33rd link is no checkpoint, as it would be at depth 33.
+	for i := range 40 {
+		id := fmt.Sprintf("resp_%d", i)
+		err := db.StoreResponse(ctx, NewResponse{ID: id, Owner: "alice", Model: "m", Status: StatusInProgress,
+			PreviousResponseID: prev, Request: request("m", ""), Input: []Item{userMessage("msg_"+id, "Hi")}},
+			Final{Status: StatusCompleted, Body: body(id, "completed"), Depth: 361 + i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev = id
+	}
+	chain, err := db.LoadChain(ctx, "alice", prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if chain.Base != nil {
+		t.Errorf("a checkpoint at %s, 40 links into a chain said to be 400 deep (interval %d)", chain.Base.ID, CheckpointInterval(400))
+	}
+}

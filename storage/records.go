@@ -119,10 +119,11 @@ type Final struct {
 	SavedPrompt func() []byte
 	// Distance, when not 0, is what the caller knows of the links from the response
 	// up to its chain's nearest checkpoint or root (the chain it read, plus one).
-	// Below CheckpointEvery it spares the walk that decides whether the response
+	// Below CheckpointInterval it spares the walk that decides whether the response
 	// becomes a checkpoint: a hint that is too low (a checkpoint above was dropped)
-	// only makes a later one come later.
-	Distance int
+	// only makes a later one come later. Depth, when not 0, is the response's links
+	// from its chain's root, for CheckpointInterval.
+	Distance, Depth int
 }
 
 // Order is the sort order of a list.

@@ -187,7 +187,7 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f Final, 
 	if !child {
 		return nil // a root is its own checkpoint: nothing to walk
 	}
-	return db.checkpoint(ctx, tx, id, f.SavedPrompt, f.Distance)
+	return db.checkpoint(ctx, tx, id, f.SavedPrompt, f.Distance, f.Depth)
 }
 
 // UpdateStatus moves a response that is still in flight to in_progress (a worker picked

@@ -242,7 +242,8 @@ func (k *keyHasher) message(m *engine.Message) {
 }
 
 // keptKeys is what a render keeps for the next turn's (engine.Conversation.Rendered):
-// the messages it hashed and their keys (keys[i] is of msgs[:i]).
+// the messages it hashed that never change (engine.Conversation.Stable) and their keys
+// (keys[i] is of msgs[:i]).
 type keptKeys struct {
 	msgs []engine.Message
 	keys []promptKey
@@ -360,6 +361,9 @@ func renderKeyed(show *api.ShowResponse, conv *engine.Conversation, think *api.T
 	start := 0
 	if prior, ok := conv.Prior.(*keptKeys); ok && prior.keys[0] == keys[0] {
 		n := min(len(prior.msgs), len(msgs))
+		if n > 0 && &prior.msgs[0] == &msgs[0] {
+			start = n // the same messages, in the same array, never written since
+		}
 		for start < n && sameMessage(&prior.msgs[start], &msgs[start]) {
 			start++
 		}
@@ -370,7 +374,9 @@ func renderKeyed(show *api.ShowResponse, conv *engine.Conversation, think *api.T
 		kh.message(&msgs[i])
 		keys[i+1] = kh.sum()
 	}
-	conv.Rendered = &keptKeys{msgs: msgs[:len(msgs):len(msgs)], keys: keys}
+	// Only the messages that never change: the array may go on with the next turn's.
+	stable := min(conv.Stable, len(msgs))
+	conv.Rendered = &keptKeys{msgs: msgs[:stable:stable], keys: keys[:stable+1]}
 	if !images {
 		// The longest kept prefix; the whole conversation itself when it was rendered
 		// before (a retried request, the window check rendering again).

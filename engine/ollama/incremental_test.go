@@ -165,7 +165,7 @@ func TestIncrementalRenderEqualsWhole(t *testing.T) {
 						// messages copied, their strings the same, with what the last
 						// render kept; now and then the last question changed in place
 						// (a thinking switch), which the kept keys must not cover.
-						conv := &engine.Conversation{Messages: slices.Clone(msgs), Tools: tools, Prior: prior}
+						conv := &engine.Conversation{Messages: slices.Clone(msgs), Tools: tools, Prior: prior, Stable: len(msgs)}
 						if rng.IntN(4) == 0 {
 							for i := len(conv.Messages) - 1; i >= 0; i-- {
 								if conv.Messages[i].Role == "user" {
