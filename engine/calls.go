@@ -18,26 +18,15 @@ import (
 // included, so an output after one is taken as answering a call it replaced. Stored
 // history is not checked: it was accepted when it was created.
 func checkCallIDs(history, input []hearth.Item) error {
-	calls := map[string]bool{}
-	compacted := false
-	note := func(it *hearth.Item) {
-		switch it.Type {
-		case hearth.ItemFunctionCall, hearth.ItemCustomToolCall:
-			calls[it.CallID] = true
-		case hearth.ItemCompaction:
-			compacted = true
-		}
-	}
-	for i := range history {
-		note(&history[i])
-	}
 	for i := range input {
 		it := &input[i]
-		note(it)
 		if it.Type != hearth.ItemFunctionCallOutput && it.Type != hearth.ItemCustomToolCallOutput {
 			continue
 		}
-		if calls[it.CallID] || compacted {
+		// Looked for from the end: a call's output follows it closely, and a long
+		// chain's history need not be gone through for every turn.
+		if hasCall(input[:i], it.CallID) || hasCall(history, it.CallID) ||
+			hasType(history, hearth.ItemCompaction) || hasType(input[:i], hearth.ItemCompaction) {
 			continue
 		}
 		kind := "function call"
@@ -48,4 +37,24 @@ func checkCallIDs(history, input []hearth.Item) error {
 			fmt.Sprintf("No tool call found for %s output with call_id %s.", kind, it.CallID))
 	}
 	return nil
+}
+
+// hasCall reports whether items has a function or custom tool call with call_id id,
+// looking from the end.
+func hasCall(items []hearth.Item, id string) bool {
+	for i := len(items) - 1; i >= 0; i-- {
+		if t := items[i].Type; (t == hearth.ItemFunctionCall || t == hearth.ItemCustomToolCall) && items[i].CallID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func hasType(items []hearth.Item, typ string) bool {
+	for i := range items {
+		if items[i].Type == typ {
+			return true
+		}
+	}
+	return false
 }

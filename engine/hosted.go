@@ -98,12 +98,15 @@ type hostedState struct {
 // request's own plus one function per server tool, with tool_choice in those terms,
 // and history and input with MCP items in function-call terms. A request with no
 // mcp tools comes back unchanged, with a nil state.
-func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseRequest, history, input []hearth.Item) (*hearth.CreateResponseRequest, []hearth.Item, []hearth.Item, *hostedState, error) {
+func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseRequest, history, input []hearth.Item, plain int) (*hearth.CreateResponseRequest, []hearth.Item, []hearth.Item, *hostedState, error) {
 	var servers []int
 	for i, t := range req.Tools {
 		if t.Type == hearth.ToolMCP && t.MCP != nil { // MCP is set by the decoder
 			servers = append(servers, i)
 		}
+	}
+	if len(servers) == 0 && !hasMCPItems(history[plain:]) && !hasMCPItems(input) {
+		return req, history, input, nil, nil // history[:plain] is known to hold none
 	}
 	if len(servers) == 0 {
 		// Earlier turns may have used MCP tools this request no longer offers: they

@@ -74,21 +74,27 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	if err != nil {
 		return nil, err
 	}
+	// A kept build (memo.go) was kept only where neither step below changed its
+	// items: those need no looking through again.
+	memo := memoFrom(ctx)
+	plain := 0
+	if memo != nil && memo.build != nil && memo.build.items <= len(history) {
+		plain = memo.build.items
+	}
 	// Sealed items (encrypted reasoning, compaction) render as what they stand for.
 	stored, given := history, req.Input
-	history, input, err := e.openSealed(history, req.Input)
+	history, input, err := e.openSealedFrom(history, req.Input, plain)
 	if err != nil {
 		return nil, err
 	}
 	// MCP tools become functions of the conversation, and MCP items calls and results.
-	req, history, input, hosted, err := e.planHosted(ctx, req, history, input)
+	req, history, input, hosted, err := e.planHosted(ctx, req, history, input, plain)
 	if err != nil {
 		return nil, err
 	}
-	// A kept build (memo.go) is of the chain's items as stored: only where neither
-	// step above changed them, and where this turn's are stored as given.
+	// A kept build is of the chain's items as stored: only where neither step above
+	// changed them, and where this turn's are stored as given.
 	var prior *buildState
-	memo := memoFrom(ctx)
 	if memo != nil && sameItems(history, stored) {
 		prior = memo.build
 	}

@@ -51,9 +51,15 @@ func (e *Engine) sealCompaction(summary string) string {
 // text: a stored output item has its content, and a chain kept on the server must not
 // break because the key changed.
 func (e *Engine) openSealed(history, input []hearth.Item) ([]hearth.Item, []hearth.Item, error) {
-	openAll := func(items []hearth.Item, stored bool) ([]hearth.Item, error) {
+	return e.openSealedFrom(history, input, 0)
+}
+
+// openSealedFrom is openSealed for a history whose first plain items are known to
+// hold nothing sealed (a kept build's, memo.go).
+func (e *Engine) openSealedFrom(history, input []hearth.Item, plain int) ([]hearth.Item, []hearth.Item, error) {
+	openAll := func(items []hearth.Item, stored bool, from int) ([]hearth.Item, error) {
 		var out []hearth.Item
-		for i := range items {
+		for i := from; i < len(items); i++ {
 			it := &items[i]
 			sealed := it.Type == hearth.ItemCompaction ||
 				(it.Type == hearth.ItemReasoning && it.EncryptedContent != "" && (!stored || len(it.Content) == 0))
@@ -80,11 +86,11 @@ func (e *Engine) openSealed(history, input []hearth.Item) ([]hearth.Item, []hear
 		}
 		return out, nil
 	}
-	h, err := openAll(history, true)
+	h, err := openAll(history, true, plain)
 	if err != nil {
 		return nil, nil, err
 	}
-	in, err := openAll(input, false)
+	in, err := openAll(input, false, 0)
 	if err != nil {
 		return nil, nil, err
 	}
