@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -15,10 +13,8 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/server"
-	"hearth/storage"
 )
 
 // promptRecorder is fakeRuntime remembering the prompts it is sent.
@@ -51,20 +47,8 @@ func (r *promptRecorder) last() string {
 func TestCheckpointCacheSamePrompts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hearth.db")
 	start := func() (*httptest.Server, *server.Server, *promptRecorder) {
-		db, err := storage.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		target, err := ollama.Connect("127.0.0.1:1")
-		if err != nil {
-			t.Fatal(err)
-		}
 		rec := &promptRecorder{}
-		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		h := server.New(server.Config{
-			Runtime: target, Engine: engine.New(ollama.Seam(rec), engine.DefaultFormats(), log), Database: db, Logger: log})
-		srv := httptest.NewServer(h)
-		t.Cleanup(func() { srv.Close(); db.Close() })
+		srv, h := fakeHearthOn(t, path, rec)
 		return srv, h, rec
 	}
 	post := func(srv *httptest.Server, body string) map[string]any {

@@ -24,7 +24,15 @@ import (
 // fakeHearth is hearth over a prompt recorder, with its own database.
 func fakeHearth(t *testing.T) (*httptest.Server, *server.Server, *promptRecorder) {
 	t.Helper()
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	rec := &promptRecorder{}
+	srv, h := fakeHearthOn(t, filepath.Join(t.TempDir(), "hearth.db"), rec)
+	return srv, h, rec
+}
+
+// fakeHearthOn serves hearth over rt with the database at path, until t ends.
+func fakeHearthOn(t *testing.T, path string, rt ollama.Client) (*httptest.Server, *server.Server) {
+	t.Helper()
+	db, err := storage.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,13 +40,12 @@ func fakeHearth(t *testing.T) (*httptest.Server, *server.Server, *promptRecorder
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &promptRecorder{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	h := server.New(server.Config{
-		Runtime: target, Engine: engine.New(ollama.Seam(rec), engine.DefaultFormats(), log), Database: db, Logger: log})
+		Runtime: target, Engine: engine.New(ollama.Seam(rt), engine.DefaultFormats(), log), Database: db, Logger: log})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); db.Close() })
-	return srv, h, rec
+	return srv, h
 }
 
 // TestHotChainsSamePrompts: a chain served turn by turn from what its previous turn
@@ -222,20 +229,8 @@ func (r *heldRuntime) Generate(ctx context.Context, req *api.GenerateRequest, fn
 // that changes when that response ends; it is not kept, so the next turn loads the
 // chain with the finished response's output.
 func TestHotChainsUnsettled(t *testing.T) {
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	target, err := ollama.Connect("127.0.0.1:1")
-	if err != nil {
-		t.Fatal(err)
-	}
 	rt := &heldRuntime{release: make(chan struct{})}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(server.New(server.Config{
-		Runtime: target, Engine: engine.New(ollama.Seam(rt), engine.DefaultFormats(), log), Database: db, Logger: log}))
-	t.Cleanup(srv.Close)
+	srv, _ := fakeHearthOn(t, filepath.Join(t.TempDir(), "hearth.db"), rt)
 	create := func(body string) string {
 		t.Helper()
 		status, _, b := call(t, nil, "POST", srv.URL+"/v1/responses", "", body)
