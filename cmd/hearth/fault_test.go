@@ -154,9 +154,11 @@ func stream(base, body string, out *streamOutcome, mu *sync.Mutex) {
 	}
 }
 
-// TestKillDuringStreams SIGKILLs hearth while 20 responses stream and starts it again on
-// the same data: every response whose client saw it complete is stored whole, every one
-// left in flight is marked failed, and the database passes PRAGMA integrity_check.
+// TestKillDuringStreams SIGKILLs hearth while 20 responses stream and 4 JSON replies
+// run, and starts it again on the same data: every response whose client saw it
+// complete is stored whole, every stream left in flight is marked failed, a JSON reply
+// left in flight (stored whole when it ends, its id never sent) left nothing, and the
+// database passes PRAGMA integrity_check.
 func TestKillDuringStreams(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs hearth twice with a bench model")
@@ -193,6 +195,27 @@ func TestKillDuringStreams(t *testing.T) {
 	for i := range outcomes {
 		wg.Add(1)
 		go func() { defer wg.Done(); stream(h.base, body(i), &outcomes[i], &mu) }()
+	}
+	// JSON replies among them: the id of each that answers.
+	const replies = 4
+	replied := make([]string, replies)
+	for i := range replies {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := http.Post(h.base+"/v1/responses", "application/json",
+				strings.NewReader(fmt.Sprintf(`{"model":%q,"input":"reply %d"}`, name, i)))
+			if err != nil {
+				return
+			}
+			defer resp.Body.Close()
+			var r struct{ ID, Status string }
+			if b, err := io.ReadAll(resp.Body); err == nil && json.Unmarshal(b, &r) == nil && r.Status == "completed" {
+				mu.Lock()
+				replied[i] = r.ID
+				mu.Unlock()
+			}
+		}()
 	}
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
@@ -237,7 +260,8 @@ func TestKillDuringStreams(t *testing.T) {
 	mu.Unlock()
 	t.Logf("at the kill: %d streams completed, %d in flight, %d not yet created", len(completed), len(inFlight), streams-len(completed)-len(inFlight))
 
-	// The database as the crash left it.
+	// The database as the crash left it: whole, and nothing in flight but the streams
+	// whose clients had their ids; the JSON replies that answered stored completed.
 	dbPath := filepath.Join(dir, "data", "hearth.db")
 	db, err := storage.Open(dbPath)
 	if err != nil {
@@ -246,6 +270,33 @@ func TestKillDuringStreams(t *testing.T) {
 	if err := db.IntegrityCheck(ctx); err != nil {
 		t.Errorf("after SIGKILL: %v", err)
 	}
+	rows, _, err := db.ConsoleResponses(ctx, storage.ConsoleFilter{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := map[string]storage.Status{}
+	for _, r := range rows {
+		stored[r.ID] = r.Status
+	}
+	streamed := map[string]bool{}
+	for _, o := range outcomes {
+		streamed[o.id] = true
+	}
+	answered := 0
+	for _, id := range replied {
+		if id != "" {
+			answered++
+			if stored[id] != storage.StatusCompleted {
+				t.Errorf("JSON reply %s answered before the kill, stored %q", id, stored[id])
+			}
+		}
+	}
+	for id, st := range stored {
+		if st.InFlight() && !streamed[id] {
+			t.Errorf("response %s in flight after the kill is no stream's: a JSON reply's in-flight row", id)
+		}
+	}
+	t.Logf("at the kill: %d of %d JSON replies answered; %d responses stored", answered, replies, len(rows))
 	db.Close()
 
 	h2 := startHearth(t, dir)
