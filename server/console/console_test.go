@@ -463,3 +463,44 @@ func TestUsageJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestChainMCPItems: a hosted (MCP) turn reads as what happened: the tools listed, the
+// call with its arguments and result (or error), approvals asked and given; not as raw
+// JSON.
+func TestChainMCPItems(t *testing.T) {
+	f := newFixture(t, false)
+	ctx, o, now := context.Background(), storage.OwnerOf(""), time.Now()
+	item := func(v map[string]any) storage.Item {
+		b, _ := json.Marshal(v)
+		return storage.Item{ID: v["id"].(string), Type: v["type"].(string), JSON: b}
+	}
+	if err := f.db.StoreResponse(ctx, storage.NewResponse{ID: "resp_mcp", Owner: o, Model: "m:latest", Status: storage.StatusInProgress,
+		Request: json.RawMessage(`{}`), CreatedAt: now,
+		Input: []storage.Item{item(map[string]any{"type": "mcp_approval_response", "id": "mcpa_1", "approval_request_id": "mcpr_0", "approve": false, "reason": "not on Fridays"})}},
+		storage.Final{Status: storage.StatusCompleted, CompletedAt: now.Add(time.Second), Output: []storage.Item{
+			item(map[string]any{"type": "mcp_list_tools", "id": "mcpl_1", "server_label": "docs", "tools": []any{
+				map[string]any{"name": "search", "input_schema": map[string]any{"type": "object"}},
+				map[string]any{"name": "fetch_page", "input_schema": map[string]any{"type": "object"}}}}),
+			item(map[string]any{"type": "mcp_call", "id": "mcp_1", "status": "completed", "server_label": "docs", "name": "search",
+				"arguments": `{"q":"hearth"}`, "output": "3 pages found"}),
+			item(map[string]any{"type": "mcp_call", "id": "mcp_2", "status": "failed", "server_label": "docs", "name": "fetch_page",
+				"arguments": `{"url":"x"}`, "error": "no such page"}),
+			item(map[string]any{"type": "mcp_approval_request", "id": "mcpr_1", "server_label": "docs", "name": "delete_page", "arguments": `{"id":7}`}),
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := do(t, f.client(), "GET", f.srv.URL+"/console/chain/resp_mcp", nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("chain = %d", resp.StatusCode)
+	}
+	for _, want := range []string{`class="item mcp"`, "docs.search", "2 tools: search, fetch_page", "3 pages found",
+		"docs.fetch_page", "error: no such page", "&#34;q&#34;: &#34;hearth&#34;", "docs.delete_page", "waiting for approval (mcpr_1)",
+		"denied (mcpr_0): not on Fridays"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("chain lacks %q", want)
+		}
+	}
+	if strings.Contains(body, `class="item other"`) {
+		t.Error("an MCP item is shown as raw JSON")
+	}
+}

@@ -243,7 +243,7 @@ func outcome(t *storage.ConsoleTurn) (reason, errMsg string) {
 
 // itemView is an item as people read it.
 type itemView struct {
-	Kind   string // message, reasoning, call, output, other
+	Kind   string // message, reasoning, call, output, mcp, other
 	Type   string
 	Role   string
 	Status string
@@ -293,6 +293,36 @@ func viewOf(s storage.Item) itemView {
 			v.Text = partsText(it.Output.Parts)
 		}
 		v.Text = prettyJSON(v.Text)
+	case hearth.ItemMCPCall:
+		// A hosted call and its result in one item: the server's tool, its
+		// arguments, then what it answered or the error.
+		v.Kind, v.Name, v.Args = "mcp", it.ServerLabel+"."+it.Name, prettyJSON(it.Arguments)
+		v.Text = prettyJSON(it.Output.Text)
+		if it.Error != "" {
+			v.Text = "error: " + it.Error
+		}
+	case hearth.ItemMCPListTools:
+		v.Kind, v.Name = "mcp", it.ServerLabel
+		names := make([]string, len(it.MCPTools))
+		for i, t := range it.MCPTools {
+			names[i] = t.Name
+		}
+		v.Text = fmt.Sprintf("%d tools: %s", len(names), strings.Join(names, ", "))
+		if it.Error != "" {
+			v.Text = "error: " + it.Error
+		}
+	case hearth.ItemMCPApprovalRequest:
+		v.Kind, v.Name, v.Args = "mcp", it.ServerLabel+"."+it.Name, prettyJSON(it.Arguments)
+		v.Text = "waiting for approval (" + it.ID + ")"
+	case hearth.ItemMCPApprovalResponse:
+		v.Kind, v.Text = "mcp", "denied"
+		if it.Approve != nil && *it.Approve {
+			v.Text = "approved"
+		}
+		v.Text += " (" + it.ApprovalRequestID + ")"
+		if it.Reason != "" {
+			v.Text += ": " + it.Reason
+		}
 	default:
 		v.Kind, v.Text = "other", prettyJSON(string(s.JSON))
 	}
