@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"hearth/internal/jsonscan"
 )
 
 // DecodeCreateRequest decodes and validates the body of POST /v1/responses.
@@ -26,7 +28,7 @@ func DecodeCreateRequest(body []byte) (req *CreateResponseRequest, ignored []str
 	// One scan checks the whole body and splitObject takes it apart (see
 	// decode_split.go); json.Unmarshal is left the bodies that fail, for its message.
 	fields, ok := map[string]json.RawMessage(nil), false
-	if validJSON(body) {
+	if jsonscan.Valid(body) {
 		fields, ok = splitObject(body)
 	}
 	var perr error

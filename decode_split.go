@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"hearth/internal/jsonscan"
 )
 
 // The request decoder walks a body that json.Unmarshal has already checked (the
@@ -28,7 +30,7 @@ func plainString(raw []byte) (string, bool) {
 	inner := raw[1 : len(raw)-1]
 	esc := false
 	for i := 0; i < len(inner); i++ {
-		if i+8 <= len(inner) && !specialIn(binary.LittleEndian.Uint64(inner[i:])) {
+		if i+8 <= len(inner) && !jsonscan.SpecialIn(binary.LittleEndian.Uint64(inner[i:])) {
 			i += 7 // eight bytes that need no look
 			continue
 		}
@@ -74,7 +76,7 @@ func plainString(raw []byte) (string, bool) {
 		case 't':
 			out = append(out, '\t')
 		case 'u':
-			r, ok := hex4(inner[i+1:])
+			r, ok := jsonscan.Hex4(inner[i+1:])
 			if !ok {
 				return "", false
 			}
@@ -85,7 +87,7 @@ func plainString(raw []byte) (string, bool) {
 				if i+2 >= len(inner) || inner[i+1] != '\\' || inner[i+2] != 'u' {
 					return "", false
 				}
-				r2, ok := hex4(inner[i+3:])
+				r2, ok := jsonscan.Hex4(inner[i+3:])
 				if !ok {
 					return "", false
 				}
@@ -103,37 +105,16 @@ func plainString(raw []byte) (string, bool) {
 	return string(out), true
 }
 
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c = c - 'a' + 10
-		case 'A' <= c && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
 // splitArray returns the elements of a JSON array, each as its raw bytes.
 func splitArray(raw []byte) ([]json.RawMessage, bool) {
-	i := skipSpace(raw, 0)
+	i := jsonscan.SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '[' {
 		return nil, false
 	}
 	elems := []json.RawMessage{}
-	i = skipSpace(raw, i+1)
+	i = jsonscan.SkipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == ']' {
-		return elems, skipSpace(raw, i+1) == len(raw)
+		return elems, jsonscan.SkipSpace(raw, i+1) == len(raw)
 	}
 	for {
 		end, ok := skipValue(raw, i)
@@ -156,14 +137,14 @@ func splitArray(raw []byte) ([]json.RawMessage, bool) {
 // as json.Unmarshal keeps), each value as its raw bytes. A key with escapes is
 // decoded with json.Unmarshal.
 func splitObject(raw []byte) (map[string]json.RawMessage, bool) {
-	i := skipSpace(raw, 0)
+	i := jsonscan.SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil, false
 	}
 	fields := map[string]json.RawMessage{}
-	i = skipSpace(raw, i+1)
+	i = jsonscan.SkipSpace(raw, i+1)
 	if i < len(raw) && raw[i] == '}' {
-		return fields, skipSpace(raw, i+1) == len(raw)
+		return fields, jsonscan.SkipSpace(raw, i+1) == len(raw)
 	}
 	for {
 		if i >= len(raw) || raw[i] != '"' {
@@ -179,11 +160,11 @@ func splitObject(raw []byte) (map[string]json.RawMessage, bool) {
 				return nil, false
 			}
 		}
-		i = skipSpace(raw, kend)
+		i = jsonscan.SkipSpace(raw, kend)
 		if i >= len(raw) || raw[i] != ':' {
 			return nil, false
 		}
-		i = skipSpace(raw, i+1)
+		i = jsonscan.SkipSpace(raw, i+1)
 		end, ok := skipValue(raw, i)
 		if !ok {
 			return nil, false
@@ -203,21 +184,14 @@ func splitObject(raw []byte) (map[string]json.RawMessage, bool) {
 // afterValue reads what follows a member that ends at end: a comma (next is where the
 // following member starts) or the list's closing bracket, which must end raw (closed).
 func afterValue(raw []byte, end int, closing byte) (next int, closed, ok bool) {
-	i := skipSpace(raw, end)
+	i := jsonscan.SkipSpace(raw, end)
 	switch {
 	case i < len(raw) && raw[i] == ',':
-		return skipSpace(raw, i+1), false, true
+		return jsonscan.SkipSpace(raw, i+1), false, true
 	case i < len(raw) && raw[i] == closing:
-		return 0, true, skipSpace(raw, i+1) == len(raw)
+		return 0, true, jsonscan.SkipSpace(raw, i+1) == len(raw)
 	}
 	return 0, false, false
-}
-
-func skipSpace(raw []byte, i int) int {
-	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // skipValue returns the end of the JSON value that starts at raw[i]: a string, an
@@ -288,195 +262,4 @@ func skipString(raw []byte, i int) (int, bool) {
 		at = q + 1
 	}
 	return 0, false
-}
-
-// The string scans look at eight bytes at a time: a Codex history is mostly long
-// strings (file contents, instructions), and a byte-at-a-time loop over them was a
-// third of decoding it. specialIn reports whether any byte of w (eight bytes of a
-// string, little-endian) is one a scan must stop at: a quote, a backslash or a
-// control character. The tests are exact about whether such a byte exists (the
-// classic "has a zero byte" and "has a byte less than n" word tricks).
-func specialIn(w uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
-	less0x20 := (w - 0x20*ones) & ^w & highs
-	return less0x20|hasZero(w^('"'*ones))|hasZero(w^('\\'*ones)) != 0
-}
-
-// validJSON reports exactly what json.Valid reports (one JSON value, with optional
-// white space around it; at most maxNestingDepth arrays and objects deep; strings
-// without raw control characters and with valid escapes, and not checked for UTF-8),
-// in a fraction of its time: json.Valid steps a state machine through a function call
-// per byte, which made checking a 185 KB Codex body cost more than taking it apart.
-// FuzzValidJSON holds it to json.Valid.
-func validJSON(b []byte) bool {
-	var stackBuf [64]byte
-	stack := stackBuf[:0] // the open '{' and '[', innermost last
-	i := skipSpace(b, 0)
-	for {
-		// A value starts at i.
-		if i >= len(b) {
-			return false
-		}
-		ok := true
-		switch c := b[i]; {
-		case c == '{' || c == '[':
-			if len(stack) >= maxNestingDepth {
-				return false
-			}
-			i = skipSpace(b, i+1)
-			if i < len(b) && b[i] == c+2 { // '}' and ']' are '{' and '[' plus 2
-				i++
-				break
-			}
-			stack = append(stack, c)
-			if c == '{' {
-				if i, ok = validKey(b, i); !ok {
-					return false
-				}
-			}
-			continue
-		case c == '"':
-			i, ok = validString(b, i)
-		case c == '-' || '0' <= c && c <= '9':
-			i, ok = validNumber(b, i)
-		case c == 't':
-			i, ok = validLiteral(b, i, "true")
-		case c == 'f':
-			i, ok = validLiteral(b, i, "false")
-		case c == 'n':
-			i, ok = validLiteral(b, i, "null")
-		default:
-			return false
-		}
-		if !ok {
-			return false
-		}
-		// A value ended before i: close what it ends, or go on to the next member.
-		for {
-			i = skipSpace(b, i)
-			if len(stack) == 0 {
-				return i == len(b)
-			}
-			if i >= len(b) {
-				return false
-			}
-			top := stack[len(stack)-1]
-			if b[i] == top+2 {
-				stack = stack[:len(stack)-1]
-				i++
-				continue
-			}
-			if b[i] != ',' {
-				return false
-			}
-			i = skipSpace(b, i+1)
-			if top == '{' {
-				if i, ok = validKey(b, i); !ok {
-					return false
-				}
-			}
-			break
-		}
-	}
-}
-
-// maxNestingDepth is encoding/json's bound on nesting, which json.Valid applies.
-const maxNestingDepth = 10000
-
-// validKey checks an object's key and its colon at b[i:] and returns where the value
-// starts.
-func validKey(b []byte, i int) (int, bool) {
-	if i >= len(b) || b[i] != '"' {
-		return 0, false
-	}
-	i, ok := validString(b, i)
-	if !ok {
-		return 0, false
-	}
-	i = skipSpace(b, i)
-	if i >= len(b) || b[i] != ':' {
-		return 0, false
-	}
-	return skipSpace(b, i+1), true
-}
-
-// validString checks the string literal at b[i] and returns its end.
-func validString(b []byte, i int) (int, bool) {
-	for i++; i < len(b); {
-		if i+8 <= len(b) && !specialIn(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8
-			continue
-		}
-		switch c := b[i]; {
-		case c == '"':
-			return i + 1, true
-		case c < 0x20:
-			return 0, false
-		case c == '\\':
-			if i+1 >= len(b) {
-				return 0, false
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if _, ok := hex4(b[i+2:]); !ok {
-					return 0, false
-				}
-				i += 6
-			default:
-				return 0, false
-			}
-		default:
-			i++
-		}
-	}
-	return 0, false
-}
-
-// validNumber checks the number at b[i] (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?)
-// and returns its end.
-func validNumber(b []byte, i int) (int, bool) {
-	digits := func(i int) (int, bool) {
-		start := i
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-			i++
-		}
-		return i, i > start
-	}
-	if b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && '1' <= b[i] && b[i] <= '9':
-		i, _ = digits(i)
-	default:
-		return 0, false
-	}
-	ok := true
-	if i < len(b) && b[i] == '.' {
-		if i, ok = digits(i + 1); !ok {
-			return 0, false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if i, ok = digits(i); !ok {
-			return 0, false
-		}
-	}
-	return i, true
-}
-
-func validLiteral(b []byte, i int, lit string) (int, bool) {
-	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
-		return 0, false
-	}
-	return i + len(lit), true
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"hearth/internal/jsonscan"
 )
 
 var splitCases = []string{
@@ -98,8 +100,8 @@ var validCases = []string{
 // TestValidJSON: validJSON answers as json.Valid does.
 func TestValidJSON(t *testing.T) {
 	for _, c := range append(validCases, splitCases...) {
-		if got, want := validJSON([]byte(c)), json.Valid([]byte(c)); got != want {
-			t.Errorf("validJSON(%.80q) = %v, json.Valid says %v", c, got, want)
+		if got, want := jsonscan.Valid([]byte(c)), json.Valid([]byte(c)); got != want {
+			t.Errorf("jsonscan.Valid(%.80q) = %v, json.Valid says %v", c, got, want)
 		}
 	}
 }
@@ -109,8 +111,8 @@ func FuzzValidJSON(f *testing.F) {
 		f.Add(c)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := validJSON([]byte(s)), json.Valid([]byte(s)); got != want {
-			t.Errorf("validJSON(%q) = %v, json.Valid says %v", s, got, want)
+		if got, want := jsonscan.Valid([]byte(s)), json.Valid([]byte(s)); got != want {
+			t.Errorf("jsonscan.Valid(%q) = %v, json.Valid says %v", s, got, want)
 		}
 	})
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/mattn/go-sqlite3"
+
+	"hearth/internal/jsonscan"
 )
 
 // recoveredError is stored on responses that a crash left in flight. server_error is
@@ -40,10 +42,10 @@ func (r *NewResponse) check() error {
 	if !r.Status.InFlight() {
 		return fmt.Errorf("status %q, want queued or in_progress", r.Status)
 	}
-	if !json.Valid(r.Request) {
+	if !jsonscan.Valid(r.Request) {
 		return errors.New("request is not valid JSON")
 	}
-	if len(r.Body) > 0 && !json.Valid(r.Body) {
+	if len(r.Body) > 0 && !jsonscan.Valid(r.Body) {
 		return errors.New("body is not valid JSON")
 	}
 	if err := validItems(r.Input); err != nil {
@@ -125,10 +127,10 @@ func (f *Final) check() error {
 	if !f.Status.Terminal() {
 		return fmt.Errorf("status %q is not terminal", f.Status)
 	}
-	if len(f.Body) > 0 && !json.Valid(f.Body) {
+	if len(f.Body) > 0 && !jsonscan.Valid(f.Body) {
 		return errors.New("body is not valid JSON")
 	}
-	if len(f.Error) > 0 && !json.Valid(f.Error) {
+	if len(f.Error) > 0 && !jsonscan.Valid(f.Error) {
 		return errors.New("error is not valid JSON")
 	}
 	if err := validItems(f.Output); err != nil {
@@ -400,7 +402,7 @@ func validItems(items []Item) error {
 		if it.Type == "" {
 			return fmt.Errorf("item %d: type is required", i)
 		}
-		if !json.Valid(it.JSON) {
+		if !jsonscan.Valid(it.JSON) {
 			return fmt.Errorf("item %d: not valid JSON", i)
 		}
 	}
