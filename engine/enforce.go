@@ -332,7 +332,7 @@ func (r *enforcer) generate(ctx context.Context, ph phase) (action, Chunk, error
 		return act, final, err
 	}
 	if act == actContinue && !final.Done {
-		return act, final, errors.New("the runtime ended the generation without finishing it")
+		return act, final, errRuntimeCut
 	}
 	if ph.kind == phaseName {
 		r.pendingName = name.String()

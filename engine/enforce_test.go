@@ -27,7 +27,7 @@ type fakeRuntime struct {
 	badFormat func(schema []byte) error
 }
 
-func (f *fakeRuntime) CheckFormat(schema []byte) error {
+func (f *fakeRuntime) CheckFormat(_ context.Context, schema []byte) error {
 	if f.badFormat == nil {
 		return nil
 	}

@@ -76,7 +76,7 @@ type Engine struct {
 	// grammars remembers which schemas the runtime can turn into a grammar (nil) or
 	// not (why): an agent loop sends the same tools every turn, and converting and
 	// parsing them costs milliseconds.
-	grammars map[string]error
+	grammars map[grammarKey]error
 }
 
 // modelCacheTTL bounds how long a model's /api/show answer is reused: long enough that
@@ -95,7 +95,7 @@ func New(rt Runtime, formats *toolgrammar.Registry, log *slog.Logger) *Engine {
 		log = slog.Default()
 	}
 	return &Engine{rt: rt, formats: formats, log: log, DefaultContext: defaultContextFromEnv(), Seal: seal.NewKey(),
-		models: map[string]cachedModel{}, kv: map[string]*kvSlots{}, grammars: map[string]error{}}
+		models: map[string]cachedModel{}, kv: map[string]*kvSlots{}, grammars: map[grammarKey]error{}}
 }
 
 // Model is what the engine knows of one model.

@@ -15,7 +15,8 @@ import (
 // CheckFormat; a refusal is a 400 naming the field, and each schema is asked about
 // once. engine/ollama's tests check the real grammar conversion.
 func TestPrepareAsksRuntimeForGrammars(t *testing.T) {
-	bogus := `{"type":"object","properties":{"x":{"type":"bogus"}}}`
+	// A schema the validator takes and this runtime does not.
+	bogus := `{"type":"object","properties":{"bogus":{"type":"string"}}}`
 	fn := func(name, params string, strict bool) string {
 		return `{"type":"function","name":"` + name + `","strict":` + strconv.FormatBool(strict) + `,"parameters":` + params + `}`
 	}

@@ -214,7 +214,7 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 			st.byModelName[name] = hostedRef{server: srv, name: t.Name, approval: m.Approval.Required(t)}
 			st.modelNames[[2]string{m.ServerLabel, t.Name}] = name
 			out.Tools = append(out.Tools, hearth.Tool{Type: hearth.ToolFunction, Name: name, Description: t.Description, Parameters: params,
-				Strict: e.strictHosted(m.ServerLabel, name, params)})
+				Strict: e.strictHosted(ctx, m.ServerLabel, name, params)})
 		}
 	}
 	if c := req.ToolChoice; c.Type == hearth.ToolMCP {
@@ -255,14 +255,8 @@ func mcpAsCalls(history, input []hearth.Item) ([]hearth.Item, []hearth.Item) {
 // schema and validated before they reach the server, never passed on malformed. A
 // schema the grammar cannot express is offered as a plain function (and the call is
 // the server's to refuse).
-func (e *Engine) strictHosted(label, name string, params json.RawMessage) *bool {
-	err := e.rememberGrammar("tool\x00"+name+"\x00"+string(params), func() error {
-		schema, err := toolgrammar.ArgumentsSchema(toolgrammar.Tool{Name: name, Parameters: params})
-		if err != nil {
-			return err
-		}
-		return e.rt.CheckFormat(schema)
-	})
+func (e *Engine) strictHosted(ctx context.Context, label, name string, params json.RawMessage) *bool {
+	err := e.checkToolGrammar(ctx, toolgrammar.Tool{Name: name, Parameters: params})
 	if err != nil {
 		e.log.Info("mcp tool offered without a grammar", "server", label, "tool", name, "reason", err)
 	}

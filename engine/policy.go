@@ -10,6 +10,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"hearth"
+	"hearth/internal/schemaguard"
 	"hearth/toolgrammar"
 )
 
@@ -261,6 +262,10 @@ func compileArgsSchema(t toolgrammar.Tool) (*jsonschema.Schema, error) {
 	raw := bytes.TrimSpace(t.Parameters)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte(`{"type":"object"}`)
+	}
+	// The compiler's cost grows with the square of the nesting: bound it first.
+	if err := schemaguard.CheckShape(raw); err != nil {
+		return nil, err
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {

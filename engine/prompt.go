@@ -17,6 +17,7 @@ import (
 	_ "golang.org/x/image/webp"
 
 	"hearth"
+	"hearth/internal/schemaguard"
 	"hearth/toolgrammar"
 )
 
@@ -316,6 +317,12 @@ func (c *Conversation) addTools(tools []hearth.Tool, r PromptRenderer) error {
 func promptFunctionTool(t hearth.Tool, param string, r PromptRenderer) (Tool, error) {
 	if r == nil {
 		return Tool{}, fmt.Errorf("engine: function tool %q without a model to show it to", t.Name)
+	}
+	// Reading a schema into the runtime's parameter type costs the square of its
+	// nesting (each level re-reads the levels inside it): bound the shape first.
+	if err := schemaguard.CheckShape(t.Parameters); err != nil {
+		return Tool{}, hearth.InvalidRequest(param+".parameters", hearth.CodeInvalidFunctionParameters,
+			fmt.Sprintf("Invalid '%s.parameters': %v.", param, err))
 	}
 	params, err := r.ToolParameters(t.Parameters)
 	if err != nil {

@@ -155,20 +155,26 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 		j.gen.Format = []byte(`"json"`)
 	case "json_schema":
 		schema := req.Text.Format.Schema
-		if err := e.CheckFormat(schema); err != nil {
+		if err := e.CheckFormat(ctx, schema); err != nil {
 			return nil, hearth.InvalidRequest("text.format.schema", hearth.CodeInvalidJSONSchema,
 				fmt.Sprintf("Invalid 'text.format.schema': %v.", err))
 		}
 		j.gen.Format = req.Text.Format.Schema
 	}
+	// A tool schema the runtime cannot take is the client's first mistake to hear
+	// of, before whether the input fits.
+	j.policy = newToolPolicy(req, j.conv, j.tools)
+	if err := j.checkToolGrammars(ctx); err != nil {
+		return nil, err
+	}
+	untruncated := j.conv
 	if err := j.fitWindow(ctx, render); err != nil {
 		return nil, err
 	}
-	j.startInReasoning = m.Format.StartInReasoning(j.Prompt, think != nil && think.Bool())
-	j.policy = newToolPolicy(req, j.conv, j.tools)
-	if err := j.checkToolGrammars(); err != nil {
-		return nil, err
+	if j.conv != untruncated {
+		j.policy = newToolPolicy(req, j.conv, j.tools)
 	}
+	j.startInReasoning = m.Format.StartInReasoning(j.Prompt, think != nil && think.Bool())
 	for name, f := range j.conv.freeforms {
 		if f.Syntax != "" && f.Pattern == "" {
 			// Worth knowing when a model keeps failing the check: nothing steered it.
@@ -188,7 +194,7 @@ func sameItems(a, b []hearth.Item) bool {
 // checkToolGrammars makes sure the runtime can turn the parameters of every tool the
 // policy constrains into a grammar: a tool it cannot is the client's 400, not a failed
 // generation. Tools that are only shown to the model need no grammar.
-func (j *Job) checkToolGrammars() error {
+func (j *Job) checkToolGrammars(ctx context.Context) error {
 	p := j.policy
 	if p == nil || !p.constrain {
 		return nil
@@ -204,13 +210,7 @@ func (j *Job) checkToolGrammars() error {
 		}
 		param := j.conv.toolParams[t.Name] + ".parameters"
 		// The schema is built from the tool's name and parameters alone.
-		err := j.e.rememberGrammar("tool\x00"+t.Name+"\x00"+string(t.Parameters), func() error {
-			schema, err := toolgrammar.ArgumentsSchema(t)
-			if err != nil {
-				return err
-			}
-			return j.e.rt.CheckFormat(schema)
-		})
+		err := j.e.checkToolGrammar(ctx, t)
 		if err != nil {
 			return hearth.InvalidRequest(param, hearth.CodeInvalidFunctionParameters,
 				fmt.Sprintf("Invalid '%s': the call must be generated under a grammar of this schema, and %v.", param, err))
@@ -361,9 +361,8 @@ func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 	case !final.Done:
 		// The runtime closed the stream without a done chunk (reported for runaway
 		// repetition): the output is cut, not complete.
-		err := errors.New("the runtime ended the generation without finishing it")
-		b.Fail(hearth.ServerError(err.Error()), &usage)
-		return err
+		b.Fail(runtimeError(errRuntimeCut), &usage)
+		return errRuntimeCut
 	case final.DoneReason == "length":
 		b.Incomplete(hearth.IncompleteMaxOutputTokens, usage)
 	default:
@@ -372,7 +371,16 @@ func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 	return nil
 }
 
+// errRuntimeCut is a generation the runtime closed without its done chunk. Ollama
+// does that to a model that repeats itself (the same piece more than 30 times), which a
+// small model can do under a grammar that asks for long strings: the model's failure
+// on a valid request, not hearth's.
+var errRuntimeCut = errors.New("the runtime ended the generation without finishing it (it stops a model that keeps repeating itself)")
+
 func runtimeError(err error) *hearth.Error {
+	if errors.Is(err, errRuntimeCut) {
+		return hearth.ModelError("The model failed: " + err.Error())
+	}
 	var se *StatusError
 	if errors.As(err, &se) && se.Message != "" {
 		return hearth.ServerError("The runtime failed: " + se.Message)

@@ -27,7 +27,8 @@ type Runtime interface {
 	// grammar would fail or exhaust the runner), or nil. The engine asks before it
 	// sends a schema, so that one the runtime cannot take is the client's 400 rather
 	// than a failed generation; it remembers the answers.
-	CheckFormat(schema []byte) error
+	// It stops, with ctx's error, when ctx ends.
+	CheckFormat(ctx context.Context, schema []byte) error
 }
 
 // ErrModelNotFound is wrapped by Runtime.Model's error for a model the runtime does not

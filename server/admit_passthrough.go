@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -54,11 +55,11 @@ func (s *Server) admitPassthrough(c *gin.Context) {
 	if !generatingPaths[c.Request.URL.Path] {
 		return
 	}
-	if err := s.checkPassthroughFormat(probe.Format, "format"); err != nil {
+	if err := s.checkPassthroughFormat(c.Request.Context(), probe.Format, "format"); err != nil {
 		s.writeError(c, err)
 		return
 	}
-	if err := s.checkPassthroughFormat(probe.ResponseFormat.JSONSchema.Schema, "response_format.json_schema.schema"); err != nil {
+	if err := s.checkPassthroughFormat(c.Request.Context(), probe.ResponseFormat.JSONSchema.Schema, "response_format.json_schema.schema"); err != nil {
 		s.writeError(c, err)
 		return
 	}
@@ -82,11 +83,11 @@ func (s *Server) admitPassthrough(c *gin.Context) {
 // checkPassthroughFormat refuses a JSON schema the runtime cannot turn into a grammar,
 // as /v1/responses does: a user key must not be able to make a model runner allocate
 // until it is killed (a repetition whose minimum exceeds its maximum does that).
-func (s *Server) checkPassthroughFormat(schema json.RawMessage, param string) error {
+func (s *Server) checkPassthroughFormat(ctx context.Context, schema json.RawMessage, param string) error {
 	if len(bytes.TrimSpace(schema)) == 0 || bytes.TrimSpace(schema)[0] != '{' {
 		return nil // absent, null or "json": nothing to turn into a grammar
 	}
-	if err := s.engine.CheckFormat(schema); err != nil {
+	if err := s.engine.CheckFormat(ctx, schema); err != nil {
 		return hearth.InvalidRequest(param, hearth.CodeInvalidJSONSchema, fmt.Sprintf("Invalid '%s': %v.", param, err))
 	}
 	return nil

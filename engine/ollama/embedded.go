@@ -20,17 +20,21 @@ import (
 // start a model runner. The program's main must hand it to RunRunner before anything else.
 const RunnerCommand = "runner"
 
-// RunRunner runs a model runner, as the ollama binary does for `ollama runner ...`.
-// args are the process arguments after the program name, starting with RunnerCommand.
+// RunRunner runs a child process of hearth's runtime: a model runner, as the ollama
+// binary does for `ollama runner ...`, or a grammar check (GrammarCheckCommand). args
+// are the process arguments after the program name, starting with the sub-command.
 func RunRunner(args []string) error {
+	if args[0] == GrammarCheckCommand {
+		return runGrammarWorker()
+	}
 	dieWithParent()
 	return runner.Execute(args)
 }
 
-// IsRunnerInvocation reports whether the process was started by the embedded runtime
-// as a model runner.
+// IsRunnerInvocation reports whether the process was started by hearth's runtime as
+// one of its children: a model runner or a grammar check.
 func IsRunnerInvocation(args []string) bool {
-	return len(args) > 1 && args[1] == RunnerCommand
+	return len(args) > 1 && (args[1] == RunnerCommand || args[1] == GrammarCheckCommand)
 }
 
 // EmbeddedConfig configures an in-process runtime.

@@ -1,11 +1,14 @@
 package ollama
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/ollama/ollama/llama"
+
+	"hearth/internal/schemaguard"
 )
 
 // The runtime turns a `format` JSON schema into a grammar with llama.cpp's
@@ -14,13 +17,28 @@ import (
 // that fails either step fails the generation: a 500, or a stream that dies after the
 // response was announced. CheckFormat runs both steps on the schema hearth would send,
 // with the llama.cpp this binary links: the same code as the embedded runtime, and as
-// an external Ollama of the module's version.
+// an external Ollama of the module's version. The schema passes schemaguard first (in
+// Go: what would crash or stall the C++ conversion), then the conversion runs in a
+// child process (grammarproc.go).
 
 // CheckFormat reports why the runtime could not turn schema into a grammar, or nil.
-func (seam) CheckFormat(schema []byte) error { return checkGrammar(schema) }
+func (seam) CheckFormat(ctx context.Context, schema []byte) error { return checkGrammar(ctx, schema) }
 
 // checkGrammar reports why the runtime could not turn schema into a grammar, or nil.
-func checkGrammar(schema []byte) error {
+func checkGrammar(ctx context.Context, schema []byte) error {
+	if err := checkGuard(schema); err != nil {
+		return err
+	}
+	return checker.check(ctx, schema)
+}
+
+// checkGuard is schemaguard's check, for the fuzz test to share.
+func checkGuard(schema []byte) error { return schemaguard.Check(schema) }
+
+// convertInProcess runs the conversion and the grammar parser in this process: in a
+// grammar-check child, or where no child can start. Only for schemas schemaguard
+// accepted.
+func convertInProcess(schema []byte) error {
 	g := llama.SchemaToGrammar(schema)
 	if g == nil {
 		return errors.New("the runtime's JSON-schema-to-grammar conversion rejects it (an unknown type, a $ref it cannot resolve, or a pattern it cannot translate, such as nested quantifiers)")

@@ -39,20 +39,26 @@ func TestCheckGrammar(t *testing.T) {
 		{`{"type":"integer","minimum":5,"maximum":1}`, ""},
 		{`{"const":"{3,1}"}`, ""}, // a literal, not a repetition
 		{`{"type":"bogus"}`, "conversion"},
-		{`{"$ref":"#/nope"}`, "conversion"},
+		{`{"$ref":"#/nope"}`, "does not resolve"},
 		{`{"type":"string","pattern":"(a+)+"}`, "conversion"},
 		{`{"type":"string","pattern":"((a*)*)*b"}`, "conversion"},
 		{`{"type":"string","pattern":"[z-a]"}`, "conversion"},
 		{`{"type":["string","bogus"]}`, "conversion"},
 		{`{"type":"object","properties":{"a":{"type":"bogus"}}}`, "conversion"},
-		{`{"type":"integer","minimum":-99999999999999999999}`, "conversion"},
+		{`{"type":"integer","minimum":-99999999999999999999}`, "between -2^53"},
 		{`{"anyOf":[]}`, "parse"},
 		{`{"type":"string","maxLength":100000}`, "parse"},
-		{`{"type":"string","minLength":-1}`, "parse"},
+		{`{"type":"string","minLength":-1}`, "non-negative integer"},
+		// What crashed the conversion, and the server with it, before schemaguard.
+		{`{"allOf":[{"$ref":"#/$defs/x"}],"$defs":{"x":{"$ref":"#/$defs/x"}}}`, "refers to itself"},
+		{`{"$ref":"#/$defs/a","$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}`, "refers to itself"},
+		{`{"type":"string","pattern":"^` + strings.Repeat("(", 20000) + "a" + strings.Repeat(")", 20000) + `$"}`, "pattern"},
+		{strings.Repeat(`{"type":"object","properties":{"a":`, 5000) + "{}" + strings.Repeat("}}", 5000), "nested"},
+		{strings.Repeat(`{"type":"array","items":`, 10000) + "{}" + strings.Repeat("}", 10000), "nested"},
 		{`{"type":"string","minLength":5,"maxLength":2}`, "repetitions"},
 	}
 	for _, tc := range cases {
-		err := checkGrammar([]byte(tc.schema))
+		err := checkGrammar(context.Background(), []byte(tc.schema))
 		switch {
 		case tc.bad == "" && err != nil:
 			t.Errorf("%s: %v", tc.schema, err)
@@ -87,10 +93,15 @@ func TestPrepareRefusesSchemasWithoutGrammar(t *testing.T) {
 			400, "tools[1].parameters", hearth.CodeInvalidFunctionParameters},
 		{"text.format with an unresolvable $ref", `"text":{"format":{"type":"json_schema","name":"n","schema":{"$ref":"#/nope"}}}`,
 			400, "text.format.schema", hearth.CodeInvalidJSONSchema},
-		// toolgrammar hoists a tool's schema under $defs, where the converter reads
-		// a reference to nothing as any object: usable.
+		// toolgrammar hoists a tool's schema under $defs, where the converter would
+		// read a reference to nothing as any object; a reference to nothing is the
+		// client's mistake all the same, as in text.format.
 		{"strict tool with an unresolvable $ref", `"tools":[` + fn("f", `{"type":"object","properties":{"a":{"$ref":"#/nope"}}}`, true) + `]`,
-			0, "", ""},
+			400, "tools[0].parameters", hearth.CodeInvalidFunctionParameters},
+		{"tool_choice required with a $ref to nothing", `"tool_choice":"required","tools":[` + fn("f", `{"$ref":"#/nowhere"}`, false) + `]`,
+			400, "tools[0].parameters", hearth.CodeInvalidFunctionParameters},
+		{"strict tool with an allOf $ref cycle", `"tools":[` + fn("f", `{"type":"object","allOf":[{"$ref":"#/$defs/x"}],"$defs":{"x":{"$ref":"#/$defs/x"}}}`, true) + `]`,
+			400, "tools[0].parameters", hearth.CodeInvalidFunctionParameters},
 		{"strict tool, minLength above maxLength", `"tools":[` + fn("f", `{"type":"object","properties":{"a":{"type":"string","minLength":5,"maxLength":2}}}`, true) + `]`,
 			400, "tools[0].parameters", hearth.CodeInvalidFunctionParameters},
 		{"required constrains every tool", `"tool_choice":"required","tools":[` + timeTool + `,` + fn("f", bogus, false) + `]`,
@@ -185,7 +196,7 @@ func BenchmarkPrepareToolGrammars(b *testing.B) {
 	b.Run("check", func(b *testing.B) {
 		for range b.N {
 			for _, s := range schemas {
-				if err := checkGrammar(s); err != nil {
+				if err := checkGrammar(context.Background(), s); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -194,7 +205,7 @@ func BenchmarkPrepareToolGrammars(b *testing.B) {
 	b.Run("check-remembered", func(b *testing.B) {
 		for range b.N {
 			for _, s := range schemas {
-				if err := e.CheckFormat(s); err != nil {
+				if err := e.CheckFormat(context.Background(), s); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -406,7 +406,9 @@ func (p *Pool) recheck(m *member) {
 // CheckFormat asks the first runtime: the engine checks a schema before it knows where
 // the response runs, and a pool's runtimes are expected to run the same Ollama, whose
 // grammar conversion is the same everywhere.
-func (p *Pool) CheckFormat(schema []byte) error { return p.members[0].seam.CheckFormat(schema) }
+func (p *Pool) CheckFormat(ctx context.Context, schema []byte) error {
+	return p.members[0].seam.CheckFormat(ctx, schema)
+}
 
 // Models lists the models of every runtime that answers, each once, with the runtimes
 // that have it; an error only when none answers.

@@ -64,7 +64,7 @@ func (f *fake) Transport() http.RoundTripper                         { return ht
 func (f *fake) IsEmbedded() bool                                     { return false }
 func (f *fake) Seam() engine.Runtime                                 { return f }
 
-func (f *fake) CheckFormat([]byte) error { return nil }
+func (f *fake) CheckFormat(context.Context, []byte) error { return nil }
 
 func (f *fake) Model(_ context.Context, name string) (*engine.ModelInfo, error) {
 	f.mu.Lock()
