@@ -600,7 +600,8 @@ func (b *Builder) StartMCPCall(serverLabel, name, approvalRequestID string) erro
 
 // StartMCPApprovalRequest completes the open item, if any, and starts a request for
 // the client's approval of a call; ArgumentsDelta fills its arguments and EndItem
-// ends it.
+// ends it. Its output_item.added is sent when it ends, with its arguments and the id
+// ApprovalID gives it.
 func (b *Builder) StartMCPApprovalRequest(serverLabel, name string) error {
 	return b.startItem(Item{Type: ItemMCPApprovalRequest, ID: NewID(PrefixMCPApprovalRequest), ServerLabel: serverLabel, Name: name})
 }
