@@ -35,7 +35,8 @@ func (s *Server) checkMCPItems(key string, chain, conversation, input []hearth.I
 			return "conversation", fmt.Sprintf("item %d of the conversation", i)
 		}},
 	} {
-		for i, it := range part.items {
+		for i := range part.items {
+			it := &part.items[i] // an Item is large: no copy per item of a long chain
 			switch it.Type {
 			case hearth.ItemMCPListTools, hearth.ItemMCPCall, hearth.ItemMCPApprovalRequest:
 			default:
