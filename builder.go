@@ -31,6 +31,8 @@ import (
 //	  function_call: function_call_arguments.delta..., function_call_arguments.done
 //	  custom_tool_call: custom_tool_call_input.delta..., custom_tool_call_input.done
 //	             (OpenAI's events; the schema has no custom tools)
+//	  mcp_approval_request: no events of its own, and its output_item.added
+//	             waits for its end, to carry its arguments and final id
 //	  response.output_item.done
 //	one terminal event: response.completed | response.incomplete |
 //	  error + response.failed
@@ -53,6 +55,10 @@ type Builder struct {
 	// ends, before response.output_item.done: whatever path closes the item
 	// (its end, the next item, the terminal event), the client sees it sealed.
 	Seal func(Item) string
+	// ApprovalID, when set, gives each mcp_approval_request that ends completed its
+	// id, made from the whole item (its arguments included): hearth proves with it
+	// later that it issued this very request (engine/sealed.go).
+	ApprovalID func(Item) string
 
 	resp  *Response
 	emit  func(Event)
@@ -68,6 +74,9 @@ type Builder struct {
 	lastIncomplete bool // an item ended incomplete; only the end may follow
 	mirrorSummary  bool
 	argsDone       bool // the open mcp_call's arguments are done
+	// addedLate: the open item's output_item.added waits for its end (an
+	// mcp_approval_request, whose id is known only then).
+	addedLate bool
 }
 
 type builderState int
@@ -209,6 +218,12 @@ func (b *Builder) startItem(it Item) error {
 	b.resp.Output = append(b.resp.Output, it)
 	b.cur = len(b.resp.Output) - 1
 	b.partOpen = false
+	if it.Type == ItemMCPApprovalRequest {
+		// Its id may depend on its arguments (ApprovalID), and OpenAI streams none
+		// of them: the item is added whole when it ends.
+		b.addedLate = true
+		return nil
+	}
 	b.send(Event{Type: EventOutputItemAdded, OutputIndex: b.cur, Item: b.snapshot()})
 	return nil
 }
@@ -487,6 +502,14 @@ func (b *Builder) closeItem(status string) {
 		b.send(Event{Type: EventFunctionCallArgumentsDone, ItemID: it.ID, OutputIndex: b.cur, Arguments: it.Arguments})
 	case ItemCustomToolCall:
 		b.send(Event{Type: EventCustomToolCallInputDone, ItemID: it.ID, OutputIndex: b.cur, Input: it.Input})
+	case ItemMCPApprovalRequest:
+		if status == StatusCompleted && b.ApprovalID != nil {
+			it.ID = b.ApprovalID(it.Clone())
+		}
+		if b.addedLate {
+			b.send(Event{Type: EventOutputItemAdded, OutputIndex: b.cur, Item: b.snapshot()})
+			b.addedLate = false
+		}
 	case ItemMCPCall:
 		// A call cut short (the client left, the response failed) still ends its
 		// arguments, so every mcp_call of a stream has them whole.
@@ -577,7 +600,8 @@ func (b *Builder) StartMCPCall(serverLabel, name, approvalRequestID string) erro
 
 // StartMCPApprovalRequest completes the open item, if any, and starts a request for
 // the client's approval of a call; ArgumentsDelta fills its arguments and EndItem
-// ends it.
+// ends it. Its output_item.added is sent when it ends, with its arguments and the id
+// ApprovalID gives it.
 func (b *Builder) StartMCPApprovalRequest(serverLabel, name string) error {
 	return b.startItem(Item{Type: ItemMCPApprovalRequest, ID: NewID(PrefixMCPApprovalRequest), ServerLabel: serverLabel, Name: name})
 }

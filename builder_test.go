@@ -388,3 +388,66 @@ func TestEventMarshal(t *testing.T) {
 		}
 	}
 }
+
+// TestBuilderApprovalRequestAddedWhole: an mcp_approval_request is added when it ends,
+// with its arguments and the id ApprovalID gives it (both events carry that id); one cut
+// short (incomplete) keeps the id it started with, and without ApprovalID the start's
+// id stays.
+func TestBuilderApprovalRequestAddedWhole(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		sealed bool
+		end    func(b *hearth.Builder) error
+		status string
+	}{
+		{"completed, sealed", true, func(b *hearth.Builder) error { return b.EndItem(hearth.StatusCompleted) }, hearth.StatusCompleted},
+		{"completed by the response's end", true, func(b *hearth.Builder) error { return b.Complete(hearth.Usage{}) }, hearth.StatusCompleted},
+		{"cut short", true, func(b *hearth.Builder) error { return b.Incomplete(hearth.IncompleteMaxOutputTokens, hearth.Usage{}) }, hearth.StatusIncomplete},
+		{"no ApprovalID", false, func(b *hearth.Builder) error { return b.EndItem(hearth.StatusCompleted) }, hearth.StatusCompleted},
+	} {
+		var events []hearth.Event
+		b := hearth.NewBuilder(hearth.NewResponse("resp_1", &hearth.CreateResponseRequest{Model: "m"}, time.Unix(0, 0)),
+			func(e hearth.Event) { events = append(events, e) })
+		var sealedArgs string
+		if tc.sealed {
+			b.ApprovalID = func(it hearth.Item) string { sealedArgs = it.Arguments; return "mcpr_sealed" }
+		}
+		if err := b.StartMCPApprovalRequest("srv", "echo"); err != nil {
+			t.Fatal(err)
+		}
+		started, _ := b.Current()
+		for _, e := range events {
+			if e.Type == hearth.EventOutputItemAdded {
+				t.Fatalf("%s: output_item.added before the request ended", tc.name)
+			}
+		}
+		b.ArgumentsDelta(`{"m":`)
+		b.ArgumentsDelta(`"hi"}`)
+		if err := tc.end(b); err != nil {
+			t.Fatal(err)
+		}
+		wantID := started.ID
+		if tc.sealed && tc.status == hearth.StatusCompleted {
+			wantID = "mcpr_sealed"
+			if sealedArgs != `{"m":"hi"}` {
+				t.Errorf("%s: ApprovalID saw arguments %q", tc.name, sealedArgs)
+			}
+		}
+		var items []string
+		for _, e := range events {
+			if e.Type == hearth.EventOutputItemAdded || e.Type == hearth.EventOutputItemDone {
+				items = append(items, e.Type+" "+e.Item.ID+" "+e.Item.Status+" "+e.Item.Arguments)
+			}
+		}
+		want := []string{
+			hearth.EventOutputItemAdded + " " + wantID + " in_progress " + `{"m":"hi"}`,
+			hearth.EventOutputItemDone + " " + wantID + " " + tc.status + " " + `{"m":"hi"}`,
+		}
+		if !reflect.DeepEqual(items, want) {
+			t.Errorf("%s: item events\n%q\nwant\n%q", tc.name, items, want)
+		}
+		if got := b.Response().Output[0].ID; got != wantID {
+			t.Errorf("%s: the response's item has id %q, want %q", tc.name, got, wantID)
+		}
+	}
+}

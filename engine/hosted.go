@@ -76,7 +76,7 @@ type hostedState struct {
 	// listings are mcp_list_tools items this turn reports before generating.
 	listings []hearth.Item
 	// approved are the calls the client approved, run before generating.
-	approved []hearth.Item
+	approved []approvedCall
 
 	// calls counts the hosted calls of the response, all turns.
 	calls int
@@ -235,7 +235,8 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 			out.ToolChoice = hearth.ToolChoice{Type: "allowed_tools", Mode: hearth.ToolChoiceRequired, Allowed: names}
 		}
 	}
-	approvals, err := st.answeredApprovals(history, input)
+	caller := callerFrom(ctx)
+	approvals, err := st.answeredApprovals(history, input, func(it hearth.Item) bool { return e.approvalIssued(caller, it) })
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -372,16 +373,37 @@ func (st *hostedState) asCalls(items, other []hearth.Item) []hearth.Item {
 	return out
 }
 
-// answeredApprovals returns the approval requests the request's input approves, and
-// checks every answer names a request of the conversation that no call ran yet.
-func (st *hostedState) answeredApprovals(history, input []hearth.Item) ([]hearth.Item, error) {
-	requests := map[string]hearth.Item{}
+// approvedCall is a call the client approved: the request hearth issued, and the tool
+// of this request's tools it runs.
+type approvedCall struct {
+	req hearth.Item
+	ref hostedRef
+}
+
+// answeredApprovals returns the calls the request's input approves, and checks every
+// answer names a request of the conversation that no call ran yet. An approved request
+// runs only when hearth issued it to this caller, as it stands (issued: its id's
+// proof, sealed.go), and only through the tools of this request: its server and tool
+// must be an mcp tool the request offers, with that tool's server (URL, headers) and
+// after its allowed_tools, never a server the item alone names. A request of the
+// input that fails its proof is named (input[k]); one of the stored conversation by
+// the answer that approves it.
+func (st *hostedState) answeredApprovals(history, input []hearth.Item, issued func(hearth.Item) bool) ([]approvedCall, error) {
+	type found struct {
+		it hearth.Item
+		at int // its index in input, -1 in history
+	}
+	requests := map[string]found{}
 	ran := map[string]bool{}
-	for _, items := range [][]hearth.Item{history, input} {
-		for _, it := range items {
+	for n, items := range [][]hearth.Item{history, input} {
+		for k, it := range items {
 			switch it.Type {
 			case hearth.ItemMCPApprovalRequest:
-				requests[it.ID] = it
+				at := -1
+				if n == 1 {
+					at = k
+				}
+				requests[it.ID] = found{it, at}
 			case hearth.ItemMCPCall:
 				if it.ApprovalRequestID != "" {
 					ran[it.ApprovalRequestID] = true
@@ -389,13 +411,13 @@ func (st *hostedState) answeredApprovals(history, input []hearth.Item) ([]hearth
 			}
 		}
 	}
-	var approved []hearth.Item
+	var approved []approvedCall
 	for i, it := range input {
 		if it.Type != hearth.ItemMCPApprovalResponse {
 			continue
 		}
 		p := fmt.Sprintf("input[%d].approval_request_id", i)
-		req, ok := requests[it.ApprovalRequestID]
+		f, ok := requests[it.ApprovalRequestID]
 		if !ok {
 			return nil, hearth.InvalidRequest(p, hearth.CodeInvalidValue,
 				fmt.Sprintf("No mcp_approval_request found with id %s.", it.ApprovalRequestID))
@@ -404,9 +426,31 @@ func (st *hostedState) answeredApprovals(history, input []hearth.Item) ([]hearth
 			return nil, hearth.InvalidRequest(p, hearth.CodeInvalidValue,
 				fmt.Sprintf("The mcp_approval_request %s was answered already.", it.ApprovalRequestID))
 		}
-		if *it.Approve {
-			approved = append(approved, req)
+		if !*it.Approve {
+			// A denial runs nothing: the model reads that the user said no.
+			continue
 		}
+		// Answered now: a second approval of it in the same input is answered too.
+		ran[it.ApprovalRequestID] = true
+		req := f.it
+		if !issued(req) {
+			what := fmt.Sprintf("Invalid '%s': the mcp_approval_request %s", p, req.ID)
+			if f.at >= 0 {
+				p = fmt.Sprintf("input[%d]", f.at)
+				what = fmt.Sprintf("Invalid '%s': this mcp_approval_request", p)
+			}
+			return nil, hearth.InvalidRequest(p, hearth.CodeInvalidValue, what+
+				" was not issued by hearth to this API key, or was changed since: an approval runs only a call hearth asked"+
+				" this key to approve, sent back with its id, server_label, name and arguments exactly as hearth gave them.")
+		}
+		ref, ok := st.byModelName[st.modelName(req.ServerLabel, req.Name)]
+		if !ok || ref.server.Label != req.ServerLabel || ref.name != req.Name {
+			p = fmt.Sprintf("input[%d]", i)
+			return nil, hearth.InvalidRequest(p, hearth.CodeInvalidValue, fmt.Sprintf(
+				"Invalid '%s': the approved call is of tool '%s' of MCP server '%s', which this request's tools do not offer;"+
+					" approve it with the mcp tool that asked for it in tools.", p, req.Name, req.ServerLabel))
+		}
+		approved = append(approved, approvedCall{req, ref})
 	}
 	return approved, nil
 }
@@ -460,21 +504,14 @@ func (st *hostedState) start(ctx context.Context, b *hearth.Builder) error {
 			return err
 		}
 	}
-	for _, req := range st.approved {
-		ref := hostedRef{server: HostedServer{Label: req.ServerLabel}, name: req.Name}
-		for _, r := range st.byModelName {
-			if r.server.Label == req.ServerLabel {
-				ref.server = r.server
-				break
-			}
-		}
-		if err := b.StartMCPCall(req.ServerLabel, req.Name, req.ID); err != nil {
+	for _, a := range st.approved {
+		if err := b.StartMCPCall(a.req.ServerLabel, a.req.Name, a.req.ID); err != nil {
 			return err
 		}
-		if err := b.ArgumentsDelta(req.Arguments); err != nil {
+		if err := b.ArgumentsDelta(a.req.Arguments); err != nil {
 			return err
 		}
-		if err := st.call(ctx, b, ref, req.Arguments); err != nil {
+		if err := st.call(ctx, b, a.ref, a.req.Arguments); err != nil {
 			return err
 		}
 	}
@@ -537,7 +574,8 @@ func (j *Job) complete(ctx context.Context, b *hearth.Builder, usage hearth.Usag
 		// The required call was made; what follows is the model's choice.
 		next.ToolChoice = hearth.ToolChoice{Mode: hearth.ToolChoiceAuto}
 	}
-	nj, err := j.e.prepare(context.WithValue(ctx, laterTurnKey{}, true), &next, history)
+	// The later turn's requests are issued to the same caller, whatever ctx carries.
+	nj, err := j.e.prepare(WithCaller(context.WithValue(ctx, laterTurnKey{}, true), j.caller), &next, history)
 	if err != nil {
 		var herr *hearth.Error
 		if !errors.As(err, &herr) {

@@ -43,6 +43,9 @@ type Job struct {
 	turn int
 	// think is the template's think value the prompt was rendered with.
 	think *Think
+	// caller is whom the response is for (WithCaller): its approval requests are
+	// issued to it.
+	caller string
 }
 
 // Prepare resolves the model, builds the conversation (history, then the request's own
@@ -114,7 +117,7 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 			fmt.Sprintf("The model %q does not accept images (the runtime lists no vision capability for it).", req.Model))
 	}
 
-	j := &Job{e: e, Model: m, req: req, conv: conv, tools: conv.toolgrammarTools(), hosted: hosted}
+	j := &Job{e: e, Model: m, req: req, conv: conv, tools: conv.toolgrammarTools(), hosted: hosted, caller: callerFrom(ctx)}
 
 	thinking := m.Format.Thinking.ForEffort(reasoningEffort(req, m.Format))
 	think := applyThinking(conv, thinking)
@@ -281,6 +284,10 @@ func (j *Job) Run(ctx context.Context, b *hearth.Builder) error {
 	}
 	if j.req.Includes(hearth.IncludeReasoningEncryptedContent) {
 		b.Seal = j.e.sealReasoning
+	}
+	if j.hosted != nil && j.e.Seal != nil {
+		caller := j.caller
+		b.ApprovalID = func(it hearth.Item) string { return j.e.approvalID(caller, it) }
 	}
 	if j.hosted != nil {
 		if err := j.hosted.start(ctx, b); err != nil {

@@ -27,6 +27,9 @@ func (s *Server) compactResponse(c *gin.Context) {
 	if err == nil {
 		err = s.resolveReferences(ctx, owner(c), req.Input, nil)
 	}
+	if err == nil {
+		err = s.checkMCPItems(meta(c).key, history, nil, req.Input)
+	}
 	if err != nil {
 		s.writeError(c, err)
 		return

@@ -119,6 +119,12 @@ func (s *Server) createResponse(c *gin.Context) {
 		return
 	}
 	defer turn.abandon()
+	if err := s.checkMCPItems(meta(c).key, chain.items, turn.history(), req.Input); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	// The approval requests the response issues are this caller's alone.
+	ctx = engine.WithCaller(ctx, who)
 	history := chain.items
 	if more := turn.history(); len(more) > 0 {
 		history = append(history, more...)

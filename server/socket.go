@@ -286,6 +286,11 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 		return nil, "", err
 	}
 	defer turn.abandon()
+	if err := s.checkMCPItems(m.key, history, turn.history(), req.Input); err != nil {
+		return nil, "", err
+	}
+	// The approval requests the response issues are this caller's alone.
+	ctx = engine.WithCaller(ctx, sk.owner)
 	// The connection's next create goes where its latest response ran, whose KV cache
 	// holds the conversation so far.
 	ctx, unplace := s.place(ctx, sk.owner, req, sk.runtime)

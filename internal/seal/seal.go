@@ -14,14 +14,21 @@
 // the key) is there only to tell "sealed under another key" from "altered"; it reveals
 // nothing of the key. Nonces are random: one key may seal about 2^32 blobs before a
 // nonce repeat becomes a real risk, far beyond what one server produces.
+//
+// A tag (Key.Tag) is the other half: proof, without encryption, that hearth made a set
+// of fields the client holds in plain view (an mcp_approval_request it issued), where a
+// blob has no field to travel in. It is an HMAC-SHA256, cut to TagSize bytes, under a
+// key derived from the same key file.
 package seal
 
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -40,6 +47,8 @@ type Kind byte
 const (
 	Reasoning  Kind = 1
 	Compaction Kind = 2
+	// MCPApproval is the tag of an mcp_approval_request hearth issued (Key.Tag).
+	MCPApproval Kind = 3
 )
 
 func (k Kind) String() string {
@@ -48,6 +57,8 @@ func (k Kind) String() string {
 		return "reasoning"
 	case Compaction:
 		return "compaction"
+	case MCPApproval:
+		return "mcp approval"
 	}
 	return fmt.Sprintf("kind %d", byte(k))
 }
@@ -79,6 +90,9 @@ func (e *WrongKindError) Error() string {
 type Key struct {
 	aead cipher.AEAD
 	id   [4]byte
+	// mac is the HMAC-SHA256 key of Tag, derived from the key so that one key file
+	// serves both and neither use can stand in for the other.
+	mac [32]byte
 }
 
 // NewKey returns a fresh random key, for a server that keeps nothing across restarts.
@@ -105,10 +119,36 @@ func FromBytes(b []byte) (*Key, error) {
 	k := &Key{aead: aead}
 	sum := sha256.Sum256(append([]byte("hearth seal key id\x00"), b...))
 	copy(k.id[:], sum[:])
+	k.mac = sha256.Sum256(append([]byte("hearth seal mac key\x00"), b...))
 	return k, nil
 }
 
 var encoding = base64.RawURLEncoding
+
+// TagSize is the size of a tag: HMAC-SHA256 cut to 128 bits, as unguessable as a
+// GCM tag.
+const TagSize = 16
+
+// Tag authenticates fields as a whole for kind: a short value hearth hands out inside
+// something the client echoes back (an mcp_approval_request's id), where a blob would
+// not fit, and that proves later that hearth made exactly these fields. Nothing is
+// encrypted: the fields travel next to the tag. Each field is length-prefixed, so no
+// two different lists of fields share a tag.
+func (k *Key) Tag(kind Kind, fields ...[]byte) []byte {
+	m := hmac.New(sha256.New, k.mac[:])
+	m.Write([]byte{Version, byte(kind)})
+	var n [binary.MaxVarintLen64]byte
+	for _, f := range fields {
+		m.Write(n[:binary.PutUvarint(n[:], uint64(len(f)))])
+		m.Write(f)
+	}
+	return m.Sum(nil)[:TagSize]
+}
+
+// Verify reports whether tag is Tag(kind, fields...), in constant time.
+func (k *Key) Verify(tag []byte, kind Kind, fields ...[]byte) bool {
+	return len(tag) == TagSize && hmac.Equal(tag, k.Tag(kind, fields...))
+}
 
 // Seal encrypts plaintext as a blob of kind.
 func (k *Key) Seal(kind Kind, plaintext []byte) string {

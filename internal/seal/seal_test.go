@@ -205,3 +205,48 @@ func TestLoadOrCreateConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestTag: a tag verifies for exactly the fields, kind and key it was made for; moving
+// bytes between fields, changing one byte, another kind or another key all fail.
+func TestTag(t *testing.T) {
+	k := NewKey()
+	fields := [][]byte{[]byte("owner"), []byte("nonce"), []byte("everything"), []byte("echo"), []byte(`{"message":"hi"}`)}
+	tag := k.Tag(MCPApproval, fields...)
+	if len(tag) != TagSize {
+		t.Fatalf("tag of %d bytes, want %d", len(tag), TagSize)
+	}
+	if !k.Verify(tag, MCPApproval, fields...) {
+		t.Fatal("a tag does not verify for its own fields")
+	}
+	if again := k.Tag(MCPApproval, fields...); !bytes.Equal(again, tag) {
+		t.Error("the same fields give another tag")
+	}
+	same, _ := FromBytes(bytes.Repeat([]byte{7}, KeySize))
+	twin, _ := FromBytes(bytes.Repeat([]byte{7}, KeySize))
+	if !twin.Verify(same.Tag(MCPApproval, fields...), MCPApproval, fields...) {
+		t.Error("a key made from the same bytes does not verify the tag")
+	}
+	refused := map[string]func() bool{
+		"another key":  func() bool { return NewKey().Verify(tag, MCPApproval, fields...) },
+		"another kind": func() bool { return k.Verify(tag, Reasoning, fields...) },
+		"a field changed": func() bool {
+			return k.Verify(tag, MCPApproval, fields[0], fields[1], fields[2], fields[3], []byte(`{"message":"ho"}`))
+		},
+		"bytes moved between fields": func() bool {
+			return k.Verify(tag, MCPApproval, []byte("ownern"), []byte("once"), fields[2], fields[3], fields[4])
+		},
+		"a field less":  func() bool { return k.Verify(tag, MCPApproval, fields[:4]...) },
+		"a short tag":   func() bool { return k.Verify(tag[:TagSize-1], MCPApproval, fields...) },
+		"no tag at all": func() bool { return k.Verify(nil, MCPApproval, fields...) },
+		"a flipped bit": func() bool {
+			bad := bytes.Clone(tag)
+			bad[3] ^= 1
+			return k.Verify(bad, MCPApproval, fields...)
+		},
+	}
+	for name, verify := range refused {
+		if verify() {
+			t.Errorf("%s: the tag verifies", name)
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+
+	"hearth"
+)
+
+// TestCheckMCPItems: an MCP item naming a server the key may not use is the 403 that
+// server in tools is, naming where the item is; other items, servers the key may use
+// and labels no server has pass.
+func TestCheckMCPItems(t *testing.T) {
+	s := &Server{mcpKeyAllowed: func(label, key string) bool { return label != "secret" || key == "alice" }}
+	item := func(typ, label string) hearth.Item { return hearth.Item{Type: typ, ServerLabel: label} }
+	msg := hearth.Item{Type: hearth.ItemMessage, Role: hearth.RoleUser}
+	for _, tc := range []struct {
+		name                       string
+		key                        string
+		chain, conversation, input []hearth.Item
+		param                      string // "" passes
+	}{
+		{"an approval request in the input", "bob", nil, nil, []hearth.Item{msg, item(hearth.ItemMCPApprovalRequest, "secret")}, "input[1].server_label"},
+		{"a call in the input", "bob", nil, nil, []hearth.Item{item(hearth.ItemMCPCall, "secret")}, "input[0].server_label"},
+		{"a listing in the chain", "bob", []hearth.Item{msg, msg, item(hearth.ItemMCPListTools, "secret")}, nil, nil, "previous_response_id"},
+		{"a call in the conversation", "bob", nil, []hearth.Item{item(hearth.ItemMCPCall, "secret")}, nil, "conversation"},
+		{"the key may use it", "alice", []hearth.Item{item(hearth.ItemMCPCall, "secret")}, []hearth.Item{item(hearth.ItemMCPListTools, "secret")},
+			[]hearth.Item{item(hearth.ItemMCPApprovalRequest, "secret")}, ""},
+		{"an open server", "bob", nil, nil, []hearth.Item{item(hearth.ItemMCPApprovalRequest, "everything")}, ""},
+		{"a label no server has", "bob", nil, nil, []hearth.Item{item(hearth.ItemMCPApprovalRequest, "nope")}, ""},
+		// A response to a request names no server: the request it answers is checked
+		// where it is.
+		{"an approval response", "bob", nil, nil, []hearth.Item{{Type: hearth.ItemMCPApprovalResponse, ApprovalRequestID: "mcpr_1"}}, ""},
+		{"other items with a label", "bob", nil, nil, []hearth.Item{{Type: hearth.ItemFunctionCall, Name: "f", ServerLabel: "secret"}}, ""},
+	} {
+		err := s.checkMCPItems(tc.key, tc.chain, tc.conversation, tc.input)
+		if tc.param == "" {
+			if err != nil {
+				t.Errorf("%s: %v, want it to pass", tc.name, err)
+			}
+			continue
+		}
+		var e *hearth.Error
+		if !errors.As(err, &e) || e.Status != http.StatusForbidden || e.Code != "permission_denied" || e.Param != tc.param {
+			t.Errorf("%s: %v, want a 403 naming %s", tc.name, err, tc.param)
+		}
+	}
+	if err := (&Server{}).checkMCPItems("bob", nil, nil, []hearth.Item{item(hearth.ItemMCPCall, "secret")}); err != nil {
+		t.Errorf("no MCP servers: %v", err)
+	}
+}
+
+// BenchmarkCheckMCPItems: the check runs on every request, over the whole chain.
+func BenchmarkCheckMCPItems(b *testing.B) {
+	s := &Server{mcpKeyAllowed: func(label, key string) bool { return true }}
+	chain := make([]hearth.Item, 1000)
+	for i := range chain {
+		chain[i].Type = []string{hearth.ItemMessage, hearth.ItemReasoning, hearth.ItemFunctionCall, hearth.ItemFunctionCallOutput}[i%4]
+	}
+	for b.Loop() {
+		s.checkMCPItems("key", chain, nil, nil)
+	}
+}
