@@ -75,6 +75,11 @@ type Config struct {
 	// AllowHosts are Host names, besides loopback ones, that a request arriving on a
 	// loopback address may name (a local reverse proxy's public name; "*": any).
 	AllowHosts []string
+	// TrustedProxies are the addresses and CIDR ranges of reverse proxies whose
+	// X-Forwarded-For and X-Real-IP headers name the client (clientaddr.go). None by
+	// default: the client is the connection's peer, whatever the headers say.
+	// CheckTrustedProxies validates them; New trusts none when they do not parse.
+	TrustedProxies []string
 	// BodyReadTimeout bounds reading a request body (plus the time its size needs at
 	// 64 KiB/s); zero means DefaultBodyReadTimeout, negative no bound.
 	BodyReadTimeout time.Duration
@@ -230,6 +235,7 @@ func New(cfg Config) *Server {
 	s.console = s.newConsole()
 
 	r := gin.New()
+	s.trustProxies(r, cfg.TrustedProxies)
 	r.Use(s.recoverPanics, s.observe, s.boundary)
 	r.HandleMethodNotAllowed = true
 	r.NoMethod(s.methodNotAllowed)

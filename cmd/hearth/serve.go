@@ -53,6 +53,7 @@ type serveOptions struct {
 	checkEvery    time.Duration
 	allowOrigins  []string
 	allowHosts    []string
+	trustProxies  []string
 	bodyTimeout   time.Duration
 	writeTimeout  time.Duration
 	newDatabase   bool
@@ -125,6 +126,7 @@ ollama serve.`,
 	f.DurationVar(&o.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
 	f.StringSliceVar(&o.allowOrigins, "allow-origin", nil, "browser origins (scheme://host:port) besides hearth's own that may call it, e.g. a web app's; '*' allows any (repeat, or comma-separate)")
 	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "Host names besides loopback ones that requests arriving on a loopback address may use, e.g. a local reverse proxy's public name (repeat, or comma-separate)")
+	f.StringSliceVar(&o.trustProxies, "trusted-proxies", nil, "addresses or CIDR ranges of reverse proxies whose X-Forwarded-For and X-Real-IP name the client (for per-address rate limits and logs); default none: the client is the connection's peer (repeat, or comma-separate)")
 	f.DurationVar(&o.bodyTimeout, "body-timeout", server.DefaultBodyReadTimeout, "how long a client may take to send a request body (more for a large body, at 64 KiB/s); then 408 (-1s: no bound)")
 	f.DurationVar(&o.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "how long one SSE frame may wait on a client that does not read; then the stream is cut and its response stops")
 	f.DurationVar(&o.checkEvery, "runtime-check", server.DefaultSuperviseEvery, "how often hearth checks that the runtime answers (/healthz, hearth_runtime_up)")
@@ -159,6 +161,9 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	if err := checkKeys(o.apiKeys); err != nil {
 		return err
+	}
+	if err := server.CheckTrustedProxies(o.trustProxies); err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
 	}
 	if o.journalKeep < 0 {
 		return fmt.Errorf("--journal-retention %v: want a duration of zero or more, such as 168h", o.journalKeep)
@@ -248,7 +253,7 @@ func serve(parent context.Context, o serveOptions) error {
 		Runtime: rt, Engine: eng, Database: db, Collectors: append(append(hosted.Collectors(), promptCacheCollectors()...), openedCacheCollectors()...), MCPKeyAllowed: hosted.KeyAllowed,
 		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
-		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
+		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, TrustedProxies: o.trustProxies, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
 		Admission: adm,
 	})
 	go h.Supervise(ctx, o.checkEvery)
