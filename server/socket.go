@@ -308,7 +308,7 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	final, storeErr := r.execute(ctx, b, sk)
 	if storeErr != nil {
 		// The client was sent response.failed: the response is not one to continue.
-		final = failedCopy(final, "The response could not be stored.")
+		final = failedCopy(final, notStoredMessage(storeErr))
 	}
 	if final.Status != hearth.StatusFailed {
 		// The connection's own items grow in place; a stored chain's are shared
