@@ -64,6 +64,12 @@ type Config struct {
 	// WebSocketLifetime bounds a WebSocket connection on /v1/responses; zero means
 	// DefaultWebSocketLifetime (60 minutes).
 	WebSocketLifetime time.Duration
+	// WebSocketQueueBytes bounds the bytes of the messages one WebSocket connection
+	// has received and not finished (waiting, and the one running); zero means
+	// DefaultWebSocketQueueBytes. WebSocketQueueBytesTotal bounds them over all
+	// connections; zero means DefaultWebSocketQueueBytesTotal. A message is at most
+	// MaxBodyBytes, as a request body is, and at most either bound (socketbudget.go).
+	WebSocketQueueBytes, WebSocketQueueBytesTotal int64
 	// Seal is the key of encrypted_content blobs (encrypted reasoning, compaction
 	// items); a server keeps it in its data directory (seal.LoadOrCreate) so blobs
 	// clients hold outlive restarts. nil keeps the engine's key, which New makes fresh.
@@ -131,6 +137,10 @@ type Server struct {
 	logContent bool
 	health     *runtimeHealth
 	wsLifetime time.Duration
+	// socketConnBytes and socketBytes bound what WebSocket messages hold, per
+	// connection and in all (socketbudget.go).
+	socketConnBytes int64
+	socketBytes     *byteBudget
 	// items decodes the stored items of chains, once per distinct item.
 	items *itemCache
 	// contexts keeps chains' checkpoints decoded (itemcache.go).
@@ -170,6 +180,8 @@ func New(cfg Config) *Server {
 		items: newItemCache(itemCacheBudget), contexts: newContextCache(contextCacheBudget), hot: newHotChains(hotChainBudget),
 		bodyTimeout: cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
 	}
+	s.socketConnBytes = cmp.Or(cfg.WebSocketQueueBytes, DefaultWebSocketQueueBytes)
+	s.socketBytes = &byteBudget{limit: cmp.Or(cfg.WebSocketQueueBytesTotal, DefaultWebSocketQueueBytesTotal)}
 	for _, o := range cfg.AllowOrigins {
 		if o = normalizeOrigin(o); o != "" {
 			s.allowOrigins = append(s.allowOrigins, o)
@@ -212,6 +224,10 @@ func New(cfg Config) *Server {
 	s.metrics.reg.MustRegister(CacheCollectors("item", "stored items kept decoded, by their JSON", s.items.stats)...)
 	s.metrics.reg.MustRegister(CacheCollectors("checkpoint", "chains' checkpoints kept decoded, by stamp", s.contexts.stats)...)
 	s.metrics.reg.MustRegister(CacheCollectors("hot_chain", "chains of responses finished here and their builds, by response id", s.hot.stats)...)
+	s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "hearth_websocket_held_bytes",
+		Help: "Bytes of WebSocket messages received and not finished (waiting, or running), over all connections.",
+	}, func() float64 { return float64(s.socketBytes.used.Load()) }))
 	for _, c := range cfg.Collectors {
 		s.metrics.reg.MustRegister(c)
 	}

@@ -192,6 +192,8 @@ func TestServeRejectsBadSettings(t *testing.T) {
 		{"--journal-retention", "-1h"},
 		{"--log-format", "xml"},
 		{"--write-timeout", "0s"},
+		{"--websocket-queue-bytes", "0"},
+		{"--websocket-queue-total-bytes", "-1"},
 		{"--trusted-proxies", "proxy.lan"},
 		{"--trusted-proxies", "10.0.0.0/33"},
 		// Blank keys would count as keys for the exposure check while the server,

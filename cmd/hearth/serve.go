@@ -39,6 +39,8 @@ type serveOptions struct {
 	modelsFile  string
 	heartbeat   time.Duration
 	wsLifetime  time.Duration
+	wsQueue     int64
+	wsQueueAll  int64
 	journalKeep time.Duration
 
 	logFormat     string
@@ -111,6 +113,8 @@ ollama serve.`,
 	f.StringVar(&o.modelsFile, "models-file", "", "a models.json whose model formats extend or override the built-in ones")
 	f.DurationVar(&o.heartbeat, "sse-heartbeat", server.DefaultHeartbeat, "longest silence in an SSE stream before a keep-alive comment")
 	f.DurationVar(&o.wsLifetime, "websocket-lifetime", server.DefaultWebSocketLifetime, "how long a WebSocket connection on /v1/responses may live; then websocket_connection_limit_reached")
+	f.Int64Var(&o.wsQueue, "websocket-queue-bytes", server.DefaultWebSocketQueueBytes, "bytes of response.create messages one WebSocket connection may hold (waiting, and the one running); a message beyond it is refused with websocket_queue_full")
+	f.Int64Var(&o.wsQueueAll, "websocket-queue-total-bytes", server.DefaultWebSocketQueueBytesTotal, "bytes of response.create messages all WebSocket connections together may hold; a message beyond it is refused with websocket_queue_full")
 	f.DurationVar(&o.journalKeep, "journal-retention", server.DefaultJournalRetention, "how long the event journal of a finished response is kept for resuming and replaying its stream (0: as long as the response)")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.BoolVar(&o.logContent, "log-content", false, "log each response's input and output text (off: logs never hold prompts)")
@@ -155,6 +159,12 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	if o.wsLifetime <= 0 {
 		return fmt.Errorf("--websocket-lifetime %v: want a positive duration, such as 60m", o.wsLifetime)
+	}
+	if o.wsQueue <= 0 {
+		return fmt.Errorf("--websocket-queue-bytes %d: want a positive number of bytes", o.wsQueue)
+	}
+	if o.wsQueueAll <= 0 {
+		return fmt.Errorf("--websocket-queue-total-bytes %d: want a positive number of bytes", o.wsQueueAll)
 	}
 	if o.writeTimeout <= 0 {
 		return fmt.Errorf("--write-timeout %v: want a positive duration, such as 1m", o.writeTimeout)
@@ -251,7 +261,7 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	h := server.New(server.Config{
 		Runtime: rt, Engine: eng, Database: db, Collectors: append(append(hosted.Collectors(), promptCacheCollectors()...), openedCacheCollectors()...), MCPKeyAllowed: hosted.KeyAllowed,
-		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, Logger: log, LogContent: o.logContent,
+		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, WebSocketQueueBytes: o.wsQueue, WebSocketQueueBytesTotal: o.wsQueueAll, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, TrustedProxies: o.trustProxies, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
 		Admission: adm,
