@@ -92,7 +92,9 @@ func (db *DB) Full() error {
 		db.full.CompareAndSwap(p, nil)
 		return nil
 	}
-	return fmt.Errorf("%w: the database's disk has no space left, so nothing can be stored (%v); free space on it and hearth recovers by itself", ErrFull, *p)
+	// Not the SQLite error itself: /healthz answers anyone, and the error names what
+	// the failed write was storing.
+	return fmt.Errorf("%w: the disk holding the database has no space left, so nothing new can be stored; free space on it and hearth recovers by itself", ErrFull)
 }
 
 // probeSpace writes n bytes to a new file in dir, syncs and removes it.
