@@ -250,8 +250,10 @@ func (sk *socket) serve(creates <-chan socketMessage, lifetime time.Duration) {
 				sk.conn.Close(websocket.StatusPolicyViolation, "API key no longer valid")
 				return
 			}
-			sk.create(m.data)
-			sk.release(m.held)
+			func() {
+				defer sk.release(m.held)
+				sk.create(m.data)
+			}()
 		}
 	}
 }
