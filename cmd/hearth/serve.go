@@ -179,6 +179,12 @@ func serve(parent context.Context, o serveOptions) error {
 		return fmt.Errorf("--journal-retention %v: want a duration of zero or more, such as 168h", o.journalKeep)
 	}
 	log := slog.New(handler)
+	if limit := min(o.wsQueue, o.wsQueueAll); limit < o.maxBody {
+		// Not an error: an operator may mean it. But a WebSocket message then has a
+		// smaller limit than an HTTP body, which should not come as a surprise.
+		log.Warn("WebSocket messages are limited below --max-body-bytes by the WebSocket queue bounds",
+			"websocket_message_limit", limit, "max_body_bytes", o.maxBody)
+	}
 
 	// MCP servers are checked before anything starts; none runs before a request uses it.
 	servers, err := mcpServers(o.mcp)
