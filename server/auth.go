@@ -99,7 +99,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		}
 	}
 	if !required {
-		m.key, m.fairness = "anonymous", "ip:"+c.ClientIP()
+		m.key, m.fairness = "anonymous", "ip:"+m.client
 		c.Set(ownerKey, storage.OwnerOf(""))
 		return
 	}

@@ -512,3 +512,37 @@ func (b *browser) screenshot(t *testing.T, path, label string) {
 	}
 	t.Logf("screenshot of the %s view: %s (%d bytes)", label, path, len(png))
 }
+
+// TestConsoleLoginNextE2E: the page a login goes on to is the console's, whatever the
+// form's next says: a path that leaves /console once cleaned, another host, or an
+// escaped dot-dot lands on /console; a page of the console is kept.
+func TestConsoleLoginNextE2E(t *testing.T) {
+	srv, _, db := lanHearth(t, server.Config{})
+	_, admin, err := db.CreateKeyAs(context.Background(), "ops", storage.RoleAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for next, want := range map[string]string{
+		"/console/responses":         "/console/responses",
+		"/console/../api/tags":       "/console",
+		"/console/../v1/models":      "/console",
+		"//evil.example/console":     "/console",
+		`/console\..\api\tags`:       "/console",
+		"/console/%2e%2e/api/tags":   "/console",
+		"/console%2f..%2fapi%2ftags": "/console",
+	} {
+		form := url.Values{"key": {admin}, "next": {next}}
+		req, _ := http.NewRequest("POST", srv.URL+"/console/login", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Origin", srv.URL)
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != want {
+			t.Errorf("login with next %q: %d to %q, want 303 to %q", next, resp.StatusCode, resp.Header.Get("Location"), want)
+		}
+	}
+}

@@ -49,6 +49,22 @@ type conversationLocks struct {
 	held map[string]bool
 }
 
+// lockConversation takes the hold on the owner's conversation id, or says why not:
+// storage.ErrConversationNotFound, or conversation_locked. The owner is checked
+// first, so that another key's conversation answers as an unknown one does (404)
+// rather than telling that it exists and is busy (409), and so that no other key can
+// hold it, even for the moment its own check would take. The callers read the
+// conversation again under the hold, which a delete in between is caught by.
+func (s *Server) lockConversation(ctx context.Context, owner, id string) error {
+	if _, err := s.db.GetConversation(ctx, owner, id); err != nil {
+		return err
+	}
+	if !s.convLocks.lock(id) {
+		return hearth.ConversationLocked(id)
+	}
+	return nil
+}
+
 func (l *conversationLocks) lock(id string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -98,8 +114,11 @@ func (s *Server) beginConversationTurn(ctx context.Context, owner string, req *h
 	if s.db == nil {
 		return nil, hearth.ConversationNotFound("conversation", id)
 	}
-	if !s.convLocks.lock(id) {
-		return nil, hearth.ConversationLocked(id)
+	if err := s.lockConversation(ctx, owner, id); err != nil {
+		if errors.Is(err, storage.ErrConversationNotFound) {
+			err = hearth.ConversationNotFound("conversation", id)
+		}
+		return nil, err
 	}
 	t := &conversationTurn{s: s, id: id, owner: owner}
 	stored, err := s.db.ConversationItems(ctx, owner, id)
@@ -431,8 +450,8 @@ func (s *Server) addConversationItems(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if !s.convLocks.lock(id) {
-		s.writeError(c, hearth.ConversationLocked(id))
+	if err := s.lockConversation(c.Request.Context(), owner(c), id); err != nil {
+		s.writeError(c, conversationError(err, id, "", ""))
 		return
 	}
 	defer s.convLocks.unlock(id)
@@ -469,8 +488,8 @@ func (s *Server) deleteConversationItem(c *gin.Context) {
 		return
 	}
 	id, itemID := c.Param("id"), c.Param("item")
-	if !s.convLocks.lock(id) {
-		s.writeError(c, hearth.ConversationLocked(id))
+	if err := s.lockConversation(c.Request.Context(), owner(c), id); err != nil {
+		s.writeError(c, conversationError(err, id, itemID, ""))
 		return
 	}
 	defer s.convLocks.unlock(id)

@@ -457,6 +457,43 @@ func TestConversationOwnershipE2E(t *testing.T) {
 	}
 }
 
+// TestConversationOwnerBeforeLockE2E: while a response runs on alice's conversation,
+// bob's requests on it are answered as for an unknown conversation (404), not with the
+// 409 that would tell him it exists and is busy; alice still gets her 409.
+func TestConversationOwnerBeforeLockE2E(t *testing.T) {
+	srv, h, _ := lanHearth(t, server.Config{APIKeys: []string{"key-alice", "key-bob"}})
+	var c conversation
+	convDo(t, srv, "key-alice", "POST", "/v1/conversations", `{"items":[{"role":"user","content":"mine"}]}`, &c)
+	item := allItems(t, srv, "key-alice", c.ID)[0].ID
+	base := "/v1/conversations/" + c.ID
+
+	release := server.HoldSlot(h, plain)
+	resp, events := openStream(t, context.Background(), srv.URL, "key-alice", reqBody(plain, true, `"input":"busy","conversation":"`+c.ID+`"`))
+	defer resp.Body.Close()
+	for _, want := range []string{"response.created", "response.queued"} {
+		if typ, _ := events.next(t); typ != want {
+			t.Fatalf("event %s, want %s", typ, want)
+		}
+	}
+	for _, r := range []struct{ method, path, body, param string }{
+		{"POST", "/v1/responses", reqBody(plain, false, `"input":"x","conversation":"`+c.ID+`"`), "conversation"},
+		{"POST", base + "/items", `{"items":[{"role":"user","content":"theirs"}]}`, "conversation_id"},
+		{"DELETE", base + "/items/" + item, "", "conversation_id"},
+	} {
+		convRefused(t, srv, "key-bob", r.method, r.path, r.body, 404, "conversation_not_found", r.param)
+		convRefused(t, srv, "key-alice", r.method, r.path, r.body, 409, "conversation_locked", "conversation")
+	}
+	ws := dialWS(t, srv, http.Header{"Authorization": {"Bearer key-bob"}})
+	ws.failsWith("bob over a websocket", wsCreate(plain, `"input":"x","conversation":"`+c.ID+`"`), false,
+		404, "conversation_not_found", "conversation")
+	release()
+	for typ := ""; typ != "[DONE]"; typ, _ = events.next(t) {
+	}
+	if got := allItems(t, srv, "key-alice", c.ID); len(got) != 3 || got[1].Text() != "busy" {
+		t.Errorf("alice's conversation after bob's tries: %v", ids(got))
+	}
+}
+
 func createJSONAs(t *testing.T, srv *httptest.Server, key, body string) *hearth.Response {
 	t.Helper()
 	var r hearth.Response

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -113,45 +112,80 @@ func hearthOnSmallFS(t *testing.T) (dir, dbPath string, db *storage.DB, srv *htt
 	return dir, dbPath, db, srv
 }
 
-// TestDiskFullE2E: with the database's file system full, a request fails with a 500
-// error envelope (JSON, or error + response.failed + [DONE] when the stream had
-// started), nothing already stored is damaged, and hearth serves again as soon as
-// space is freed, without a restart.
+// databaseHealth returns /healthz's status and its database part.
+func databaseHealth(t *testing.T, srv *httptest.Server) (int, struct {
+	OK    bool   `json:"ok"`
+	Error string `json:"error"`
+}) {
+	t.Helper()
+	r, err := http.Get(srv.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var h struct {
+		Database struct {
+			OK    bool   `json:"ok"`
+			Error string `json:"error"`
+		} `json:"database"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&h); err != nil {
+		t.Fatal(err)
+	}
+	return r.StatusCode, h.Database
+}
+
+// TestDiskFullE2E: with the database's file system full, a request fails with a 507
+// storage_full error envelope, /healthz says the database is not ok because storage
+// is full, nothing already stored is damaged, and hearth serves (and reports healthy)
+// again as soon as space is freed, without a restart.
 func TestDiskFullE2E(t *testing.T) {
 	dir, dbPath, db, srv := hearthOnSmallFS(t)
 	plain := testenv.Model(t, scriptmodel.PlainModel)
 	want := plain.Text(scriptmodel.EntryAssistant)
 
 	before := createJSON(t, srv, reqBody(scriptmodel.PlainModel, false, `"input":"before the disk fills"`))
+	if st, h := databaseHealth(t, srv); st != http.StatusOK || !h.OK {
+		t.Fatalf("health before the disk fills: %d %+v", st, h)
+	}
 
 	truncateWAL(t, dbPath)
 	filler := fill(t, dir)
 
-	// A new response cannot even be recorded: a 500 before anything is generated.
+	// A new response cannot even be recorded: a 507 before anything is generated.
 	resp, b := post(t, srv.URL+"/v1/responses", reqBody(scriptmodel.PlainModel, false, `"input":"disk is full"`))
-	if resp.StatusCode != http.StatusInternalServerError {
-		t.Fatalf("JSON request on a full disk: %d %s; want 500", resp.StatusCode, b)
+	if resp.StatusCode != http.StatusInsufficientStorage {
+		t.Fatalf("JSON request on a full disk: %d %s; want 507", resp.StatusCode, b)
 	}
-	if typ, msg := errorEnvelope(t, b); typ != hearth.ErrTypeServer || msg == "" {
+	if code, _ := errCode(b); code != server.CodeStorageFull {
+		t.Errorf("JSON request on a full disk: code %q, want %q: %s", code, server.CodeStorageFull, b)
+	}
+	if typ, msg := errorEnvelope(t, b); typ != hearth.ErrTypeServer || !strings.Contains(msg, "storage is full") {
 		t.Errorf("JSON request on a full disk: error %q %q", typ, msg)
 	}
 	resp, b = post(t, srv.URL+"/v1/responses", reqBody(scriptmodel.PlainModel, true, `"input":"disk is full"`))
-	if resp.StatusCode != http.StatusInternalServerError || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		t.Errorf("stream request on a full disk: %d %s %s; want a 500 JSON error", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	if code, _ := errCode(b); resp.StatusCode != http.StatusInsufficientStorage || code != server.CodeStorageFull ||
+		strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Errorf("stream request on a full disk: %d %s %s; want a 507 storage_full JSON error", resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
 	// Reads still work, and what was stored is intact.
 	if got := getStored(t, srv, before.ID); got.Status != hearth.StatusCompleted || got.Output[0].Text(hearth.PartOutputText) != want {
 		t.Errorf("stored response on a full disk: %s %+v", got.Status, got.Output)
 	}
-	// Health reports the database as still answering (it does; writes are what fail).
-	if r, err := http.Get(srv.URL + "/healthz"); err == nil {
-		io.Copy(io.Discard, r.Body)
-		r.Body.Close()
+	// Health says so while writes fail: the database answers reads, but is no use.
+	if st, h := databaseHealth(t, srv); st != http.StatusServiceUnavailable || h.OK || !strings.Contains(h.Error, "storage full") {
+		t.Errorf("health on a full disk: %d %+v; want 503, database not ok, storage full", st, h)
+	}
+	if st, h := databaseHealth(t, srv); st != http.StatusServiceUnavailable || h.OK {
+		t.Errorf("health asked again on a full disk: %d %+v", st, h)
 	}
 
-	// Space comes back: hearth serves again without a restart.
+	// Space comes back: health and hearth recover without a restart.
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
+	}
+	if st, h := databaseHealth(t, srv); st != http.StatusOK || !h.OK {
+		t.Errorf("health once space is back: %d %+v", st, h)
 	}
 	after := createJSON(t, srv, reqBody(scriptmodel.PlainModel, false,
 		`"input":"space again","previous_response_id":"`+before.ID+`"`))
@@ -210,6 +244,9 @@ func TestDiskFullMidStreamE2E(t *testing.T) {
 	}
 	if strings.Contains(body, "event: response.completed") {
 		t.Errorf("the client was told the response completed although it was not stored")
+	}
+	if !strings.Contains(lastData(body), "storage is full") {
+		t.Errorf("response.failed does not say storage is full: %s", tailOf(lastData(body), 600))
 	}
 
 	if err := os.Remove(filler); err != nil {

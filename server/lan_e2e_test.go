@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -434,6 +435,52 @@ func TestRateLimitE2E(t *testing.T) {
 	}
 	if st, _, _ := call(t, nil, "POST", srv.URL+"/v1/responses", bob, body); st != 200 {
 		t.Errorf("another key: %d", st)
+	}
+}
+
+// TestRateLimitForwardedE2E: without keys the rate limit is kept per client address.
+// By default that is the connection's peer: X-Forwarded-For and X-Real-IP, which any
+// client can send, do not make a new client of each request. With the peer named in
+// TrustedProxies (--trusted-proxies), its headers name the client.
+func TestRateLimitForwardedE2E(t *testing.T) {
+	body := reqBody(plain, false, `"input":"hi"`)
+	send := func(srv *httptest.Server, header, addr string) (int, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/responses", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(header, addr)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+
+	srv, _, _ := lanHearth(t, server.Config{Admission: admission.Config{RatePerMinute: 2}})
+	var got []int
+	for i, header := range []string{"X-Forwarded-For", "X-Real-IP", "X-Forwarded-For", "X-Real-IP"} {
+		st, _ := send(srv, header, fmt.Sprintf("203.0.113.%d", i+1))
+		got = append(got, st)
+	}
+	if want := []int{200, 200, 429, 429}; !slices.Equal(got, want) {
+		t.Errorf("forwarding headers from an untrusted peer: statuses %v, want %v", got, want)
+	}
+
+	srv, _, _ = lanHearth(t, server.Config{Admission: admission.Config{RatePerMinute: 2}, TrustedProxies: []string{"127.0.0.1"}})
+	got = nil
+	for i := range 3 {
+		// The rightmost address not of a trusted proxy is the client's.
+		st, _ := send(srv, "X-Forwarded-For", fmt.Sprintf("198.51.100.7, 203.0.113.%d, 127.0.0.1", i+1))
+		got = append(got, st)
+	}
+	for range 3 {
+		st, _ := send(srv, "X-Real-IP", "203.0.113.200")
+		got = append(got, st)
+	}
+	if want := []int{200, 200, 200, 200, 200, 429}; !slices.Equal(got, want) {
+		t.Errorf("forwarding headers from a trusted proxy: statuses %v, want %v", got, want)
 	}
 }
 

@@ -23,9 +23,12 @@ type reqMeta struct {
 	// key is the caller's key name ("anonymous" without auth); fairness is the identity
 	// admission shares slots by (the key, or the client address without auth).
 	key, fairness string
-	model         string
-	responseID    string
-	log           *slog.Logger
+	// client is the client's address (clientAddr): the connection's peer, or what a
+	// trusted proxy says.
+	client     string
+	model      string
+	responseID string
+	log        *slog.Logger
 }
 
 func meta(c *gin.Context) *reqMeta {
@@ -59,7 +62,7 @@ func requestID(c *gin.Context) string {
 // it once it is answered. It never logs bodies: prompt text is the team's business
 // (--log-content opts in, in the response log line).
 func (s *Server) observe(c *gin.Context) {
-	m := &reqMeta{id: requestID(c), start: time.Now(), key: "anonymous"}
+	m := &reqMeta{id: requestID(c), start: time.Now(), key: "anonymous", client: clientAddr(c)}
 	m.log = s.log.With("request_id", m.id)
 	c.Set(metaKey, m)
 	c.Header("x-request-id", m.id)
@@ -87,6 +90,7 @@ func (s *Server) observe(c *gin.Context) {
 	attrs := []slog.Attr{
 		slog.String("method", c.Request.Method), slog.String("path", c.Request.URL.Path),
 		slog.Int("status", status), slog.Duration("duration", elapsed), slog.String("key", m.key),
+		slog.String("client", m.client),
 	}
 	if m.model != "" {
 		attrs = append(attrs, slog.String("model", logModel(m.model)))

@@ -445,13 +445,13 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 		if storeErr != nil {
 			s.log.Error("store finished response", "id", id, "error", storeErr)
 			storeErr = fmt.Errorf("store finished response: %w", storeErr)
-			r.held = failedTerminal(r.held, final, "The response could not be stored.")
+			r.held = failedTerminal(r.held, final, notStoredMessage(storeErr))
 			r.heldEnc = nil
 			if r.whole == nil {
 				// The client is told the response failed; the row must say so too
 				// once the database takes writes again, or a poller would wait
 				// forever. (A response stored whole has no row to settle.)
-				go s.settleLater(id, failedCopy(final, "The response could not be stored."))
+				go s.settleLater(id, failedCopy(final, notStoredMessage(storeErr)))
 			}
 		}
 	}

@@ -64,6 +64,12 @@ type Config struct {
 	// WebSocketLifetime bounds a WebSocket connection on /v1/responses; zero means
 	// DefaultWebSocketLifetime (60 minutes).
 	WebSocketLifetime time.Duration
+	// WebSocketQueueBytes bounds the bytes of the messages one WebSocket connection
+	// has received and not finished (waiting, and the one running); zero means
+	// DefaultWebSocketQueueBytes. WebSocketQueueBytesTotal bounds them over all
+	// connections; zero means DefaultWebSocketQueueBytesTotal. A message is at most
+	// MaxBodyBytes, as a request body is, and at most either bound (socketbudget.go).
+	WebSocketQueueBytes, WebSocketQueueBytesTotal int64
 	// Seal is the key of encrypted_content blobs (encrypted reasoning, compaction
 	// items); a server keeps it in its data directory (seal.LoadOrCreate) so blobs
 	// clients hold outlive restarts. nil keeps the engine's key, which New makes fresh.
@@ -75,6 +81,11 @@ type Config struct {
 	// AllowHosts are Host names, besides loopback ones, that a request arriving on a
 	// loopback address may name (a local reverse proxy's public name; "*": any).
 	AllowHosts []string
+	// TrustedProxies are the addresses and CIDR ranges of reverse proxies whose
+	// X-Forwarded-For and X-Real-IP headers name the client (clientaddr.go). None by
+	// default: the client is the connection's peer, whatever the headers say.
+	// CheckTrustedProxies validates them; New trusts none when they do not parse.
+	TrustedProxies []string
 	// BodyReadTimeout bounds reading a request body (plus the time its size needs at
 	// 64 KiB/s); zero means DefaultBodyReadTimeout, negative no bound.
 	BodyReadTimeout time.Duration
@@ -126,6 +137,10 @@ type Server struct {
 	logContent bool
 	health     *runtimeHealth
 	wsLifetime time.Duration
+	// socketConnBytes and socketBytes bound what WebSocket messages hold, per
+	// connection and in all (socketbudget.go).
+	socketConnBytes int64
+	socketBytes     *byteBudget
 	// items decodes the stored items of chains, once per distinct item.
 	items *itemCache
 	// contexts keeps chains' checkpoints decoded (itemcache.go).
@@ -165,6 +180,8 @@ func New(cfg Config) *Server {
 		items: newItemCache(itemCacheBudget), contexts: newContextCache(contextCacheBudget), hot: newHotChains(hotChainBudget),
 		bodyTimeout: cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
 	}
+	s.socketConnBytes = cmp.Or(cfg.WebSocketQueueBytes, DefaultWebSocketQueueBytes)
+	s.socketBytes = &byteBudget{limit: cmp.Or(cfg.WebSocketQueueBytesTotal, DefaultWebSocketQueueBytesTotal)}
 	for _, o := range cfg.AllowOrigins {
 		if o = normalizeOrigin(o); o != "" {
 			s.allowOrigins = append(s.allowOrigins, o)
@@ -207,6 +224,10 @@ func New(cfg Config) *Server {
 	s.metrics.reg.MustRegister(CacheCollectors("item", "stored items kept decoded, by their JSON", s.items.stats)...)
 	s.metrics.reg.MustRegister(CacheCollectors("checkpoint", "chains' checkpoints kept decoded, by stamp", s.contexts.stats)...)
 	s.metrics.reg.MustRegister(CacheCollectors("hot_chain", "chains of responses finished here and their builds, by response id", s.hot.stats)...)
+	s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "hearth_websocket_held_bytes",
+		Help: "Bytes of WebSocket messages received and not finished (waiting, or running), over all connections.",
+	}, func() float64 { return float64(s.socketBytes.used.Load()) }))
 	for _, c := range cfg.Collectors {
 		s.metrics.reg.MustRegister(c)
 	}
@@ -230,6 +251,7 @@ func New(cfg Config) *Server {
 	s.console = s.newConsole()
 
 	r := gin.New()
+	s.trustProxies(r, cfg.TrustedProxies)
 	r.Use(s.recoverPanics, s.observe, s.boundary)
 	r.HandleMethodNotAllowed = true
 	r.NoMethod(s.methodNotAllowed)

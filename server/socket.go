@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -34,7 +35,7 @@ const CodeWebSocketConnectionLimitReached = "websocket_connection_limit_reached"
 
 const (
 	// maxPendingCreates bounds the response.create messages waiting behind the one in
-	// flight: each may hold a body of --max-body-bytes.
+	// flight, beside the bytes they may hold (socketbudget.go).
 	maxPendingCreates = 16
 	// socketWriteTimeout bounds one message write: a client that reads nothing for
 	// this long is gone, and its response must not wait on it.
@@ -60,6 +61,10 @@ type socket struct {
 	latest *socketState
 	// runtime is where latest ran: the connection's next create goes there.
 	runtime string
+	// budget bounds the bytes of the connection's messages received and not finished
+	// (socketbudget.go); chunk is the reader's buffer.
+	budget byteBudget
+	chunk  []byte
 }
 
 type socketState struct {
@@ -91,17 +96,21 @@ func (s *Server) responsesSocket(c *gin.Context) {
 		return // Accept answered the request
 	}
 	defer conn.CloseNow()
-	conn.SetReadLimit(s.maxBody)
+	// receive bounds each message (by messageLimit) as it reads it, so that a message
+	// over it is answered before the connection is closed.
+	conn.SetReadLimit(-1)
 
 	// Not the request's context: after a hijack it no longer follows the connection.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sk := &socket{s: s, conn: conn, ctx: ctx, base: *meta(c), owner: owner(c), caller: callerOf(c), openAI: clientDialect(c) == dialectOpenAI}
+	sk := &socket{s: s, conn: conn, ctx: ctx, base: *meta(c), owner: owner(c), caller: callerOf(c), openAI: clientDialect(c) == dialectOpenAI,
+		chunk: make([]byte, socketReadChunk)}
+	sk.budget.limit = s.socketConnBytes
 	// Shutdown waits for the response in flight, as it does for background responses.
 	s.jobs.wg.Add(1)
 	defer s.jobs.wg.Done()
 
-	creates := make(chan []byte, maxPendingCreates)
+	creates := make(chan socketMessage, maxPendingCreates)
 	read := make(chan struct{})
 	go func() {
 		defer close(read)
@@ -111,6 +120,15 @@ func (s *Server) responsesSocket(c *gin.Context) {
 	sk.serve(creates, s.wsLifetime)
 	conn.CloseNow()
 	<-read
+	// Messages still waiting are not run: let them go, and their bytes with them.
+	for {
+		select {
+		case m := <-creates:
+			sk.release(m.held)
+		default:
+			return
+		}
+	}
 }
 
 // isWebSocketUpgrade reports whether r asks for a WebSocket (RFC 6455 section 4.1).
@@ -129,22 +147,40 @@ func isWebSocketUpgrade(r *http.Request) bool {
 }
 
 // read takes the client's messages until the connection ends, then cancels the
-// connection's context. Messages queue for the worker in order; beyond
-// maxPendingCreates a message is refused with a 429 error message.
-func (sk *socket) read(cancel context.CancelFunc, creates chan<- []byte) {
+// connection's context. Messages queue for the worker in order, held against the
+// connection's and the server's byte budgets; one that does not fit them, or comes
+// beyond maxPendingCreates, is refused with a 429 error message and the connection
+// goes on. A message over messageLimit is answered with a 413 request_too_large error
+// message, and the connection is closed with 1009 (message too big), as HTTP closes a
+// connection whose body was over the limit.
+func (sk *socket) read(cancel context.CancelFunc, creates chan<- socketMessage) {
 	defer cancel()
 	for {
-		typ, data, err := sk.conn.Read(sk.ctx)
+		typ, r, err := sk.conn.Reader(sk.ctx)
 		if err != nil {
 			return
 		}
+		msg, refused, err := sk.receive(r)
+		switch {
+		case errors.Is(err, errMessageTooLarge):
+			sk.sendError(tooLarge(sk.s.messageLimit()), "")
+			sk.conn.Close(websocket.StatusMessageTooBig, "message too big")
+			return
+		case err != nil:
+			return
+		case refused != nil:
+			sk.sendError(refused, "1")
+			continue
+		}
 		if typ != websocket.MessageText {
+			sk.release(msg.held)
 			sk.sendError(hearth.InvalidRequest("", hearth.CodeInvalidJSON, "Send each response.create as one JSON text message, not a binary message."), "")
 			continue
 		}
 		select {
-		case creates <- data:
+		case creates <- msg:
 		default:
+			sk.release(msg.held)
 			sk.sendError(hearth.TooManyRequests(fmt.Sprintf(
 				"%d response.create messages already wait on this connection behind the response in flight; send more once they finish.",
 				maxPendingCreates)), "")
@@ -177,7 +213,7 @@ func (sk *socket) keepAlive() {
 // lifetime is over it sends websocket_connection_limit_reached and closes; a response
 // in flight then finishes first, creates still waiting are not run. When hearth stops,
 // it closes the same way (1001 going away) once the response in flight is done.
-func (sk *socket) serve(creates <-chan []byte, lifetime time.Duration) {
+func (sk *socket) serve(creates <-chan socketMessage, lifetime time.Duration) {
 	end := time.Now().Add(lifetime)
 	limit := time.NewTimer(lifetime)
 	defer limit.Stop()
@@ -201,18 +237,23 @@ func (sk *socket) serve(creates <-chan []byte, lifetime time.Duration) {
 		case <-sk.ctx.Done():
 		case <-stopping.Done():
 		case <-limit.C:
-		case data := <-creates:
+		case m := <-creates:
 			if stopping.Err() != nil || !time.Now().Before(end) {
+				sk.release(m.held)
 				continue
 			}
 			// The key was checked at the upgrade; the connection may live an hour, and a
 			// key revoked meanwhile must stop working here as it does over HTTP.
 			if err := sk.s.stillValid(sk.ctx, sk.caller); err != nil {
+				sk.release(m.held)
 				sk.sendError(err, "")
 				sk.conn.Close(websocket.StatusPolicyViolation, "API key no longer valid")
 				return
 			}
-			sk.create(data)
+			func() {
+				defer sk.release(m.held)
+				sk.create(m.data)
+			}()
 		}
 	}
 }
@@ -313,7 +354,7 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	final, storeErr := r.execute(ctx, b, sk)
 	if storeErr != nil {
 		// The client was sent response.failed: the response is not one to continue.
-		final = failedCopy(final, "The response could not be stored.")
+		final = failedCopy(final, notStoredMessage(storeErr))
 	}
 	if final.Status != hearth.StatusFailed {
 		// The connection's own items grow in place; a stored chain's are shared

@@ -470,9 +470,12 @@ func TestWebSocketLimitE2E(t *testing.T) {
 		}
 	}
 
-	// A message over the body limit closes the connection (1009, message too big).
+	// A message over the body limit is answered 413 request_too_large, then the
+	// connection is closed (1009, message too big), as HTTP closes a connection whose
+	// body was over the limit.
 	big := dialWS(t, srv, http.Header{"Authorization": {"Bearer k1"}})
-	big.send(wsCreate(model, `"input":"`+strings.Repeat("x", 65<<10)+`"`), true)
+	big.failsWith("message over the limit", wsCreate(model, `"input":"`+strings.Repeat("x", 65<<10)+`"`), true,
+		413, "request_too_large", "")
 	if _, _, err := big.conn.Read(ctx); websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
 		t.Errorf("after a message over the limit: %v, want close 1009", err)
 	}
@@ -640,4 +643,86 @@ func TestWebSocketCompactE2E(t *testing.T) {
 		t.Errorf("continuation of the compacted chain: %s, %d input tokens; the whole conversation %d",
 			next.Status, next.Usage.InputTokens, whole.Usage.InputTokens)
 	}
+}
+
+// TestWebSocketQueueBytesE2E: what WebSocket messages hold is bounded in bytes, per
+// connection and over all connections. A message that does not fit is refused with
+// websocket_queue_full (429) and the connection serves on; one over the body limit is
+// request_too_large and ends its connection; a closed connection's messages, waiting
+// or running, let their bytes go.
+func TestWebSocketQueueBytesE2E(t *testing.T) {
+	srv, h, _ := lanHearth(t, server.Config{MaxBodyBytes: 64 << 10, WebSocketQueueBytes: 128 << 10, WebSocketQueueBytesTotal: 192 << 10})
+	// A create of n bytes; the padding is a field hearth ignores, so the model's
+	// prompt stays short.
+	create := func(input string, n int) string {
+		m := wsCreate(plain, `"input":"`+input+`","pad":"`)
+		return m + strings.Repeat("x", n-len(m)-2) + `"}`
+	}
+	const size = 50 << 10
+	held := func() float64 { return metric(t, srv, "", "hearth_websocket_held_bytes") }
+	// errorOf reads messages until an error message, skipping the events of responses
+	// the connection runs meanwhile.
+	errorOf := func(ws *wsConn) *wsError {
+		t.Helper()
+		for {
+			m := ws.next()
+			if m["type"] == "error" {
+				b, _ := json.Marshal(m)
+				var e wsError
+				json.Unmarshal(b, &e)
+				return &e
+			}
+		}
+	}
+	expect := func(label string, e *wsError, status int, code, says string) {
+		t.Helper()
+		if e.Status != status || e.Error.Code != code || !strings.Contains(e.Error.Message, says) {
+			t.Errorf("%s: %d %s %q, want %d %s saying %q", label, e.Status, e.Error.Code, e.Error.Message, status, code, says)
+		}
+	}
+
+	release := server.HoldSlot(h, plain)
+	defer func() { release() }()
+	a := dialWS(t, srv, nil)
+	a.send(create("a1", size), false) // runs: waits for the slot
+	a.send(create("a2", size), false) // waits behind it
+	waitFor(t, "a's two messages held", func() bool { return held() == 2*size })
+	a.send(create("a3", size), false)
+	expect("third message on a", errorOf(a), 429, server.CodeWebSocketQueueFull, "one connection")
+	if got := held(); got != 2*size {
+		t.Errorf("held after a refused message: %v bytes, want %d", got, 2*size)
+	}
+
+	b := dialWS(t, srv, nil)
+	b.send(create("b1", size), false)
+	waitFor(t, "b's message held", func() bool { return held() == 3*size })
+	b.send(create("b2", size), false)
+	expect("second message on b", errorOf(b), 429, server.CodeWebSocketQueueFull, "all WebSocket connections")
+	// Over the body limit: 413, then the connection is closed, and b's message lets go.
+	b.send(create("b3", 65<<10), false)
+	expect("message over the body limit", errorOf(b), 413, "request_too_large", "65536 bytes")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, _, err := b.conn.Read(ctx); websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
+		t.Errorf("after a message over the limit: %v, want close 1009", err)
+	}
+	waitFor(t, "b's bytes let go once it closed", func() bool { return held() == 2*size })
+
+	// a goes away with one message running and one waiting: both let go.
+	a.conn.CloseNow()
+	waitFor(t, "a's bytes let go once it closed", func() bool { return held() == 0 })
+
+	// A connection's messages fit again, run, and let go as they finish.
+	c := dialWS(t, srv, nil)
+	c.send(create("c1", size), false)
+	c.send(create("c2", size), false)
+	waitFor(t, "c's messages held", func() bool { return held() == 2*size })
+	release()
+	release = func() {}
+	for range 2 {
+		if tr := c.turn(); tr.err != nil || tr.final == nil || tr.final.Status != hearth.StatusCompleted {
+			t.Fatalf("c's create: %+v", tr)
+		}
+	}
+	waitFor(t, "c's bytes let go as its responses finished", func() bool { return held() == 0 })
 }

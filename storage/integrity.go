@@ -28,9 +28,20 @@ func isCorrupt(err error) bool {
 // reports the database degraded from then on: a damaged page shows up only when a
 // request happens to read it, and until now every such request was a 500 while the
 // health check, which reads no pages, said all was well. It returns err wrapped in
-// ErrCorrupt when it is one.
+// ErrCorrupt when it is one. A full disk is recorded the same way (ErrFull), until a
+// write succeeds again or Ping finds space.
 func (db *DB) seen(err error) error {
-	if err == nil || !isCorrupt(err) {
+	if err == nil {
+		return nil
+	}
+	if isFull(err) {
+		db.full.Store(&err)
+		if errors.Is(err, ErrFull) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", ErrFull, err)
+	}
+	if !isCorrupt(err) {
 		return err
 	}
 	db.corrupt.CompareAndSwap(nil, &err)
@@ -38,6 +49,66 @@ func (db *DB) seen(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %w", ErrCorrupt, err)
+}
+
+// ErrFull: the database's file system (or the user's quota on it) has no space for a
+// write: SQLite reported SQLITE_FULL, or an I/O error whose cause was ENOSPC or EDQUOT
+// (the write-ahead log growing, its fsync). Reads still work and nothing stored is
+// lost; writes work again once space is freed, without a restart.
+var ErrFull = errors.New("storage full")
+
+// isFull reports whether err is the disk having no room for a write.
+func isFull(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrFull || se.SystemErrno == syscall.ENOSPC || se.SystemErrno == syscall.EDQUOT
+	}
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// writeWorked forgets a full disk once a write has gone through.
+func (db *DB) writeWorked() {
+	if db.full.Load() != nil {
+		db.full.Store(nil)
+	}
+}
+
+// fullProbeBytes is the room Ping asks of the file system before it believes space
+// is back: a response's write is a few pages of the log, plus a checkpoint's.
+const fullProbeBytes = 1 << 20
+
+// Full returns, while the last write failed for want of space, an error wrapping
+// ErrFull that says so; nil once writes work again. With writes failing, clients
+// (and a load balancer reading /healthz) may stop sending any, so it does not wait
+// for one: it writes and syncs fullProbeBytes to a scratch file beside the database,
+// and takes space to be back when that works. A write that still fails marks the
+// disk full again.
+func (db *DB) Full() error {
+	p := db.full.Load()
+	if p == nil {
+		return nil
+	}
+	if err := probeSpace(filepath.Dir(db.path), fullProbeBytes); err == nil {
+		db.full.CompareAndSwap(p, nil)
+		return nil
+	}
+	// Not the SQLite error itself: /healthz answers anyone, and the error names what
+	// the failed write was storing.
+	return fmt.Errorf("%w: the disk holding the database has no space left, so nothing new can be stored; free space on it and hearth recovers by itself", ErrFull)
+}
+
+// probeSpace writes n bytes to a new file in dir, syncs and removes it.
+func probeSpace(dir string, n int) error {
+	f, err := os.CreateTemp(dir, ".hearth-space-check-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(make([]byte, n))
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
 }
 
 // Corruption returns the first corruption error queries met since Open, or nil.

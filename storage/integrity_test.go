@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/mattn/go-sqlite3"
 )
 
 // filledDB creates a database at path with n responses of three realistic items each,
@@ -153,4 +155,88 @@ func TestFilesArePrivate(t *testing.T) {
 	defer db.Close()
 	turn(t, db, alice, "resp_2", "", nil, []Item{assistantMessage("m", "hi")})
 	check("reopened looser database")
+}
+
+func TestIsFull(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{sqlite3.Error{Code: sqlite3.ErrFull}, true},
+		{fmt.Errorf("commit: %w", sqlite3.Error{Code: sqlite3.ErrFull}), true},
+		{sqlite3.Error{Code: sqlite3.ErrIoErr, ExtendedCode: sqlite3.ErrIoErrFsync, SystemErrno: syscall.ENOSPC}, true},
+		{sqlite3.Error{Code: sqlite3.ErrIoErr, ExtendedCode: sqlite3.ErrIoErrWrite, SystemErrno: syscall.EDQUOT}, true},
+		{&os.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC}, true},
+		{sqlite3.Error{Code: sqlite3.ErrIoErr, SystemErrno: syscall.EIO}, false},
+		{sqlite3.Error{Code: sqlite3.ErrCorrupt}, false},
+		{sqlite3.Error{Code: sqlite3.ErrReadonly}, false},
+		{errors.New("database or disk is full"), false},
+	} {
+		if got := isFull(tc.err); got != tc.want {
+			t.Errorf("isFull(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestFullDiskSeenAndRecovered: a write that fails for want of space is ErrFull and
+// makes Ping report it; once space is freed, Ping is fine again before any write has
+// been tried, and writes work. The file system is a small tmpfs that really fills.
+func TestFullDiskSeenAndRecovered(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=8m"); err != nil {
+		t.Skipf("cannot mount a tmpfs here (%v)", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	db, err := Open(filepath.Join(dir, "hearth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	if _, _, err := db.CreateKey(ctx, "before"); err != nil {
+		t.Fatal(err)
+	}
+	// The next write must grow the log: a full disk is then certain to be met.
+	if _, err := db.w.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
+		t.Fatal(err)
+	}
+	filler := filepath.Join(dir, "filler")
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for chunk := make([]byte, 64<<10); ; {
+		if _, err := f.Write(chunk); err != nil {
+			break
+		}
+	}
+	for {
+		if _, err := f.Write(make([]byte, 512)); err != nil {
+			break
+		}
+	}
+	f.Close()
+
+	if err := db.Ping(ctx); err != nil {
+		t.Errorf("Ping before any write failed: %v", err)
+	}
+	_, _, err = db.CreateKey(ctx, "full")
+	if !errors.Is(err, ErrFull) {
+		t.Fatalf("CreateKey on a full disk: %v, want ErrFull", err)
+	}
+	if err := db.Ping(ctx); !errors.Is(err, ErrFull) {
+		t.Errorf("Ping on a full disk: %v, want ErrFull", err)
+	}
+	if keys, err := db.ListKeys(ctx); err != nil || len(keys) != 1 {
+		t.Errorf("reads on a full disk: %d keys, %v", len(keys), err)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Ping(ctx); err != nil {
+		t.Errorf("Ping once space is back: %v", err)
+	}
+	if _, _, err := db.CreateKey(ctx, "after"); err != nil {
+		t.Errorf("CreateKey once space is back: %v", err)
+	}
 }

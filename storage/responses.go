@@ -368,7 +368,11 @@ func (db *DB) write(ctx context.Context, fn func(context.Context, *sql.Tx) error
 	if err := fn(context.WithoutCancel(ctx), tx); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	db.writeWorked()
+	return nil
 }
 
 // stored is what a write transaction looks up of a stored response first.

@@ -60,6 +60,9 @@ type DB struct {
 	st   statements
 	// corrupt holds the first corruption error a query met (see seen).
 	corrupt atomic.Pointer[error]
+	// full holds the error of the last write that failed for want of space, until a
+	// write works again (seen, Full).
+	full atomic.Pointer[error]
 	// chains counts committed changes that can alter a stored chain (ChainEpoch).
 	chains atomic.Uint64
 }
@@ -262,9 +265,13 @@ func (db *DB) IntegrityCheck(ctx context.Context) error {
 
 // Ping checks that both the writer and the read pool answer, for health checks. A
 // read-only or vanished file shows up here before a response fails on it; a damaged
-// file once any query has met the damage (Corruption).
+// file once any query has met the damage (Corruption); a full disk while writes fail
+// for want of space (Full).
 func (db *DB) Ping(ctx context.Context) error {
 	if err := db.Corruption(); err != nil {
+		return err
+	}
+	if err := db.Full(); err != nil {
 		return err
 	}
 	if err := db.r.PingContext(ctx); err != nil {

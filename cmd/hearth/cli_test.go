@@ -85,7 +85,7 @@ func TestConfigFile(t *testing.T) {
 	dir := t.TempDir()
 	fromFile, fromEnv, fromFlag := filepath.Join(dir, "file"), filepath.Join(dir, "env"), filepath.Join(dir, "flag")
 	toml := filepath.Join(dir, "hearth.toml")
-	os.WriteFile(toml, []byte("data = \""+fromFile+"\"\nmax_queue = 7\napi-key = [\"a\", \"b\"]\n"), 0o600)
+	os.WriteFile(toml, []byte("data = \""+fromFile+"\"\nmax_queue = 7\napi-key = [\"a\", \"b\"]\ntrusted_proxies = [\"10.0.0.0/8\", \"192.0.2.1\"]\n"), 0o600)
 	yaml := filepath.Join(dir, "hearth.yaml")
 	os.WriteFile(yaml, []byte("data: "+fromFile+"\n"), 0o600)
 
@@ -126,7 +126,7 @@ func TestConfigFile(t *testing.T) {
 	}
 	// The serve flags a file sets parse as their flags do.
 	vals, err := loadConfig(rootCommand(), toml)
-	if err != nil || vals["max-queue"] != "7" || vals["api-key"] != "a,b" {
+	if err != nil || vals["max-queue"] != "7" || vals["api-key"] != "a,b" || vals["trusted-proxies"] != "10.0.0.0/8,192.0.2.1" {
 		t.Errorf("loadConfig = %v, %v", vals, err)
 	}
 }
@@ -192,6 +192,10 @@ func TestServeRejectsBadSettings(t *testing.T) {
 		{"--journal-retention", "-1h"},
 		{"--log-format", "xml"},
 		{"--write-timeout", "0s"},
+		{"--websocket-queue-bytes", "0"},
+		{"--websocket-queue-total-bytes", "-1"},
+		{"--trusted-proxies", "proxy.lan"},
+		{"--trusted-proxies", "10.0.0.0/33"},
 		// Blank keys would count as keys for the exposure check while the server,
 		// trimming them, required none.
 		{"--api-key", " "},

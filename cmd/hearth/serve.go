@@ -39,6 +39,8 @@ type serveOptions struct {
 	modelsFile  string
 	heartbeat   time.Duration
 	wsLifetime  time.Duration
+	wsQueue     int64
+	wsQueueAll  int64
 	journalKeep time.Duration
 
 	logFormat     string
@@ -53,6 +55,7 @@ type serveOptions struct {
 	checkEvery    time.Duration
 	allowOrigins  []string
 	allowHosts    []string
+	trustProxies  []string
 	bodyTimeout   time.Duration
 	writeTimeout  time.Duration
 	newDatabase   bool
@@ -110,6 +113,8 @@ ollama serve.`,
 	f.StringVar(&o.modelsFile, "models-file", "", "a models.json whose model formats extend or override the built-in ones")
 	f.DurationVar(&o.heartbeat, "sse-heartbeat", server.DefaultHeartbeat, "longest silence in an SSE stream before a keep-alive comment")
 	f.DurationVar(&o.wsLifetime, "websocket-lifetime", server.DefaultWebSocketLifetime, "how long a WebSocket connection on /v1/responses may live; then websocket_connection_limit_reached")
+	f.Int64Var(&o.wsQueue, "websocket-queue-bytes", server.DefaultWebSocketQueueBytes, "bytes of response.create messages one WebSocket connection may hold (waiting, and the one running); a message beyond it is refused with websocket_queue_full")
+	f.Int64Var(&o.wsQueueAll, "websocket-queue-total-bytes", server.DefaultWebSocketQueueBytesTotal, "bytes of response.create messages all WebSocket connections together may hold; a message beyond it is refused with websocket_queue_full")
 	f.DurationVar(&o.journalKeep, "journal-retention", server.DefaultJournalRetention, "how long the event journal of a finished response is kept for resuming and replaying its stream (0: as long as the response)")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.BoolVar(&o.logContent, "log-content", false, "log each response's input and output text (off: logs never hold prompts)")
@@ -125,6 +130,7 @@ ollama serve.`,
 	f.DurationVar(&o.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
 	f.StringSliceVar(&o.allowOrigins, "allow-origin", nil, "browser origins (scheme://host:port) besides hearth's own that may call it, e.g. a web app's; '*' allows any (repeat, or comma-separate)")
 	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "Host names besides loopback ones that requests arriving on a loopback address may use, e.g. a local reverse proxy's public name (repeat, or comma-separate)")
+	f.StringSliceVar(&o.trustProxies, "trusted-proxies", nil, "addresses or CIDR ranges of reverse proxies whose X-Forwarded-For and X-Real-IP name the client (for per-address rate limits and logs); default none: the client is the connection's peer (repeat, or comma-separate)")
 	f.DurationVar(&o.bodyTimeout, "body-timeout", server.DefaultBodyReadTimeout, "how long a client may take to send a request body (more for a large body, at 64 KiB/s); then 408 (-1s: no bound)")
 	f.DurationVar(&o.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "how long one SSE frame may wait on a client that does not read; then the stream is cut and its response stops")
 	f.DurationVar(&o.checkEvery, "runtime-check", server.DefaultSuperviseEvery, "how often hearth checks that the runtime answers (/healthz, hearth_runtime_up)")
@@ -154,16 +160,31 @@ func serve(parent context.Context, o serveOptions) error {
 	if o.wsLifetime <= 0 {
 		return fmt.Errorf("--websocket-lifetime %v: want a positive duration, such as 60m", o.wsLifetime)
 	}
+	if o.wsQueue <= 0 {
+		return fmt.Errorf("--websocket-queue-bytes %d: want a positive number of bytes", o.wsQueue)
+	}
+	if o.wsQueueAll <= 0 {
+		return fmt.Errorf("--websocket-queue-total-bytes %d: want a positive number of bytes", o.wsQueueAll)
+	}
 	if o.writeTimeout <= 0 {
 		return fmt.Errorf("--write-timeout %v: want a positive duration, such as 1m", o.writeTimeout)
 	}
 	if err := checkKeys(o.apiKeys); err != nil {
 		return err
 	}
+	if err := server.CheckTrustedProxies(o.trustProxies); err != nil {
+		return fmt.Errorf("--trusted-proxies: %w", err)
+	}
 	if o.journalKeep < 0 {
 		return fmt.Errorf("--journal-retention %v: want a duration of zero or more, such as 168h", o.journalKeep)
 	}
 	log := slog.New(handler)
+	if limit := min(o.wsQueue, o.wsQueueAll); limit < o.maxBody {
+		// Not an error: an operator may mean it. But a WebSocket message then has a
+		// smaller limit than an HTTP body, which should not come as a surprise.
+		log.Warn("WebSocket messages are limited below --max-body-bytes by the WebSocket queue bounds",
+			"websocket_message_limit", limit, "max_body_bytes", o.maxBody)
+	}
 
 	// MCP servers are checked before anything starts; none runs before a request uses it.
 	servers, err := mcpServers(o.mcp)
@@ -246,9 +267,9 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	h := server.New(server.Config{
 		Runtime: rt, Engine: eng, Database: db, Collectors: append(append(hosted.Collectors(), promptCacheCollectors()...), openedCacheCollectors()...), MCPKeyAllowed: hosted.KeyAllowed,
-		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, Logger: log, LogContent: o.logContent,
+		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, WebSocketQueueBytes: o.wsQueue, WebSocketQueueBytesTotal: o.wsQueueAll, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
-		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
+		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, TrustedProxies: o.trustProxies, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
 		Admission: adm,
 	})
 	go h.Supervise(ctx, o.checkEvery)

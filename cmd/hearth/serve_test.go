@@ -55,7 +55,8 @@ func TestServeEmbedded(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(os.Args[0], "serve", "--addr", addr)
 	cmd.Env = append(os.Environ(), runMainEnv+"=1",
-		"OLLAMA_MODELS="+filepath.Join(dir, "models"), "HEARTH_DATA="+filepath.Join(dir, "data"))
+		"OLLAMA_MODELS="+filepath.Join(dir, "models"), "HEARTH_DATA="+filepath.Join(dir, "data"),
+		"HEARTH_TRUSTED_PROXIES=127.0.0.1")
 	cmd.Env = slicesWithout(cmd.Env, "OLLAMA_HOST=")
 	var logs strings.Builder
 	cmd.Stderr = &logs
@@ -134,7 +135,11 @@ func TestServeEmbedded(t *testing.T) {
 		t.Errorf("/api/chat through hearth = %q, want %q", got, want)
 	}
 
-	resp, err := http.Get(base + "/v1/models")
+	// The test is the trusted proxy (HEARTH_TRUSTED_PROXIES): the address it forwards
+	// is the client's, in the request's log line.
+	req, _ := http.NewRequest("GET", base+"/v1/models", nil)
+	req.Header.Set("X-Forwarded-For", "203.0.113.9")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,6 +154,14 @@ func TestServeEmbedded(t *testing.T) {
 	resp.Body.Close()
 	if models.Object != "list" || len(models.Data) != 1 || models.Data[0].ID != scriptmodel.PlainModel || models.Data[0].Object != "model" {
 		t.Errorf("/v1/models = %+v", models)
+	}
+
+	// The line is written once the answer is: wait for it a moment.
+	for start := time.Now(); !strings.Contains(logs.String(), "client=203.0.113.9"); time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Errorf("the log does not name the client a trusted proxy forwarded")
+			break
+		}
 	}
 
 	// The client commands work against the running hearth, through its /api. The model
@@ -185,7 +198,7 @@ func TestServeEmbedded(t *testing.T) {
 	if resp, err := http.Get(base + "/v1/models"); err != nil || resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("/v1/models without a key after keys create: %v %v", resp.Status, err)
 	}
-	req, _ := http.NewRequest("GET", base+"/metrics", nil)
+	req, _ = http.NewRequest("GET", base+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer "+key)
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK || resp.Header.Get("x-request-id") == "" {
 		t.Errorf("/metrics with the new key: %v %v", resp.Status, err)

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -387,14 +388,38 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
-// safeNext keeps a redirect after login inside the console.
+// safeNext keeps a redirect after login inside the console. next comes from the
+// form, so anyone can write it; http.Redirect cleans the path it is given, so that
+// "/console/../api/tags" would land on /api/tags. The path is cleaned here, and what
+// is not then /console or under /console/ becomes /console. A scheme-relative
+// "//host", a backslash (which browsers read as a slash), an escaped dot, slash or
+// backslash (a browser may decode "%2e%2e" into a ".." segment after the check) and
+// control characters are refused outright. The query and fragment, which cannot move
+// the path, are kept as sent.
 func safeNext(next string) string {
-	if next == Prefix || strings.HasPrefix(next, Prefix+"/") || strings.HasPrefix(next, Prefix+"?") {
-		if !strings.Contains(next, "//") && !strings.Contains(next, `\`) {
-			return next
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, `\`) {
+		return Prefix
+	}
+	for i := 0; i < len(next); i++ {
+		if next[i] < ' ' || next[i] == 0x7f {
+			return Prefix
 		}
 	}
-	return Prefix
+	p, rest := next, ""
+	if i := strings.IndexAny(next, "?#"); i >= 0 {
+		p, rest = next[:i], next[i:]
+	}
+	lower := strings.ToLower(p)
+	for _, enc := range []string{"%2e", "%2f", "%5c"} {
+		if strings.Contains(lower, enc) {
+			return Prefix
+		}
+	}
+	p = path.Clean(p)
+	if p != Prefix && !strings.HasPrefix(p, Prefix+"/") {
+		return Prefix
+	}
+	return p + rest
 }
 
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
