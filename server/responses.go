@@ -591,6 +591,10 @@ func readBodySized(r io.Reader, size int64) ([]byte, error) {
 		return nil, &hearth.Error{Status: http.StatusRequestTimeout, Type: hearth.ErrTypeInvalidRequest,
 			Code: "request_body_timeout", Message: "The request body did not arrive in time."}
 	}
+	var full *hearth.Error
+	if errors.As(err, &full) {
+		return nil, full // the bodies of all requests are over their budget (bodybudget.go)
+	}
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		return nil, &hearth.Error{Status: http.StatusRequestEntityTooLarge, Type: hearth.ErrTypeInvalidRequest,

@@ -70,6 +70,9 @@ type Config struct {
 	// connections; zero means DefaultWebSocketQueueBytesTotal. A message is at most
 	// MaxBodyBytes, as a request body is, and at most either bound (socketbudget.go).
 	WebSocketQueueBytes, WebSocketQueueBytesTotal int64
+	// RequestBytesTotal bounds the bytes of HTTP request bodies hearth holds at once;
+	// zero means DefaultRequestBytesTotal.
+	RequestBytesTotal int64
 	// Seal is the key of encrypted_content blobs (encrypted reasoning, compaction
 	// items); a server keeps it in its data directory (seal.LoadOrCreate) so blobs
 	// clients hold outlive restarts. nil keeps the engine's key, which New makes fresh.
@@ -141,6 +144,8 @@ type Server struct {
 	// connection and in all (socketbudget.go).
 	socketConnBytes int64
 	socketBytes     *byteBudget
+	// requestBytes bounds the HTTP request bodies held at once (bodybudget.go).
+	requestBytes *byteBudget
 	// items decodes the stored items of chains, once per distinct item.
 	items *itemCache
 	// contexts keeps chains' checkpoints decoded (itemcache.go).
@@ -182,6 +187,7 @@ func New(cfg Config) *Server {
 	}
 	s.socketConnBytes = cmp.Or(cfg.WebSocketQueueBytes, DefaultWebSocketQueueBytes)
 	s.socketBytes = &byteBudget{limit: cmp.Or(cfg.WebSocketQueueBytesTotal, DefaultWebSocketQueueBytesTotal)}
+	s.requestBytes = &byteBudget{limit: cmp.Or(cfg.RequestBytesTotal, DefaultRequestBytesTotal)}
 	for _, o := range cfg.AllowOrigins {
 		if o = normalizeOrigin(o); o != "" {
 			s.allowOrigins = append(s.allowOrigins, o)
@@ -260,7 +266,7 @@ func New(cfg Config) *Server {
 	// requireJSON, it serves forms and pages.
 	r.Any(console.Prefix, s.serveConsole)
 	r.Any(console.Prefix+"/*path", s.serveConsole)
-	authed := r.Group("/", s.authenticate, s.requireJSON, s.limitBody)
+	authed := r.Group("/", s.authenticate, s.requireJSON, s.limitBody, s.holdBody)
 	// Metrics name every key and its usage: admins only, once keys exist.
 	authed.GET("/metrics", s.requireAdmin, s.serveMetrics)
 	authed.POST("/v1/responses", s.requestTimeout, s.createResponse)

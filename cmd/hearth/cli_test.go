@@ -194,6 +194,7 @@ func TestServeRejectsBadSettings(t *testing.T) {
 		{"--write-timeout", "0s"},
 		{"--websocket-queue-bytes", "0"},
 		{"--websocket-queue-total-bytes", "-1"},
+		{"--request-bytes-total", "1000"},
 		{"--trusted-proxies", "proxy.lan"},
 		{"--trusted-proxies", "10.0.0.0/33"},
 		// Blank keys would count as keys for the exposure check while the server,

@@ -41,6 +41,7 @@ type serveOptions struct {
 	wsLifetime  time.Duration
 	wsQueue     int64
 	wsQueueAll  int64
+	bodiesAll   int64
 	journalKeep time.Duration
 
 	logFormat     string
@@ -114,6 +115,7 @@ ollama serve.`,
 	f.DurationVar(&o.heartbeat, "sse-heartbeat", server.DefaultHeartbeat, "longest silence in an SSE stream before a keep-alive comment")
 	f.DurationVar(&o.wsLifetime, "websocket-lifetime", server.DefaultWebSocketLifetime, "how long a WebSocket connection on /v1/responses may live; then websocket_connection_limit_reached")
 	f.Int64Var(&o.wsQueue, "websocket-queue-bytes", server.DefaultWebSocketQueueBytes, "bytes of response.create messages one WebSocket connection may hold (waiting, and the one running); a message beyond it is refused with websocket_queue_full")
+	f.Int64Var(&o.bodiesAll, "request-bytes-total", server.DefaultRequestBytesTotal, "bytes of HTTP request bodies all requests together may hold; a body beyond it is refused with 429 and Retry-After")
 	f.Int64Var(&o.wsQueueAll, "websocket-queue-total-bytes", server.DefaultWebSocketQueueBytesTotal, "bytes of response.create messages all WebSocket connections together may hold; a message beyond it is refused with websocket_queue_full")
 	f.DurationVar(&o.journalKeep, "journal-retention", server.DefaultJournalRetention, "how long the event journal of a finished response is kept for resuming and replaying its stream (0: as long as the response)")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
@@ -162,6 +164,9 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	if o.wsQueue <= 0 {
 		return fmt.Errorf("--websocket-queue-bytes %d: want a positive number of bytes", o.wsQueue)
+	}
+	if o.bodiesAll < o.maxBody {
+		return fmt.Errorf("--request-bytes-total %d: want at least --max-body-bytes (%d)", o.bodiesAll, o.maxBody)
 	}
 	if o.wsQueueAll <= 0 {
 		return fmt.Errorf("--websocket-queue-total-bytes %d: want a positive number of bytes", o.wsQueueAll)
@@ -267,7 +272,7 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	h := server.New(server.Config{
 		Runtime: rt, Engine: eng, Database: db, Collectors: append(append(hosted.Collectors(), promptCacheCollectors()...), openedCacheCollectors()...), MCPKeyAllowed: hosted.KeyAllowed,
-		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, WebSocketQueueBytes: o.wsQueue, WebSocketQueueBytesTotal: o.wsQueueAll, Logger: log, LogContent: o.logContent,
+		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, WebSocketQueueBytes: o.wsQueue, WebSocketQueueBytesTotal: o.wsQueueAll, RequestBytesTotal: o.bodiesAll, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, TrustedProxies: o.trustProxies, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
 		Admission: adm,

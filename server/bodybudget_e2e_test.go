@@ -1,0 +1,63 @@
+package server_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"hearth/internal/testenv"
+	"hearth/server"
+)
+
+// TestRequestBodiesBudgetE2E: the bodies all requests hold together are bounded. While
+// one request's body of 900 KB is arriving, another of 200 KB does not fit a 1 MiB
+// budget: 429 with Retry-After. Once the first request ends, its bytes are free.
+func TestRequestBodiesBudgetE2E(t *testing.T) {
+	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), RequestBytesTotal: 1 << 20}))
+	t.Cleanup(srv.Close)
+
+	pr, pw := io.Pipe()
+	first := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/responses", pr)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			first <- 0
+			return
+		}
+		resp.Body.Close()
+		first <- resp.StatusCode
+	}()
+	pad := `{"model":"m","input":"` + strings.Repeat("x", 900<<10)
+	if _, err := pw.Write([]byte(pad)); err != nil {
+		t.Fatal(err)
+	}
+	small := `{"model":"m","input":"` + strings.Repeat("y", 200<<10) + `"}`
+	// The first body is held once the server read it; ask until it is.
+	var st int
+	var h http.Header
+	var b []byte
+	for range 50 {
+		st, h, b = send(t, "POST", srv.URL+"/v1/responses", small, map[string]string{"Content-Type": "application/json"})
+		if st == http.StatusTooManyRequests {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code, _ := envelope(t, "second body", h, b); st != http.StatusTooManyRequests || code != "too_many_requests" || h.Get("Retry-After") == "" {
+		t.Fatalf("second body while the first is held: %d %s (Retry-After %q), want 429 too_many_requests", st, b, h.Get("Retry-After"))
+	}
+	pw.Write([]byte(`"}`))
+	pw.Close()
+	if s := <-first; s != http.StatusNotFound {
+		t.Fatalf("first request: %d, want 404 (no model m)", s)
+	}
+	st, _, b = send(t, "POST", srv.URL+"/v1/responses", small, map[string]string{"Content-Type": "application/json"})
+	if st != http.StatusNotFound {
+		t.Fatalf("second body after the first ended: %d %.300s, want 404 (its bytes fit again)", st, b)
+	}
+}
