@@ -55,10 +55,10 @@ type kvSlots struct {
 type kvClaim struct {
 	key   string
 	group string // the cache group of the response (CacheGroupOf)
-	slot int // -1: every slot was busy (more requests than slots: the runtime queues)
-	prev promptCache
-	next *promptCache
-	done bool
+	slot  int    // -1: every slot was busy (more requests than slots: the runtime queues)
+	prev  promptCache
+	next  *promptCache
+	done  bool
 }
 
 // kvSlotCount is how many slots the runtime labelled runtime has per model.
