@@ -94,7 +94,8 @@ func (s *Server) responsesSocket(c *gin.Context) {
 	conn.SetReadLimit(s.maxBody)
 
 	// Not the request's context: after a hijack it no longer follows the connection.
-	ctx, cancel := context.WithCancel(context.Background())
+	// The caller's cache group goes with it.
+	ctx, cancel := context.WithCancel(engine.WithCacheGroup(context.Background(), engine.CacheGroupOf(c.Request.Context())))
 	defer cancel()
 	sk := &socket{s: s, conn: conn, ctx: ctx, base: *meta(c), owner: owner(c), caller: callerOf(c), openAI: clientDialect(c) == dialectOpenAI}
 	// Shutdown waits for the response in flight, as it does for background responses.
