@@ -1,11 +1,16 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,4 +137,128 @@ func TestCacheScopeE2E(t *testing.T) {
 	if b := ws("bob"); cached(b) != 0 {
 		t.Errorf("bob over WebSocket after carol: cached_tokens %d of %d, want 0", cached(b), b.Usage.InputTokens)
 	}
+}
+
+// BenchmarkCacheProbeE2E measures what remains of the side channel once cached_tokens
+// is scoped: the runtime still reuses another key's prefix, so a guess that matches
+// what alice sent starts answering sooner. Each iteration alice sends her prompt (not
+// timed), then bob streams a guess, timed to its first output_text delta. Sub-benchmarks:
+// exact (bob guesses the whole prompt), first-words (he guesses its first words, as
+// "Customer 88123 password is"), wrong (a prompt sharing only the chat template's start).
+// ttft-ms is the median of bob's time to first token, cached-tokens the largest
+// cached_tokens bob was told (0: the report says nothing). A measurement, not a test:
+//
+//	go test -run '^$' -bench CacheProbe -benchtime 5x ./server
+func BenchmarkCacheProbeE2E(b *testing.B) {
+	db, err := storage.Open(filepath.Join(b.TempDir(), "hearth.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	keys := map[string]string{}
+	for _, name := range []string{"alice", "bob"} {
+		_, secret, err := db.CreateKey(context.Background(), name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		keys[name] = secret
+	}
+	_, model := testenv.BenchModel(b, scriptmodel.PlainModel)
+	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(b), Database: db}))
+	defer srv.Close()
+
+	// About 300 tokens: the script models' tokenizer spends about a token per byte.
+	var filler strings.Builder
+	for i := 0; filler.Len() < 220; i++ {
+		fmt.Fprintf(&filler, " Ledger line %d: invoice %d settled by wire.", i, 7000+i*37)
+	}
+	secret := "Customer 88123 password is hunter2-lilac-7741." + filler.String()
+	guesses := []struct{ name, prompt string }{
+		{"exact", secret},
+		{"first-words", "Customer 88123 password is swordfish-0000." + filler.String()},
+		{"wrong", "Vendor 55120 passphrase was rosebud-cobalt-1209." + filler.String()},
+	}
+	body := func(prompt string, stream bool) string {
+		p, _ := json.Marshal(prompt)
+		return reqBody(model, stream, `"temperature":0,"max_output_tokens":16,"store":false,"input":`+string(p))
+	}
+	// Load the model once, untimed.
+	if st, _, out := callB(b, "POST", srv.URL+"/v1/responses", keys["alice"], body("warm up", false)); st != 200 {
+		b.Fatalf("warm up: %d %s", st, out)
+	}
+	for _, g := range guesses {
+		b.Run(g.name, func(b *testing.B) {
+			var ttfts []time.Duration
+			maxCached := 0
+			for range b.N {
+				b.StopTimer()
+				if st, _, out := callB(b, "POST", srv.URL+"/v1/responses", keys["alice"], body(secret, false)); st != 200 {
+					b.Fatalf("alice: %d %s", st, out)
+				}
+				b.StartTimer()
+				ttft, usage := streamTTFT(b, srv.URL, keys["bob"], body(g.prompt, true))
+				ttfts = append(ttfts, ttft)
+				maxCached = max(maxCached, usage.InputTokensDetails.CachedTokens)
+			}
+			slices.Sort(ttfts)
+			b.ReportMetric(float64(ttfts[len(ttfts)/2].Microseconds())/1000, "ttft-ms")
+			b.ReportMetric(float64(maxCached), "cached-tokens")
+			b.Logf("%s: bob's time to first token over %d runs: %v", g.name, len(ttfts), ttfts)
+		})
+	}
+}
+
+// callB is call for a benchmark.
+func callB(b *testing.B, method, url, key, body string) (int, http.Header, []byte) {
+	b.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, out
+}
+
+// streamTTFT streams a response and returns the time from sending it to its first
+// output_text delta, and its final usage.
+func streamTTFT(b *testing.B, base, key, body string) (time.Duration, hearth.Usage) {
+	b.Helper()
+	req, _ := http.NewRequest("POST", base+"/v1/responses", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		out, _ := io.ReadAll(resp.Body)
+		b.Fatalf("stream: %d %s", resp.StatusCode, out)
+	}
+	var ttft time.Duration
+	var usage hearth.Usage
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if ttft == 0 && line == "event: response.output_text.delta" {
+			ttft = time.Since(start)
+		}
+		if data, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(data, `"type":"response.completed"`) {
+			var ev struct{ Response hearth.Response }
+			if err := json.Unmarshal([]byte(data), &ev); err != nil || ev.Response.Usage == nil {
+				b.Fatalf("completed event: %v %s", err, data)
+			}
+			usage = *ev.Response.Usage
+		}
+	}
+	if ttft == 0 || usage.InputTokens == 0 {
+		b.Fatalf("stream without a text delta or a completed response (ttft %v, usage %+v)", ttft, usage)
+	}
+	return ttft, usage
 }
