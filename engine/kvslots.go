@@ -2,21 +2,6 @@ package engine
 
 import "context"
 
-type cacheGroupKey struct{}
-
-// WithCacheGroup returns ctx carrying the cache group of the responses run with it:
-// cached_tokens counts only what a response of the same group left in the runtime's KV
-// cache. A context without one is in the group "" (one user: everything is shared).
-func WithCacheGroup(ctx context.Context, group string) context.Context {
-	return context.WithValue(ctx, cacheGroupKey{}, group)
-}
-
-// CacheGroupOf returns the cache group ctx carries ("" when none).
-func CacheGroupOf(ctx context.Context) string {
-	g, _ := ctx.Value(cacheGroupKey{}).(string)
-	return g
-}
-
 // What hearth knows of a runtime's KV cache, to report cached_tokens (the runtime does
 // not say how much of a prompt it found cached).
 //
@@ -31,6 +16,21 @@ func CacheGroupOf(ctx context.Context) string {
 // leaves its sequence there when it ends, so conversations that run side by side on
 // one runtime each keep their own slot, as they do in the runtime, and a response
 // placed where its prefix is not cached reports so.
+
+type cacheGroupKey struct{}
+
+// WithCacheGroup returns ctx carrying the cache group of the responses run with it:
+// cached_tokens counts only what a response of the same group left in the runtime's KV
+// cache. A context without one is in the group "" (one user: everything is shared).
+func WithCacheGroup(ctx context.Context, group string) context.Context {
+	return context.WithValue(ctx, cacheGroupKey{}, group)
+}
+
+// CacheGroupOf returns the cache group ctx carries ("" when none).
+func CacheGroupOf(ctx context.Context) string {
+	g, _ := ctx.Value(cacheGroupKey{}).(string)
+	return g
+}
 
 // inCache is how many tokens a generation of promptTokens and evalTokens leaves in its
 // slot: the last token sampled is never evaluated, so the slot holds one less than the
