@@ -16,6 +16,15 @@ import "context"
 // leaves its sequence there when it ends, so conversations that run side by side on
 // one runtime each keep their own slot, as they do in the runtime, and a response
 // placed where its prefix is not cached reports so.
+//
+// cached_tokens is scoped to a cache group (WithCacheGroup: the server gives each API
+// key its own, or the group an admin put it in). A response counts a prefix only when
+// the sequence it found in its slot was left there by its own group: otherwise
+// cached_tokens would tell one key how much of its prompt another key sent before
+// (guess a prompt, read how much of it was cached). The runtime itself still reuses
+// the prefix, whoever left it (the runners take the longest common prefix of a free
+// slot, and no request option turns that off): what remains is timing, see
+// docs/security.md.
 
 type cacheGroupKey struct{}
 
