@@ -28,7 +28,8 @@
 //   - reasoning_tokens counts the generated chunks that carried reasoning text.
 //   - cached_tokens estimates the prompt tokens the runtime's KV cache held from the
 //     previous request hearth sent to the model (see cachedTokens): exact at points
-//     the runtime counted, interpolated between them.
+//     the runtime counted, interpolated between them; and only when that request was
+//     of the same cache group (WithCacheGroup: one key, or the keys an admin grouped).
 //
 // The context window is num_ctx, sent with every request (see ContextWindow). A prompt
 // is checked against it before anything streams, with max_output_tokens reserved: a

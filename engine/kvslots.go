@@ -16,6 +16,30 @@ import "context"
 // leaves its sequence there when it ends, so conversations that run side by side on
 // one runtime each keep their own slot, as they do in the runtime, and a response
 // placed where its prefix is not cached reports so.
+//
+// cached_tokens is scoped to a cache group (WithCacheGroup: the server gives each API
+// key its own, or the group an admin put it in). A response counts a prefix only when
+// the sequence it found in its slot was left there by its own group: otherwise
+// cached_tokens would tell one key how much of its prompt another key sent before
+// (guess a prompt, read how much of it was cached). The runtime itself still reuses
+// the prefix, whoever left it (the runners take the longest common prefix of a free
+// slot, and no request option turns that off): what remains is timing, see
+// docs/security.md.
+
+type cacheGroupKey struct{}
+
+// WithCacheGroup returns ctx carrying the cache group of the responses run with it:
+// cached_tokens counts only what a response of the same group left in the runtime's KV
+// cache. A context without one is in the group "" (one user: everything is shared).
+func WithCacheGroup(ctx context.Context, group string) context.Context {
+	return context.WithValue(ctx, cacheGroupKey{}, group)
+}
+
+// CacheGroupOf returns the cache group ctx carries ("" when none).
+func CacheGroupOf(ctx context.Context) string {
+	g, _ := ctx.Value(cacheGroupKey{}).(string)
+	return g
+}
 
 // inCache is how many tokens a generation of promptTokens and evalTokens leaves in its
 // slot: the last token sampled is never evaluated, so the slot holds one less than the
@@ -38,11 +62,12 @@ type kvSlots struct {
 // the response claimed it (cached_tokens is counted against it); next, set by keep,
 // is what the response leaves there.
 type kvClaim struct {
-	key  string
-	slot int // -1: every slot was busy (more requests than slots: the runtime queues)
-	prev promptCache
-	next *promptCache
-	done bool
+	key   string
+	group string // the cache group of the response (CacheGroupOf)
+	slot  int    // -1: every slot was busy (more requests than slots: the runtime queues)
+	prev  promptCache
+	next  *promptCache
+	done  bool
 }
 
 // kvSlotCount is how many slots the runtime labelled runtime has per model.
@@ -56,7 +81,7 @@ func (e *Engine) kvSlotCount(runtime string) int {
 // claimKV claims the slot a generation of prompt for model gets on the runtime ctx is
 // placed on. The claim must be released (releaseKV) when the generation ends.
 func (e *Engine) claimKV(ctx context.Context, model, prompt string) *kvClaim {
-	c := &kvClaim{key: seqKey(ctx, model), slot: -1}
+	c := &kvClaim{key: seqKey(ctx, model), group: CacheGroupOf(ctx), slot: -1}
 	n := e.kvSlotCount(PlacementOf(ctx).Runtime())
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -69,13 +94,24 @@ func (e *Engine) claimKV(ctx context.Context, model, prompt string) *kvClaim {
 		s.seqs, s.busy = append(s.seqs, promptCache{}), append(s.busy, false)
 	}
 	if i := s.choose(prompt); i >= 0 {
-		c.slot, c.prev = i, s.seqs[i]
+		c.slot = i
 		s.busy[i] = true
+		// Another group's sequence counts as nothing cached (the runtime still reuses
+		// its prefix: the slot is chosen as the runtime chooses it).
+		if s.seqs[i].group == c.group {
+			c.prev = s.seqs[i]
+		}
 	}
 	return c
 }
 
 // choose is the free slot the runtime gives prompt, -1 when none is free.
+//
+// It follows the runtime's rule whatever group left each sequence: a mirror that
+// preferred a slot of the response's own group would believe sequences live where
+// they do not, and report wrong counts afterwards. hearth cannot steer the runner's
+// choice within a runtime (a request names no slot); it chooses only the runtime of a
+// pool (server placement), where it follows the caller's own chains.
 func (s *kvSlots) choose(prompt string) int {
 	best, longest := -1, -1
 	for i, seq := range s.seqs {
@@ -103,7 +139,7 @@ func (c *kvClaim) keep(text string, images [][]byte, marks ...cacheMark) {
 		c.next = nil
 		return
 	}
-	c.next = &promptCache{text: text, marks: ok, images: imageDigests(images)}
+	c.next = &promptCache{text: text, marks: ok, images: imageDigests(images), group: c.group}
 }
 
 // releaseKV ends the claim (once; later calls do nothing): the slot holds what keep recorded, or nothing known when

@@ -9,7 +9,12 @@ import (
 // returns what the slot held and a function that ends the generation leaving
 // prompt+out there (tokens: the prompt's and the whole sequence's counts).
 func generate(e *Engine, runtime, prompt string) (prev promptCache, end func(out string, promptTokens, tokens int)) {
-	ctx := WithPlacement(context.Background(), NewPlacement(runtime))
+	return generateAs(e, runtime, "", prompt)
+}
+
+// generateAs is generate for a response of cache group group.
+func generateAs(e *Engine, runtime, group, prompt string) (prev promptCache, end func(out string, promptTokens, tokens int)) {
+	ctx := WithCacheGroup(WithPlacement(context.Background(), NewPlacement(runtime)), group)
 	c := e.claimKV(ctx, "m", prompt)
 	return c.prev, func(out string, promptTokens, tokens int) {
 		if out != "" {
@@ -107,5 +112,53 @@ func TestKVSlotsAllBusy(t *testing.T) {
 	b2 := "<s>user B1</s>answer B</s><s>user B2</s>"
 	if prev, _ := generate(e, "", b2); cachedTokens(prev, b2, nil, 12) != 7 {
 		t.Errorf("B2 found %q cached, want all of B1", prev.text)
+	}
+}
+
+// cached_tokens counts only a sequence left by the response's own cache group: another
+// key's exact guess of a prompt finds nothing cached (the runtime still reuses it, and
+// the mirror follows the runtime: the slot is B's afterwards), a continuation of the
+// same group finds its prefix, and a second key of the group finds the first's.
+func TestKVSlotsCacheGroups(t *testing.T) {
+	e := New(&fakeRuntime{}, DefaultFormats(), nil)
+	secret := "<s>user Customer 88123 password is hunter2</s>"
+	_, end := generateAs(e, "", "alice", secret)
+	end("noted", 12, 14)
+
+	// Bob's exact guess: the runtime reuses Alice's prefix, hearth reports none of it.
+	prev, end := generateAs(e, "", "bob", secret)
+	if got := cachedTokens(prev, secret, nil, 12); got != 0 {
+		t.Errorf("bob's guess reported %d cached tokens of alice's prompt", got)
+	}
+	end("noted", 12, 14)
+	// The slot holds Bob's sequence now: Alice's next turn counts none of it either.
+	a2 := secret + "noted</s><s>user go on</s>"
+	if prev, _ := generateAs(e, "", "alice", a2); prev.text != "" {
+		t.Errorf("alice's turn after bob's counted bob's sequence %q", prev.text)
+	}
+
+	// Without another group in between, a continuation finds its whole previous turn,
+	// and so does a key of the same group.
+	e = New(&fakeRuntime{}, DefaultFormats(), nil)
+	_, end = generateAs(e, "", "team1", secret)
+	end("noted", 12, 14)
+	prev, end = generateAs(e, "", "team1", a2)
+	if got := cachedTokens(prev, a2, nil, 20); got != 14 {
+		t.Errorf("same group's continuation cached %d tokens, want 14 (all of the first turn)", got)
+	}
+	end("", 0, 0)
+
+	// Two slots: the guess takes the slot holding the secret (the runtime's choice,
+	// longest shared prefix), though the other is free.
+	e = New(&fakeRuntime{}, DefaultFormats(), nil)
+	e.KVSlots = func(string) int { return 2 }
+	_, end = generateAs(e, "", "alice", secret)
+	end("noted", 12, 14)
+	prev, _ = generateAs(e, "", "bob", secret)
+	if prev.text != "" {
+		t.Errorf("bob's guess on two slots counted %q", prev.text)
+	}
+	if s := e.kv["m"]; !s.busy[0] || s.busy[1] {
+		t.Errorf("bob's guess took slots %v, want the first (alice's), as the runtime does", s.busy)
 	}
 }

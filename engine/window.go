@@ -250,6 +250,8 @@ type promptCache struct {
 	// tags: the same tag text can stand for another image, which the runtime does
 	// not reuse.
 	images []imageDigest
+	// group is the cache group of the response that left the sequence (kvslots.go).
+	group string
 }
 
 type imageDigest [sha256.Size]byte

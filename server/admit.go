@@ -31,6 +31,9 @@ type admitted struct {
 	model  string
 	// placement is the runtime the response runs on (placement.go).
 	placement *engine.Placement
+	// cacheGroup is the caller's cache group (engine.WithCacheGroup), carried with
+	// the placement into a background response's context.
+	cacheGroup string
 
 	firstToken time.Time
 	waitDone   bool
@@ -54,7 +57,8 @@ func (s *Server) admitAs(ctx context.Context, m *reqMeta, req *hearth.CreateResp
 	if err != nil {
 		return nil, retry, err
 	}
-	return &admitted{s: s, ticket: t, queued: !t.Admitted(), meta: m, model: s.models.label(req.Model), placement: pl}, "", nil
+	return &admitted{s: s, ticket: t, queued: !t.Admitted(), meta: m, model: s.models.label(req.Model), placement: pl,
+		cacheGroup: engine.CacheGroupOf(ctx)}, "", nil
 }
 
 // admit is admitAs for an HTTP request: a refusal's Retry-After goes in the header.
@@ -113,10 +117,14 @@ func (a *admitted) runtime() string {
 	return a.placement.Runtime()
 }
 
-// placed returns ctx carrying the response's placement: a background response's
-// context does not descend from its request's.
+// placed returns ctx carrying the response's placement and cache group: a background
+// response's context does not descend from its request's.
 func (a *admitted) placed(ctx context.Context) context.Context {
-	if a == nil || a.placement == nil {
+	if a == nil {
+		return ctx
+	}
+	ctx = engine.WithCacheGroup(ctx, a.cacheGroup)
+	if a.placement == nil {
 		return ctx
 	}
 	return engine.WithPlacement(ctx, a.placement)

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"hearth"
+	"hearth/engine"
 	"hearth/storage"
 )
 
@@ -117,11 +118,12 @@ func (s *Server) authenticate(c *gin.Context) {
 		s.writeError(c, hearth.InvalidAPIKey(msg))
 		return
 	}
-	name := ""
+	name, group := "", ""
 	cl := caller{role: storage.RoleAdmin} // the operator set the configured keys
 	if i := s.keys.find(key); i > 0 {
 		// Configured keys have no name; their position names them without showing them.
 		name = fmt.Sprintf("config-%d", i)
+		group = "key:" + name
 	} else if s.dbKeys.db != nil {
 		k, err := s.dbKeys.db.KeyByHash(ctx, storage.OwnerOf(key))
 		switch {
@@ -135,6 +137,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		default:
 			name = k.Name
 			cl = caller{role: k.Role, hash: k.Hash}
+			group = cacheGroupOf(k)
 		}
 	}
 	if name == "" {
@@ -145,6 +148,17 @@ func (s *Server) authenticate(c *gin.Context) {
 	m.log = m.log.With("key", name)
 	c.Set(ownerKey, storage.OwnerOf(key))
 	c.Set(callerKey, cl)
+	c.Request = c.Request.WithContext(engine.WithCacheGroup(ctx, group))
+}
+
+// cacheGroupOf is the cache group of a database key's responses: the group an admin
+// put it in, else the key alone. Without keys every request is in the group "" (one
+// user, or one trusted loopback).
+func cacheGroupOf(k *storage.Key) string {
+	if k.CacheGroup != "" {
+		return "group:" + k.CacheGroup
+	}
+	return "key:" + k.ID
 }
 
 // stillValid re-checks a database key for a connection that outlives its upgrade

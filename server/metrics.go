@@ -76,7 +76,7 @@ func newMetrics(adm *admission.Controller, label func(string) string) *metrics {
 		Name: "hearth_output_tokens_total", Help: "Generated tokens of finished responses.",
 	}, []string{"model", "key", "runtime"})
 	m.cached = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "hearth_cached_input_tokens_total", Help: "Prompt tokens served from the runtime's KV cache (cache hits).",
+		Name: "hearth_cached_input_tokens_total", Help: "Prompt tokens served from the runtime's KV cache (cache hits), as responses report them: only prefixes their own key or cache group left there.",
 	}, []string{"model", "key", "runtime"})
 	m.runtimeUp = prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "hearth_runtime_up", Help: "1 when the runtime answered its last health check, else 0.",

@@ -47,6 +47,31 @@ type Key struct {
 	CreatedAt time.Time
 	// RevokedAt is zero for an active key.
 	RevokedAt time.Time
+	// CacheGroup names the keys that see each other's prompts in the runtime's KV
+	// cache as cached_tokens (an admin's choice); "" is a group of the key alone.
+	CacheGroup string
+}
+
+// KeyOptions are what a key is created with besides its name.
+type KeyOptions struct {
+	Role Role // RoleUser when empty
+	// CacheGroup puts the key in a sharing group (Key.CacheGroup); "" leaves it alone.
+	CacheGroup string
+}
+
+// CheckCacheGroup reports whether group may name a cache group: "" (none), or 1 to 64
+// letters, digits, '.', '_' and '-', so it reads the same in a shell, a log and a
+// metric label.
+func CheckCacheGroup(group string) error {
+	if len(group) > 64 {
+		return fmt.Errorf("storage: cache group %.64q...: longer than 64 characters", group)
+	}
+	for _, r := range group {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return fmt.Errorf("storage: cache group %q: use letters, digits, '.', '_' and '-'", group)
+		}
+	}
+	return nil
 }
 
 // Active reports whether the key may be used.
@@ -60,6 +85,18 @@ func (db *DB) CreateKey(ctx context.Context, name string) (Key, string, error) {
 
 // CreateKeyAs is CreateKey for a key of role.
 func (db *DB) CreateKeyAs(ctx context.Context, name string, role Role) (Key, string, error) {
+	return db.CreateKeyWith(ctx, name, KeyOptions{Role: role})
+}
+
+// CreateKeyWith is CreateKey for a key created with opt.
+func (db *DB) CreateKeyWith(ctx context.Context, name string, opt KeyOptions) (Key, string, error) {
+	role := opt.Role
+	if role == "" {
+		role = RoleUser
+	}
+	if err := CheckCacheGroup(opt.CacheGroup); err != nil {
+		return Key{}, "", err
+	}
 	if role != RoleUser && role != RoleAdmin {
 		return Key{}, "", fmt.Errorf("storage: unknown key role %q", role)
 	}
@@ -77,10 +114,11 @@ func (db *DB) CreateKeyAs(ctx context.Context, name string, role Role) (Key, str
 	k := Key{
 		ID: "key_" + hex.EncodeToString(idRaw[:]), Name: name, Hash: OwnerOf(secret),
 		Prefix: secret[:len(KeyPrefix)+6], Role: role, CreatedAt: time.Now().Truncate(time.Millisecond),
+		CacheGroup: opt.CacheGroup,
 	}
 	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, name, hash, prefix, role, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			k.ID, k.Name, k.Hash, k.Prefix, string(k.Role), k.CreatedAt.UnixMilli())
+		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, name, hash, prefix, role, created_at, cache_group) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			k.ID, k.Name, k.Hash, k.Prefix, string(k.Role), k.CreatedAt.UnixMilli(), k.CacheGroup)
 		return err
 	})
 	var se sqlite3.Error
@@ -133,6 +171,31 @@ func (db *DB) RevokeKey(ctx context.Context, idOrName string) (Key, error) {
 	return *k, nil
 }
 
+// SetKeyCacheGroup puts the key whose id or name is idOrName in the cache group group
+// ("" takes it out of any: a group of its own). A running server applies it from the
+// key's next request on.
+func (db *DB) SetKeyCacheGroup(ctx context.Context, idOrName, group string) (Key, error) {
+	if err := CheckCacheGroup(group); err != nil {
+		return Key{}, err
+	}
+	var k *Key
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET cache_group = ?1 WHERE id = ?2 OR name = ?2`, group, idOrName); err != nil {
+			return err
+		}
+		var err error
+		k, err = scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = ?1 OR name = ?1`, idOrName))
+		return err
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return Key{}, fmt.Errorf("%w: %q", ErrKeyNotFound, idOrName)
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("storage: set cache group: %w", err)
+	}
+	return *k, nil
+}
+
 // KeyByHash finds the key whose hash (OwnerOf of the secret) is hash, revoked or not.
 // The server calls it per request, so that a key revoked from the command line stops
 // working at once; it is one lookup in a unique index.
@@ -158,7 +221,7 @@ func (db *DB) HasKeys(ctx context.Context) (bool, error) {
 	return n == 1, nil
 }
 
-const keyColumns = `id, name, hash, prefix, role, created_at, revoked_at`
+const keyColumns = `id, name, hash, prefix, role, created_at, revoked_at, cache_group`
 
 func scanKey(row rowScanner) (*Key, error) {
 	var (
@@ -166,7 +229,7 @@ func scanKey(row rowScanner) (*Key, error) {
 		created int64
 		revoked sql.NullInt64
 	)
-	if err := row.Scan(&k.ID, &k.Name, &k.Hash, &k.Prefix, &k.Role, &created, &revoked); err != nil {
+	if err := row.Scan(&k.ID, &k.Name, &k.Hash, &k.Prefix, &k.Role, &created, &revoked, &k.CacheGroup); err != nil {
 		return nil, err
 	}
 	k.CreatedAt = time.UnixMilli(created)

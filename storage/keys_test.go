@@ -156,4 +156,53 @@ func TestKeyRolesMigration(t *testing.T) {
 	if k.Role != RoleUser {
 		t.Errorf("a key from before roles has role %q, want user", k.Role)
 	}
+	// Nor had it a cache group (0012_key_cache_groups.sql): it keeps a group of its own.
+	if k.CacheGroup != "" {
+		t.Errorf("a key from before cache groups is in group %q", k.CacheGroup)
+	}
+}
+
+// TestKeyCacheGroups: a key is created in a cache group or alone, an admin moves it in
+// and out by name or id, and a bad group name is refused without a change.
+func TestKeyCacheGroups(t *testing.T) {
+	db := openTestDB(t)
+	ctx := context.Background()
+	alice, aliceSecret, err := db.CreateKeyWith(ctx, "alice", KeyOptions{CacheGroup: "team1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob, _, err := db.CreateKey(ctx, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if alice.CacheGroup != "team1" || alice.Role != RoleUser || bob.CacheGroup != "" {
+		t.Fatalf("created alice %+v, bob %+v", alice, bob)
+	}
+	if k, err := db.KeyByHash(ctx, OwnerOf(aliceSecret)); err != nil || k.CacheGroup != "team1" {
+		t.Fatalf("KeyByHash(alice) = %+v, %v", k, err)
+	}
+	if k, err := db.SetKeyCacheGroup(ctx, "bob", "team1"); err != nil || k.CacheGroup != "team1" || k.ID != bob.ID {
+		t.Fatalf("bob into team1 = %+v, %v", k, err)
+	}
+	if k, err := db.SetKeyCacheGroup(ctx, alice.ID, ""); err != nil || k.CacheGroup != "" {
+		t.Fatalf("alice out of team1 by id = %+v, %v", k, err)
+	}
+	keys, _ := db.ListKeys(ctx)
+	if len(keys) != 2 || keys[0].CacheGroup != "" || keys[1].CacheGroup != "team1" {
+		t.Errorf("ListKeys groups: %+v", keys)
+	}
+	for _, bad := range []string{"team 1", "a/b", strings.Repeat("g", 65), "ü"} {
+		if _, err := db.SetKeyCacheGroup(ctx, "bob", bad); err == nil {
+			t.Errorf("cache group %q accepted", bad)
+		}
+		if _, _, err := db.CreateKeyWith(ctx, "carol", KeyOptions{CacheGroup: bad}); err == nil {
+			t.Errorf("key created in cache group %q", bad)
+		}
+	}
+	if k, _ := db.KeyByHash(ctx, bob.Hash); k.CacheGroup != "team1" {
+		t.Errorf("a refused group changed bob's to %q", k.CacheGroup)
+	}
+	if _, err := db.SetKeyCacheGroup(ctx, "carol", "team1"); !errors.Is(err, ErrKeyNotFound) {
+		t.Errorf("unknown key: %v", err)
+	}
 }

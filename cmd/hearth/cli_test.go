@@ -56,17 +56,42 @@ func TestKeysCommand(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^key_\S+\s+alice\s+user\s`).MatchString(out) || !regexp.MustCompile(`(?m)^key_\S+\s+ops\s+admin\s`).MatchString(out) {
 		t.Errorf("keys list does not show the roles:\n%s", out)
 	}
+	// Cache groups: set at creation, changed by update, shown by list.
+	if _, _, err := runCLI(t, "keys", "create", "--name", "bob", "--cache-group", "team1", "--data", data); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := runCLI(t, "keys", "update", "alice", "--cache-group", "team1", "--data", data); err != nil || !strings.Contains(out, "cache group team1") {
+		t.Fatalf("update alice: %q %v", out, err)
+	}
+	if _, _, err := runCLI(t, "keys", "update", "alice", "--data", data); err == nil || !strings.Contains(err.Error(), "--cache-group") {
+		t.Errorf("update without --cache-group: %v", err)
+	}
+	if _, _, err := runCLI(t, "keys", "update", "alice", "--cache-group", "team 1", "--data", data); err == nil {
+		t.Error("a cache group with a space was accepted")
+	}
+	out, _, _ = runCLI(t, "keys", "list", "--data", data)
+	for _, row := range []string{`alice\s+user\s+team1\s`, `bob\s+user\s+team1\s`, `ops\s+admin\s+-\s`} {
+		if !regexp.MustCompile(`(?m)^key_\S+\s+` + row).MatchString(out) {
+			t.Errorf("keys list does not show %s:\n%s", row, out)
+		}
+	}
+	if out, _, err := runCLI(t, "keys", "update", "alice", "--cache-group", "", "--data", data); err != nil || !strings.Contains(out, "no other key") {
+		t.Fatalf("alice out of team1: %q %v", out, err)
+	}
+	if _, _, err := runCLI(t, "keys", "revoke", "bob", "--data", data); err != nil {
+		t.Fatal(err)
+	}
 	if _, _, err := runCLI(t, "keys", "revoke", "ops", "--data", data); err != nil {
 		t.Fatal(err)
 	}
 	if out, _, err := runCLI(t, "keys", "revoke", "alice", "--data", data); err != nil || !strings.Contains(out, "Revoked") {
 		t.Fatalf("revoke: %q %v", out, err)
 	}
-	if _, _, err := runCLI(t, "keys", "revoke", "bob", "--data", data); err == nil {
+	if _, _, err := runCLI(t, "keys", "revoke", "carol", "--data", data); err == nil {
 		t.Error("revoking an unknown key succeeded")
 	}
 	out, _, _ = runCLI(t, "keys", "list", "--data", data)
-	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 3 || strings.HasSuffix(strings.TrimSpace(lines[1]), "-") {
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 4 || strings.HasSuffix(strings.TrimSpace(lines[1]), "-") {
 		t.Errorf("revoked key not shown as revoked:\n%s", out)
 	}
 	db, err := storage.Open(filepath.Join(data, "hearth.db"))

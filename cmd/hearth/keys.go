@@ -19,7 +19,7 @@ func keysCommand() *cobra.Command {
 	var dataDir string
 	cmd := &cobra.Command{
 		Use:   "keys",
-		Short: "Create, list and revoke API keys",
+		Short: "Create, list, update and revoke API keys",
 		Long: `Manage the API keys clients send as 'Authorization: Bearer <key>'.
 
 Keys live in hearth's database in --data, stored as hashes: a key is printed once, when
@@ -31,9 +31,17 @@ these, as admin keys.
 
 Roles: a user key (the default) generates, reads the model list and uses its own
 responses. An admin key (--admin) also manages the runtime's models (/api/pull, push,
-create, copy, delete, blobs) and reads /metrics.`,
+create, copy, delete, blobs) and reads /metrics.
+
+Cache groups: the runtime's KV cache is shared by all keys, and a response's
+usage.input_tokens_details.cached_tokens counts only a prompt prefix left there by the
+same key or by a key of its cache group. By default each key is a group of its own, so
+no key learns from cached_tokens what another key sent; keys of one team may share
+(--cache-group team1). See docs/security.md, "What keys share".`,
 		Example: `  hearth keys create --name alice
   hearth keys create --name ops --admin
+  hearth keys create --name bob --cache-group team1
+  hearth keys update alice --cache-group team1
   hearth keys list
   hearth keys revoke alice`,
 	}
@@ -51,13 +59,14 @@ create, copy, delete, blobs) and reads /metrics.`,
 	}
 
 	var (
-		name  string
-		admin bool
+		name       string
+		admin      bool
+		cacheGroup string
 	)
 	create := &cobra.Command{
 		Use:     "create --name NAME",
 		Short:   "Create a key and print it (once)",
-		Example: "  hearth keys create --name alice\n  hearth keys create --name ops --admin",
+		Example: "  hearth keys create --name alice\n  hearth keys create --name ops --admin\n  hearth keys create --name bob --cache-group team1",
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if name == "" {
@@ -72,7 +81,7 @@ create, copy, delete, blobs) and reads /metrics.`,
 			if admin {
 				role = storage.RoleAdmin
 			}
-			k, secret, err := db.CreateKeyAs(c.Context(), name, role)
+			k, secret, err := db.CreateKeyWith(c.Context(), name, storage.KeyOptions{Role: role, CacheGroup: cacheGroup})
 			if err != nil {
 				return err
 			}
@@ -83,10 +92,39 @@ create, copy, delete, blobs) and reads /metrics.`,
 	}
 	create.Flags().StringVar(&name, "name", "", "who or what the key is for (unique)")
 	create.Flags().BoolVar(&admin, "admin", false, "an admin key: may also manage models (pull, push, create, copy, delete) and read /metrics")
+	create.Flags().StringVar(&cacheGroup, "cache-group", "", "share cached_tokens (the runtime's KV cache) with the keys of this group; none: the key alone")
+
+	update := &cobra.Command{
+		Use:     "update NAME|ID --cache-group GROUP",
+		Short:   "Change a key's cache group (--cache-group '' leaves it alone)",
+		Example: "  hearth keys update alice --cache-group team1\n  hearth keys update alice --cache-group ''",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if !c.Flags().Changed("cache-group") {
+				return errors.New("--cache-group is required: the group the key joins ('' for a group of its own)")
+			}
+			db, err := open()
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			k, err := db.SetKeyCacheGroup(c.Context(), args[0], cacheGroup)
+			if err != nil {
+				return err
+			}
+			if k.CacheGroup == "" {
+				fmt.Fprintf(c.OutOrStdout(), "Key %s (%s) shares its cache with no other key.\n", k.Name, k.ID)
+			} else {
+				fmt.Fprintf(c.OutOrStdout(), "Key %s (%s) is in cache group %s.\n", k.Name, k.ID, k.CacheGroup)
+			}
+			return nil
+		},
+	}
+	update.Flags().StringVar(&cacheGroup, "cache-group", "", "the cache group the key joins; '' for a group of its own")
 
 	list := &cobra.Command{
 		Use:     "list",
-		Short:   "List keys: id, name, role, prefix, created, revoked",
+		Short:   "List keys: id, name, role, cache group, prefix, created, revoked",
 		Example: "  hearth keys list",
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -104,13 +142,17 @@ create, copy, delete, blobs) and reads /metrics.`,
 				return nil
 			}
 			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "ID\tNAME\tROLE\tKEY\tCREATED\tREVOKED")
+			fmt.Fprintln(w, "ID\tNAME\tROLE\tCACHE GROUP\tKEY\tCREATED\tREVOKED")
 			for _, k := range keys {
 				revoked := "-"
 				if !k.Active() {
 					revoked = k.RevokedAt.Local().Format(time.DateTime)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s…\t%s\t%s\n", k.ID, k.Name, k.Role, k.Prefix, k.CreatedAt.Local().Format(time.DateTime), revoked)
+				group := k.CacheGroup
+				if group == "" {
+					group = "-"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s…\t%s\t%s\n", k.ID, k.Name, k.Role, group, k.Prefix, k.CreatedAt.Local().Format(time.DateTime), revoked)
 			}
 			return w.Flush()
 		},
@@ -135,7 +177,7 @@ create, copy, delete, blobs) and reads /metrics.`,
 			return nil
 		},
 	}
-	for _, sub := range []*cobra.Command{create, list, revoke} {
+	for _, sub := range []*cobra.Command{create, list, update, revoke} {
 		sub.Flags().StringVar(&dataDir, "data", defaultDataDir(), "directory of hearth's database")
 		cmd.AddCommand(sub)
 		bindEnv(sub)
