@@ -98,6 +98,12 @@ var boundPairs = [][2]string{
 	{"minContains", "maxContains"},
 }
 
+// forcedMinimums are keywords that make every satisfying value at least so long, and
+// maxForcedMinimum how long hearth lets a constrained call be made to write.
+var forcedMinimums = []string{"minLength", "minItems", "minProperties"}
+
+const maxForcedMinimum = 1000
+
 // unsatisfiable finds a schema in v that no value satisfies by its bounds alone.
 func unsatisfiable(v any, ptr string) error {
 	switch x := v.(type) {
@@ -134,6 +140,11 @@ func unsatisfiable(v any, ptr string) error {
 		if lo, ok := num("minimum"); ok {
 			if hi, ok := num("exclusiveMaximum"); ok && lo >= hi {
 				return fmt.Errorf("at %s: minimum %v is not below exclusiveMaximum %v: no value satisfies it", ptr, x["minimum"], x["exclusiveMaximum"])
+			}
+		}
+		for _, k := range forcedMinimums {
+			if n, ok := num(k); ok && n > maxForcedMinimum {
+				return fmt.Errorf("at %s: %s %v forces a call to write more than %d of them; a call generated under a grammar must be free to end sooner (a model made to write thousands of characters under a grammar repeats itself, and the runtime stops it)", ptr, k, x[k], maxForcedMinimum)
 			}
 		}
 		if m, ok := num("multipleOf"); ok && m <= 0 {
