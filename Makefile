@@ -75,7 +75,7 @@ chromium:
 
 # The end-to-end tests start the embedded runtime and create script models in a
 # temporary models directory; they need no network, except npm ci for the JavaScript
-# clients' pinned packages on the first run (README, Testing).
+# clients' pinned packages on the first run (docs/testing.md).
 test: headers node chromium
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...

@@ -33,8 +33,8 @@ const clientsDir = "../testdata/codex"
 var codexFull = flag.Bool("hearth.codex-full", false,
 	"run the Codex CLI tests with Codex's own instructions and every default tool: a first turn of ~36k prompt tokens, minutes on a CPU")
 
-// codexConfig is the config.toml that points Codex CLI at hearth, as the README shows
-// it. The [features] and [analytics] lines and check_for_update_on_startup keep a
+// codexConfig is the config.toml that points Codex CLI at hearth, as docs/clients.md
+// shows it. The [features] and [analytics] lines and check_for_update_on_startup keep a
 // test run on loopback: without plugins = false Codex resolves github.com,
 // api.github.com and chatgpt.com at start (seen with strace), and analytics and the
 // update check would go out too. Its verbs are the model, more root keys, the

@@ -406,7 +406,7 @@ func TestJournalOfEveryPathE2E(t *testing.T) {
 // BenchmarkJournalDisk measures what the event journal costs on disk: it creates
 // stored responses of the long script model (one message of 330 characters, its
 // deltas one token each), then compares the database's size with and without the
-// journal rows. The README's numbers come from:
+// journal rows. The numbers in docs/api.md come from:
 //
 //	go test ./server -run '^$' -bench JournalDisk -benchtime 50x
 func BenchmarkJournalDisk(b *testing.B) {

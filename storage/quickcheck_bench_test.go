@@ -12,7 +12,7 @@ import (
 
 // quickCheckMB is the size of the database BenchmarkQuickCheck builds. hearth serve runs
 // quick_check at every start, so its time on a large database is start-up time; the
-// README's number comes from
+// number in docs/security.md comes from
 //
 //	go test ./storage -run '^$' -bench QuickCheck -benchtime 3x -quickcheck-mb 1024
 var quickCheckMB = flag.Int("quickcheck-mb", 64, "size in MB of the database BenchmarkQuickCheck builds")

@@ -179,7 +179,7 @@ func fmtStat(s Stat, unit string) string {
 	return fmt.Sprintf("%.*f (%.*f–%.*f)", prec, s.Median, prec, s.Min, prec, s.Max)
 }
 
-// Markdown writes the report as the README shows it.
+// Markdown writes the report as docs/measured.md shows it.
 func (r *Report) Markdown(w io.Writer) {
 	s := r.Settings
 	models := "bench script models (8 layers, width 2048, Q4_0 zero weights; deterministic output)"

@@ -1,6 +1,6 @@
 // Package codexbody builds the input of a Codex-shaped store:false request for the
-// benchmarks of issue 21 (decoding in package hearth, the whole response in server):
-// Codex CLI sends its whole conversation every turn.
+// benchmarks of hearth's own cost (docs/measured.md; decoding in package hearth, the
+// whole response in server): Codex CLI sends its whole conversation every turn.
 package codexbody
 
 import (
