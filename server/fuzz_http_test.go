@@ -158,7 +158,7 @@ func FuzzCreateResponseHTTP(f *testing.F) {
 		`{"model":"` + scriptmodel.RepeatModel + `","input":"weather?","stream":true,` + tools + `,"tool_choice":"required"}`,
 		`{"model":"` + scriptmodel.RepeatModel + `","input":"weather?",` + tools + `,"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"function","name":"get_time"}]},"max_output_tokens":40}`,
 		`{"model":"` + scriptmodel.PlainModel + `","input":"hi","text":{"format":{"type":"json_schema","name":"n","schema":{"type":"object","properties":{"a":{"type":"string","maxLength":8}},"required":["a"]}}}}`,
-		// Causes of the 500s of issue 13: names the runtime cannot parse and
+		// Inputs that once gave 500s: names the runtime cannot parse and
 		// schemas it cannot turn into a grammar.
 		`{"model":"../../etc/passwd","input":"hi"}`,
 		`{"model":"a:b:c","input":"hi","stream":true}`,
