@@ -68,7 +68,7 @@ func (l Limits) Check(schema []byte) error {
 	if len(schema) > l.MaxBytes {
 		return &Error{Reason: fmt.Sprintf("the schema is %d bytes; at most %d are accepted", len(schema), l.MaxBytes)}
 	}
-	if d := maxDepth(schema); d > l.MaxDepth {
+	if d, _ := shape(schema); d > l.MaxDepth {
 		return &Error{Reason: fmt.Sprintf("the schema is nested %d levels deep (objects and arrays); at most %d are accepted", d, l.MaxDepth)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(schema))
@@ -93,44 +93,20 @@ func (l Limits) Check(schema []byte) error {
 // the nesting), whether or not it ever reaches the conversion.
 func CheckShape(schema []byte) error {
 	l := Default
-	if d := maxDepth(schema); d > l.MaxDepth {
-		return &Error{Reason: fmt.Sprintf("the schema is nested %d levels deep (objects and arrays); at most %d are accepted", d, l.MaxDepth)}
+	depth, nodes := shape(schema)
+	if depth > l.MaxDepth {
+		return &Error{Reason: fmt.Sprintf("the schema is nested %d levels deep (objects and arrays); at most %d are accepted", depth, l.MaxDepth)}
 	}
-	if n := countNodes(schema); n > l.MaxNodes {
+	if nodes > l.MaxNodes {
 		return &Error{Reason: fmt.Sprintf("the schema has more than %d objects and arrays", l.MaxNodes)}
 	}
 	return nil
 }
 
-// countNodes counts the objects and arrays in the JSON text.
-func countNodes(b []byte) int {
-	n := 0
-	inString := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			n++
-		}
-	}
-	return n
-}
-
-// maxDepth is the deepest nesting of objects and arrays in the JSON text, counted
-// without decoding it (a decoder would recurse that deep first).
-func maxDepth(b []byte) int {
-	depth, deepest := 0, 0
+// shape is the deepest nesting of objects and arrays in the JSON text and how many
+// there are, counted without decoding it (a decoder would recurse that deep first).
+func shape(b []byte) (deepest, nodes int) {
+	depth := 0
 	inString := false
 	for i := 0; i < len(b); i++ {
 		c := b[i]
@@ -148,12 +124,13 @@ func maxDepth(b []byte) int {
 			inString = true
 		case '{', '[':
 			depth++
+			nodes++
 			deepest = max(deepest, depth)
 		case '}', ']':
 			depth--
 		}
 	}
-	return deepest
+	return deepest, nodes
 }
 
 type walker struct {
