@@ -14,16 +14,30 @@ import (
 	"github.com/ollama/ollama/runner"
 	"github.com/ollama/ollama/server"
 	"github.com/ollama/ollama/version"
+
+	"hearth/internal/cpubuild"
 )
 
 // RunnerCommand is the sub-command the embedded runtime re-executes this binary with to
 // start a model runner. The program's main must hand it to RunRunner before anything else.
 const RunnerCommand = "runner"
 
+// Test binaries record no module versions, and the runner variants must be built from
+// the same runtime as the binary that starts them.
+func init() { cpubuild.RuntimeVersion = "v" + RuntimeVersion }
+
 // RunRunner runs a model runner, as the ollama binary does for `ollama runner ...`.
 // args are the process arguments after the program name, starting with RunnerCommand.
+// When a runner variant compiled for more of this CPU's instruction sets than this
+// binary's own kernels is installed (lib/hearth, internal/cpubuild), the process becomes
+// that variant and this returns only if it could not.
 func RunRunner(args []string) error {
 	dieWithParent()
+	if err := cpubuild.ExecRunner(os.Args); err != nil {
+		// A forced variant that is missing, or one that would not start: the built-in
+		// kernels are slower but right.
+		slog.Warn("cpu kernels: using the ones built into this binary", "error", err)
+	}
 	return runner.Execute(args)
 }
 

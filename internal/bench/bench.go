@@ -108,6 +108,7 @@ func Run(ctx context.Context, rt *ollama.Runtime, cfg Config) (*Report, error) {
 	}}
 	if rt.Embedded {
 		rep.Settings.CPULevel = cpubuild.Level()
+		rep.Settings.CPUKernels = cpubuild.Selected().Chosen.Name
 	}
 	if err := e.warmUp(ctx); err != nil {
 		return nil, fmt.Errorf("bench: warm-up: %w", err)
