@@ -64,7 +64,7 @@ own /api/generate is then the floor.`,
 	f.BoolVar(&o.cfg.Tiny, "tiny-models", false, "use the tiny script models: checks the command works, measures nothing meaningful")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
 	bindEnv(cmd)
-	cmd.AddCommand(benchPoolCommand())
+	cmd.AddCommand(benchPoolCommand(), benchCPUCommand())
 	return cmd
 }
 
