@@ -37,6 +37,8 @@ func RunRunner(args []string) error {
 		// A forced variant that is missing, or one that would not start: the built-in
 		// kernels are slower but right.
 		slog.Warn("cpu kernels: using the ones built into this binary", "error", err)
+	} else {
+		slog.Info("cpu kernels", "runner", cpubuild.Selected().Summary())
 	}
 	return runner.Execute(args)
 }
