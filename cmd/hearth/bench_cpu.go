@@ -45,6 +45,7 @@ compute of a small real model) in an embedded runtime with a temporary models di
 	f.StringVar(&o.variants, "variants", "", "comma-separated variants to measure, "+cpubuild.BuiltinName+" for hearth's own kernels (default: all this CPU runs)")
 	f.IntVar(&o.cfg.Runs, "runs", o.cfg.Runs, "measurements of each variant")
 	f.IntVar(&o.cfg.PromptTokens, "prompt-tokens", o.cfg.PromptTokens, "length of the prompt")
+	f.IntVar(&o.cfg.Layers, "layers", 0, "layers of the bench model (default 8): fewer measure the same kernels in less time")
 	f.BoolVar(&o.jsonOut, "json", false, "print the report as JSON instead of markdown")
 	f.StringVar(&o.modelsDir, "models", "", "models directory of the embedded runtime (default: a temporary directory, removed afterwards)")
 	f.BoolVar(&o.cfg.Tiny, "tiny-models", false, "use the tiny script model: checks the command works, measures nothing meaningful")

@@ -27,6 +27,9 @@ type CPUConfig struct {
 	Variants     []string
 	PromptTokens int
 	Runs         int
+	// Layers overrides the bench model's 8 layers (0 keeps them): the same matrix
+	// shapes, a fraction of the time, for long prompts on small machines.
+	Layers int
 	// Tiny uses the tiny script model: a check of the command, not a measurement.
 	Tiny     bool
 	Progress io.Writer
@@ -46,6 +49,8 @@ type CPUSettings struct {
 	Runs           int       `json:"runs"`
 	PromptTokens   int       `json:"prompt_tokens"`
 	Model          string    `json:"model"`
+	Layers         int       `json:"layers"`
+	Tiny           bool      `json:"tiny_model"`
 	RuntimeVersion string    `json:"runtime_version"`
 	CPU            string    `json:"cpu"`
 	Started        time.Time `json:"started"`
@@ -110,13 +115,17 @@ func RunCPU(ctx context.Context, rt *ollama.Runtime, cfg CPUConfig) (*CPUReport,
 	if !cfg.Tiny {
 		spec, model = scriptmodel.Bench(spec), "hearth-bench-cpu:latest"
 	}
+	if cfg.Layers > 0 && !cfg.Tiny {
+		spec.Layers = cfg.Layers
+		model = fmt.Sprintf("hearth-bench-cpu-%dl:latest", cfg.Layers)
+	}
 	spec.ContextLength = cfg.PromptTokens + 256
 	progress(cfg.Progress, "creating model %s (context %d)", model, spec.ContextLength)
 	if _, err := scriptmodel.Create(ctx, rt.Client, model, spec); err != nil {
 		return nil, fmt.Errorf("bench cpu: create %s: %w", model, err)
 	}
 	rep := &CPUReport{Settings: CPUSettings{
-		Runs: cfg.Runs, PromptTokens: cfg.PromptTokens, Model: model, RuntimeVersion: ollama.RuntimeVersion,
+		Runs: cfg.Runs, PromptTokens: cfg.PromptTokens, Model: model, Layers: spec.Layers, Tiny: cfg.Tiny, RuntimeVersion: ollama.RuntimeVersion,
 		CPU: cpuName(), Started: time.Now().UTC(),
 	}}
 	prev, had := os.LookupEnv(cpubuild.VariantEnv)
@@ -255,8 +264,12 @@ func cpuName() string {
 // Markdown writes the table of docs/benchmarks.md.
 func (r *CPUReport) Markdown(w io.Writer) {
 	s := r.Settings
-	fmt.Fprintf(w, "CPU: %s; Ollama %s embedded; model %s (script model at the bench size: 8 layers, width 2048, Q4_0); "+
-		"a %d-token prompt, uncached, %d runs alternating between the variants; took %s.\n\n", s.CPU, s.RuntimeVersion, s.Model, s.PromptTokens, s.Runs, s.Duration)
+	model := fmt.Sprintf("bench script model: %d layers, width 2048, FFN 5632, Q4_0", s.Layers)
+	if s.Tiny {
+		model = "tiny script model: a check of the command, not a measurement"
+	}
+	fmt.Fprintf(w, "CPU: %s; Ollama %s embedded; model %s (%s); a %d-token prompt, uncached, %d runs alternating between the variants; took %s.\n\n",
+		s.CPU, s.RuntimeVersion, s.Model, model, s.PromptTokens, s.Runs, s.Duration)
 	base := -1
 	for i, row := range r.Rows {
 		if base < 0 || row.PromptRate.Median < r.Rows[base].PromptRate.Median {
