@@ -78,8 +78,13 @@ func describe(s Selection, host Features) (string, error) {
 		return "", s.Err
 	}
 	line := "runners use " + s.Summary() + "; this CPU has " + kernelFeatures(host)
-	if best := bestPossible(host); s.Forced == "" && best > s.Chosen.Score && s.Chosen.Path == "" && len(s.Variants) == 0 {
-		line += ": `make build` builds the runner variants for several times faster prompt processing"
+	if s.Forced == "" && s.Chosen.Path == "" && len(s.Variants) == 0 {
+		switch {
+		case host["avx2"] && !s.Chosen.Requires["avx2"]:
+			line += ": `make build` builds the runner variants, for several times faster prompt processing"
+		case bestPossible(host) > s.Chosen.Score:
+			line += ": `make build` builds runner variants that use more of it"
+		}
 	}
 	return line, nil
 }
