@@ -264,7 +264,11 @@ func cpuName() string {
 // Markdown writes the table of docs/benchmarks.md.
 func (r *CPUReport) Markdown(w io.Writer) {
 	s := r.Settings
-	model := fmt.Sprintf("bench script model: %d layers, width 2048, FFN 5632, Q4_0", s.Layers)
+	layers := fmt.Sprintf("%d layers", s.Layers)
+	if s.Layers == 1 {
+		layers = "1 layer"
+	}
+	model := "bench script model: " + layers + ", width 2048, FFN 5632, Q4_0"
 	if s.Tiny {
 		model = "tiny script model: a check of the command, not a measurement"
 	}
