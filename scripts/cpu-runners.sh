@@ -10,7 +10,7 @@
 # fast kernels on CPUs that run them. The runtime reads each runner's flags back from its
 # build information, so the table below is the only list.
 #
-# Each variant is one cgo build of llama.cpp (about 4 minutes on 2 cores the first time);
+# Each variant is one cgo build of llama.cpp (2.5 minutes or more on 2 cores the first time);
 # the Go build cache keeps it, so a rebuild relinks only. Variants not named are removed,
 # so a runner left from another build is never picked.
 # Usage: scripts/cpu-runners.sh <dir> [variant...]
