@@ -12,13 +12,14 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-# The x86-64 level of the runtime's CPU kernels; empty means the building machine's
-# (scripts/cpu-level.sh). x86-64 makes an image that runs on any x86-64 CPU.
+# Empty: hearth's own CPU kernels for any x86-64 CPU, and ggml's CPU variants as runners
+# in lib/hearth, the best of which each runner start picks (docs/cpu.md): the image runs
+# at full speed on any x86-64 host. A -march value builds that one level instead.
 ARG CPU_LEVEL=
 # GPU=vulkan: the build script installs cmake, glslc and libvulkan-dev with apt-get.
 ARG GPU=
 RUN if [ -n "$CPU_LEVEL" ]; then make build GPU="$GPU" CPU_LEVEL="$CPU_LEVEL"; else make build GPU="$GPU"; fi \
- && mkdir -p lib/ollama
+ && mkdir -p lib/ollama lib/hearth
 
 FROM debian:bookworm-slim
 ARG GPU=
@@ -30,6 +31,7 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/bin/hearth /usr/local/bin/hearth
 COPY --from=build /src/lib/ollama /usr/local/lib/ollama
+COPY --from=build /src/lib/hearth /usr/local/lib/hearth
 ENV OLLAMA_MODELS=/models HEARTH_DATA=/data HEARTH_ADDR=0.0.0.0:8080
 VOLUME ["/models", "/data"]
 EXPOSE 8080

@@ -4,14 +4,21 @@
 INCLUDE := $(CURDIR)/.cache/include
 export CGO_ENABLED := 1
 export CGO_CPPFLAGS := -I$(INCLUDE) -I/usr/include
-# The instruction set the runtime's CPU kernels are compiled for: this machine's x86-64
-# level (scripts/cpu-level.sh says why). CPU_LEVEL=x86-64 builds a binary that runs on
-# any x86-64 CPU, at a third of the prompt-processing speed.
-CPU_LEVEL ?= $(shell bash scripts/cpu-level.sh)
-ifneq ($(CPU_LEVEL),)
+# The runtime's CPU kernels (llama.cpp's ggml, compiled by cgo). bin/hearth's own are
+# built for any x86-64 CPU (CPU_LEVEL), and the model runner is built again for each of
+# ggml's CPU variants in CPU_VARIANTS into lib/hearth (scripts/cpu-runners.sh); each
+# runner start runs the best one this CPU supports, read with CPUID (docs/cpu.md). The
+# build does not depend on the machine that builds it: bin/ and lib/ run anywhere.
+# CPU_LEVEL=<-march value> (x86-64-v3, native) builds hearth's own kernels for that and,
+# unless CPU_VARIANTS is given too, no variants: the single-build of before.
+ifeq ($(origin CPU_LEVEL),undefined)
+CPU_LEVEL := x86-64
+CPU_VARIANTS ?= haswell skylakex
+endif
+CPU_VARIANTS ?=
 export CGO_CFLAGS := -O2 -g -march=$(CPU_LEVEL)
 export CGO_CXXFLAGS := -O2 -g -march=$(CPU_LEVEL)
-endif
+RUNNERDIR := $(CURDIR)/lib/hearth
 GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
@@ -37,7 +44,7 @@ VK_DEVICES ?= 0
 # on loopback, as `hearth serve --ollama URL` reaches an Ollama the user runs.
 EXTERNAL_TESTS ?= TestLoadedLayersE2E|TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E|TestEnforcedSectionE2E|TestEnforcedSectionDeterministicE2E|TestClientDisconnectE2E|TestExternalDisconnectsE2E|TestCacheScopeE2E|TestExtraServer
 
-.PHONY: all build run test vet fmt headers node chromium clean bench vulkan-backend test-vulkan test-external ollama bench-pool
+.PHONY: all build runners run test vet fmt headers node chromium clean bench vulkan-backend test-vulkan test-external ollama bench-pool
 
 all: build
 
@@ -46,16 +53,24 @@ headers: $(INCLUDE)/miniaudio/miniaudio.h
 $(INCLUDE)/miniaudio/miniaudio.h: scripts/cgo-headers.sh
 	bash scripts/cgo-headers.sh $(INCLUDE)
 
-build: headers $(if $(GPU),$(GPU)-backend)
+build: headers runners $(if $(GPU),$(GPU)-backend)
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/hearth ./cmd/hearth
+
+# The model runner per CPU variant (see CPU_VARIANTS above); variants not listed are removed.
+runners: headers
+	GO=$(GO) bash scripts/cpu-runners.sh $(RUNNERDIR) $(CPU_VARIANTS)
 
 run: build
 	./bin/hearth serve $(ARGS)
 
 # bin/ollama: Ollama's own server (`ollama serve`) built from the module version hearth
 # pins, with the same kernels, to measure hearth over external runtimes on one machine.
+# It has no runner variants of its own: it is built with the flags of the variant hearth's
+# runners run on this machine (internal/cpubuild/cpuflags).
 OLLAMA_VERSION = $(shell $(GO) list -m -f '{{.Version}}' github.com/ollama/ollama | sed 's/^v//')
-ollama: headers
+ollama: headers runners
+	flags="$$($(GO) run ./internal/cpubuild/cpuflags $(RUNNERDIR))" && \
+	CGO_CFLAGS="$$flags" CGO_CXXFLAGS="$$flags" \
 	$(GO) build -ldflags '-X github.com/ollama/ollama/version.Version=$(OLLAMA_VERSION)' -o bin/ollama github.com/ollama/ollama
 
 # Several runtimes behind one hearth, measured: two `ollama serve` pinned to a core each
@@ -76,9 +91,10 @@ chromium:
 # The end-to-end tests start the embedded runtime and create script models in a
 # temporary models directory; they need no network, except npm ci for the JavaScript
 # clients' pinned packages on the first run (docs/testing.md).
-test: headers node chromium
+# The tests' runtime runs the runner variants of lib/hearth, as bin/hearth would.
+test: headers runners node chromium
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
+	HEARTH_RUNNER_DIR=$(RUNNERDIR) $(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
 
 vulkan-backend:
 	bash scripts/vulkan-backend.sh $(LIBDIR)

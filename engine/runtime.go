@@ -154,6 +154,10 @@ type LoadedModel struct {
 	// Runtime is the label of the runtime that holds it, when several serve as one
 	// (engine/pool); empty for a single runtime.
 	Runtime string
+	// CPUKernels names the build of the CPU kernels its runner runs (a CPU variant such
+	// as "haswell", or "builtin"); empty where the runtime does not say (an external
+	// Ollama).
+	CPUKernels string
 }
 
 // Processor says where a loaded model's weights are, from Size and VRAM, in ollama ps's

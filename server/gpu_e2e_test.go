@@ -142,6 +142,7 @@ type loadedPlacement struct {
 	Processor  string       `json:"processor"`
 	Layers     *layerCounts `json:"layers"`
 	LayersNote string       `json:"layers_note"`
+	CPUKernels string       `json:"cpu_kernels"`
 }
 
 // loadedEntry is the one placement /v1/models (and /v1/models/{model}, which must agree)

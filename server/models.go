@@ -42,6 +42,9 @@ type loadedModel struct {
 	Layers        *layers   `json:"layers,omitempty"`
 	// LayersNote says why Layers is missing: hearth shows no count it was not told.
 	LayersNote string `json:"layers_note,omitempty"`
+	// CPUKernels is the build of the CPU kernels the model's runner runs: one of ggml's
+	// CPU variants ("haswell", "skylakex", ...) or "builtin" (docs/cpu.md).
+	CPUKernels string `json:"cpu_kernels,omitempty"`
 }
 
 type layers struct {
@@ -73,7 +76,7 @@ func (s *Server) modelEntry(m engine.ListedModel, loaded []engine.LoadedModel) o
 		if e.Hearth == nil {
 			e.Hearth = &modelState{}
 		}
-		lm := loadedModel{Size: l.Size, SizeVRAM: l.VRAM, Processor: l.Processor(), ContextLength: l.ContextLength, ExpiresAt: l.ExpiresAt}
+		lm := loadedModel{Size: l.Size, SizeVRAM: l.VRAM, Processor: l.Processor(), ContextLength: l.ContextLength, ExpiresAt: l.ExpiresAt, CPUKernels: l.CPUKernels}
 		if several {
 			lm.Runtime = l.Runtime
 		}

@@ -46,7 +46,7 @@ The models are deterministic script models with the compute cost of a small real
 created for the run: in a temporary models directory of an embedded runtime (default,
 --runtime embedded), or in the Ollama at --runtime URL (--ollama URL is the same), whose
 own /api/generate is then the floor.`,
-		Example: `  hearth bench                 # docs/measured.md's table (several minutes on two cores)
+		Example: `  hearth bench                 # docs/benchmarks.md's table (several minutes on two cores)
   hearth bench --quick --json  # a smoke run, as JSON
   hearth bench --runtime http://gpu-box:11434   # hearth over that Ollama, against its own endpoints`,
 		Args: cobra.NoArgs,
@@ -64,7 +64,7 @@ own /api/generate is then the floor.`,
 	f.BoolVar(&o.cfg.Tiny, "tiny-models", false, "use the tiny script models: checks the command works, measures nothing meaningful")
 	f.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
 	bindEnv(cmd)
-	cmd.AddCommand(benchPoolCommand())
+	cmd.AddCommand(benchPoolCommand(), benchCPUCommand())
 	return cmd
 }
 
@@ -183,7 +183,7 @@ created in every runtime. Start each runtime with OLLAMA_NUM_PARALLEL at least
 to make two runtimes on one machine stand for two hosts, pin each to its own core
 (taskset) and give the model one thread (--threads 1, the default).
 scripts/pool-bench.sh does all of that with two local ollama serve processes.`,
-		Example: `  scripts/pool-bench.sh                        # two pinned ollama serve, docs/measured.md's table
+		Example: `  scripts/pool-bench.sh                        # two pinned ollama serve, docs/benchmarks.md's table
   hearth bench pool --runtime http://box-a:11434 --runtime http://box-b:11434 --threads 0`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBenchPool(cmd, o) },

@@ -375,13 +375,24 @@ func startEmbedded(ctx context.Context, o serveOptions, log *slog.Logger) (*olla
 	if err := cpubuild.Check(); err != nil {
 		return nil, err
 	}
+	// Which kernels the model runners will run: decided here as each runner decides it
+	// (same CPU, same lib/hearth, same environment), so a forced variant this CPU
+	// cannot run stops the start instead of every model load.
+	kernels := cpubuild.Selected()
+	if kernels.Err != nil {
+		return nil, kernels.Err
+	}
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	rt, err := ollama.StartEmbedded(startCtx, ollama.EmbeddedConfig{ModelsDir: o.modelsDir, NoGPU: !o.gpu, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("start embedded runtime: %w", err)
 	}
-	log.Info("using embedded Ollama runtime", "listens", "nowhere (in-process only)", "models", rt.ModelsDir, "cpu_level", cpubuild.Level())
+	log.Info("using embedded Ollama runtime", "listens", "nowhere (in-process only)", "models", rt.ModelsDir)
+	log.Info("cpu kernels", "variant", kernels.Chosen.Name, "detail", kernels.Summary())
+	for _, why := range kernels.Skipped {
+		log.Warn("cpu kernels: runner variant not usable", "why", why)
+	}
 	logDevices(log, o.gpu, rt.GPUs)
 	return rt, nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"hearth/internal/cpubuild"
 	"hearth/internal/seal"
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
@@ -107,6 +108,11 @@ func TestServeEmbedded(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "using embedded Ollama runtime") || !strings.Contains(logs.String(), filepath.Join(dir, "models")) {
 		t.Errorf("startup logs do not say which runtime and models directory are in use")
+	}
+	// The child chooses its runners' kernels as this process would (same executable,
+	// same environment).
+	if kernels := "variant=" + cpubuild.Selected().Chosen.Name; !strings.Contains(logs.String(), "cpu kernels") || !strings.Contains(logs.String(), kernels) {
+		t.Errorf("startup logs do not say which CPU kernels the runners use (%s)", kernels)
 	}
 
 	// An Ollama client pointed at hearth creates and runs a model.

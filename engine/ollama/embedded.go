@@ -14,20 +14,36 @@ import (
 	"github.com/ollama/ollama/runner"
 	"github.com/ollama/ollama/server"
 	"github.com/ollama/ollama/version"
+
+	"hearth/internal/cpubuild"
 )
 
 // RunnerCommand is the sub-command the embedded runtime re-executes this binary with to
 // start a model runner. The program's main must hand it to RunRunner before anything else.
 const RunnerCommand = "runner"
 
+// Test binaries record no module versions, and the runner variants must be built from
+// the same runtime as the binary that starts them.
+func init() { cpubuild.RuntimeVersion = "v" + RuntimeVersion }
+
 // RunRunner runs a child process of hearth's runtime: a model runner, as the ollama
 // binary does for `ollama runner ...`, or a grammar check (GrammarCheckCommand). args
 // are the process arguments after the program name, starting with the sub-command.
+// When a runner variant compiled for more of this CPU's instruction sets than this
+// binary's own kernels is installed (lib/hearth, internal/cpubuild), a model runner
+// becomes that variant and this returns only if it could not.
 func RunRunner(args []string) error {
 	if args[0] == GrammarCheckCommand {
 		return runGrammarWorker()
 	}
 	dieWithParent()
+	if err := cpubuild.ExecRunner(os.Args); err != nil {
+		// A forced variant that is missing, or one that would not start: the built-in
+		// kernels are slower but right.
+		slog.Warn("cpu kernels: using the ones built into this binary", "error", err)
+	} else {
+		slog.Info("cpu kernels", "runner", cpubuild.Selected().Summary())
+	}
 	return runner.Execute(args)
 }
 

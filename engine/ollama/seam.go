@@ -16,6 +16,7 @@ import (
 	"github.com/ollama/ollama/types/model"
 
 	"hearth/engine"
+	"hearth/internal/cpubuild"
 )
 
 // Client is the part of Ollama's API client the seam uses; *api.Client implements it.
@@ -313,6 +314,7 @@ func (r *Runtime) Loaded(ctx context.Context) ([]engine.LoadedModel, error) {
 		// Ollama's /api/ps reports no layers, and hearth does not guess them.
 		if r.Embedded {
 			out[i].Layers = loadedLayers(m.Name)
+			out[i].CPUKernels = cpubuild.Selected().Chosen.Name
 		}
 	}
 	return out, nil

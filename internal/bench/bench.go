@@ -48,7 +48,7 @@ type Config struct {
 // Quick is a CI-sized configuration: every workload once, short.
 func Quick() Config { return Config{Runs: 1, Turns: 3, Concurrency: 2} }
 
-// Default is the configuration docs/measured.md's numbers come from.
+// Default is the configuration docs/benchmarks.md's numbers come from.
 func Default() Config { return Config{Runs: 5, Turns: 20, Concurrency: 16} }
 
 // The three systems measured, in the report's column order.
@@ -108,6 +108,7 @@ func Run(ctx context.Context, rt *ollama.Runtime, cfg Config) (*Report, error) {
 	}}
 	if rt.Embedded {
 		rep.Settings.CPULevel = cpubuild.Level()
+		rep.Settings.CPUKernels = cpubuild.Selected().Chosen.Name
 	}
 	if err := e.warmUp(ctx); err != nil {
 		return nil, fmt.Errorf("bench: warm-up: %w", err)

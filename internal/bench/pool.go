@@ -42,7 +42,7 @@ type PoolConfig struct {
 	Progress io.Writer
 }
 
-// PoolDefault is the configuration docs/measured.md's pool numbers come from.
+// PoolDefault is the configuration docs/benchmarks.md's pool numbers come from.
 func PoolDefault() PoolConfig { return PoolConfig{Runs: 2, Conversations: 16, Turns: 3, Threads: 1} }
 
 // PoolQuick is a CI-sized pool run.
@@ -343,7 +343,7 @@ func (r *PoolReport) check() {
 	)
 }
 
-// Markdown writes the pool report as docs/measured.md shows it.
+// Markdown writes the pool report as docs/benchmarks.md shows it.
 func (r *PoolReport) Markdown(w io.Writer) {
 	s := r.Settings
 	fmt.Fprintf(w, "hearth bench pool: %d conversations × %d turns, %d run(s), model %s, %d slots per runtime, num_thread %d, runtime %s, %s\n\n",

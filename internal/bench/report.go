@@ -41,9 +41,12 @@ type Settings struct {
 	Embedded       bool     `json:"embedded_runtime"`
 	// CPULevel is the x86-64 level the embedded runtime's kernels were built for
 	// ("" for the compiler's default, or with an external runtime).
-	CPULevel string    `json:"cpu_level,omitempty"`
-	Started  time.Time `json:"started"`
-	Duration string    `json:"duration"`
+	CPULevel string `json:"cpu_level,omitempty"`
+	// CPUKernels is the build of the kernels the runtime's model runners ran: one of
+	// ggml's CPU variants (lib/hearth) or "builtin" (the ones of CPULevel).
+	CPUKernels string    `json:"cpu_kernels,omitempty"`
+	Started    time.Time `json:"started"`
+	Duration   string    `json:"duration"`
 }
 
 // Stat summarises a metric over runs.
@@ -179,7 +182,7 @@ func fmtStat(s Stat, unit string) string {
 	return fmt.Sprintf("%.*f (%.*f–%.*f)", prec, s.Median, prec, s.Min, prec, s.Max)
 }
 
-// Markdown writes the report as docs/measured.md shows it.
+// Markdown writes the report as docs/benchmarks.md shows it.
 func (r *Report) Markdown(w io.Writer) {
 	s := r.Settings
 	models := "bench script models (8 layers, width 2048, Q4_0 zero weights; deterministic output)"
@@ -191,6 +194,9 @@ func (r *Report) Markdown(w io.Writer) {
 		kernels = ", CPU kernels built for " + s.CPULevel
 		if s.CPULevel == "" {
 			kernels = ", CPU kernels built for the compiler's default"
+		}
+		if s.CPUKernels != "" && s.CPUKernels != "builtin" {
+			kernels = ", CPU kernels: runner variant " + s.CPUKernels
 		}
 	}
 	fmt.Fprintf(w, "Runtime: Ollama %s (embedded: %v%s, OLLAMA_NUM_PARALLEL=%s); %s; %d runs, %d turns, %d concurrent streams; took %s.\n\n",

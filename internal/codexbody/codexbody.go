@@ -1,5 +1,5 @@
 // Package codexbody builds the input of a Codex-shaped store:false request for the
-// benchmarks of hearth's own cost (docs/measured.md; decoding in package hearth, the
+// benchmarks of hearth's own cost (docs/benchmarks.md; decoding in package hearth, the
 // whole response in server): Codex CLI sends its whole conversation every turn.
 package codexbody
 

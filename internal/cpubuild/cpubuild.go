@@ -1,35 +1,26 @@
-// Package cpubuild tells which x86-64 level the runtime's C kernels (llama.cpp's ggml,
-// compiled by cgo into this binary) were built for, and whether this CPU can run them.
+// Package cpubuild tells which instruction sets the runtime's C kernels (llama.cpp's
+// ggml) were compiled for, which of those builds this CPU runs, and makes each model
+// runner run the best of them (variants.go).
 //
-// cgo compiles ggml once, for one instruction set: the Makefile picks this machine's
-// level (scripts/cpu-level.sh), because the compiler's default leaves out AVX2, FMA and
-// F16C and makes prompt processing about three times slower. A binary built for
-// x86-64-v3 that is copied to an older CPU would die of SIGILL inside a model runner;
-// Check turns that into a clear message at start instead.
+// cgo compiles ggml into the hearth binary once, for one instruction set: the Makefile
+// builds it for any x86-64 CPU, and builds the same runner again for ggml's CPU variants
+// (haswell: AVX2 FMA F16C BMI2; skylakex: AVX-512; ...) into lib/hearth, because the
+// kernels without AVX2 and FMA make prompt processing several times slower. A binary
+// built for more than this CPU has would die of SIGILL inside the runtime; Check turns
+// that into a clear message at start instead.
 package cpubuild
 
 import (
 	"fmt"
 	"runtime"
-	"runtime/debug"
+	"slices"
 	"strings"
-
-	"golang.org/x/sys/cpu"
 )
 
 // Level is the -march value in the CGO_CFLAGS this binary was built with ("" when none
 // was given: the compiler's default, x86-64 on amd64).
 func Level() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
-	}
-	for _, s := range info.Settings {
-		if s.Key == "CGO_CFLAGS" {
-			return marchOf(s.Value)
-		}
-	}
-	return ""
+	return marchOf(cgoFlags(buildSettings()))
 }
 
 // marchOf returns the last -march=X of a flags string (the one the compiler obeys).
@@ -43,71 +34,83 @@ func marchOf(flags string) string {
 	return level
 }
 
-// Supported reports which x86-64 psABI levels this CPU can run, best first.
-func Supported() []string {
+// Check returns an error when the kernels built into this binary need features this CPU
+// lacks. Flags that cannot be checked (-march=native, a CPU's name) pass.
+func Check() error {
 	if runtime.GOARCH != "amd64" {
 		return nil
 	}
-	x := cpu.X86
-	var out []string
-	if x.HasAVX && x.HasAVX2 && x.HasFMA && x.HasBMI1 && x.HasBMI2 && x.HasOSXSAVE {
-		out = append(out, "x86-64-v3")
-	}
-	if x.HasSSE3 && x.HasSSSE3 && x.HasSSE41 && x.HasSSE42 && x.HasPOPCNT && x.HasCX16 {
-		out = append(out, "x86-64-v2")
-	}
-	return append(out, "x86-64")
+	return check(cgoFlags(buildSettings()), Host())
 }
 
-// Check returns an error when the kernels were built for an x86-64 level this CPU lacks.
-// Other -march values (native, a CPU's name) cannot be checked and pass.
-func Check() error {
-	return check(Level(), Supported())
-}
-
-func check(level string, supported []string) error {
-	switch level {
-	case "x86-64-v2", "x86-64-v3", "x86-64-v4":
-	default:
+func check(cflags string, host Features) error {
+	need, ok := Requirements(cflags)
+	if !ok {
 		return nil
 	}
-	for _, s := range supported {
-		if s == level {
-			return nil
-		}
+	missing := host.Missing(need)
+	if len(missing) == 0 {
+		return nil
 	}
-	best := "x86-64"
-	if len(supported) > 0 {
-		best = supported[0]
+	level := marchOf(cflags)
+	if level == "" {
+		level = "x86-64"
 	}
-	return fmt.Errorf("this hearth was built for %s CPUs, and this CPU is %s at best: "+
-		"its model runners would crash on the first instruction it lacks. "+
-		"Rebuild it on this machine with `make build`, or anywhere with `make build CPU_LEVEL=x86-64` for any x86-64 CPU", level, best)
+	return fmt.Errorf("this hearth's built-in kernels were compiled for %s, and this CPU lacks %s: "+
+		"the runtime would crash on the first instruction it lacks. "+
+		"Rebuild it with `make build` (its default CPU_LEVEL=x86-64 runs on any x86-64 CPU)", level, strings.Join(missing, " "))
 }
 
-// Describe is one line for `hearth doctor`: what the kernels were built for, what the
-// CPU supports, and whether a rebuild would be faster.
+// Describe is one line for `hearth doctor`: which kernels the model runners run, the
+// others there are, and what this CPU has of what ggml's kernels use.
 func Describe() (string, error) {
-	return describe(Level(), Supported())
-}
-
-func describe(level string, supported []string) (string, error) {
-	if err := check(level, supported); err != nil {
+	if runtime.GOARCH != "amd64" {
+		return "built-in kernels (" + runtime.GOARCH + ")", nil
+	}
+	if err := Check(); err != nil {
 		return "", err
 	}
-	built := level
-	if built == "" {
-		built = "the compiler's default"
-		if runtime.GOARCH == "amd64" {
-			built += " (x86-64: no AVX)"
-		}
+	return describe(Selected(), Host())
+}
+
+func describe(s Selection, host Features) (string, error) {
+	if s.Err != nil {
+		return "", s.Err
 	}
-	line := "runtime kernels built for " + built
-	if len(supported) > 0 {
-		line += "; this CPU runs up to " + supported[0]
-		if (level == "" || level == "x86-64" || level == "x86-64-v2") && supported[0] != level && supported[0] != "x86-64" {
-			line += fmt.Sprintf(": rebuild with `make build` (CPU_LEVEL=%s) for about 3x faster prompt processing", supported[0])
+	line := "runners use " + s.Summary() + "; this CPU has " + kernelFeatures(host)
+	if s.Forced == "" && s.Chosen.Path == "" && len(s.Variants) == 0 {
+		switch {
+		case host["avx2"] && !s.Chosen.Requires["avx2"]:
+			line += ": `make build` builds the runner variants, for several times faster prompt processing"
+		case bestPossible(host) > s.Chosen.Score:
+			line += ": `make build` builds runner variants that use more of it"
 		}
 	}
 	return line, nil
+}
+
+// kernelFeatures lists the features of host that ggml's kernels use, in ggml's order.
+func kernelFeatures(host Features) string {
+	var names []string
+	for n := range kernelWeights {
+		if host[n] {
+			names = append(names, n)
+		}
+	}
+	slices.SortFunc(names, func(a, b string) int { return kernelWeights[a] - kernelWeights[b] })
+	if len(names) == 0 {
+		return "none of the features ggml's kernels use (SSE2 only)"
+	}
+	return strings.Join(names, " ")
+}
+
+// bestPossible is the score of kernels built for everything host has.
+func bestPossible(host Features) int {
+	s := 0
+	for n, w := range kernelWeights {
+		if host[n] {
+			s += w
+		}
+	}
+	return s
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"hearth/engine/ollama"
+	"hearth/internal/cpubuild"
 )
 
 // RuntimeEnv selects the runtime the tests run on: unset or "embedded" for Ollama's
@@ -245,11 +246,12 @@ func ollamaBuild() (string, []string, error) {
 		}
 		flags["CGO_CPPFLAGS"] = "-I" + filepath.Join(root, ".cache", "include") + " -I/usr/include"
 	}
-	if flags["CGO_CFLAGS"] == "" {
-		if level := cpuLevel(); level != "" {
-			flags["CGO_CFLAGS"] = "-O2 -g -march=" + level
-			flags["CGO_CXXFLAGS"] = flags["CGO_CFLAGS"]
-		}
+	// An ollama binary's runners are itself, with no CPU variants to choose from: build it
+	// with the kernels hearth's runners run on this machine (the best runner variant in
+	// lib/hearth, internal/cpubuild), so both runtimes compute alike.
+	if s := cpubuild.Selected(); s.Exec() {
+		flags["CGO_CFLAGS"] = s.Chosen.CFlags
+		flags["CGO_CXXFLAGS"] = s.Chosen.CFlags
 	}
 	env := []string{"CGO_ENABLED=1"}
 	for _, k := range []string{"CGO_CPPFLAGS", "CGO_CFLAGS", "CGO_CXXFLAGS", "CGO_LDFLAGS"} {
@@ -258,19 +260,6 @@ func ollamaBuild() (string, []string, error) {
 		}
 	}
 	return version, env, nil
-}
-
-// cpuLevel is the Makefile's CPU_LEVEL: scripts/cpu-level.sh's answer for this machine.
-func cpuLevel() string {
-	root, err := moduleRoot()
-	if err != nil {
-		return ""
-	}
-	out, err := exec.Command("bash", filepath.Join(root, "scripts", "cpu-level.sh")).Output()
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
 }
 
 // moduleRoot is the directory of hearth's go.mod, found from the working directory (a

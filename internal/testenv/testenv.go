@@ -8,12 +8,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"hearth/engine/ollama"
+	"hearth/internal/cpubuild"
 	"hearth/scriptmodel"
 )
 
@@ -28,9 +30,28 @@ func Main(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	useRunnerVariants()
 	code := m.Run()
 	shutdown()
 	os.Exit(code)
+}
+
+// useRunnerVariants points the runtime's runners at the CPU variants `make build` put in
+// this checkout's lib/hearth (the test binary lives in a temporary directory, where no
+// lib/hearth is beside it), so that tests run the kernels bin/hearth would. Without
+// them, the runners run the kernels built into the test binary.
+func useRunnerVariants() {
+	if os.Getenv(cpubuild.DirEnv) != "" {
+		return
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return
+	}
+	dir := filepath.Join(root, "lib", "hearth")
+	if _, err := os.Stat(dir); err == nil {
+		os.Setenv(cpubuild.DirEnv, dir)
+	}
 }
 
 var (
