@@ -117,33 +117,16 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 			return err
 		}
 	} else {
-		if err := cpubuild.Check(); err != nil {
-			return err
-		}
-		dir := o.modelsDir
-		if dir == "" {
-			tmp, err := os.MkdirTemp("", "hearth-bench-models-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(tmp)
-			dir = tmp
-		}
 		// Keep runners loaded for the whole run: a reload would land in a measurement.
 		if os.Getenv("OLLAMA_KEEP_ALIVE") == "" {
 			os.Setenv("OLLAMA_KEEP_ALIVE", "-1")
 		}
-		startCtx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
+		var stop func()
 		var err error
-		if rt, err = ollama.StartEmbedded(startCtx, ollama.EmbeddedConfig{ModelsDir: dir}); err != nil {
-			return fmt.Errorf("start embedded runtime: %w", err)
+		if rt, stop, err = startBenchRuntime(ctx, o.modelsDir, ollama.EmbeddedConfig{}); err != nil {
+			return err
 		}
-		defer func() {
-			unloadCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			defer cancel()
-			_ = rt.UnloadAll(unloadCtx)
-		}()
+		defer stop()
 	}
 
 	rep, err := bench.Run(ctx, rt, o.cfg)
@@ -255,4 +238,34 @@ func printReport(cmd *cobra.Command, jsonOut bool, rep interface{ Markdown(io.Wr
 	}
 	rep.Markdown(out)
 	return nil
+}
+
+// startBenchRuntime starts the embedded runtime for a bench run, over modelsDir or a
+// temporary models directory; stop unloads its models and removes what it made.
+func startBenchRuntime(ctx context.Context, modelsDir string, cfg ollama.EmbeddedConfig) (rt *ollama.Runtime, stop func(), err error) {
+	if err := cpubuild.Check(); err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() {}
+	if modelsDir == "" {
+		tmp, err := os.MkdirTemp("", "hearth-bench-models-")
+		if err != nil {
+			return nil, nil, err
+		}
+		cleanup = func() { os.RemoveAll(tmp) }
+		modelsDir = tmp
+	}
+	cfg.ModelsDir = modelsDir
+	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if rt, err = ollama.StartEmbedded(startCtx, cfg); err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("start embedded runtime: %w", err)
+	}
+	return rt, func() {
+		unloadCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		_ = rt.UnloadAll(unloadCtx)
+		cleanup()
+	}, nil
 }

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/spf13/cobra"
@@ -66,29 +63,11 @@ func runBenchCPU(cmd *cobra.Command, o benchCPUOptions) error {
 		ctx = context.Background()
 	}
 	gin.DefaultWriter = cmd.ErrOrStderr()
-	if err := cpubuild.Check(); err != nil {
+	rt, stop, err := startBenchRuntime(ctx, o.modelsDir, ollama.EmbeddedConfig{NoGPU: true})
+	if err != nil {
 		return err
 	}
-	dir := o.modelsDir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "hearth-bench-models-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
-	}
-	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	rt, err := ollama.StartEmbedded(startCtx, ollama.EmbeddedConfig{ModelsDir: dir, NoGPU: true})
-	if err != nil {
-		return fmt.Errorf("start embedded runtime: %w", err)
-	}
-	defer func() {
-		unloadCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		_ = rt.UnloadAll(unloadCtx)
-	}()
+	defer stop()
 	rep, err := bench.RunCPU(ctx, rt, o.cfg)
 	if err != nil {
 		return err
