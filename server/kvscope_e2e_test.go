@@ -183,7 +183,7 @@ func BenchmarkCacheProbeE2E(b *testing.B) {
 		return reqBody(model, stream, `"temperature":0,"max_output_tokens":16,"store":false,"input":`+string(p))
 	}
 	// Load the model once, untimed.
-	if st, _, out := callB(b, "POST", srv.URL+"/v1/responses", keys["alice"], body("warm up", false)); st != 200 {
+	if st, _, out := call(b, nil, "POST", srv.URL+"/v1/responses", keys["alice"], body("warm up", false)); st != 200 {
 		b.Fatalf("warm up: %d %s", st, out)
 	}
 	for _, g := range guesses {
@@ -192,7 +192,7 @@ func BenchmarkCacheProbeE2E(b *testing.B) {
 			maxCached := 0
 			for range b.N {
 				b.StopTimer()
-				if st, _, out := callB(b, "POST", srv.URL+"/v1/responses", keys["alice"], body(secret, false)); st != 200 {
+				if st, _, out := call(b, nil, "POST", srv.URL+"/v1/responses", keys["alice"], body(secret, false)); st != 200 {
 					b.Fatalf("alice: %d %s", st, out)
 				}
 				b.StartTimer()
@@ -206,21 +206,6 @@ func BenchmarkCacheProbeE2E(b *testing.B) {
 			b.Logf("%s: bob's time to first token over %d runs: %v", g.name, len(ttfts), ttfts)
 		})
 	}
-}
-
-// callB is call for a benchmark.
-func callB(b *testing.B, method, url, key, body string) (int, http.Header, []byte) {
-	b.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, out
 }
 
 // streamTTFT streams a response and returns the time from sending it to its first

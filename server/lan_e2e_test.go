@@ -43,7 +43,7 @@ func lanHearth(t *testing.T, cfg server.Config) (*httptest.Server, *server.Serve
 }
 
 // call sends a request with an optional bearer key and returns status, headers, body.
-func call(t *testing.T, ctx context.Context, method, url, key, body string) (int, http.Header, []byte) {
+func call(t testing.TB, ctx context.Context, method, url, key, body string) (int, http.Header, []byte) {
 	t.Helper()
 	if ctx == nil {
 		ctx = context.Background()
