@@ -318,13 +318,14 @@ func promptFunctionTool(t hearth.Tool, param string, r PromptRenderer) (Tool, er
 	if r == nil {
 		return Tool{}, fmt.Errorf("engine: function tool %q without a model to show it to", t.Name)
 	}
-	// Reading a schema into the runtime's parameter type costs the square of its
-	// nesting (each level re-reads the levels inside it): bound the shape first.
-	if err := schemaguard.CheckShape(t.Parameters); err != nil {
+	params, err := r.ToolParameters(t.Parameters)
+	var bounds *schemaguard.Error
+	if errors.As(err, &bounds) {
+		// Over the bounds any schema is held to (the renderer checks them before
+		// its reading, whose cost grows with the square of the nesting).
 		return Tool{}, hearth.InvalidRequest(param+".parameters", hearth.CodeInvalidFunctionParameters,
 			fmt.Sprintf("Invalid '%s.parameters': %v.", param, err))
 	}
-	params, err := r.ToolParameters(t.Parameters)
 	if err != nil {
 		return Tool{}, hearth.InvalidRequest(param+".parameters", hearth.CodeInvalidValue,
 			fmt.Sprintf("Invalid '%s.parameters': not a JSON Schema the model's template can show: %v.", param, err))

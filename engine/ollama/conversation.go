@@ -8,6 +8,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"hearth/engine"
+	"hearth/internal/schemaguard"
 )
 
 // The engine's conversation in Ollama's chat types, as /api/chat would receive it.
@@ -78,6 +79,12 @@ func apiTools(tools []engine.Tool) (api.Tools, error) {
 
 func parseParameters(text []byte) (api.ToolFunctionParameters, error) {
 	var p api.ToolFunctionParameters
+	// Ollama's parameter type re-reads the levels inside each level it reads: its cost
+	// is the square of the nesting, minutes for a schema thousands deep. Bound the
+	// shape first.
+	if err := schemaguard.CheckShape(text); err != nil {
+		return p, err
+	}
 	if len(text) > 0 {
 		if err := json.Unmarshal(text, &p); err != nil {
 			return p, err
