@@ -42,7 +42,7 @@ VK_DEVICES ?= 0
 # tests, over a stock `ollama serve` process that internal/testenv builds from the
 # Ollama module hearth pins (once per machine, into the user cache directory) and reaches
 # on loopback, as `hearth serve --ollama URL` reaches an Ollama the user runs.
-EXTERNAL_TESTS ?= TestLoadedLayersE2E|TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E|TestEnforcedSectionE2E|TestEnforcedSectionDeterministicE2E|TestClientDisconnectE2E|TestExternalDisconnectsE2E|TestCacheScopeE2E|TestExtraServer
+EXTERNAL_TESTS ?= TestLoadedLayersE2E|TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E|TestEnforcedSectionE2E|TestEnforcedSectionDeterministicE2E|TestClientDisconnectE2E|TestExternalDisconnectsE2E|TestCacheScopeE2E|TestExtraServer|TestHostileSchemasE2E|TestUnsatisfiableToolSchemasE2E
 
 .PHONY: all build runners run test vet fmt headers node chromium clean bench vulkan-backend test-vulkan test-external ollama bench-pool
 
