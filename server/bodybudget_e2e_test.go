@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,17 +38,16 @@ func TestRequestBodiesBudgetE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	small := `{"model":"m","input":"` + strings.Repeat("y", 200<<10) + `"}`
-	// The first body is held once the server read it; ask until it is.
-	var st int
-	var h http.Header
-	var b []byte
-	for range 50 {
-		st, h, b = send(t, "POST", srv.URL+"/v1/responses", small, map[string]string{"Content-Type": "application/json"})
-		if st == http.StatusTooManyRequests {
-			break
+	// The first body is held as the server reads it (socket buffers may still hold
+	// part of it): wait until the server says it holds all that was sent.
+	deadline := time.Now().Add(30 * time.Second)
+	for heldBodyBytes(t, srv.URL) < float64(len(pad)) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server holds %v bytes of the first body, want %d", heldBodyBytes(t, srv.URL), len(pad))
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(10 * time.Millisecond)
 	}
+	st, h, b := send(t, "POST", srv.URL+"/v1/responses", small, map[string]string{"Content-Type": "application/json"})
 	if code, _ := envelope(t, "second body", h, b); st != http.StatusTooManyRequests || code != "too_many_requests" || h.Get("Retry-After") == "" {
 		t.Fatalf("second body while the first is held: %d %s (Retry-After %q), want 429 too_many_requests", st, b, h.Get("Retry-After"))
 	}
@@ -60,4 +60,21 @@ func TestRequestBodiesBudgetE2E(t *testing.T) {
 	if st != http.StatusNotFound {
 		t.Fatalf("second body after the first ended: %d %.300s, want 404 (its bytes fit again)", st, b)
 	}
+}
+
+// heldBodyBytes reads hearth_request_body_held_bytes from /metrics.
+func heldBodyBytes(t *testing.T, base string) float64 {
+	t.Helper()
+	_, _, b := send(t, "GET", base+"/metrics", "", nil)
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "hearth_request_body_held_bytes "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}
+	}
+	t.Fatalf("no hearth_request_body_held_bytes in /metrics")
+	return 0
 }

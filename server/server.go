@@ -234,6 +234,10 @@ func New(cfg Config) *Server {
 		Name: "hearth_websocket_held_bytes",
 		Help: "Bytes of WebSocket messages received and not finished (waiting, or running), over all connections.",
 	}, func() float64 { return float64(s.socketBytes.used.Load()) }))
+	s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "hearth_request_body_held_bytes",
+		Help: "Bytes of HTTP request bodies read and held by requests in progress, over all requests (bounded by --request-bytes-total).",
+	}, func() float64 { return float64(s.requestBytes.used.Load()) }))
 	for _, c := range cfg.Collectors {
 		s.metrics.reg.MustRegister(c)
 	}
