@@ -24,12 +24,14 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 # Test runs may set extra flags, e.g. make test TESTFLAGS='-run E2E -v'.
 TESTFLAGS ?=
-# GPU=vulkan also builds ggml's Vulkan backend from the Ollama module's sources
-# (scripts/vulkan-backend.sh) into lib/ollama, where the runtime looks for backends beside
-# bin/hearth (<exe>/../lib/ollama). Empty: the CPU-only build.
+# GPU=vulkan / GPU=cuda (or both: GPU="vulkan cuda") also builds ggml's Vulkan or CUDA
+# backend from the Ollama module's sources (scripts/gpu-backend.sh) into lib/ollama, where
+# the runtime looks for backends beside bin/hearth (<exe>/../lib/ollama). Empty: the
+# CPU-only build. CUDA_ARCHITECTURES picks the GPU architectures CUDA kernels are built
+# for (default 80;86;89;90).
 GPU ?=
-ifneq ($(filter-out vulkan,$(GPU)),)
-$(error GPU=$(GPU): the only GPU backend hearth builds is GPU=vulkan)
+ifneq ($(filter-out vulkan cuda,$(GPU)),)
+$(error GPU=$(GPU): the GPU backends hearth builds are GPU=vulkan and GPU=cuda)
 endif
 LIBDIR := $(CURDIR)/lib/ollama
 # make test-vulkan: the e2e tests that cover the responses path (text, reasoning, tool
@@ -44,7 +46,7 @@ VK_DEVICES ?= 0
 # on loopback, as `hearth serve --ollama URL` reaches an Ollama the user runs.
 EXTERNAL_TESTS ?= TestLoadedLayersE2E|TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E|TestEnforcedSectionE2E|TestEnforcedSectionDeterministicE2E|TestClientDisconnectE2E|TestExternalDisconnectsE2E|TestCacheScopeE2E|TestExtraServer|TestHostileSchemasE2E|TestUnsatisfiableToolSchemasE2E
 
-.PHONY: all build runners run test vet fmt headers node chromium clean bench vulkan-backend test-vulkan test-external ollama bench-pool
+.PHONY: all build runners run test vet fmt headers node chromium clean bench vulkan-backend cuda-backend test-vulkan test-external ollama bench-pool
 
 all: build
 
@@ -53,7 +55,7 @@ headers: $(INCLUDE)/miniaudio/miniaudio.h
 $(INCLUDE)/miniaudio/miniaudio.h: scripts/cgo-headers.sh
 	bash scripts/cgo-headers.sh $(INCLUDE)
 
-build: headers runners $(if $(GPU),$(GPU)-backend)
+build: headers runners $(addsuffix -backend,$(GPU))
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/hearth ./cmd/hearth
 
 # The model runner per CPU variant (see CPU_VARIANTS above); variants not listed are removed.
@@ -96,13 +98,13 @@ test: headers runners node chromium
 	$(GO) vet ./...
 	HEARTH_RUNNER_DIR=$(RUNNERDIR) $(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
 
-vulkan-backend:
-	bash scripts/vulkan-backend.sh $(LIBDIR)
+vulkan-backend cuda-backend:
+	bash scripts/gpu-backend.sh $(@:-backend=) $(LIBDIR)
 
 # The test binary is built into bin/ so that the runtime finds lib/ollama beside it as it
 # finds it beside bin/hearth; it runs in its package directory, as go test runs it.
 test-vulkan: headers
-	bash scripts/vulkan-backend.sh --device $(LIBDIR)
+	bash scripts/gpu-backend.sh vulkan --device $(LIBDIR)
 	$(GO) test -c -o bin/server-vulkan.test ./server
 	cd server && HEARTH_TEST_GPU=vulkan GGML_VK_VISIBLE_DEVICES=$(VK_DEVICES) \
 		../bin/server-vulkan.test -test.count=1 -test.timeout 30m -test.run '$(VULKAN_TESTS)' $(TESTFLAGS)
