@@ -46,7 +46,7 @@ VK_DEVICES ?= 0
 # on loopback, as `hearth serve --ollama URL` reaches an Ollama the user runs.
 EXTERNAL_TESTS ?= TestLoadedLayersE2E|TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E|TestEnforcedSectionE2E|TestEnforcedSectionDeterministicE2E|TestClientDisconnectE2E|TestExternalDisconnectsE2E|TestCacheScopeE2E|TestExtraServer|TestHostileSchemasE2E|TestUnsatisfiableToolSchemasE2E
 
-.PHONY: all build runners run test vet fmt headers node chromium clean bench vulkan-backend cuda-backend test-vulkan test-external ollama bench-pool
+.PHONY: all build runners run test vet fmt headers node chromium clean bench vulkan-backend cuda-backend test-vulkan test-cuda test-external ollama bench-pool
 
 all: build
 
@@ -108,6 +108,13 @@ test-vulkan: headers
 	$(GO) test -c -o bin/server-vulkan.test ./server
 	cd server && HEARTH_TEST_GPU=vulkan GGML_VK_VISIBLE_DEVICES=$(VK_DEVICES) \
 		../bin/server-vulkan.test -test.count=1 -test.timeout 30m -test.run '$(VULKAN_TESTS)' $(TESTFLAGS)
+
+# make test-cuda: the CUDA build (make build GPU=cuda's backend, an hour on 2 cores the
+# first time, then cached) on a machine without an NVIDIA GPU: hearth starts, says why it
+# runs on the CPU, and answers. make test runs the same test with a stand-in library.
+test-cuda: headers runners
+	bash scripts/gpu-backend.sh cuda $(LIBDIR)
+	HEARTH_RUNNER_DIR=$(RUNNERDIR) HEARTH_TEST_CUDA_LIB=$(LIBDIR) $(GO) test -count=1 -run 'TestCUDABackendFallsBackToCPU' -v ./cmd/hearth
 
 test-external: headers
 	HEARTH_TEST_RUNTIME=external $(GO) test -count=1 -timeout 30m -run '$(EXTERNAL_TESTS)' $(TESTFLAGS) ./server ./internal/testenv

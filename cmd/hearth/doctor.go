@@ -255,12 +255,11 @@ func (d *doctor) checkGPU(ctx context.Context, gpu bool) {
 	d.check("gpu", func() (string, error) {
 		switch {
 		case len(backends) == 0:
-			return "CPU build, no GPU backend in " + ollama.LibDir() + " (make build GPU=vulkan)", nil
+			return "CPU build, no GPU backend in " + ollama.LibDir() + " (make build GPU=cuda or GPU=vulkan)", nil
 		case !gpu:
 			return fmt.Sprintf("backend %s, disabled (--gpu=false): models run on the CPU", strings.Join(backends, ",")), nil
 		case len(devices) == 0:
-			// ggml skips CPU-type Vulkan devices (lavapipe) unless they are named.
-			return fmt.Sprintf("backend %s, no device found: models run on the CPU (a CPU-type Vulkan device such as lavapipe is used only when named, e.g. GGML_VK_VISIBLE_DEVICES=0)", strings.Join(backends, ",")), nil
+			return fmt.Sprintf("backend %s, no device found: models run on the CPU (%s)", strings.Join(backends, ","), ollama.NoDeviceReasons(backends)), nil
 		}
 		return fmt.Sprintf("backend %s, %d device(s)", strings.Join(backends, ","), len(devices)), nil
 	})

@@ -137,7 +137,7 @@ ollama serve.`,
 	f.DurationVar(&o.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "how long one SSE frame may wait on a client that does not read; then the stream is cut and its response stops")
 	f.DurationVar(&o.checkEvery, "runtime-check", server.DefaultSuperviseEvery, "how often hearth checks that the runtime answers (/healthz, hearth_runtime_up)")
 	f.BoolVar(&o.newDatabase, "new-database", false, "start with a new, empty database when the one in --data is missing, empty or damaged (a damaged one is moved aside); use once, after deciding not to restore a backup")
-	f.BoolVar(&o.gpu, "gpu", true, "let the embedded runtime use a GPU backend built beside hearth (make build GPU=vulkan); false runs on the CPU")
+	f.BoolVar(&o.gpu, "gpu", true, "let the embedded runtime use a GPU backend built beside hearth (make build GPU=cuda or GPU=vulkan); false runs on the CPU")
 	f.StringArrayVar(&o.mcp, "mcp", nil, "an MCP server requests may use as a tool ({\"type\":\"mcp\",\"server_label\":LABEL}): 'LABEL=COMMAND ARGS...' (hearth starts it, over stdio) or 'LABEL=https://...' (streamable HTTP); repeat for several, or [mcp.LABEL] tables in the config file")
 	f.StringSliceVar(&o.mcpAllowURL, "mcp-allow-url", nil, "URL patterns ('*' matches anything) of MCP servers a request may name itself as server_url; a loopback or private host must be named without a wildcard (default: none)")
 	f.IntVar(&o.mcpOutputCap, "mcp-output-cap", mcp.DefaultOutputCap, "largest MCP tool output in bytes the model reads; longer output is cut, with a note")
@@ -404,14 +404,14 @@ func logDevices(log *slog.Logger, gpu bool, devices []ollama.Device) {
 	backends := ollama.GPUBackends()
 	switch {
 	case len(backends) == 0:
-		log.Info("running models on the CPU: no GPU backend is built beside hearth (make build GPU=vulkan)", "lib_dir", ollama.LibDir())
+		log.Info("running models on the CPU: no GPU backend is built beside hearth (make build GPU=cuda or GPU=vulkan)", "lib_dir", ollama.LibDir())
 		return
 	case !gpu:
 		log.Info("running models on the CPU: the GPU is disabled (--gpu=false)", "backends", backends)
 		return
 	}
 	if len(devices) == 0 {
-		log.Info("running models on the CPU: the GPU backend found no device", "backends", backends)
+		log.Info("running models on the CPU: the GPU backend found no device", "backends", backends, "why", ollama.NoDeviceReasons(backends))
 		return
 	}
 	for _, d := range devices {

@@ -13,7 +13,7 @@ import (
 
 // Device is a GPU the embedded runtime found and may place model layers on.
 type Device struct {
-	// Library is the runtime's backend for it, e.g. "Vulkan".
+	// Library is the runtime's backend for it, e.g. "CUDA", "Vulkan".
 	Library string `json:"library"`
 	// ID is the runtime's id of the device within its library.
 	ID          string `json:"id"`
@@ -29,7 +29,7 @@ type Device struct {
 func LibDir() string { return ml.LibOllamaPath }
 
 // GPUBackends lists the GPU backends built beside this executable (the subdirectories of
-// LibDir holding a ggml library, e.g. "vulkan"); none means a CPU-only build.
+// LibDir holding a ggml library, e.g. "cuda_v11", "vulkan"); none means a CPU-only build.
 func GPUBackends() []string {
 	files, _ := filepath.Glob(filepath.Join(ml.LibOllamaPath, "*", "*ggml-*"))
 	seen := map[string]bool{}
@@ -48,10 +48,13 @@ func GPUBackends() []string {
 // configureGPU sets the runtime's environment for the GPU choice before it starts. Ollama
 // v0.17.4 treats Vulkan as experimental and skips it unless OLLAMA_VULKAN is set; hearth
 // builds it on purpose (make build GPU=vulkan), so it turns it on unless the user set
-// OLLAMA_VULKAN, and off when the GPU is disabled (the runtime then runs on the CPU).
+// OLLAMA_VULKAN, and off when the GPU is disabled (the runtime then runs on the CPU). The
+// CUDA backend has no such switch in the runtime; CUDA's own CUDA_VISIBLE_DEVICES=-1 hides
+// every NVIDIA GPU from it, so its discovery finds none.
 func configureGPU(noGPU bool) {
 	if noGPU {
 		os.Setenv("OLLAMA_VULKAN", "0")
+		os.Setenv("CUDA_VISIBLE_DEVICES", "-1")
 		return
 	}
 	if _, set := os.LookupEnv("OLLAMA_VULKAN"); !set {
