@@ -1,6 +1,7 @@
 package scriptmodel
 
 import (
+	"fmt"
 	"strings"
 
 	"hearth/toolgrammar"
@@ -278,8 +279,29 @@ func CustomToolSpec(name, input, answer string) Spec {
 // several hundred million (zero, Q4_0) parameters so prompt processing and decoding cost
 // what a small real model costs.
 func Bench(spec Spec) Spec {
-	spec.Layers, spec.Width, spec.FFN, spec.Quantized = 8, 2048, 5632, true
+	spec.Layers, spec.Width, spec.FFN, spec.Quantized = BenchLayers, BenchWidth, BenchWidth*11/4, true
 	return spec
+}
+
+// The benchmark variant's size: about 0.4 billion parameters.
+const BenchLayers, BenchWidth = 8, 2048
+
+// BenchSized is Bench with layers and width of its own (0 keeps Bench's), for machines
+// that a small model leaves idle, such as a GPU: 32 layers of width 4096 cost about what
+// a 7-billion-parameter model costs. The width is a multiple of the head size (64), and
+// the feed-forward width keeps Bench's ratio to it.
+func BenchSized(spec Spec, layers, width int) (Spec, error) {
+	spec = Bench(spec)
+	if layers < 0 || width < 0 || width%headDim != 0 {
+		return spec, fmt.Errorf("scriptmodel: bench size %d layers, width %d: want positive numbers, the width a multiple of %d", layers, width, headDim)
+	}
+	if layers > 0 {
+		spec.Layers = layers
+	}
+	if width > 0 {
+		spec.Width, spec.FFN = width, width*11/4
+	}
+	return spec, nil
 }
 
 // Describe says in a line what catalogue model name does, for people choosing one to

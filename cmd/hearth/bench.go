@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -14,6 +15,7 @@ import (
 	"hearth/engine/ollama"
 	"hearth/internal/bench"
 	"hearth/internal/cpubuild"
+	"hearth/scriptmodel"
 )
 
 type benchOptions struct {
@@ -62,9 +64,11 @@ own /api/generate is then the floor.`,
 	f.StringVar(&o.ollamaURL, "ollama", "", "URL of an Ollama server to measure: the same as --runtime URL")
 	f.StringVar(&o.modelsDir, "models", "", "models directory of the embedded runtime (default: a temporary directory, removed afterwards)")
 	f.BoolVar(&o.cfg.Tiny, "tiny-models", false, "use the tiny script models: checks the command works, measures nothing meaningful")
+	f.IntVar(&o.cfg.Layers, "layers", 0, fmt.Sprintf("layers of the bench models (default %d); more keep a GPU busy", scriptmodel.BenchLayers))
+	f.IntVar(&o.cfg.Width, "width", 0, fmt.Sprintf("width of the bench models, a multiple of 64 (default %d); 32 layers of 4096 cost what a 7B model costs", scriptmodel.BenchWidth))
 	f.BoolVar(&o.quiet, "quiet", false, "no progress lines on stderr")
 	bindEnv(cmd)
-	cmd.AddCommand(benchPoolCommand(), benchCPUCommand())
+	cmd.AddCommand(benchPoolCommand(), benchCPUCommand(), benchTableCommand())
 	return cmd
 }
 
@@ -268,4 +272,39 @@ func startBenchRuntime(ctx context.Context, modelsDir string, cfg ollama.Embedde
 		_ = rt.UnloadAll(unloadCtx)
 		cleanup()
 	}, nil
+}
+
+// benchTableCommand puts reports of `hearth bench --json` side by side.
+func benchTableCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "table LABEL=REPORT.json...",
+		Short: "Put several `hearth bench --json` reports side by side in one table",
+		Long: `Reads reports written by hearth bench --json (for instance one per GPU backend, as
+scripts/gpu-bench.sh writes them) and prints one markdown table: for each workload
+and metric, the runtime's own /api/generate and hearth's ratio to it, a column pair
+per report, under its label.`,
+		Example: "  hearth bench table cuda=cuda.json vulkan=vulkan.json cpu=cpu.json",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var labels []string
+			var reports []*bench.Report
+			for _, a := range args {
+				label, file, ok := strings.Cut(a, "=")
+				if !ok || label == "" || file == "" {
+					return fmt.Errorf("%q: want LABEL=REPORT.json", a)
+				}
+				data, err := os.ReadFile(file)
+				if err != nil {
+					return err
+				}
+				var r bench.Report
+				if err := json.Unmarshal(data, &r); err != nil {
+					return fmt.Errorf("%s: not a hearth bench --json report: %w", file, err)
+				}
+				labels, reports = append(labels, label), append(reports, &r)
+			}
+			bench.Compare(cmd.OutOrStdout(), labels, reports)
+			return nil
+		},
+	}
 }

@@ -35,34 +35,15 @@ const cudaLibEnv = "HEARTH_TEST_CUDA_LIB"
 // The real backend takes an hour to compile, so CI runs this with a stand-in library
 // that fails to load the way the real one does there: it needs the driver's
 // libcuda.so.1, which a stock machine lacks (where the library is there, the stand-in
-// loads and is no ggml backend, as the real one loads and finds no GPU). With HEARTH_TEST_CUDA_LIB (make test-cuda) it
-// runs the real one.
+// loads and is no ggml backend, as the real one loads and finds no GPU). With
+// HEARTH_TEST_CUDA_LIB (make test-cuda) it runs the real one.
 func TestCUDABackendFallsBackToCPU(t *testing.T) {
 	testenv.SkipIfExternal(t, "checks the embedded runtime's GPU discovery")
 	driver := ollama.ProbeCUDADriver()
 	if driver.Installed && driver.InitError == 0 && driver.Devices > 0 {
 		t.Skip("this machine has an NVIDIA GPU: the fallback does not apply")
 	}
-	root := t.TempDir()
-	bin := filepath.Join(root, "bin", "hearth")
-	copyFile(t, os.Args[0], bin, 0o755)
-	lib := filepath.Join(root, "lib", "ollama")
-	backend := "cuda_v11"
-	if real := os.Getenv(cudaLibEnv); real != "" {
-		dirs, _ := filepath.Glob(filepath.Join(real, "cuda_v*"))
-		if len(dirs) != 1 {
-			t.Fatalf("%s=%s holds %d cuda_v* directories, want 1", cudaLibEnv, real, len(dirs))
-		}
-		backend = filepath.Base(dirs[0])
-		if out, err := exec.Command("cp", "-a", real, filepath.Dir(lib)).CombinedOutput(); err != nil {
-			t.Fatalf("copying %s: %v\n%s", real, err, out)
-		}
-		if filepath.Base(real) != "ollama" {
-			os.Rename(filepath.Join(filepath.Dir(lib), filepath.Base(real)), lib)
-		}
-	} else {
-		buildStandInCUDABackend(t, filepath.Join(lib, backend))
-	}
+	bin, backend := layOutCUDABuild(t)
 
 	dir := t.TempDir()
 	env := append(slicesWithout(os.Environ(), "OLLAMA_HOST="), runMainEnv+"=1",
@@ -141,6 +122,83 @@ func TestCUDABackendFallsBackToCPU(t *testing.T) {
 	}
 	if want := fmt.Sprintf(`msg="model layers placed" model=%s layers="0/%d (CPU)"`, scriptmodel.PlainModel, m.Layers+1); !strings.Contains(logs.String(), want) {
 		t.Errorf("hearth logs no %s", want)
+	}
+}
+
+// layOutCUDABuild copies this test binary to bin/hearth in a temporary directory and puts
+// a CUDA backend in lib/ollama beside it, as `make build GPU=cuda` does: the real one
+// from HEARTH_TEST_CUDA_LIB, else a stand-in. It returns the binary and the backend's
+// directory name.
+func layOutCUDABuild(t *testing.T) (bin, backend string) {
+	t.Helper()
+	root := t.TempDir()
+	bin = filepath.Join(root, "bin", "hearth")
+	copyFile(t, os.Args[0], bin, 0o755)
+	lib := filepath.Join(root, "lib", "ollama")
+	backend = "cuda_v11"
+	if real := os.Getenv(cudaLibEnv); real != "" {
+		dirs, _ := filepath.Glob(filepath.Join(real, "cuda_v*"))
+		if len(dirs) != 1 {
+			t.Fatalf("%s=%s holds %d cuda_v* directories, want 1", cudaLibEnv, real, len(dirs))
+		}
+		backend = filepath.Base(dirs[0])
+		if out, err := exec.Command("cp", "-a", real, filepath.Dir(lib)).CombinedOutput(); err != nil {
+			t.Fatalf("copying %s: %v\n%s", real, err, out)
+		}
+		if filepath.Base(real) != "ollama" {
+			os.Rename(filepath.Join(filepath.Dir(lib), filepath.Base(real)), lib)
+		}
+	} else {
+		buildStandInCUDABackend(t, filepath.Join(lib, backend))
+	}
+
+	return bin, backend
+}
+
+// TestGPUBenchScript runs scripts/gpu-bench.sh end to end, as on a GPU machine, with a
+// CUDA build laid out beside the binary (on this machine without a GPU its models run on
+// the CPU) and the tiny models: one report per backend, and the table of both.
+func TestGPUBenchScript(t *testing.T) {
+	testenv.SkipIfExternal(t, "runs the embedded runtime's bench")
+	if d := ollama.ProbeCUDADriver(); d.Installed && d.InitError == 0 && d.Devices > 0 {
+		t.Skip("this machine has an NVIDIA GPU: run the script itself")
+	}
+	bin, backend := layOutCUDABuild(t)
+	out := filepath.Join(t.TempDir(), "reports")
+	dir := t.TempDir()
+	cmd := exec.Command("bash", filepath.Join("..", "..", "scripts", "gpu-bench.sh"), "-o", out, "--", "--quick", "--tiny-models",
+		"--models", filepath.Join(dir, "models"))
+	cmd.Env = append(slicesWithout(os.Environ(), "OLLAMA_HOST="), runMainEnv+"=1", "HEARTH="+bin)
+	got, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("gpu-bench.sh: %v\n%s", err, got)
+	}
+	table, err := os.ReadFile(filepath.Join(out, "table.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		fmt.Sprintf("| workload | metric | %s: runtime | %s: hearth | cpu: runtime | cpu: hearth |", backend, backend),
+		"| single turn | time to first token | ",
+		"| 2 concurrent streams | aggregate output | ",
+		backend + ": GPU none (CPU); tiny script models",
+		"cpu: GPU none (CPU); tiny script models",
+	} {
+		if !strings.Contains(string(table), want) {
+			t.Errorf("table.md has no %q:\n%s", want, table)
+		}
+	}
+	for _, b := range []string{backend, "cpu"} {
+		var r struct {
+			Settings struct {
+				Runs int `json:"runs"`
+			} `json:"settings"`
+			Rows []json.RawMessage `json:"rows"`
+		}
+		data, _ := os.ReadFile(filepath.Join(out, b+".json"))
+		if err := json.Unmarshal(data, &r); err != nil || r.Settings.Runs != 1 || len(r.Rows) < 10 {
+			t.Errorf("%s.json: %v, %d rows:\n%s", b, err, len(r.Rows), data)
+		}
 	}
 }
 

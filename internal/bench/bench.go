@@ -41,6 +41,9 @@ type Config struct {
 	// Tiny uses the catalogue's tiny script models instead of their bench variants: a
 	// check that the command works, not a benchmark.
 	Tiny bool
+	// Layers and Width size the bench models (0: scriptmodel.Bench's), to give a GPU
+	// a model it does not finish at once.
+	Layers, Width int
 	// Progress, when set, receives one line per measured step.
 	Progress io.Writer
 }
@@ -106,9 +109,21 @@ func Run(ctx context.Context, rt *ollama.Runtime, cfg Config) (*Report, error) {
 		NumParallel: envOr("OLLAMA_NUM_PARALLEL", "1"), RuntimeVersion: ollama.RuntimeVersion,
 		Embedded: rt.Embedded, Started: time.Now().UTC(),
 	}}
+	if !cfg.Tiny {
+		rep.Settings.Layers, rep.Settings.Width = scriptmodel.BenchLayers, scriptmodel.BenchWidth
+		if cfg.Layers > 0 {
+			rep.Settings.Layers = cfg.Layers
+		}
+		if cfg.Width > 0 {
+			rep.Settings.Width = cfg.Width
+		}
+	}
 	if rt.Embedded {
 		rep.Settings.CPULevel = cpubuild.Level()
 		rep.Settings.CPUKernels = cpubuild.Selected().Chosen.Name
+		for _, d := range rt.GPUs {
+			rep.Settings.Devices = append(rep.Settings.Devices, d.Name+" "+d.Description)
+		}
 	}
 	if err := e.warmUp(ctx); err != nil {
 		return nil, fmt.Errorf("bench: warm-up: %w", err)
@@ -183,7 +198,13 @@ func (e *env) createModels(ctx context.Context) error {
 		if e.cfg.Tiny {
 			name = strings.Replace(name, "hearth-bench-", "hearth-bench-tiny-", 1)
 		} else {
-			spec = scriptmodel.Bench(spec)
+			var err error
+			if spec, err = scriptmodel.BenchSized(spec, e.cfg.Layers, e.cfg.Width); err != nil {
+				return err
+			}
+			if e.cfg.Layers != 0 || e.cfg.Width != 0 {
+				name = strings.Replace(name, ":latest", fmt.Sprintf("-%dx%d:latest", spec.Layers, spec.Width), 1)
+			}
 		}
 		e.progress("creating model %s", name)
 		if _, err := scriptmodel.Create(ctx, e.rt.Client, name, spec); err != nil {

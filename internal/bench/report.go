@@ -44,9 +44,15 @@ type Settings struct {
 	CPULevel string `json:"cpu_level,omitempty"`
 	// CPUKernels is the build of the kernels the runtime's model runners ran: one of
 	// ggml's CPU variants (lib/hearth) or "builtin" (the ones of CPULevel).
-	CPUKernels string    `json:"cpu_kernels,omitempty"`
-	Started    time.Time `json:"started"`
-	Duration   string    `json:"duration"`
+	CPUKernels string `json:"cpu_kernels,omitempty"`
+	// Layers and Width are the bench models' size (absent for the tiny models).
+	Layers int `json:"layers,omitempty"`
+	Width  int `json:"width,omitempty"`
+	// Devices are the GPUs the embedded runtime found and placed the models on
+	// ("CUDA0 NVIDIA H100 80GB HBM3"); none: the CPU.
+	Devices  []string  `json:"gpu_devices,omitempty"`
+	Started  time.Time `json:"started"`
+	Duration string    `json:"duration"`
 }
 
 // Stat summarises a metric over runs.
@@ -185,7 +191,7 @@ func fmtStat(s Stat, unit string) string {
 // Markdown writes the report as docs/benchmarks.md shows it.
 func (r *Report) Markdown(w io.Writer) {
 	s := r.Settings
-	models := "bench script models (8 layers, width 2048, Q4_0 zero weights; deterministic output)"
+	models := fmt.Sprintf("bench script models (%d layers, width %d, Q4_0 zero weights; deterministic output)", s.Layers, s.Width)
 	if s.Tiny {
 		models = "tiny script models (a check of the command, not a benchmark)"
 	}
@@ -197,6 +203,9 @@ func (r *Report) Markdown(w io.Writer) {
 		}
 		if s.CPUKernels != "" && s.CPUKernels != "builtin" {
 			kernels = ", CPU kernels: runner variant " + s.CPUKernels
+		}
+		if len(s.Devices) > 0 {
+			kernels += ", GPU: " + strings.Join(s.Devices, ", ")
 		}
 	}
 	fmt.Fprintf(w, "Runtime: Ollama %s (embedded: %v%s, OLLAMA_NUM_PARALLEL=%s); %s; %d runs, %d turns, %d concurrent streams; took %s.\n\n",
@@ -235,4 +244,70 @@ func (r *Report) Markdown(w io.Writer) {
 	e := r.Enforcement
 	fmt.Fprintf(w, "\nThe enforced call (allowed_tools: %s only) equalled the unenforced one in %d of %d runs; last: %q and %q.\n",
 		enforcedTool, e.Same, e.Runs, e.Enforced, e.Unenforced)
+}
+
+// Compare writes several reports as one table, a column per report under its label (the
+// same workloads measured on several machines or backends): each row's floor, the
+// runtime's own /api/generate in absolute units, and hearth's ratio to it in that run.
+func Compare(w io.Writer, labels []string, reports []*Report) {
+	fmt.Fprintf(w, "Median over runs: the runtime's /api/generate (absolute), and hearth /v1/responses as a ratio to it in the same run.\n\n")
+	fmt.Fprintf(w, "| workload | metric |")
+	for _, l := range labels {
+		fmt.Fprintf(w, " %s: runtime | %s: hearth |", l, l)
+	}
+	fmt.Fprintf(w, "\n| --- | --- |%s\n", strings.Repeat(" --- | --- |", len(labels)))
+	type key struct{ workload, metric string }
+	var order []key
+	seen := map[key]bool{}
+	for _, r := range reports {
+		for _, row := range r.Rows {
+			k := key{row.Workload, row.Metric}
+			if !seen[k] {
+				seen[k] = true
+				order = append(order, k)
+			}
+		}
+	}
+	for _, k := range order {
+		fmt.Fprintf(w, "| %s | %s |", k.workload, k.metric)
+		for _, r := range reports {
+			row, ok := r.exactRow(k.workload, k.metric)
+			floor, hearth := "-", "-"
+			if ok {
+				if row.Floor != nil {
+					floor = fmtStat(Stat{Median: row.Floor.Median, N: 1}, row.Unit) + " " + row.Unit
+				} else if st, ok := row.Ratio[SystemRaw]; ok {
+					floor = fmtStat(Stat{Median: st.Median, N: 1}, "x") + "×"
+				}
+				if st, ok := row.Ratio[SystemHearth]; ok {
+					hearth = fmtStat(Stat{Median: st.Median, N: 1}, "x") + "×"
+				}
+			}
+			fmt.Fprintf(w, " %s | %s |", floor, hearth)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
+	for i, r := range reports {
+		s := r.Settings
+		gpu := "none (CPU)"
+		if len(s.Devices) > 0 {
+			gpu = strings.Join(s.Devices, ", ")
+		}
+		models := fmt.Sprintf("models %d layers, width %d", s.Layers, s.Width)
+		if s.Tiny {
+			models = "tiny script models (a check of the command, not a benchmark)"
+		}
+		fmt.Fprintf(w, "%s: GPU %s; %s; %d runs, %d turns, %d concurrent streams; CPU kernels %s; took %s.\n",
+			labels[i], gpu, models, s.Runs, s.Turns, s.Concurrency, s.CPUKernels, s.Duration)
+	}
+}
+
+func (r *Report) exactRow(workload, metric string) (Row, bool) {
+	for _, row := range r.Rows {
+		if row.Workload == workload && row.Metric == metric {
+			return row, true
+		}
+	}
+	return Row{}, false
 }
