@@ -69,7 +69,7 @@ func (s *Server) decodeRequest(m *reqMeta, body []byte, decode decoder, ignored 
 	if err := s.limits.check(req); err != nil {
 		return nil, nil, err
 	}
-	if err := s.checkMCPAccess(m.key, req); err != nil {
+	if err := s.checkHostedAccess(m.key, req); err != nil {
 		return nil, nil, err
 	}
 	if len(ignored) > 0 {
@@ -119,7 +119,7 @@ func (s *Server) createResponse(c *gin.Context) {
 		return
 	}
 	defer turn.abandon()
-	if err := s.checkMCPItems(meta(c).key, chain.items, turn.history(), req.Input); err != nil {
+	if err := s.checkHostedItems(meta(c).key, chain.items, turn.history(), req.Input); err != nil {
 		s.writeError(c, err)
 		return
 	}
@@ -797,20 +797,4 @@ func storedItems(items []hearth.Item) []storage.Item {
 		out[i] = storage.Item{ID: it.ID, Type: it.Type, JSON: b}
 	}
 	return out
-}
-
-// checkMCPAccess refuses the mcp tools of servers the operator limited to other keys.
-func (s *Server) checkMCPAccess(key string, req *hearth.CreateResponseRequest) error {
-	if s.mcpKeyAllowed == nil {
-		return nil
-	}
-	for i, t := range req.Tools {
-		if t.Type != hearth.ToolMCP || s.mcpKeyAllowed(t.MCP.ServerLabel, key) {
-			continue
-		}
-		p := fmt.Sprintf("tools[%d].server_label", i)
-		return &hearth.Error{Status: http.StatusForbidden, Type: hearth.ErrTypeInvalidRequest, Code: "permission_denied", Param: p,
-			Message: fmt.Sprintf("The MCP server '%s' is not available to this API key.", t.MCP.ServerLabel)}
-	}
-	return nil
 }
