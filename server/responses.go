@@ -745,20 +745,7 @@ func assignInputIDs(items []hearth.Item) {
 		if items[i].ID != "" {
 			continue
 		}
-		prefix := hearth.PrefixMessage
-		switch items[i].Type {
-		case hearth.ItemFunctionCall:
-			prefix = hearth.PrefixFunctionCall
-		case hearth.ItemFunctionCallOutput, hearth.ItemCustomToolCallOutput:
-			prefix = hearth.PrefixFunctionOutput
-		case hearth.ItemReasoning:
-			prefix = hearth.PrefixReasoning
-		case hearth.ItemCustomToolCall:
-			prefix = hearth.PrefixCustomToolCall
-		case hearth.ItemMCPApprovalResponse:
-			prefix = hearth.PrefixMCPApprovalResponse
-		}
-		items[i].ID = hearth.NewID(prefix)
+		items[i].ID = hearth.NewID(hearth.InputIDPrefix(items[i].Type))
 	}
 }
 
