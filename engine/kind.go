@@ -102,7 +102,8 @@ type HostedAccess interface {
 	// the tool's field that names what is refused ("server_label"), subject how the
 	// refusal names it ("The MCP server 'x'").
 	ToolRefused(key string, t *hearth.Tool) (field, subject string, refused bool)
-	// ItemRefused is ToolRefused for an item of the kind.
+	// ItemRefused is ToolRefused for an item; an item of another kind, or of no
+	// kind, passes (it is asked of every item of a conversation).
 	ItemRefused(key string, it *hearth.Item) (field, subject string, refused bool)
 }
 

@@ -59,7 +59,8 @@ func (s *Server) checkHostedAccess(key string, req *hearth.CreateResponseRequest
 // could not learn from tools, and no item makes hearth act for what the key may not
 // use.
 func (s *Server) checkHostedItems(key string, chain, conversation, input []hearth.Item) error {
-	if len(s.hostedAccess()) == 0 {
+	access := s.hostedAccess()
+	if len(access) == 0 {
 		return nil
 	}
 	for _, part := range []struct {
@@ -79,21 +80,16 @@ func (s *Server) checkHostedItems(key string, chain, conversation, input []heart
 	} {
 		for i := range part.items {
 			it := &part.items[i] // an Item is large: no copy per item of a long chain
-			k, ok := s.engine.HostedKindOf(it.Type)
-			if !ok {
-				continue
+			for _, a := range access {
+				// Each kind passes the items that are not its own.
+				field, subject, refused := a.ItemRefused(key, it)
+				if !refused {
+					continue
+				}
+				p, where := part.param(i, field)
+				return &hearth.Error{Status: http.StatusForbidden, Type: hearth.ErrTypeInvalidRequest, Code: "permission_denied", Param: p,
+					Message: fmt.Sprintf("%s named by %s is not available to this API key.", subject, where)}
 			}
-			a, ok := k.(engine.HostedAccess)
-			if !ok {
-				continue
-			}
-			field, subject, refused := a.ItemRefused(key, it)
-			if !refused {
-				continue
-			}
-			p, where := part.param(i, field)
-			return &hearth.Error{Status: http.StatusForbidden, Type: hearth.ErrTypeInvalidRequest, Code: "permission_denied", Param: p,
-				Message: fmt.Sprintf("%s named by %s is not available to this API key.", subject, where)}
 		}
 	}
 	return nil
