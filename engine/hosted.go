@@ -43,17 +43,14 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 	if len(e.kinds) == 0 {
 		return req, history, input, nil, nil
 	}
-	entries := make([][]int, len(e.kinds))
-	any := false
-	for i, t := range req.Tools {
-		for k, kind := range e.kinds {
-			if t.Type == kind.ToolType() {
-				entries[k] = append(entries[k], i)
-				any = true
-			}
+	offered := false
+	for i := range req.Tools {
+		if _, ok := e.HostedKindFor(req.Tools[i].Type); ok {
+			offered = true
+			break
 		}
 	}
-	if !any {
+	if !offered {
 		// Earlier turns may have used hosted tools this request no longer offers:
 		// they still render as the calls and results they were.
 		for _, kind := range e.kinds {
@@ -64,6 +61,15 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 		return req, history, input, nil, nil
 	}
 
+	// Each kind's entries of tools, by their index.
+	entries := make([][]int, len(e.kinds))
+	for i, t := range req.Tools {
+		for k, kind := range e.kinds {
+			if t.Type == kind.ToolType() {
+				entries[k] = append(entries[k], i)
+			}
+		}
+	}
 	// Names taken by the request's own tools, then by the kinds planned before.
 	taken := map[string]bool{}
 	for _, t := range req.Tools {

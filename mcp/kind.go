@@ -88,7 +88,9 @@ var (
 func (k *Kind) ToolType() string { return hearth.ToolMCP }
 
 // Owns reports whether itemType is an MCP item type.
-func (k *Kind) Owns(itemType string) bool {
+func (k *Kind) Owns(itemType string) bool { return isMCPItem(itemType) }
+
+func isMCPItem(itemType string) bool {
 	switch itemType {
 	case hearth.ItemMCPListTools, hearth.ItemMCPCall, hearth.ItemMCPApprovalRequest, hearth.ItemMCPApprovalResponse:
 		return true
@@ -338,9 +340,8 @@ func reusedListing(label string, lists ...[]hearth.Item) ([]hearth.MCPToolInfo, 
 }
 
 func hasMCPItems(items []hearth.Item) bool {
-	for _, it := range items {
-		switch it.Type {
-		case hearth.ItemMCPListTools, hearth.ItemMCPCall, hearth.ItemMCPApprovalRequest, hearth.ItemMCPApprovalResponse:
+	for i := range items {
+		if isMCPItem(items[i].Type) {
 			return true
 		}
 	}
