@@ -102,7 +102,7 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 			Grammar: func(name string, params json.RawMessage) error {
 				return e.checkToolGrammar(ctx, toolgrammar.Tool{Name: name, Parameters: params})
 			},
-			Seal: e.Seal, Log: e.log,
+			Seal: e.Seal,
 		})
 		if err != nil {
 			return nil, nil, nil, nil, err

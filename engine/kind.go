@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 
 	"hearth"
 	"hearth/internal/seal"
@@ -59,7 +58,6 @@ type HostedRequest struct {
 	// Seal is the engine's key, for what a kind issues and must recognise later
 	// (nil when the engine has none).
 	Seal *seal.Key
-	Log  *slog.Logger
 }
 
 // HostedPlan is a kind's plan for one turn.
