@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"hearth"
 	"hearth/toolgrammar"
@@ -40,15 +41,21 @@ type hostedState struct {
 // nil state (its kinds' items, if any, in function-call terms). history[:plain] is
 // known to hold no kind's items.
 func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseRequest, history, input []hearth.Item, plain int) (*hearth.CreateResponseRequest, []hearth.Item, []hearth.Item, *hostedState, error) {
-	if len(e.kinds) == 0 {
-		return req, history, input, nil, nil
-	}
 	offered := false
 	for i := range req.Tools {
-		if _, ok := e.HostedKindFor(req.Tools[i].Type); ok {
+		t := &req.Tools[i]
+		if _, ok := e.HostedKindFor(t.Type); ok {
 			offered = true
-			break
+		} else if t.Hosted() && !t.Ignored() {
+			// A hosted tool hearth runs, with no kind registered for it (the wiring
+			// registers every kind; an engine built without it refuses the tool).
+			p := fmt.Sprintf("tools[%d].type", i)
+			return nil, nil, nil, nil, hearth.InvalidRequest(p, hearth.CodeInvalidValue,
+				fmt.Sprintf("Invalid '%s': this hearth runs no '%s' tools.", p, t.Type))
 		}
+	}
+	if len(e.kinds) == 0 {
+		return req, history, input, nil, nil
 	}
 	if !offered {
 		// Earlier turns may have used hosted tools this request no longer offers:

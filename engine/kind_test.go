@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -128,9 +129,19 @@ func TestHostedKindSeam(t *testing.T) {
 		t.Errorf("replayed chain: %d plans, prompt %q", k.plans, prompts[0])
 	}
 
-	// No kind registered: the tool is ignored; the model is not offered shout.
+	// No kind registered: a tool the decoder ignores stays ignored (the model is
+	// not offered shout); one hearth runs (mcp) is a 400 naming it.
 	_, prompts = run(nil, turnModel([]string{"Fine."}, []string{"Fine."}), `{"model":"m","input":"hi","tools":[{"type":"echo"}]}`, nil)
 	if strings.Contains(prompts[0], "shout") {
 		t.Errorf("an unregistered kind's tool was offered: %q", prompts[0])
+	}
+	req, _, err := hearth.DecodeCreateRequest([]byte(`{"model":"m","input":"hi","tools":[{"type":"echo"},{"type":"mcp","server_label":"srv"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = engine.New(engine.NewFakeRuntime(nil), engine.DefaultFormats(), nil).Prepare(context.Background(), req, nil)
+	var herr *hearth.Error
+	if !errors.As(err, &herr) || herr.Param != "tools[1].type" {
+		t.Errorf("an mcp tool with no kind registered: %v, want a 400 naming tools[1].type", err)
 	}
 }
