@@ -55,7 +55,7 @@ func DecodeCreateRequest(body []byte) (req *CreateResponseRequest, ignored []str
 		return nil, nil, err
 	}
 	for i, t := range req.Tools {
-		if t.Hosted() && t.Type != ToolMCP {
+		if t.Ignored() {
 			ignored = append(ignored, fmt.Sprintf("tools[%d] (%s)", i, t.Type))
 		}
 	}

@@ -18,6 +18,24 @@ const (
 	PrefixFunctionOutput = "fco"
 )
 
+// InputIDPrefix is the id prefix of an input item of type itemType that came
+// without an id (a message's for types without one of their own).
+func InputIDPrefix(itemType string) string {
+	switch itemType {
+	case ItemFunctionCall:
+		return PrefixFunctionCall
+	case ItemFunctionCallOutput, ItemCustomToolCallOutput:
+		return PrefixFunctionOutput
+	case ItemReasoning:
+		return PrefixReasoning
+	case ItemCustomToolCall:
+		return PrefixCustomToolCall
+	case ItemMCPApprovalResponse:
+		return PrefixMCPApprovalResponse
+	}
+	return PrefixMessage
+}
+
 // NewID returns prefix + "_" + 32 hex digits from crypto/rand. Ids are
 // unguessable because a response id is also the capability to read it when
 // auth is off.

@@ -189,9 +189,16 @@ type Tool struct {
 	Raw json.RawMessage
 }
 
-// Hosted reports whether t is a tool hearth cannot run.
+// Hosted reports whether t is a tool the client does not run: a hosted tool.
 func (t *Tool) Hosted() bool {
 	return t.Type != ToolFunction && t.Type != ToolNamespace && t.Type != ToolCustom
+}
+
+// Ignored reports whether t is a hosted tool hearth has no kind for (web_search, ...):
+// it is kept, reported as ignored, and never shown to the model. The hosted tools
+// hearth runs (mcp) are decoded in full, and run by the engine's hosted tool kinds.
+func (t *Tool) Ignored() bool {
+	return t.Hosted() && t.Type != ToolMCP
 }
 
 // CustomToolFormat is the input format of a custom tool: free text, or text

@@ -1,4 +1,4 @@
-package engine
+package engine_test
 
 import (
 	"context"
@@ -8,30 +8,33 @@ import (
 	"testing"
 
 	"hearth"
-	"hearth/internal/seal"
+	"hearth/engine"
 )
 
 // approvalEngine is an engine over the fake MCP server whose model calls echo once
 // and answers "Done." after the result.
-func approvalEngine(h *fakeHosted) *Engine {
-	rt := &fakeRuntime{show: qwenShow(), write: turnModel(hermes(`{"name":"echo","arguments":{"m":"hi"}}`), []string{"Done."})}
-	e := New(rt, DefaultFormats(), nil)
-	e.Hosted = h
-	return e
+func approvalEngine(h *fakeHosted) *engine.Engine {
+	return echoEngine(h, `{"m":"hi"}`)
+}
+
+// echoEngine is approvalEngine whose model calls echo with arguments.
+func echoEngine(h *fakeHosted, arguments string) *engine.Engine {
+	rt := engine.NewFakeRuntime(turnModel(hermes(`{"name":"echo","arguments":`+arguments+`}`), []string{"Done."}))
+	return withMCP(rt, h)
 }
 
 const approvalTools = `"tools":[{"type":"mcp","server_label":"srv","require_approval":"always"}]`
 
 // prepareAs prepares a request of tools (a JSON fragment) with input and history, for
 // caller.
-func prepareAs(t *testing.T, e *Engine, caller, tools string, history, input []hearth.Item) (*Job, error) {
+func prepareAs(t *testing.T, e *engine.Engine, caller, tools string, history, input []hearth.Item) (*engine.Job, error) {
 	t.Helper()
 	req, _, err := hearth.DecodeCreateRequest([]byte(`{"model":"m","input":"hi",` + tools + `}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Input = input
-	return e.Prepare(WithCaller(context.Background(), caller), req, history)
+	return e.Prepare(engine.WithCaller(context.Background(), caller), req, history)
 }
 
 var approvalIDPattern = regexp.MustCompile(`^mcpr_[0-9a-f]{64}$`)
@@ -57,9 +60,6 @@ func TestApprovalIssuedAndProven(t *testing.T) {
 	req := first.Output[1]
 	if !approvalIDPattern.MatchString(req.ID) || req.Arguments != `{"m":"hi"}` {
 		t.Fatalf("approval request id %q arguments %q: want mcpr_ and 64 hex digits, and the call's arguments", req.ID, req.Arguments)
-	}
-	if !e.approvalIssued("alice", req) {
-		t.Fatal("hearth does not recognise its own approval request")
 	}
 	if len(h.calls) != 0 {
 		t.Fatalf("calls before the approval: %q", h.calls)
@@ -96,9 +96,20 @@ func TestApprovalIssuedAndProven(t *testing.T) {
 		return it
 	}
 	other := approvalEngine(h) // another server: another key
+	// The proof of another request hearth issued to alice, under the same key.
+	otherArgs := echoEngine(&fakeHosted{}, `{"m":"other"}`)
+	otherArgs.Seal = e.Seal
+	j, err = prepareAs(t, otherArgs, "alice", approvalTools, nil, []hearth.Item{user})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherReq := runHosted(t, j, context.Background()).Output[1]
+	if otherReq.Type != hearth.ItemMCPApprovalRequest || otherReq.Arguments != `{"m":"other"}` {
+		t.Fatalf("the other request: %+v", otherReq)
+	}
 	refused := []struct {
 		name    string
-		e       *Engine
+		e       *engine.Engine
 		caller  string
 		history []hearth.Item
 		input   []hearth.Item
@@ -113,7 +124,7 @@ func TestApprovalIssuedAndProven(t *testing.T) {
 		{"a made-up id", e, "alice", nil, echoed(changed(func(it *hearth.Item) { it.ID = "mcpr_forged" })), "input[2]"},
 		{"a plain id", e, "alice", nil, echoed(changed(func(it *hearth.Item) { it.ID = hearth.NewID(hearth.PrefixMCPApprovalRequest) })), "input[2]"},
 		{"the proof of another request", e, "alice", nil, echoed(changed(func(it *hearth.Item) {
-			it.ID = e.approvalID("alice", hearth.Item{ServerLabel: "srv", Name: "echo", Arguments: `{"m":"other"}`})
+			it.ID = otherReq.ID
 		})), "input[2]"},
 		// A request the client stored as its own input is no more hearth's than one
 		// it sends now.
@@ -156,35 +167,5 @@ func TestApprovalIssuedAndProven(t *testing.T) {
 	}
 	if len(h.calls) != 0 {
 		t.Errorf("denial: calls %q", h.calls)
-	}
-}
-
-// TestApprovalIDBinding: the id's proof fails for any change of what it binds, and an
-// id of the wrong shape is refused without a panic.
-func TestApprovalIDBinding(t *testing.T) {
-	e := New(&fakeRuntime{}, DefaultFormats(), nil)
-	it := hearth.Item{Type: hearth.ItemMCPApprovalRequest, ServerLabel: "srv", Name: "echo", Arguments: `{"m":"hi"}`}
-	it.ID = e.approvalID("alice", it)
-	if !e.approvalIssued("alice", it) {
-		t.Fatal("the id does not prove its own request")
-	}
-	if again := e.approvalID("alice", it); again == it.ID {
-		t.Error("two requests of the same call share an id: the nonce is not random")
-	}
-	for _, id := range []string{"", "mcpr_", "mcpr_zz", it.ID[:len(it.ID)-1], it.ID + "0", "mcp_" + it.ID[5:],
-		"mcpr_" + strings.Repeat("g", 64), strings.ToUpper(it.ID)} {
-		bad := it
-		bad.ID = id
-		if e.approvalIssued("alice", bad) {
-			t.Errorf("id %q proves the request", id)
-		}
-	}
-	e.Seal = nil
-	if e.approvalIssued("alice", it) {
-		t.Error("an engine without a key recognises a request")
-	}
-	e.Seal = seal.NewKey()
-	if e.approvalIssued("alice", it) {
-		t.Error("another key recognises the request")
 	}
 }

@@ -58,8 +58,8 @@ func (e *Engine) PrepareCompaction(ctx context.Context, req *hearth.CreateRespon
 	if err != nil {
 		return nil, err
 	}
-	// MCP items are summarised as the calls and results they were.
-	h, in = mcpAsCalls(h, in)
+	// Hosted tools' items are summarised as the calls and results they were.
+	h, in = e.hostedAsCalls(h, in)
 	// Validated here, where an error can still name the item the caller knows.
 	if _, err := BuildConversation(req.Instructions, h, in, nil, nil); err != nil {
 		return nil, err

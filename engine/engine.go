@@ -58,9 +58,8 @@ type Engine struct {
 	// DefaultContext is the context window for models whose Modelfile sets none
 	// (see ContextWindow); New reads it from the environment.
 	DefaultContext int
-	// Hosted runs the tools of MCP servers for requests with mcp tools; nil when
-	// none are configured (such a request is then a 400).
-	Hosted HostedTools
+	// kinds are the hosted tool kinds requests may use (RegisterHosted).
+	kinds []HostedKind
 	// Seal seals the encrypted_content of reasoning and compaction items and opens it
 	// when they come back. New gives a fresh key, good for one process; a server sets
 	// the key kept in its data directory so blobs outlive restarts.

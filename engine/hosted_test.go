@@ -1,4 +1,4 @@
-package engine
+package engine_test
 
 import (
 	"context"
@@ -9,42 +9,63 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/engine"
+	"hearth/mcp"
 	"hearth/scriptmodel"
 )
+
+// These tests run MCP's hosted tool kind (package mcp) through the engine, on the fake
+// runtime, with fakeHosted for the servers: the kind's control flow (listings, names,
+// calls, turns, approvals). server/mcp*_e2e_test.go run it over real MCP servers.
 
 // fakeHosted is one MCP server with the tools echo and boom (which fails).
 type fakeHosted struct {
 	calls []string
+	lists int
 	// block, when set, makes a call wait for its context.
 	block bool
 }
 
-func (f *fakeHosted) ListTools(_ context.Context, s HostedServer) ([]HostedTool, error) {
+func (f *fakeHosted) ListTools(_ context.Context, s mcp.Ref) ([]mcp.Tool, error) {
 	switch {
 	case s.URL != "":
-		return nil, fmt.Errorf("%w: %s", ErrServerRefused, s.URL)
+		return nil, fmt.Errorf("%w: %s", mcp.ErrServerRefused, s.URL)
 	case s.Label != "srv":
-		return nil, fmt.Errorf("%w: %s", ErrUnknownServer, s.Label)
+		return nil, fmt.Errorf("%w: %s", mcp.ErrUnknownServer, s.Label)
 	}
-	return []HostedTool{
+	f.lists++
+	return []mcp.Tool{
 		{Name: "echo", Description: "Echoes", InputSchema: json.RawMessage(`{"type":"object","properties":{"m":{"type":"string"}},"required":["m"]}`),
 			Annotations: json.RawMessage(`{"readOnlyHint":true}`)},
 		{Name: "boom", Description: "Fails", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
 	}, nil
 }
 
-func (f *fakeHosted) CallTool(ctx context.Context, s HostedServer, name string, args json.RawMessage) (HostedResult, error) {
+func (f *fakeHosted) CallTool(ctx context.Context, s mcp.Ref, name string, args json.RawMessage) (mcp.Result, error) {
 	f.calls = append(f.calls, name+" "+string(args))
 	if f.block {
 		<-ctx.Done()
-		return HostedResult{}, ctx.Err()
+		return mcp.Result{}, ctx.Err()
 	}
 	if name == "boom" {
-		return HostedResult{}, errors.New("the server is down")
+		return mcp.Result{}, errors.New("the server is down")
 	}
 	var a struct{ M string }
 	json.Unmarshal(args, &a)
-	return HostedResult{Output: "Echo: " + a.M}, nil
+	return mcp.Result{Output: "Echo: " + a.M}, nil
+}
+
+func (f *fakeHosted) KeyAllowed(label, key string) bool { return true }
+
+// withMCP is an engine over rt with the MCP kind over h (none configured when h is nil).
+func withMCP(rt engine.Runtime, h *fakeHosted) *engine.Engine {
+	e := engine.New(rt, engine.DefaultFormats(), nil)
+	var servers mcp.Servers
+	if h != nil {
+		servers = h
+	}
+	e.RegisterHosted(mcp.NewKind(servers, nil))
+	return e
 }
 
 // turnModel writes call after the user's turn and answer after tool results: the
@@ -60,24 +81,22 @@ func turnModel(call, answer []string) func(string, json.RawMessage) []string {
 		if i := strings.LastIndex(transcript, scriptmodel.EntryAnswer); i >= 0 && i > strings.LastIndex(transcript, scriptmodel.EntryAssistant) {
 			tokens, out = answer, transcript[i+len(scriptmodel.EntryAnswer):]
 		}
-		return script(tokens...)(out)
+		return engine.Script(tokens...)(out)
 	}
 }
 
-func hostedJob(t *testing.T, rt *fakeRuntime, h HostedTools, body string, history []hearth.Item) (*Job, error) {
+func hostedJob(t *testing.T, rt engine.Runtime, h *fakeHosted, body string, history []hearth.Item) (*engine.Job, error) {
 	t.Helper()
 	req, _, err := hearth.DecodeCreateRequest([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := New(rt, DefaultFormats(), nil)
-	e.Hosted = h
-	return e.Prepare(context.Background(), req, history)
+	return withMCP(rt, h).Prepare(context.Background(), req, history)
 }
 
-func runHosted(t *testing.T, j *Job, ctx context.Context) *hearth.Response {
+func runHosted(t *testing.T, j *engine.Job, ctx context.Context) *hearth.Response {
 	t.Helper()
-	b := hearth.NewBuilder(hearth.NewResponse("resp_1", &hearth.CreateResponseRequest{Model: "m"}, timeZero), nil)
+	b := hearth.NewBuilder(hearth.NewResponse("resp_1", &hearth.CreateResponseRequest{Model: "m"}, engine.TimeZero), nil)
 	j.Run(ctx, b)
 	return b.Response()
 }
@@ -176,7 +195,7 @@ func TestHostedTurns(t *testing.T) {
 			if answer == nil {
 				answer = []string{"Done."}
 			}
-			rt := &fakeRuntime{show: qwenShow(), write: turnModel(tc.call, answer)}
+			rt := engine.NewFakeRuntime(turnModel(tc.call, answer))
 			h := &fakeHosted{}
 			j, err := hostedJob(t, rt, h, `{"model":"m","input":"hi",`+tc.body+`}`, nil)
 			if err != nil {
@@ -190,17 +209,17 @@ func TestHostedTurns(t *testing.T) {
 				t.Errorf("calls %q", h.calls)
 			}
 			turns := 0
-			for _, r := range rt.reqs {
+			for _, p := range rt.Prompts() {
 				// A phase of the enforced path continues its turn's prompt.
-				if strings.HasSuffix(r.Prompt, scriptmodel.EntryAssistant) || strings.HasSuffix(r.Prompt, scriptmodel.EntryAnswer) {
+				if strings.HasSuffix(p, scriptmodel.EntryAssistant) || strings.HasSuffix(p, scriptmodel.EntryAnswer) {
 					turns++
 				}
 			}
 			if turns != tc.turns {
 				t.Errorf("%d turns, want %d", turns, tc.turns)
 			}
-			if strings.Contains(rt.reqs[0].Prompt, `"name":"srv__echo"`) != strings.Contains(tc.body, echoFn) {
-				t.Errorf("the prompt's tools: %s", rt.reqs[0].Prompt)
+			if strings.Contains(rt.Prompts()[0], `"name":"srv__echo"`) != strings.Contains(tc.body, echoFn) {
+				t.Errorf("the prompt's tools: %s", rt.Prompts()[0])
 			}
 		})
 	}
@@ -209,10 +228,10 @@ func TestHostedTurns(t *testing.T) {
 // TestHostedRequestErrors: an unknown label, a refused URL, a tool_choice the server
 // does not offer, and hearth with no servers are 400s naming the field.
 func TestHostedRequestErrors(t *testing.T) {
-	rt := &fakeRuntime{show: qwenShow(), write: turnModel([]string{"x"}, []string{"x"})}
+	rt := engine.NewFakeRuntime(turnModel([]string{"x"}, []string{"x"}))
 	for _, tc := range []struct {
 		body, param string
-		h           HostedTools
+		h           *fakeHosted
 	}{
 		{`"tools":[{"type":"mcp","server_label":"other"}]`, "tools[0].server_label", &fakeHosted{}},
 		{`"tools":[{"type":"mcp","server_label":"x","server_url":"https://e.com/mcp"}]`, "tools[0].server_url", &fakeHosted{}},
@@ -230,14 +249,14 @@ func TestHostedRequestErrors(t *testing.T) {
 // TestHostedCallCancelled: the client leaving while a hosted call runs ends the
 // response incomplete at once, the call's item incomplete.
 func TestHostedCallCancelled(t *testing.T) {
-	rt := &fakeRuntime{show: qwenShow(), write: turnModel(hermes(`{"name":"echo","arguments":{"m":"hi"}}`), []string{"Done."})}
+	rt := engine.NewFakeRuntime(turnModel(hermes(`{"name":"echo","arguments":{"m":"hi"}}`), []string{"Done."}))
 	h := &fakeHosted{block: true}
 	j, err := hostedJob(t, rt, h, `{"model":"m","input":"hi","tools":[{"type":"mcp","server_label":"srv","require_approval":"never"}]}`, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	b := hearth.NewBuilder(hearth.NewResponse("resp_1", &hearth.CreateResponseRequest{Model: "m"}, timeZero), func(e hearth.Event) {
+	b := hearth.NewBuilder(hearth.NewResponse("resp_1", &hearth.CreateResponseRequest{Model: "m"}, engine.TimeZero), func(e hearth.Event) {
 		if e.Type == hearth.EventMCPCallArgumentsDone {
 			cancel()
 		}
@@ -251,7 +270,7 @@ func TestHostedCallCancelled(t *testing.T) {
 // TestHostedListingOncePerResponse: allowed_tools naming a tool the server lacks lists
 // the server again for a continuation, but not in every turn of one response.
 func TestHostedListingOncePerResponse(t *testing.T) {
-	rt := &fakeRuntime{show: qwenShow(), write: turnModel(hermes(`{"name":"echo","arguments":{"m":"hi"}}`), []string{"Done."})}
+	rt := engine.NewFakeRuntime(turnModel(hermes(`{"name":"echo","arguments":{"m":"hi"}}`), []string{"Done."}))
 	tools := `"tools":[{"type":"mcp","server_label":"srv","allowed_tools":["echo","gone"],"require_approval":"never"}]`
 	j, err := hostedJob(t, rt, &fakeHosted{}, `{"model":"m","input":"hi",`+tools+`}`, nil)
 	if err != nil {
@@ -262,21 +281,21 @@ func TestHostedListingOncePerResponse(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	// The next request, after the chain, lists again: "gone" may be there now.
-	next, err := hostedJob(t, rt, &fakeHosted{}, `{"model":"m","input":"again",`+tools+`}`, r.Output)
-	if err != nil {
+	h := &fakeHosted{}
+	if _, err := hostedJob(t, rt, h, `{"model":"m","input":"again",`+tools+`}`, r.Output); err != nil {
 		t.Fatal(err)
 	}
-	if len(next.hosted.listings) != 1 {
-		t.Errorf("continuation listings %d, want 1", len(next.hosted.listings))
+	if h.lists != 1 {
+		t.Errorf("continuation listings %d, want 1", h.lists)
 	}
 	// With every allowed tool in the chain's listing, the continuation reuses it.
 	tools = `"tools":[{"type":"mcp","server_label":"srv","allowed_tools":["echo"],"require_approval":"never"}]`
-	next, err = hostedJob(t, rt, &fakeHosted{}, `{"model":"m","input":"again",`+tools+`}`, r.Output)
-	if err != nil {
+	h = &fakeHosted{}
+	if _, err := hostedJob(t, rt, h, `{"model":"m","input":"again",`+tools+`}`, r.Output); err != nil {
 		t.Fatal(err)
 	}
-	if len(next.hosted.listings) != 0 {
-		t.Errorf("continuation listings %d, want the chain's reused", len(next.hosted.listings))
+	if h.lists != 0 {
+		t.Errorf("continuation listings %d, want the chain's reused", h.lists)
 	}
 }
 
@@ -284,7 +303,7 @@ func TestHostedListingOncePerResponse(t *testing.T) {
 // (readOnlyHint), and require_approval {"never": {"read_only": true}} runs those without
 // asking while the others still ask.
 func TestHostedReadOnly(t *testing.T) {
-	rt := &fakeRuntime{show: qwenShow(), write: turnModel(hermes(`{"name":"echo","arguments":{"m":"hi"}}`), []string{"Done."})}
+	rt := engine.NewFakeRuntime(turnModel(hermes(`{"name":"echo","arguments":{"m":"hi"}}`), []string{"Done."}))
 	j, err := hostedJob(t, rt, &fakeHosted{}, `{"model":"m","input":"hi","tools":[{"type":"mcp","server_label":"srv","allowed_tools":{"read_only":true},"require_approval":"never"}]}`, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -298,12 +317,18 @@ func TestHostedReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !j.hosted.byModelName["boom"].approval || j.hosted.byModelName["echo"].approval {
-		t.Errorf("approval: echo %v, boom %v; want only boom (not read-only) to ask",
-			j.hosted.byModelName["echo"].approval, j.hosted.byModelName["boom"].approval)
-	}
 	r = runHosted(t, j, context.Background())
 	if got, want := hostedSummary(r), `completed: list srv echo,boom | mcp[completed] echo {"m":"hi"} -> "Echo: hi" err "" | message Done.`; got != want {
 		t.Errorf("read_only never asks:\n got  %s\nwant %s", got, want)
+	}
+	// boom is not read-only: its call asks.
+	rt = engine.NewFakeRuntime(turnModel(hermes(`{"name":"boom","arguments":{}}`), []string{"Done."}))
+	j, err = hostedJob(t, rt, &fakeHosted{}, `{"model":"m","input":"hi",`+tools+`}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = runHosted(t, j, context.Background())
+	if got, want := hostedSummary(r), `completed: list srv echo,boom | mcp_approval_request`; got != want {
+		t.Errorf("a tool not read-only asks:\n got  %s\nwant %s", got, want)
 	}
 }

@@ -36,7 +36,7 @@ type Job struct {
 	// kv is the runtime's KV cache slot the job generates in, claimed when it starts
 	// generating (for cached_tokens; kvslots.go).
 	kv *kvClaim
-	// hosted is the response's MCP tools (hosted.go); nil without any.
+	// hosted is the response's hosted tools (hosted.go); nil without any.
 	hosted *hostedState
 	// turn counts the model's turns in this response: a turn that made hosted calls
 	// is followed by another with their results.
@@ -90,7 +90,8 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	if err != nil {
 		return nil, err
 	}
-	// MCP tools become functions of the conversation, and MCP items calls and results.
+	// Hosted tools become functions of the conversation, and their items calls and
+	// results (each kind says how: kind.go).
 	req, history, input, hosted, err := e.planHosted(ctx, req, history, input, plain)
 	if err != nil {
 		return nil, err
@@ -285,11 +286,8 @@ func (j *Job) Run(ctx context.Context, b *hearth.Builder) error {
 	if j.req.Includes(hearth.IncludeReasoningEncryptedContent) {
 		b.Seal = j.e.sealReasoning
 	}
-	if j.hosted != nil && j.e.Seal != nil {
-		caller := j.caller
-		b.ApprovalID = func(it hearth.Item) string { return j.e.approvalID(caller, it) }
-	}
 	if j.hosted != nil {
+		j.hosted.attach(b)
 		if err := j.hosted.start(ctx, b); err != nil {
 			return j.hostedFailed(ctx, b, err)
 		}
@@ -404,11 +402,11 @@ func (j *Job) newSink(ctx context.Context, b *hearth.Builder) *itemSink {
 type itemSink struct {
 	b    *hearth.Builder
 	conv *Conversation
-	// ctx and hosted run the calls of hosted (MCP) tools as they end; call is
-	// the hosted call in progress, approval whether it waits for the client.
+	// ctx and hosted run the calls of hosted tools as they end; call is the
+	// hosted call in progress.
 	ctx    context.Context
 	hosted *hostedState
-	call   *hostedRef
+	call   HostedCall
 	// reasoningEvents counts reasoning deltas; the engine counts a runtime chunk
 	// (about one token) as reasoning when it produced one.
 	reasoningEvents int
@@ -439,13 +437,9 @@ func (s *itemSink) apply(events []toolgrammar.Event) error {
 			name, namespace := s.conv.resolveToolName(ev.Name)
 			s.input = nil
 			s.call = nil
-			if ref, ok := s.hosted.lookup(name); ok {
-				s.call = &ref
-				if ref.approval {
-					err = s.b.StartMCPApprovalRequest(ref.server.Label, ref.name)
-				} else {
-					err = s.b.StartMCPCall(ref.server.Label, ref.name, "")
-				}
+			if c, ok := s.hosted.lookup(name); ok {
+				s.call = c
+				err = c.Begin(s.b)
 			} else if _, custom := s.conv.Freeform(ev.Name); custom {
 				// The model called it as a function of one string; the client gets
 				// a custom_tool_call whose input is that string.
@@ -462,14 +456,10 @@ func (s *itemSink) apply(events []toolgrammar.Event) error {
 			err = s.b.ArgumentsDelta(text)
 		case toolgrammar.CallEnd:
 			if s.call != nil {
-				ref := *s.call
+				c := s.call
 				s.call = nil
-				if ref.approval {
-					err = s.b.EndItem(hearth.StatusCompleted)
-					break
-				}
 				cur, _ := s.b.Current()
-				err = s.hosted.call(s.ctx, s.b, ref, cur.Arguments)
+				err = s.hosted.end(s.ctx, s.b, c, cur.Arguments)
 				break
 			}
 			if s.input != nil {

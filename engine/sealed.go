@@ -2,12 +2,9 @@ package engine
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"hearth"
 	"hearth/internal/seal"
@@ -151,9 +148,9 @@ func compactionMessage(id, summary string) hearth.Item {
 type callerKey struct{}
 
 // WithCaller says who the response prepared with ctx is for: the server's storage
-// owner of the API key (one value for every caller when no key is required). The
-// mcp_approval_requests hearth issues are bound to it, and only the same caller may
-// have them run.
+// owner of the API key (one value for every caller when no key is required). What a
+// hosted tool kind issues for a client to answer (MCP's approval requests) is bound
+// to it, and only the same caller may have it run.
 func WithCaller(ctx context.Context, caller string) context.Context {
 	return context.WithValue(ctx, callerKey{}, caller)
 }
@@ -161,44 +158,4 @@ func WithCaller(ctx context.Context, caller string) context.Context {
 func callerFrom(ctx context.Context) string {
 	c, _ := ctx.Value(callerKey{}).(string)
 	return c
-}
-
-// An mcp_approval_request hearth issues carries its proof in its id, the one field
-// every client sends back as it got it (a stateless client echoes the whole item; an
-// mcp_approval_response names it): "mcpr_" + hex(nonce) + hex(tag), where the tag
-// (seal.Key.Tag) binds the caller, the nonce, and the request's server_label, name and
-// arguments. hearth then runs an approved call only for a request it issued to this
-// caller, with exactly the arguments it issued, wherever the item came back from (the
-// request's input, a stored chain, a conversation, an item reference), and never for
-// one a client wrote, stored as its own input, or took from another key.
-const approvalNonceSize = 16
-
-// approvalID is the id of an mcp_approval_request issued to caller.
-func (e *Engine) approvalID(caller string, it hearth.Item) string {
-	var nonce [approvalNonceSize]byte
-	rand.Read(nonce[:]) // never fails (crypto/rand doc, Go 1.24+)
-	tag := e.Seal.Tag(seal.MCPApproval, approvalFields(caller, nonce[:], it)...)
-	return hearth.PrefixMCPApprovalRequest + "_" + hex.EncodeToString(nonce[:]) + hex.EncodeToString(tag)
-}
-
-// approvalIssued reports whether hearth issued the mcp_approval_request it to caller,
-// as it stands (approvalID).
-func (e *Engine) approvalIssued(caller string, it hearth.Item) bool {
-	if e.Seal == nil {
-		return false
-	}
-	rest, ok := strings.CutPrefix(it.ID, hearth.PrefixMCPApprovalRequest+"_")
-	if !ok || len(rest) != 2*(approvalNonceSize+seal.TagSize) {
-		return false
-	}
-	raw, err := hex.DecodeString(rest)
-	if err != nil {
-		return false
-	}
-	nonce, tag := raw[:approvalNonceSize], raw[approvalNonceSize:]
-	return e.Seal.Verify(tag, seal.MCPApproval, approvalFields(caller, nonce, it)...)
-}
-
-func approvalFields(caller string, nonce []byte, it hearth.Item) [][]byte {
-	return [][]byte{[]byte(caller), nonce, []byte(it.ServerLabel), []byte(it.Name), []byte(it.Arguments)}
 }

@@ -1,7 +1,8 @@
 // Package mcp runs MCP (Model Context Protocol) servers as hearth's hosted tools,
 // over the official Go SDK: servers the operator configured (a command hearth starts
 // and talks to over stdio, or a streamable HTTP URL) and, when the operator allows
-// URL patterns, servers a request names by URL. It implements engine.HostedTools.
+// URL patterns, servers a request names by URL. The Manager runs the servers
+// (Servers); Kind (kind.go) is MCP as one of the engine's hosted tool kinds over them.
 //
 // A stdio server starts on first use, is reused by every response, is started again
 // when it died, and stops when the Manager closes. A request can never make hearth
@@ -30,8 +31,6 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"hearth/engine"
 )
 
 // Server is one configured MCP server.
@@ -188,11 +187,11 @@ func (m *Manager) Close() error {
 }
 
 // conn returns the session holder of the server a request names.
-func (m *Manager) conn(s engine.HostedServer) (*conn, error) {
+func (m *Manager) conn(s Ref) (*conn, error) {
 	if s.URL == "" {
 		c, ok := m.servers[s.Label]
 		if !ok {
-			return nil, fmt.Errorf("%w: %q", engine.ErrUnknownServer, s.Label)
+			return nil, fmt.Errorf("%w: %q", ErrUnknownServer, s.Label)
 		}
 		return c, nil
 	}
@@ -229,10 +228,10 @@ func (m *Manager) conn(s engine.HostedServer) (*conn, error) {
 func (m *Manager) allowed(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%w: %q is not an http(s) URL", engine.ErrServerRefused, raw)
+		return fmt.Errorf("%w: %q is not an http(s) URL", ErrServerRefused, raw)
 	}
 	if len(m.allow) == 0 {
-		return fmt.Errorf("%w: hearth runs only the MCP servers its operator configured (--mcp), and allows no server_url (--mcp-allow-url)", engine.ErrServerRefused)
+		return fmt.Errorf("%w: hearth runs only the MCP servers its operator configured (--mcp), and allows no server_url (--mcp-allow-url)", ErrServerRefused)
 	}
 	local := isLocal(u.Hostname())
 	for i, re := range m.allow {
@@ -245,9 +244,9 @@ func (m *Manager) allowed(raw string) error {
 		return nil
 	}
 	if local {
-		return fmt.Errorf("%w: %q is a loopback or private address, which needs a --mcp-allow-url pattern naming that host", engine.ErrServerRefused, u.Hostname())
+		return fmt.Errorf("%w: %q is a loopback or private address, which needs a --mcp-allow-url pattern naming that host", ErrServerRefused, u.Hostname())
 	}
-	return fmt.Errorf("%w: %q matches no --mcp-allow-url pattern", engine.ErrServerRefused, raw)
+	return fmt.Errorf("%w: %q matches no --mcp-allow-url pattern", ErrServerRefused, raw)
 }
 
 // urlPattern compiles a pattern whose "*" matches any run of characters.
@@ -295,7 +294,7 @@ func isLocal(host string) bool {
 
 // ListTools lists the server's tools: cached per server until its session ends or
 // the server says its list changed.
-func (m *Manager) ListTools(ctx context.Context, s engine.HostedServer) ([]engine.HostedTool, error) {
+func (m *Manager) ListTools(ctx context.Context, s Ref) ([]Tool, error) {
 	c, err := m.conn(s)
 	if err != nil {
 		return nil, err
@@ -306,7 +305,7 @@ func (m *Manager) ListTools(ctx context.Context, s engine.HostedServer) ([]engin
 	if err != nil {
 		return nil, err
 	}
-	var out []engine.HostedTool
+	var out []Tool
 	for _, t := range tools {
 		if c.cfg.AllowedTools != nil && !contains(c.cfg.AllowedTools, t.Name) {
 			continue
@@ -316,20 +315,20 @@ func (m *Manager) ListTools(ctx context.Context, s engine.HostedServer) ([]engin
 		if t.Annotations != nil {
 			ann, _ = json.Marshal(t.Annotations)
 		}
-		out = append(out, engine.HostedTool{Name: t.Name, Description: t.Description, InputSchema: schema, Annotations: ann})
+		out = append(out, Tool{Name: t.Name, Description: t.Description, InputSchema: schema, Annotations: ann})
 	}
 	return out, nil
 }
 
 // CallTool runs one tool within the server's time limit; its output is capped at
 // OutputCap bytes, with a note saying how much was cut.
-func (m *Manager) CallTool(ctx context.Context, s engine.HostedServer, name string, arguments json.RawMessage) (engine.HostedResult, error) {
+func (m *Manager) CallTool(ctx context.Context, s Ref, name string, arguments json.RawMessage) (Result, error) {
 	c, err := m.conn(s)
 	if err != nil {
-		return engine.HostedResult{}, err
+		return Result{}, err
 	}
 	if c.cfg.AllowedTools != nil && !contains(c.cfg.AllowedTools, name) {
-		return engine.HostedResult{}, fmt.Errorf("the operator does not allow tool %q of server %q", name, c.cfg.Label)
+		return Result{}, fmt.Errorf("the operator does not allow tool %q of server %q", name, c.cfg.Label)
 	}
 	timeout := c.cfg.Timeout
 	if timeout <= 0 {
@@ -352,9 +351,9 @@ func (m *Manager) CallTool(ctx context.Context, s engine.HostedServer, name stri
 	m.calls.WithLabelValues(c.cfg.Label, name, outcome).Inc()
 	m.callTime.WithLabelValues(c.cfg.Label, name).Observe(time.Since(start).Seconds())
 	if err != nil {
-		return engine.HostedResult{}, err
+		return Result{}, err
 	}
-	return engine.HostedResult{Output: capOutput(resultText(res), m.opts.OutputCap), IsError: res.IsError}, nil
+	return Result{Output: capOutput(resultText(res), m.opts.OutputCap), IsError: res.IsError}, nil
 }
 
 func contains(list []string, s string) bool {
@@ -576,7 +575,7 @@ func requestClient(headers map[string]string, localAllowed bool) *http.Client {
 				return err
 			}
 			if !localAllowed && isLocal(host) {
-				return fmt.Errorf("%w: the server_url's host resolves to %s, a loopback or private address, which needs a --mcp-allow-url pattern naming that host", engine.ErrServerRefused, host)
+				return fmt.Errorf("%w: the server_url's host resolves to %s, a loopback or private address, which needs a --mcp-allow-url pattern naming that host", ErrServerRefused, host)
 			}
 			return nil
 		}}
@@ -586,7 +585,7 @@ func requestClient(headers map[string]string, localAllowed bool) *http.Client {
 	return &http.Client{
 		Transport: headerTransport{headers: headers, base: tr},
 		CheckRedirect: func(*http.Request, []*http.Request) error {
-			return fmt.Errorf("%w: an MCP server named by a request may not redirect", engine.ErrServerRefused)
+			return fmt.Errorf("%w: an MCP server named by a request may not redirect", ErrServerRefused)
 		},
 	}
 }

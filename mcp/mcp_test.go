@@ -14,8 +14,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"hearth/engine"
 )
 
 // The test binary is also the MCP server the tests start over stdio: with
@@ -87,16 +85,16 @@ func newManager(t *testing.T, opts Options) *Manager {
 	return m
 }
 
-func call(t *testing.T, m *Manager, label, tool, args string) (engine.HostedResult, error) {
+func call(t *testing.T, m *Manager, label, tool, args string) (Result, error) {
 	t.Helper()
-	return m.CallTool(context.Background(), engine.HostedServer{Label: label}, tool, json.RawMessage(args))
+	return m.CallTool(context.Background(), Ref{Label: label}, tool, json.RawMessage(args))
 }
 
 // TestStdioServerLifecycle: a stdio server starts on first use, is reused, starts again
 // after it died, and stops when the Manager closes.
 func TestStdioServerLifecycle(t *testing.T) {
 	m := newManager(t, Options{Servers: []Server{stdioServer(t)}})
-	tools, err := m.ListTools(context.Background(), engine.HostedServer{Label: "test"})
+	tools, err := m.ListTools(context.Background(), Ref{Label: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +172,7 @@ func TestCallLimits(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start = time.Now()
-	_, err = m.CallTool(ctx, engine.HostedServer{Label: "test"}, "sleep", json.RawMessage(`{"seconds": 0.25}`))
+	_, err = m.CallTool(ctx, Ref{Label: "test"}, "sleep", json.RawMessage(`{"seconds": 0.25}`))
 	if !errors.Is(err, context.Canceled) || time.Since(start) > 200*time.Millisecond {
 		t.Errorf("a cancelled call: %v after %s, want context.Canceled at once", err, time.Since(start))
 	}
@@ -205,7 +203,7 @@ func TestStreamableHTTP(t *testing.T) {
 	ts := httptest.NewServer(h)
 	defer ts.Close()
 	m := newManager(t, Options{Servers: []Server{{Label: "web", URL: ts.URL, Headers: map[string]string{"X-Token": "s3cret"}, AllowedTools: []string{"pid", "fail"}}}})
-	tools, err := m.ListTools(context.Background(), engine.HostedServer{Label: "web"})
+	tools, err := m.ListTools(context.Background(), Ref{Label: "web"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +223,7 @@ func TestStreamableHTTP(t *testing.T) {
 
 	// A request may name the server by URL when a pattern names its (loopback) host.
 	byURL := newManager(t, Options{AllowURL: []string{ts.URL + "/*"}})
-	named := engine.HostedServer{Label: "mine", URL: ts.URL + "/mcp", Headers: map[string]string{"X-Token": "from-request"}}
+	named := Ref{Label: "mine", URL: ts.URL + "/mcp", Headers: map[string]string{"X-Token": "from-request"}}
 	if tools, err := byURL.ListTools(context.Background(), named); err != nil || len(tools) != 4 {
 		t.Errorf("a request-named server: %d tools, %v", len(tools), err)
 	}
@@ -255,8 +253,8 @@ func TestServerURLPolicy(t *testing.T) {
 		{"http://public.example.net/mcp", true},
 		{"file:///bin/sh", false},
 	} {
-		_, err := m.conn(engine.HostedServer{Label: "x", URL: tc.url})
-		if tc.ok != (err == nil) || (err != nil && !errors.Is(err, engine.ErrServerRefused)) {
+		_, err := m.conn(Ref{Label: "x", URL: tc.url})
+		if tc.ok != (err == nil) || (err != nil && !errors.Is(err, ErrServerRefused)) {
 			t.Errorf("%s: %v, want allowed %v", tc.url, err, tc.ok)
 		}
 	}
@@ -265,10 +263,10 @@ func TestServerURLPolicy(t *testing.T) {
 		t.Error("KeyAllowed")
 	}
 	none := newManager(t, Options{})
-	if _, err := none.conn(engine.HostedServer{Label: "x", URL: "https://mcp.example.com/mcp"}); !errors.Is(err, engine.ErrServerRefused) {
+	if _, err := none.conn(Ref{Label: "x", URL: "https://mcp.example.com/mcp"}); !errors.Is(err, ErrServerRefused) {
 		t.Errorf("no patterns: %v", err)
 	}
-	if _, err := none.conn(engine.HostedServer{Label: "test"}); !errors.Is(err, engine.ErrUnknownServer) {
+	if _, err := none.conn(Ref{Label: "test"}); !errors.Is(err, ErrUnknownServer) {
 		t.Errorf("unknown label: %v", err)
 	}
 }
@@ -277,7 +275,7 @@ func TestServerURLPolicy(t *testing.T) {
 // server is a URL server.
 func TestURLNeverStartsAProcess(t *testing.T) {
 	m := newManager(t, Options{Servers: []Server{stdioServer(t)}, AllowURL: []string{"http://127.0.0.1:1/*"}})
-	c, err := m.conn(engine.HostedServer{Label: "test", URL: "http://127.0.0.1:1/mcp"})
+	c, err := m.conn(Ref{Label: "test", URL: "http://127.0.0.1:1/mcp"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,7 +302,7 @@ func TestRequestURLAddressChecked(t *testing.T) {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	defer srv.Close()
-	if _, err := requestClient(nil, false).Get(srv.URL); !errors.Is(err, engine.ErrServerRefused) {
+	if _, err := requestClient(nil, false).Get(srv.URL); !errors.Is(err, ErrServerRefused) {
 		t.Errorf("a loopback address reached by a request's URL: %v", err)
 	}
 	if hits != 0 {
@@ -315,21 +313,21 @@ func TestRequestURLAddressChecked(t *testing.T) {
 		t.Fatalf("a loopback host a pattern named: %v", err)
 	}
 	resp.Body.Close()
-	if _, err := requestClient(nil, true).Get(srv.URL + "/redirect"); !errors.Is(err, engine.ErrServerRefused) {
+	if _, err := requestClient(nil, true).Get(srv.URL + "/redirect"); !errors.Is(err, ErrServerRefused) {
 		t.Errorf("a redirect followed: %v", err)
 	}
 
 	// Through the manager: a request-named server reached through requestClient (a
 	// loopback host named by a pattern, which redirects), the configured one not.
 	m := newManager(t, Options{AllowURL: []string{srv.URL + "/*"}})
-	s := engine.HostedServer{Label: "x", URL: srv.URL + "/redirect"}
-	if _, err := m.ListTools(context.Background(), s); !errors.Is(err, engine.ErrServerRefused) {
+	s := Ref{Label: "x", URL: srv.URL + "/redirect"}
+	if _, err := m.ListTools(context.Background(), s); !errors.Is(err, ErrServerRefused) {
 		t.Errorf("a request-named server that redirects: %v", err)
 	}
 	if redirected != 0 {
 		t.Errorf("a redirect was followed %d times", redirected)
 	}
-	c, err := m.conn(engine.HostedServer{Label: "y", URL: "https://mcp.example.com/mcp"})
+	c, err := m.conn(Ref{Label: "y", URL: "https://mcp.example.com/mcp"})
 	if err == nil || c != nil {
 		t.Errorf("a URL no pattern allows: %v", err)
 	}

@@ -28,7 +28,7 @@ func (s *Server) compactResponse(c *gin.Context) {
 		err = s.resolveReferences(ctx, owner(c), req.Input, nil)
 	}
 	if err == nil {
-		err = s.checkMCPItems(meta(c).key, history, nil, req.Input)
+		err = s.checkHostedItems(meta(c).key, history, nil, req.Input)
 	}
 	if err != nil {
 		s.writeError(c, err)

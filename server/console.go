@@ -8,6 +8,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"hearth"
+	"hearth/engine"
 	"hearth/server/console"
 	"hearth/storage"
 )
@@ -23,10 +25,26 @@ func (s *Server) newConsole() *console.Console {
 		StillValid: func(ctx context.Context, hash string) error {
 			return s.stillValid(ctx, caller{hash: hash})
 		},
-		KeyNames: s.keyNames,
-		Live:     s.liveState,
-		Logger:   s.log,
+		KeyNames:   s.keyNames,
+		Live:       s.liveState,
+		HostedView: s.hostedView,
+		Logger:     s.log,
 	})
+}
+
+// hostedView is how the console shows an item of a hosted tool kind: as the kind
+// says (engine.HostedViewer).
+func (s *Server) hostedView(it hearth.Item) (console.HostedItem, bool) {
+	k, ok := hostedKindOf(s.hostedKinds(), it.Type)
+	if !ok {
+		return console.HostedItem{}, false
+	}
+	viewer, ok := k.(engine.HostedViewer)
+	if !ok {
+		return console.HostedItem{}, false
+	}
+	v := viewer.View(it)
+	return console.HostedItem{Kind: k.ToolType(), Name: v.Name, Args: v.Args, Text: v.Text}, true
 }
 
 func (s *Server) serveConsole(c *gin.Context) { s.console.ServeHTTP(c.Writer, c.Request) }

@@ -63,9 +63,9 @@ func TestMCPForgedApprovalE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	eng := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
-	eng.Hosted = mgr
+	eng.RegisterHosted(mcp.NewKind(mgr, nil))
 	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Engine: eng, Database: db,
-		Collectors: mgr.Collectors(), MCPKeyAllowed: mgr.KeyAllowed}))
+		Collectors: mgr.Collectors()}))
 	t.Cleanup(srv.Close)
 
 	model := scriptmodel.MCPModel

@@ -82,7 +82,7 @@ func everythingHTTP(t *testing.T, node, script string) string {
 }
 
 // newMCPHearth is hearth with a database and the MCP servers given.
-func newMCPHearth(t *testing.T, servers ...mcp.Server) (*httptest.Server, *engine.Engine) {
+func newMCPHearth(t *testing.T, servers ...mcp.Server) (*httptest.Server, *engine.Engine, *mcp.Manager) {
 	t.Helper()
 	mgr, err := mcp.New(mcp.Options{Servers: servers})
 	if err != nil {
@@ -95,10 +95,10 @@ func newMCPHearth(t *testing.T, servers ...mcp.Server) (*httptest.Server, *engin
 	}
 	t.Cleanup(func() { db.Close() })
 	eng := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
-	eng.Hosted = mgr
+	eng.RegisterHosted(mcp.NewKind(mgr, nil))
 	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Engine: eng, Database: db, Collectors: mgr.Collectors()}))
 	t.Cleanup(srv.Close)
-	return srv, eng
+	return srv, eng, mgr
 }
 
 // createMCPSSE is createSSE for streams with MCP items: validated against the schema
@@ -196,7 +196,7 @@ func mcpTool(label, approval string) string {
 func TestMCPE2E(t *testing.T) {
 	node, script := everythingServer(t)
 	url := everythingHTTP(t, node, script)
-	srv, eng := newMCPHearth(t,
+	srv, eng, mgr := newMCPHearth(t,
 		mcp.Server{Label: "everything", Command: node, Args: []string{script, "stdio"}},
 		mcp.Server{Label: "everything-http", URL: url},
 	)
@@ -287,7 +287,7 @@ func TestMCPE2E(t *testing.T) {
 
 	// allowed_tools {"read_only": true} offers exactly the tools the server marks
 	// readOnlyHint (echo among them), read from the server's whole listing.
-	all, err := eng.Hosted.ListTools(context.Background(), engine.HostedServer{Label: "everything"})
+	all, err := mgr.ListTools(context.Background(), mcp.Ref{Label: "everything"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,7 +313,7 @@ func TestMCPE2E(t *testing.T) {
 // runs the call and the model answers; denying it runs nothing.
 func TestMCPApprovalE2E(t *testing.T) {
 	node, script := everythingServer(t)
-	srv, _ := newMCPHearth(t, mcp.Server{Label: "everything", Command: node, Args: []string{script, "stdio"}})
+	srv, _, _ := newMCPHearth(t, mcp.Server{Label: "everything", Command: node, Args: []string{script, "stdio"}})
 	model := scriptmodel.MCPModel
 	tools := mcpTool("everything", "always")
 
@@ -358,7 +358,7 @@ func TestMCPApprovalE2E(t *testing.T) {
 // TestMCPRequestErrorsE2E: a request cannot name an unknown server or its own URL,
 // and a server that is down gives a listing with an error, not a failed response.
 func TestMCPRequestErrorsE2E(t *testing.T) {
-	srv, _ := newMCPHearth(t, mcp.Server{Label: "down", URL: "http://127.0.0.1:1/mcp"})
+	srv, _, _ := newMCPHearth(t, mcp.Server{Label: "down", URL: "http://127.0.0.1:1/mcp"})
 	model := scriptmodel.MCPModel
 	for _, tc := range []struct{ tools, param string }{
 		{`"tools":[{"type":"mcp","server_label":"nope","require_approval":"never"}]`, "tools[0].server_label"},
@@ -453,7 +453,7 @@ func childPID(t *testing.T, words ...string) int {
 // A client that leaves while a call runs ends the response at once, incomplete.
 func TestMCPFaultsE2E(t *testing.T) {
 	node, script := everythingServer(t)
-	srv, _ := newMCPHearth(t, mcp.Server{Label: "everything", Command: node, Args: []string{script, "stdio"}})
+	srv, _, _ := newMCPHearth(t, mcp.Server{Label: "everything", Command: node, Args: []string{script, "stdio"}})
 	slow := `"tools":[{"type":"mcp","server_label":"everything","allowed_tools":["trigger-long-running-operation"],"require_approval":"never"}]`
 
 	resp, err := http.Post(srv.URL+"/v1/responses", "application/json",
@@ -561,9 +561,9 @@ func TestMCPKeyLimitsE2E(t *testing.T) {
 	}
 	t.Cleanup(func() { mgr.Close() })
 	eng := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
-	eng.Hosted = mgr
+	eng.RegisterHosted(mcp.NewKind(mgr, nil))
 	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Engine: eng,
-		APIKeys: []string{"key-one", "key-two"}, MCPKeyAllowed: mgr.KeyAllowed}))
+		APIKeys: []string{"key-one", "key-two"}}))
 	t.Cleanup(srv.Close)
 	body := reqBody(scriptmodel.MCPModel, false, mcpAsk+`,"tools":[{"type":"function","name":"f"},{"type":"mcp","server_label":"down","require_approval":"never"}]`)
 	for key, want := range map[string]int{"key-one": http.StatusOK, "key-two": http.StatusForbidden} {

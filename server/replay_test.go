@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/engine"
 	"hearth/internal/schematest"
+	"hearth/mcp"
 )
 
 // TestReplayKeepsStoredOutput: GET /v1/responses/{id}?stream=true replays a stored
@@ -43,7 +45,7 @@ func TestReplayKeepsStoredOutput(t *testing.T) {
 
 	var events []map[string]any
 	var last hearth.Event
-	replay(stored, func(e hearth.Event) {
+	replay(stored, []engine.HostedKind{mcp.NewKind(nil, nil)}, func(e hearth.Event) {
 		last = e
 		b, err := json.Marshal(e)
 		if err != nil {

@@ -69,7 +69,7 @@ func (s *Server) decodeRequest(m *reqMeta, body []byte, decode decoder, ignored 
 	if err := s.limits.check(req); err != nil {
 		return nil, nil, err
 	}
-	if err := s.checkMCPAccess(m.key, req); err != nil {
+	if err := s.checkHostedAccess(m.key, req); err != nil {
 		return nil, nil, err
 	}
 	if len(ignored) > 0 {
@@ -119,7 +119,7 @@ func (s *Server) createResponse(c *gin.Context) {
 		return
 	}
 	defer turn.abandon()
-	if err := s.checkMCPItems(meta(c).key, chain.items, turn.history(), req.Input); err != nil {
+	if err := s.checkHostedItems(meta(c).key, chain.items, turn.history(), req.Input); err != nil {
 		s.writeError(c, err)
 		return
 	}
@@ -745,20 +745,7 @@ func assignInputIDs(items []hearth.Item) {
 		if items[i].ID != "" {
 			continue
 		}
-		prefix := hearth.PrefixMessage
-		switch items[i].Type {
-		case hearth.ItemFunctionCall:
-			prefix = hearth.PrefixFunctionCall
-		case hearth.ItemFunctionCallOutput, hearth.ItemCustomToolCallOutput:
-			prefix = hearth.PrefixFunctionOutput
-		case hearth.ItemReasoning:
-			prefix = hearth.PrefixReasoning
-		case hearth.ItemCustomToolCall:
-			prefix = hearth.PrefixCustomToolCall
-		case hearth.ItemMCPApprovalResponse:
-			prefix = hearth.PrefixMCPApprovalResponse
-		}
-		items[i].ID = hearth.NewID(prefix)
+		items[i].ID = hearth.NewID(hearth.InputIDPrefix(items[i].Type))
 	}
 }
 
@@ -797,20 +784,4 @@ func storedItems(items []hearth.Item) []storage.Item {
 		out[i] = storage.Item{ID: it.ID, Type: it.Type, JSON: b}
 	}
 	return out
-}
-
-// checkMCPAccess refuses the mcp tools of servers the operator limited to other keys.
-func (s *Server) checkMCPAccess(key string, req *hearth.CreateResponseRequest) error {
-	if s.mcpKeyAllowed == nil {
-		return nil
-	}
-	for i, t := range req.Tools {
-		if t.Type != hearth.ToolMCP || s.mcpKeyAllowed(t.MCP.ServerLabel, key) {
-			continue
-		}
-		p := fmt.Sprintf("tools[%d].server_label", i)
-		return &hearth.Error{Status: http.StatusForbidden, Type: hearth.ErrTypeInvalidRequest, Code: "permission_denied", Param: p,
-			Message: fmt.Sprintf("The MCP server '%s' is not available to this API key.", t.MCP.ServerLabel)}
-	}
-	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"hearth"
+	"hearth/engine"
 	"hearth/storage"
 )
 
@@ -95,7 +96,7 @@ func (s *Server) getResponse(c *gin.Context) {
 	if last == nil {
 		// Stored before journals existed, or its journal was pruned: the events are
 		// made again from the stored response, numbered as a live stream is.
-		replay(&resp, func(e hearth.Event) {
+		replay(&resp, s.hostedKinds(), func(e hearth.Event) {
 			if e.SequenceNumber > after {
 				sse.Event(e)
 			}
@@ -118,17 +119,20 @@ func (s *Server) getResponse(c *gin.Context) {
 
 // replay emits the events of a finished response through a Builder, so a replayed
 // stream has exactly the shape of a live one (each item's text as one delta) and ends
-// with the stored output, ids included.
-func replay(resp *hearth.Response, emit func(hearth.Event)) {
+// with the stored output, ids included. The items of hosted tool kinds are the kinds'
+// to report (engine.HostedReemitter).
+func replay(resp *hearth.Response, kinds []engine.HostedKind, emit func(hearth.Event)) {
 	skeleton := resp.Clone()
 	skeleton.Output, skeleton.Usage, skeleton.Error, skeleton.IncompleteDetails, skeleton.CompletedAt = nil, nil, nil, nil, nil
 	skeleton.Status = hearth.StatusInProgress
 	b := hearth.NewBuilder(skeleton, emit)
 	b.Start()
 	for _, it := range resp.Output {
-		if it.Type == hearth.ItemMCPListTools {
-			b.AddMCPListTools(it)
-			continue
+		if k, ok := hostedKindOf(kinds, it.Type); ok {
+			if r, ok := k.(engine.HostedReemitter); ok {
+				r.Reemit(b, it)
+				continue
+			}
 		}
 		// The stored ids, not new ones: a client that resumes from a replay answers
 		// its calls by call_id.
@@ -153,14 +157,6 @@ func replay(resp *hearth.Response, emit func(hearth.Event)) {
 			b.ArgumentsDelta(it.Arguments)
 		case hearth.ItemCustomToolCall:
 			b.ArgumentsDelta(it.Input)
-		case hearth.ItemMCPApprovalRequest:
-			b.ArgumentsDelta(it.Arguments)
-		case hearth.ItemMCPCall:
-			b.ArgumentsDelta(it.Arguments)
-			if it.Status != hearth.StatusIncomplete {
-				b.EndMCPCallAs(it.Output.Text, it.Error, it.Status)
-				continue
-			}
 		}
 		status := it.Status
 		if status != hearth.StatusIncomplete {
@@ -296,4 +292,21 @@ func (s *Server) isRunning(id string) bool {
 	defer s.jobs.mu.Unlock()
 	_, ok := s.jobs.running[id]
 	return ok
+}
+
+// hostedKinds are the engine's hosted tool kinds.
+func (s *Server) hostedKinds() []engine.HostedKind {
+	if s.engine == nil {
+		return nil
+	}
+	return s.engine.HostedKinds()
+}
+
+func hostedKindOf(kinds []engine.HostedKind, itemType string) (engine.HostedKind, bool) {
+	for _, k := range kinds {
+		if k.Owns(itemType) {
+			return k, true
+		}
+	}
+	return nil, false
 }

@@ -37,9 +37,6 @@ type Config struct {
 	Engine *engine.Engine
 	// Collectors are more Prometheus series for /metrics (the MCP servers' calls).
 	Collectors []prometheus.Collector
-	// MCPKeyAllowed says whether the key named key may use the MCP server label; nil
-	// lets every key use every server.
-	MCPKeyAllowed func(label, key string) bool
 	// Database stores responses; nil means nothing is stored (and previous_response_id
 	// finds nothing).
 	Database *storage.DB
@@ -164,8 +161,6 @@ type Server struct {
 	console *console.Console
 	// recent keeps the latest speeds per model for the console's live view.
 	recent *console.Recent
-	// mcpKeyAllowed is Config.MCPKeyAllowed.
-	mcpKeyAllowed func(label, key string) bool
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -179,7 +174,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
-		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent, mcpKeyAllowed: cfg.MCPKeyAllowed,
+		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent,
 		randomPlacement: cfg.RandomPlacement,
 		health:          &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
 		items: newItemCache(itemCacheBudget), contexts: newContextCache(contextCacheBudget), hot: newHotChains(hotChainBudget),

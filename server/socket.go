@@ -328,7 +328,7 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 		return nil, "", err
 	}
 	defer turn.abandon()
-	if err := s.checkMCPItems(m.key, history, turn.history(), req.Input); err != nil {
+	if err := s.checkHostedItems(m.key, history, turn.history(), req.Input); err != nil {
 		return nil, "", err
 	}
 	// The approval requests the response issues are this caller's alone.

@@ -261,17 +261,21 @@ func serve(parent context.Context, o serveOptions) error {
 	adm.MaxQueue, adm.MaxQueuePerKey, adm.RatePerMinute = o.maxQueue, o.maxQueueKey, o.rateLimit
 
 	eng := engine.New(rt.Seam(), formats, log)
+	// The hosted tool kinds requests may use, one line each. MCP is always registered:
+	// with no servers configured, a request's mcp tool is a 400 that says so.
+	var mcpBackend mcp.Servers
 	if len(servers) > 0 || len(o.mcpAllowURL) > 0 {
-		eng.Hosted = hosted
+		mcpBackend = hosted
 		log.Info("mcp servers", "labels", hosted.Labels(), "allow_url", o.mcpAllowURL)
 	}
+	eng.RegisterHosted(mcp.NewKind(mcpBackend, log))
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	h := server.New(server.Config{
-		Runtime: rt, Engine: eng, Database: db, Collectors: append(append(hosted.Collectors(), promptCacheCollectors()...), openedCacheCollectors()...), MCPKeyAllowed: hosted.KeyAllowed,
+		Runtime: rt, Engine: eng, Database: db, Collectors: append(append(hosted.Collectors(), promptCacheCollectors()...), openedCacheCollectors()...),
 		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, WebSocketQueueBytes: o.wsQueue, WebSocketQueueBytesTotal: o.wsQueueAll, RequestBytesTotal: o.bodiesAll, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, TrustedProxies: o.trustProxies, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,

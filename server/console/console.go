@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"hearth"
 	"hearth/storage"
 )
 
@@ -68,11 +69,20 @@ type Config struct {
 	KeyNames func(context.Context) (map[string]string, error)
 	// Live returns the runtime's and admission's state for the live view.
 	Live func(context.Context) Live
+	// HostedView shows the items of hosted tool kinds (MCP's); ok false, or nil,
+	// leaves an item to the console's own views (an unknown type shows its JSON).
+	HostedView func(hearth.Item) (v HostedItem, ok bool)
 	// SessionTTL is how long a login lasts; zero means DefaultSessionTTL.
 	SessionTTL time.Duration
 	// Now is the clock (tests move it); nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+}
+
+// HostedItem is an item of a hosted tool kind as a chain view shows it: Kind is the
+// kind's tool type ("mcp"); Args and Text are pretty-printed when they are JSON.
+type HostedItem struct {
+	Kind, Name, Args, Text string
 }
 
 // Live is the state the live view shows.

@@ -16,9 +16,21 @@ import (
 	"testing"
 	"time"
 
+	"hearth"
+	"hearth/mcp"
 	"hearth/server/console"
 	"hearth/storage"
 )
+
+// mcpView shows MCP's items as the server wires the console: as the MCP kind says.
+func mcpView(it hearth.Item) (console.HostedItem, bool) {
+	k := mcp.NewKind(nil, nil)
+	if !k.Owns(it.Type) {
+		return console.HostedItem{}, false
+	}
+	v := k.View(it)
+	return console.HostedItem{Kind: k.ToolType(), Name: v.Name, Args: v.Args, Text: v.Text}, true
+}
 
 const (
 	adminKey = "sk-admin-0123456789"
@@ -65,6 +77,7 @@ func newFixture(t *testing.T, keys bool) *fixture {
 					Models: []console.LoadedModel{{Name: "m:latest", Size: 5 << 20}}}},
 				Lanes: []console.Lane{{Model: "m:latest", Running: 1, Waiting: 3}}}
 		},
+		HostedView: mcpView,
 		SessionTTL: time.Hour,
 		Now: func() time.Time {
 			f.mu.Lock()

@@ -206,7 +206,7 @@ func (c *Console) chain(w http.ResponseWriter, r *http.Request) {
 	byID := map[string]*node{}
 	for _, t := range turns {
 		n := &node{Turn: t, KeyName: keyName(names, t.Owner), Focus: t.ID == id,
-			Input: itemViews(t.Input), Output: itemViews(t.Output)}
+			Input: c.itemViews(t.Input), Output: c.itemViews(t.Output)}
 		n.Reason, n.ErrorMsg = outcome(t)
 		byID[t.ID] = n
 	}
@@ -255,20 +255,27 @@ type itemView struct {
 	Encrypted bool
 }
 
-func itemViews(items []storage.Item) []itemView {
+func (c *Console) itemViews(items []storage.Item) []itemView {
 	out := make([]itemView, 0, len(items))
 	for _, it := range items {
-		out = append(out, viewOf(it))
+		out = append(out, viewOf(it, c.cfg.HostedView))
 	}
 	return out
 }
 
-func viewOf(s storage.Item) itemView {
+func viewOf(s storage.Item, hosted func(hearth.Item) (HostedItem, bool)) itemView {
 	var it hearth.Item
 	if err := json.Unmarshal(s.JSON, &it); err != nil {
 		return itemView{Kind: "other", Type: s.Type, Text: string(s.JSON)}
 	}
 	v := itemView{Type: it.Type, Role: it.Role, Status: it.Status, Name: it.Name, CallID: it.CallID}
+	if hosted != nil {
+		if h, ok := hosted(it); ok {
+			// An item of a hosted tool kind (an MCP call): shown as its kind says.
+			v.Kind, v.Name, v.Args, v.Text = h.Kind, h.Name, prettyJSON(h.Args), prettyJSON(h.Text)
+			return v
+		}
+	}
 	switch it.Type {
 	case hearth.ItemMessage:
 		v.Kind, v.Text = "message", partsText(it.Content)
@@ -293,36 +300,6 @@ func viewOf(s storage.Item) itemView {
 			v.Text = partsText(it.Output.Parts)
 		}
 		v.Text = prettyJSON(v.Text)
-	case hearth.ItemMCPCall:
-		// A hosted call and its result in one item: the server's tool, its
-		// arguments, then what it answered or the error.
-		v.Kind, v.Name, v.Args = "mcp", it.ServerLabel+"."+it.Name, prettyJSON(it.Arguments)
-		v.Text = prettyJSON(it.Output.Text)
-		if it.Error != "" {
-			v.Text = "error: " + it.Error
-		}
-	case hearth.ItemMCPListTools:
-		v.Kind, v.Name = "mcp", it.ServerLabel
-		names := make([]string, len(it.MCPTools))
-		for i, t := range it.MCPTools {
-			names[i] = t.Name
-		}
-		v.Text = fmt.Sprintf("%d tools: %s", len(names), strings.Join(names, ", "))
-		if it.Error != "" {
-			v.Text = "error: " + it.Error
-		}
-	case hearth.ItemMCPApprovalRequest:
-		v.Kind, v.Name, v.Args = "mcp", it.ServerLabel+"."+it.Name, prettyJSON(it.Arguments)
-		v.Text = "waiting for approval (" + it.ID + ")"
-	case hearth.ItemMCPApprovalResponse:
-		v.Kind, v.Text = "mcp", "denied"
-		if it.Approve != nil && *it.Approve {
-			v.Text = "approved"
-		}
-		v.Text += " (" + it.ApprovalRequestID + ")"
-		if it.Reason != "" {
-			v.Text += ": " + it.Reason
-		}
 	default:
 		v.Kind, v.Text = "other", prettyJSON(string(s.JSON))
 	}

@@ -6,13 +6,27 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/engine"
+	"hearth/mcp"
 )
 
-// TestCheckMCPItems: an MCP item naming a server the key may not use is the 403 that
+// keyServers are MCP servers of which secret is alice's alone.
+type keyServers struct{ mcp.Servers }
+
+func (keyServers) KeyAllowed(label, key string) bool { return label != "secret" || key == "alice" }
+
+// withMCPKeys is a server whose engine has the MCP kind over servers.
+func withMCPKeys(servers mcp.Servers) *Server {
+	e := engine.New(nil, engine.DefaultFormats(), nil)
+	e.RegisterHosted(mcp.NewKind(servers, nil))
+	return &Server{engine: e}
+}
+
+// TestCheckHostedItems: an MCP item naming a server the key may not use is the 403 that
 // server in tools is, naming where the item is; other items, servers the key may use
 // and labels no server has pass.
-func TestCheckMCPItems(t *testing.T) {
-	s := &Server{mcpKeyAllowed: func(label, key string) bool { return label != "secret" || key == "alice" }}
+func TestCheckHostedItems(t *testing.T) {
+	s := withMCPKeys(keyServers{})
 	item := func(typ, label string) hearth.Item { return hearth.Item{Type: typ, ServerLabel: label} }
 	msg := hearth.Item{Type: hearth.ItemMessage, Role: hearth.RoleUser}
 	for _, tc := range []struct {
@@ -34,7 +48,7 @@ func TestCheckMCPItems(t *testing.T) {
 		{"an approval response", "bob", nil, nil, []hearth.Item{{Type: hearth.ItemMCPApprovalResponse, ApprovalRequestID: "mcpr_1"}}, ""},
 		{"other items with a label", "bob", nil, nil, []hearth.Item{{Type: hearth.ItemFunctionCall, Name: "f", ServerLabel: "secret"}}, ""},
 	} {
-		err := s.checkMCPItems(tc.key, tc.chain, tc.conversation, tc.input)
+		err := s.checkHostedItems(tc.key, tc.chain, tc.conversation, tc.input)
 		if tc.param == "" {
 			if err != nil {
 				t.Errorf("%s: %v, want it to pass", tc.name, err)
@@ -46,19 +60,19 @@ func TestCheckMCPItems(t *testing.T) {
 			t.Errorf("%s: %v, want a 403 naming %s", tc.name, err, tc.param)
 		}
 	}
-	if err := (&Server{}).checkMCPItems("bob", nil, nil, []hearth.Item{item(hearth.ItemMCPCall, "secret")}); err != nil {
+	if err := (&Server{}).checkHostedItems("bob", nil, nil, []hearth.Item{item(hearth.ItemMCPCall, "secret")}); err != nil {
 		t.Errorf("no MCP servers: %v", err)
 	}
 }
 
-// BenchmarkCheckMCPItems: the check runs on every request, over the whole chain.
-func BenchmarkCheckMCPItems(b *testing.B) {
-	s := &Server{mcpKeyAllowed: func(label, key string) bool { return true }}
+// BenchmarkCheckHostedItems: the check runs on every request, over the whole chain.
+func BenchmarkCheckHostedItems(b *testing.B) {
+	s := withMCPKeys(keyServers{})
 	chain := make([]hearth.Item, 1000)
 	for i := range chain {
 		chain[i].Type = []string{hearth.ItemMessage, hearth.ItemReasoning, hearth.ItemFunctionCall, hearth.ItemFunctionCallOutput}[i%4]
 	}
 	for b.Loop() {
-		s.checkMCPItems("key", chain, nil, nil)
+		s.checkHostedItems("key", chain, nil, nil)
 	}
 }
