@@ -194,7 +194,20 @@ func TestSocketAndHTTPSameChainE2E(t *testing.T) {
 	viaSocket.db.Close()
 	viaHTTP, viaSocket = newChainHearth(t, httpPath), newChainHearth(t, socketPath)
 	ws = nil
-	hr, sr := post(turns, httpID), create(turns, socketID)
+	// Each continuation renders only what follows the prompt saved with the
+	// checkpoint (the renderer's cache is the process's: emptied before each).
+	resumed := func(label string) {
+		t.Helper()
+		if st := ollama.ReadPromptCacheStats(); st.Resumed != 1 || st.Full != 0 {
+			t.Errorf("after a restart, over %s, the prompt cache says %+v; want the saved prompt taken up and nothing rendered whole", label, st)
+		}
+	}
+	ollama.ResetPromptCache()
+	hr := post(turns, httpID)
+	resumed("HTTP")
+	ollama.ResetPromptCache()
+	sr := create(turns, socketID)
+	resumed("WebSocket")
 	samePrompt("after a restart")
 	if h, s := usage(hr), usage(sr); h != s {
 		t.Errorf("after a restart: usage over HTTP %s, over WebSocket %s", h, s)
