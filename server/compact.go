@@ -13,8 +13,9 @@ import (
 )
 
 // compactResponse serves POST /v1/responses/compact: decode and validate as a create
-// request, load the chain behind previous_response_id, prepare the summarising
-// generation (every request problem is still a 4xx then), wait for a slot of the model
+// request, run the prologue (prepare: the chain behind previous_response_id, item
+// references, placement, and the summarising generation; every request problem is
+// still a 4xx then), wait for a slot of the model
 // like any response, generate, and answer with the compacted window. Nothing is stored:
 // the window belongs to the client, which sends it as input from then on.
 func (s *Server) compactResponse(c *gin.Context) {
@@ -22,25 +23,14 @@ func (s *Server) compactResponse(c *gin.Context) {
 	if !ok {
 		return
 	}
-	ctx := c.Request.Context()
-	history, err := s.history(ctx, owner(c), req.PreviousResponseID)
-	if err == nil {
-		err = s.resolveReferences(ctx, owner(c), req.Input, nil)
-	}
-	if err == nil {
-		err = s.checkHostedItems(meta(c).key, history, nil, req.Input)
-	}
+	// The prologue of every response (prologue.go), for a summarising generation.
+	p, err := s.prepare(c.Request.Context(), intake{meta: meta(c), who: owner(c), compaction: true}, req)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
-	ctx, unplace := s.place(ctx, owner(c), req, "")
-	defer unplace()
-	compaction, err := s.engine.PrepareCompaction(ctx, req, history)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
+	defer p.close()
+	ctx := p.ctx
 	id := hearth.NewID(hearth.PrefixResponse)
 	adm, err := s.admit(ctx, c, req, id)
 	if err != nil {
@@ -48,7 +38,7 @@ func (s *Server) compactResponse(c *gin.Context) {
 		return
 	}
 	r := &run{s: s, req: req, adm: adm, kind: "compaction"}
-	out, err := r.compact(ctx, id, compaction)
+	out, err := r.compact(ctx, id, p.compaction)
 	c.Header(HeaderRuntime, adm.runtime())
 	if err != nil {
 		s.writeError(c, err)

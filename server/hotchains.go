@@ -107,8 +107,8 @@ func memoWeight(messages int) int { return messages * 160 }
 
 // put keeps the chain of response id: parent's followed by items, or base's when it
 // has no kept parent, read at epoch, with its job's build, distance and depth. weight is
-// items' stored JSON.
-func (h *hotChains) put(id, owner string, epoch uint64, parent *hotChain, base []hearth.Item, items []hearth.Item, weight int, memo *engine.Memo, distance, depth int) {
+// items' stored JSON. It returns the kept chain.
+func (h *hotChains) put(id, owner string, epoch uint64, parent *hotChain, base []hearth.Item, items []hearth.Item, weight int, memo *engine.Memo, distance, depth int) *hotChain {
 	c := &hotChain{owner: owner, epoch: epoch, memo: memo, distance: distance, depth: depth}
 	if parent != nil {
 		parent.extend(c, items)
@@ -120,4 +120,5 @@ func (h *hotChains) put(id, owner string, epoch uint64, parent *hotChain, base [
 		weight += memoWeight(len(base) + len(items))
 	}
 	h.generations.put(id, c, weight)
+	return c
 }

@@ -18,14 +18,10 @@ import (
 	"hearth/storage"
 )
 
-// The prologue: every create-shaped request runs the same steps before its response
-// exists, whatever its path (POST /v1/responses as JSON, SSE or background, a
-// WebSocket response.create, POST /v1/responses/compact): authentication (the
-// middleware, the same bearer key for HTTP and the WebSocket upgrade), the request
-// timeout (timed), decoding, validation and limits (decodeRequest), the chain behind
-// previous_response_id (history), then admission (start, or admitAs for a compaction).
-// What follows is one run (run.execute, run.compact), one report (run.report) and one
-// error encoder (apiError).
+// Decoding is the first step of the request path (prologue.go): authentication ran
+// before (the middleware, the same bearer key for HTTP and the WebSocket upgrade), then
+// the request timeout (timed), decoding, validation and limits (decodeRequest). Errors
+// have one encoder (apiError).
 
 // decoder decodes a create-shaped body; it returns the fields it did not use.
 type decoder func([]byte) (*hearth.CreateResponseRequest, []string, error)
@@ -87,61 +83,24 @@ func (s *Server) timed(ctx context.Context) (context.Context, context.CancelFunc
 	return context.WithTimeoutCause(ctx, s.limits.RequestTimeout, errRequestTimeout)
 }
 
-// createResponse serves POST /v1/responses: decode and validate, load the chain behind
-// previous_response_id, prepare the generation (every request problem is still an HTTP
-// error then), store the response as in progress, generate, store the result, and only
-// then send the terminal event.
+// createResponse serves POST /v1/responses: decode and validate, run the prologue
+// (prepare: every request problem is still an HTTP error then), store the response as
+// in progress, generate, store the result, and only then send the terminal event.
 func (s *Server) createResponse(c *gin.Context) {
 	req, ok := s.readRequest(c, hearth.DecodeCreateRequest)
 	if !ok {
 		return
 	}
-	ctx := c.Request.Context()
-	who := owner(c)
-
-	chain, err := s.chainHistory(ctx, who, req.PreviousResponseID, true)
-	if err == nil {
-		err = s.resolveReferences(ctx, who, req.Input, nil)
-	}
-	if chain.saved != nil {
-		ctx = engine.WithSavedPrompt(ctx, *chain.saved)
-	}
-	if chain.hot != nil {
-		ctx = engine.WithMemo(ctx, chain.hot.memo)
-	}
+	p, err := s.prepare(c.Request.Context(), intake{meta: meta(c), who: owner(c)}, req)
 	if err != nil {
 		s.writeError(c, err)
 		return
 	}
-	turn, err := s.beginConversationTurn(ctx, who, req)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	defer turn.abandon()
-	if err := s.checkHostedItems(meta(c).key, chain.items, turn.history(), req.Input); err != nil {
-		s.writeError(c, err)
-		return
-	}
-	// The approval requests the response issues are this caller's alone.
-	ctx = engine.WithCaller(ctx, who)
-	history := chain.items
-	if more := turn.history(); len(more) > 0 {
-		history = append(history, more...)
-		// The job's build then holds more than the chain: not for the next turn.
-		chain.noMemo = true
-	}
-	ctx, unplace := s.place(ctx, who, req, "")
-	defer unplace()
-	job, err := s.engine.Prepare(ctx, req, history)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-
+	defer p.close()
+	ctx := p.ctx
 	// A JSON reply is stored whole when it ends: its client learns the id with the
 	// finished response, so no reader needs the in-flight row.
-	r, resp, retry, err := s.start(ctx, meta(c), who, req, job, !req.Stream && !req.Background)
+	r, resp, retry, err := s.start(ctx, meta(c), owner(c), p, !req.Stream && !req.Background)
 	if retry != "" {
 		c.Header("Retry-After", retry)
 	}
@@ -150,18 +109,15 @@ func (s *Server) createResponse(c *gin.Context) {
 		return
 	}
 	c.Header(HeaderRuntime, r.adm.runtime())
-	r.conv = turn.handOff()
-	r.chain = &chain
 	adm := r.adm
 	switch {
 	case req.Background && !req.Stream:
 		// The response runs without the client: it answers at once with the queued
 		// response, and the client polls or cancels by id.
 		queued := resp.Clone()
-		b := hearth.NewBuilder(resp, r.observe(r.emitTo(nil)))
 		// The journal starts as a background stream's does, so a client that
 		// streams it later (GET ?stream=true) sees response.queued too.
-		b.Queue()
+		b := r.builder(resp, nil, true)
 		go r.execute(s.background(resp.ID), b, nil)
 		c.JSON(http.StatusOK, queued)
 	case req.Stream:
@@ -174,16 +130,11 @@ func (s *Server) createResponse(c *gin.Context) {
 			runCtx = s.background(resp.ID)
 		}
 		runCtx = sse.bound(runCtx, s.writeTimeout, !req.Background)
-		b := hearth.NewBuilder(resp, r.observe(r.emitTo(sse)))
-		if req.Background || adm.queued {
-			// Waiting for a slot: the client sees response.queued, then
-			// response.in_progress once the generation starts.
-			b.Queue()
-		}
-		r.execute(runCtx, b, sse)
+		// Waiting for a slot: the client sees response.queued, then
+		// response.in_progress once the generation starts.
+		r.execute(runCtx, r.builder(resp, sse, req.Background || adm.queued), sse)
 	default:
-		b := hearth.NewBuilder(resp, r.observe(r.emitTo(nil)))
-		final, storeErr := r.execute(ctx, b, nil)
+		final, storeErr := r.execute(ctx, r.builder(resp, nil, false), nil)
 		// Where it ran: a runtime that refused it moved it.
 		c.Header(HeaderRuntime, r.adm.runtime())
 		if storeErr != nil {
@@ -211,12 +162,20 @@ func (s *Server) createResponse(c *gin.Context) {
 
 // start turns a prepared request into a run: the response and its id, a place in
 // admission (a slot now, or the queue; a refusal is a 429 whose Retry-After value is
-// returned), and the stored record (queued or in progress). HTTP and WebSocket creates
-// share it. whole keeps the record back until the response ends, to be stored with
+// returned), and the stored record (queued or in progress). Every response starts
+// here, once prepared (prologue.go); the run takes over the prepared conversation turn
+// and chain. whole keeps the record back until the response ends, to be stored with
 // its end in one transaction (one commit and fsync instead of two): only for a
 // response whose id nobody learns before it ends.
-func (s *Server) start(ctx context.Context, m *reqMeta, who string, req *hearth.CreateResponseRequest, job *engine.Job, whole bool) (*run, *hearth.Response, string, error) {
-	resp := hearth.NewResponse(hearth.NewID(hearth.PrefixResponse), req, time.Now())
+func (s *Server) start(ctx context.Context, m *reqMeta, who string, p *prepared, whole bool) (r *run, resp *hearth.Response, retry string, err error) {
+	req := p.req
+	defer func() {
+		if err == nil {
+			// The run appends the response to its conversation and releases it.
+			r.conv = p.turn.handOff()
+		}
+	}()
+	resp = hearth.NewResponse(hearth.NewID(hearth.PrefixResponse), req, time.Now())
 	assignInputIDs(req.Input)
 	store := req.StoreEnabled() && s.db != nil
 	if req.Background && !store {
@@ -229,7 +188,7 @@ func (s *Server) start(ctx context.Context, m *reqMeta, who string, req *hearth.
 	if err != nil {
 		return nil, nil, retry, err
 	}
-	r := &run{s: s, job: job, req: req, store: store, adm: adm, who: who}
+	r = &run{s: s, job: p.job, req: req, store: store, adm: adm, who: who, chain: &p.chain}
 	if !store {
 		return r, resp, "", nil
 	}
@@ -289,11 +248,16 @@ type run struct {
 	chain *chainRead
 	// finalJSON is the final response as stored, once it is (Response.MarshalJSON).
 	finalJSON []byte
+	// kept is the response's chain as kept for its next turn (keep); nil when it
+	// was not.
+	kept *hotChain
 }
 
 // eventSink is where a streamed response's events go: an SSE stream (sse.go) or a
 // WebSocket connection (socket.go). The run, storage and budget logic is the same for
-// both; only the framing differs.
+// every response; only the framing differs. A JSON reply and a background response
+// have none (a nil sink): their events go to the journal alone, and the JSON reply is
+// the builder's final response.
 type eventSink interface {
 	Event(hearth.Event)
 	// Done ends one response's events: SSE sends data: [DONE]; a socket stays open
@@ -307,6 +271,17 @@ type eventSink interface {
 // every event into the same buffer.
 type encodedSink interface {
 	Stored(typ string, data []byte)
+}
+
+// builder is the builder of a started response whose events leave through sink (nil:
+// the journal alone). queued announces the response as queued first: it waits for a
+// slot, or runs in the background.
+func (r *run) builder(resp *hearth.Response, sink eventSink, queued bool) *hearth.Builder {
+	b := hearth.NewBuilder(resp, r.observe(r.emitTo(sink)))
+	if queued {
+		b.Queue()
+	}
+	return b
 }
 
 // emitTo is where a response's events go, whatever the path: the journal, then sink
@@ -497,7 +472,7 @@ func (r *run) keep(final *hearth.Response, f storage.Final) {
 	if distance >= storage.CheckpointInterval(ch.depth) {
 		distance = 0 // it became its chain's checkpoint
 	}
-	r.s.hot.put(final.ID, r.who, ch.epoch, ch.hot, ch.items, items, weight, memo, distance, ch.depth)
+	r.kept = r.s.hot.put(final.ID, r.who, ch.epoch, ch.hot, ch.items, items, weight, memo, distance, ch.depth)
 }
 
 // savedPrompt is the response's prompt for its chain's checkpoint (storage.Final).
@@ -603,17 +578,6 @@ func readBodySized(r io.Reader, size int64) ([]byte, error) {
 	return nil, hearth.InvalidRequest("", "invalid_body", "Could not read the request body: "+err.Error())
 }
 
-// history loads the items behind previous_response_id: every response of the chain's
-// input then output, oldest first. Instructions are not inherited (OpenAI's rule).
-// The chain comes from s.hot when its last response finished in this process, else
-// the items of its checkpoint come decoded from s.contexts (after the first
-// continuation that reads it) and the links after it from storage; the caller must not
-// change the items (both caches share them), only the slice.
-func (s *Server) history(ctx context.Context, owner, previousID string) ([]hearth.Item, error) {
-	ch, err := s.chainHistory(ctx, owner, previousID, false)
-	return ch.items, err
-}
-
 // chainRead is what a turn read of the chain it continues.
 type chainRead struct {
 	items []hearth.Item
@@ -627,6 +591,12 @@ type chainRead struct {
 	// response of the chain had finished for good, so the turn may keep its own.
 	hot     *hotChain
 	settled bool
+	// local: the items are a WebSocket connection's own (socketState), which it
+	// appends to in place.
+	local bool
+	// memo is what the chain's previous turn built (engine.Memo), from its hot chain
+	// or the connection's state; nil when none was kept.
+	memo *engine.Memo
 	// noMemo: the turn's build is not of its chain alone, so it keeps none.
 	noMemo bool
 	// distance is the new response's links up to the chain's nearest checkpoint or
@@ -634,22 +604,38 @@ type chainRead struct {
 	distance, depth int
 }
 
-// chainHistory is history with where the items came from; with resume, a load also
-// returns the prompt saved with the checkpoint.
-func (s *Server) chainHistory(ctx context.Context, owner, previousID string, resume bool) (chainRead, error) {
+// chainHistory loads the items behind previous_response_id: every response of the
+// chain's input then output, oldest first. Instructions are not inherited (OpenAI's
+// rule). The chain comes from s.hot when its last response finished in this process;
+// else from local, a WebSocket connection's latest response, when previousID names it
+// (a chain storage may not have: store: false); else the items of its checkpoint come
+// decoded from s.contexts (after the first continuation that reads it) and the links
+// after it from storage. With resume, a load also returns the prompt saved with the
+// checkpoint. The caller must not change the items (the caches share them), only the
+// slice.
+func (s *Server) chainHistory(ctx context.Context, owner, previousID string, local *socketState, resume bool) (chainRead, error) {
+	var ch chainRead
+	if s.db != nil {
+		ch = chainRead{epoch: s.db.ChainEpoch(), settled: true, depth: 1}
+		if previousID == "" {
+			return ch, nil
+		}
+		if c, ok := s.hot.get(owner, previousID, ch.epoch); ok {
+			ch.items, ch.hot, ch.memo, ch.distance, ch.depth = c.history(), c, c.memo, c.distance+1, c.depth+1
+			return ch, nil
+		}
+	}
+	if previousID != "" && local != nil && local.id == previousID {
+		// Not kept for the next turn (settled false): the connection keeps it, and
+		// hot chains hold only what a load would give. Its distance and depth are
+		// not known: storage finds them if the response is stored.
+		return chainRead{items: local.history(), local: true, memo: local.memo, epoch: ch.epoch}, nil
+	}
 	if s.db == nil {
 		if previousID != "" {
 			return chainRead{}, hearth.PreviousResponseNotFound(previousID)
 		}
 		return chainRead{}, nil
-	}
-	ch := chainRead{epoch: s.db.ChainEpoch(), settled: true, depth: 1}
-	if previousID == "" {
-		return ch, nil
-	}
-	if c, ok := s.hot.get(owner, previousID, ch.epoch); ok {
-		ch.items, ch.hot, ch.distance, ch.depth = c.history(), c, c.distance+1, c.depth+1
-		return ch, nil
 	}
 	var kept checkpointItems
 	chain, err := s.db.LoadChainTail(ctx, owner, previousID, func(stamp string) bool {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -70,6 +69,9 @@ type socket struct {
 type socketState struct {
 	id    string
 	items []hearth.Item
+	// kept is the response's chain as hearth keeps it for any continuation (hot
+	// chains), which items then are not: the connection shares it.
+	kept *hotChain
 	// memo is what the response's job built, for the next create's build
 	// (engine.Memo); nil when it kept nothing.
 	memo *engine.Memo
@@ -313,87 +315,61 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	}
 	ctx, cancel := s.timed(sk.ctx)
 	defer cancel()
-	history, local, err := sk.history(ctx, req.PreviousResponseID)
+	// The connection's next create goes where its latest response ran, whose KV
+	// cache holds the conversation so far.
+	p, err := s.prepare(ctx, intake{meta: &m, who: sk.owner, local: sk.latest, runtime: sk.runtime}, req)
 	if err != nil {
 		return nil, "", err
 	}
-	if local {
-		ctx = engine.WithMemo(ctx, sk.latest.memo)
-	}
-	if err := s.resolveReferences(ctx, sk.owner, req.Input, sk.localItems()); err != nil {
-		return nil, "", err
-	}
-	turn, err := s.beginConversationTurn(ctx, sk.owner, req)
-	if err != nil {
-		return nil, "", err
-	}
-	defer turn.abandon()
-	if err := s.checkHostedItems(m.key, history, turn.history(), req.Input); err != nil {
-		return nil, "", err
-	}
-	// The approval requests the response issues are this caller's alone.
-	ctx = engine.WithCaller(ctx, sk.owner)
-	// The connection's next create goes where its latest response ran, whose KV cache
-	// holds the conversation so far.
-	ctx, unplace := s.place(ctx, sk.owner, req, sk.runtime)
-	defer unplace()
-	// The connection's state stays the chain of responses (what storage would load for
-	// previous_response_id), without the conversation's items.
-	job, err := s.engine.Prepare(ctx, req, append(slices.Clip(history), turn.history()...))
-	if err != nil {
-		return nil, "", err
-	}
-	r, resp, retry, err := s.start(ctx, &m, sk.owner, req, job, false)
+	defer p.close()
+	r, resp, retry, err := s.start(p.ctx, &m, sk.owner, p, false)
 	if err != nil {
 		return nil, retry, err
 	}
-	r.conv = turn.handOff()
-	b := hearth.NewBuilder(resp, r.observe(r.emitTo(sk)))
-	if r.adm.queued {
-		b.Queue()
-	}
-	final, storeErr := r.execute(ctx, b, sk)
+	final, storeErr := r.execute(p.ctx, r.builder(resp, sk, r.adm.queued), sk)
 	if storeErr != nil {
 		// The client was sent response.failed: the response is not one to continue.
 		final = failedCopy(final, notStoredMessage(storeErr))
 	}
 	if final.Status != hearth.StatusFailed {
-		// The connection's own items grow in place; a stored chain's are shared
-		// (hotChains) and copied once.
-		items := history
-		if !local {
-			items = make([]hearth.Item, len(history), 2*(len(history)+len(req.Input)+len(final.Output)))
-			copy(items, history)
-		}
-		items = append(append(items, req.Input...), final.Output...)
-		var memo *engine.Memo
-		if len(turn.history()) == 0 { // a build of the chain alone
-			memo = job.Memo()
-		}
-		sk.latest = &socketState{id: final.ID, items: items, memo: memo}
+		sk.latest = nextSocketState(p, r, final)
 		sk.runtime = r.adm.runtime()
 	}
 	return final, "", nil
 }
 
-// localItems are the items of the connection's latest conversation, which item
-// references may name even when it was never stored (store: false).
-func (sk *socket) localItems() []hearth.Item {
-	if sk.latest == nil {
-		return nil
+// nextSocketState is the connection's state once final, prepared as p and run as r,
+// ended: the chain kept for its next turn when it was (the connection shares it), else
+// the chain it continued, with its input and output.
+func nextSocketState(p *prepared, r *run, final *hearth.Response) *socketState {
+	if r.kept != nil {
+		return &socketState{id: final.ID, kept: r.kept, memo: r.kept.memo}
 	}
-	return sk.latest.items
+	// The connection's own items grow in place; a kept chain's are shared
+	// (hotChains) and copied once.
+	history := p.chain.items
+	items := history
+	if !p.chain.local {
+		items = make([]hearth.Item, len(history), 2*(len(history)+len(p.req.Input)+len(final.Output)))
+		copy(items, history)
+	}
+	items = append(append(items, p.req.Input...), final.Output...)
+	var memo *engine.Memo
+	if !p.chain.noMemo { // a build of the chain alone
+		memo = p.job.Memo()
+	}
+	return &socketState{id: final.ID, items: items, memo: memo}
 }
 
-// history is the conversation behind previous_response_id: the connection-local state
-// when the id is the connection's latest response (local), else the stored chain. The
-// caller must not change the items; the connection appends its next ones in place.
-func (sk *socket) history(ctx context.Context, previousID string) (items []hearth.Item, local bool, err error) {
-	if previousID != "" && sk.latest != nil && sk.latest.id == previousID {
-		return sk.latest.items, true, nil
+// history is the items of the connection's latest conversation: the chain a create
+// naming it continues, and the items its item references may name even when it was
+// never stored (store: false). The caller must not change the items; the connection
+// appends its next ones in place.
+func (st *socketState) history() []hearth.Item {
+	if st.kept != nil {
+		return st.kept.history()
 	}
-	items, err = sk.s.history(ctx, sk.owner, previousID)
-	return items, false, err
+	return st.items
 }
 
 // socketOnlyFields are create-body fields a WebSocket create must not send (the
