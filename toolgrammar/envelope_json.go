@@ -5,9 +5,28 @@ import (
 	"encoding/json"
 )
 
-// Sub-states of sJSON: the call object {"name": ..., "arguments": {...}},
-// possibly inside an array, possibly with the OpenAI-style nesting
-// {"type": "function", "function": {...}}.
+// jsonCall is the state of a JSON envelope (JSONObject, JSONArray): after
+// Open, a call object {"name": ..., "arguments": {...}}, possibly inside an
+// array, possibly with the OpenAI-style nesting {"type": "function",
+// "function": {...}}, then Close. Other kinds keep one for a call the model
+// wrote as a JSON object anyway (continueCall, openJSON), and a format
+// without tools uses it for bare calls.
+type jsonCall struct {
+	sub      uint8  // where in the call object (j* below)
+	arr      bool   // the calls are in an array
+	esc      bool   // the previous byte of a string was a backslash
+	key      []byte // the key being read
+	role     uint8  // what the key's value is (r* below)
+	depth    int    // 1 inside the "function" object of the nesting
+	hasName  bool
+	hasArgs  bool
+	argsMode uint8  // how the arguments value is written (am* below)
+	name     []byte // the name string as written
+	strBuf   []byte // an arguments value that is not an object, as written
+	vs       valueScanner
+}
+
+// Sub-states of a JSON call.
 const (
 	jArrOpen uint8 = iota
 	jObjOpen
@@ -21,6 +40,7 @@ const (
 	jSkipVal
 	jAfterVal
 	jArrNext
+	jAfterObj // after a complete call: Close, another object, or text (sEnvelope)
 )
 
 // Roles of a key in the call object.
@@ -40,236 +60,321 @@ const (
 
 const maxKeyLen = 256
 
-func (p *Parser) stepJSON(s string, final bool) (int, bool) {
+func (j *jsonCall) reset() {
+	j.name = j.name[:0]
+	j.key = j.key[:0]
+	j.esc = false
+	j.depth = 0
+	j.hasName, j.hasArgs = false, false
+	j.argsMode = 0
+	j.vs.reset()
+}
+
+func (j *jsonCall) open(p *Parser, _ string) {
+	p.resetCall()
+	j.reset()
+	j.arr = p.e.Kind == JSONArray
+	if j.arr {
+		j.sub = jArrOpen
+	} else {
+		j.sub = jObjOpen
+	}
+	p.st = sCall
+}
+
+func (j *jsonCall) openJSON(p *Parser) {
+	p.resetCall()
+	j.reset()
+	j.arr = false
+	j.sub = jObjOpen
+	p.st = sCall
+}
+
+// step runs the call object byte by byte through its sub-states; each
+// handler consumes from s[i:] and says whether the step ends there.
+func (j *jsonCall) step(p *Parser, s string, final bool) (int, bool) {
+	if j.sub == jAfterObj {
+		return j.afterObj(p, s, final)
+	}
 	i := 0
 	for i < len(s) {
-		c := s[i]
-		switch p.sub {
+		var leave bool
+		switch j.sub {
 		case jArrOpen:
-			if isWS(c) {
-				i++
-				continue
-			}
-			if c == '{' {
-				// A single call without the array: accept it.
-				p.arr = false
-				p.sub = jObjOpen
-				continue
-			}
-			if c != '[' {
-				return p.jsonFail(i, "expected '[' to open the calls")
-			}
-			i++
-			p.sub = jObjOpen
+			i, leave = j.arrOpen(p, s, i)
 		case jObjOpen:
-			if isWS(c) {
-				i++
-				continue
-			}
-			if c == ']' && p.arr {
-				i++
-				p.st = sAfterObj
-				return i, false
-			}
-			if c == '[' && !p.arr && !p.hasName {
-				// Several calls as an array inside one envelope: accept it.
-				p.arr = true
-				i++
-				continue
-			}
-			if c != '{' {
-				return p.jsonFail(i, "expected '{' to open a call")
-			}
-			p.resetCall()
-			i++
-			p.sub = jKeyOrEnd
+			i, leave = j.objOpen(p, s, i)
 		case jKeyOrEnd, jKey:
-			if isWS(c) {
-				i++
-				continue
-			}
-			if c == '}' && p.sub == jKeyOrEnd {
-				i++
-				if n, ok := p.objEnd(i); !ok {
-					return n, false
-				}
-				if !p.arr || p.opts.PauseAtDecisions {
-					return i, false
-				}
-				continue
-			}
-			if c != '"' {
-				return p.jsonFail(i, "expected a key in the call object")
-			}
-			i++
-			p.key = p.key[:0]
-			p.esc = false
-			p.sub = jKeyStr
+			i, leave = j.keyOrEnd(p, s, i)
 		case jKeyStr:
-			j := i
-			for j < len(s) && (p.esc || s[j] != '"') {
-				p.esc = !p.esc && s[j] == '\\'
-				j++
-			}
-			p.key = append(p.key, s[i:j]...)
-			if len(p.key) > maxKeyLen {
-				return p.jsonFail(j, "key too long")
-			}
-			i = j
-			if i < len(s) {
-				i++ // closing quote
-				p.role = p.keyRole()
-				p.sub = jColon
-			}
+			i, leave = j.keyStr(p, s, i)
 		case jColon:
-			if isWS(c) {
-				i++
-				continue
-			}
-			if c != ':' {
-				return p.jsonFail(i, "expected ':' in the call object")
-			}
-			i++
-			p.sub = jValue
+			i, leave = j.colon(p, s, i)
 		case jValue:
-			if isWS(c) {
-				i++
-				continue
-			}
-			role := p.role
-			if (role == rName && p.hasName) || (role == rArgs && p.hasArgs) || (role == rFunc && (c != '{' || p.depth > 0)) {
-				role = rOther
-			}
-			switch role {
-			case rName:
-				if c != '"' {
-					return p.jsonFail(i, "call name is not a string")
-				}
-				i++
-				p.name = p.name[:0]
-				p.esc = false
-				p.sub = jNameStr
-			case rArgs:
-				p.vs.reset()
-				p.strBuf = p.strBuf[:0]
-				switch c {
-				case '{':
-					p.argsMode = amStream
-				case '"':
-					p.argsMode = amString
-				default:
-					p.argsMode = amOther
-				}
-				p.sub = jArgs
-			case rFunc:
-				i++
-				p.depth = 1
-				p.sub = jKeyOrEnd
-			default:
-				p.vs.reset()
-				p.sub = jSkipVal
-			}
+			i, leave = j.value(p, s, i)
 		case jNameStr:
-			j := i
-			for j < len(s) && (p.esc || s[j] != '"') {
-				p.esc = !p.esc && s[j] == '\\'
-				j++
-			}
-			p.name = append(p.name, s[i:j]...)
-			if len(p.name) > maxKeyLen {
-				return p.jsonFail(j, "name too long")
-			}
-			i = j
-			if i < len(s) {
-				i++
-				p.hasName = true
-				p.begin(unquoteName(p.name), p.at+int64(i))
-				p.sub = jAfterVal
-				if p.opts.PauseAtDecisions {
-					return i, false
-				}
-			}
+			i, leave = j.nameStr(p, s, i)
 		case jArgs:
-			out := &p.args
-			if p.argsMode != amStream {
-				out = &p.strBuf
-			}
-			n, done, err := p.vs.scan(s[i:], out, false)
-			i += n
-			if err != "" {
-				return p.jsonFail(i, "arguments: "+string(err))
-			}
-			if done {
-				if msg := p.finishArgs(); msg != "" {
-					return p.jsonFail(i, msg)
-				}
-				p.sub = jAfterVal
-			}
+			i, leave = j.args(p, s, i)
 		case jSkipVal:
-			n, done, err := p.vs.scan(s[i:], nil, false)
-			i += n
-			if err != "" {
-				return p.jsonFail(i, string(err))
-			}
-			if done {
-				p.sub = jAfterVal
-			}
+			i, leave = j.skipValue(p, s, i)
 		case jAfterVal:
-			if isWS(c) {
-				i++
-				continue
-			}
-			switch {
-			case c == ',':
-				i++
-				p.sub = jKey
-			case c == '}' && p.depth > 0:
-				i++
-				p.depth = 0
-			case c == '}':
-				i++
-				if n, ok := p.objEnd(i); !ok {
-					return n, false
-				}
-				if !p.arr || p.opts.PauseAtDecisions {
-					return i, false
-				}
-			default:
-				return p.jsonFail(i, "expected ',' or '}' in the call object")
-			}
+			i, leave = j.afterValue(p, s, i)
 		case jArrNext:
-			if isWS(c) {
-				i++
-				continue
-			}
-			switch c {
-			case ',':
-				i++
-				p.sub = jObjOpen
-			case ']':
-				i++
-				p.st = sAfterObj
-				return i, false
-			default:
-				return p.jsonFail(i, "expected ',' or ']' between calls")
-			}
+			i, leave = j.arrNext(p, s, i)
+		default:
+			leave = true
+		}
+		if leave {
+			return i, false
 		}
 	}
 	return i, true
 }
 
-func (p *Parser) keyRole() uint8 {
-	k := string(p.key)
+// fail gives the call up at s[i]; the step ends.
+func (j *jsonCall) fail(p *Parser, i int, reason string) (int, bool) {
+	p.fail(reason, p.c.hasClose)
+	return i, true
+}
+
+// toAfter leaves the call's raw span: what follows is the closer, another
+// call object or text.
+func (j *jsonCall) toAfter(p *Parser) {
+	j.sub = jAfterObj
+	p.st = sEnvelope
+}
+
+// skipWSFrom returns the offset of the first byte at or after i that is
+// not whitespace.
+func skipWSFrom(s string, i int) int {
+	for i < len(s) && isWS(s[i]) {
+		i++
+	}
+	return i
+}
+
+func (j *jsonCall) arrOpen(p *Parser, s string, i int) (int, bool) {
+	if i = skipWSFrom(s, i); i == len(s) {
+		return i, false
+	}
+	switch s[i] {
+	case '{':
+		// A single call without the array: accept it.
+		j.arr = false
+	case '[':
+		i++
+	default:
+		return j.fail(p, i, "expected '[' to open the calls")
+	}
+	j.sub = jObjOpen
+	return i, false
+}
+
+func (j *jsonCall) objOpen(p *Parser, s string, i int) (int, bool) {
+	if i = skipWSFrom(s, i); i == len(s) {
+		return i, false
+	}
+	switch c := s[i]; {
+	case c == ']' && j.arr:
+		j.toAfter(p)
+		return i + 1, true
+	case c == '[' && !j.arr && !j.hasName:
+		// Several calls as an array inside one envelope: accept it.
+		j.arr = true
+		return i + 1, false
+	case c != '{':
+		return j.fail(p, i, "expected '{' to open a call")
+	}
+	p.resetCall()
+	j.reset()
+	j.sub = jKeyOrEnd
+	return i + 1, false
+}
+
+func (j *jsonCall) keyOrEnd(p *Parser, s string, i int) (int, bool) {
+	if i = skipWSFrom(s, i); i == len(s) {
+		return i, false
+	}
+	if s[i] == '}' && j.sub == jKeyOrEnd {
+		return j.objEnd(p, i+1)
+	}
+	if s[i] != '"' {
+		return j.fail(p, i, "expected a key in the call object")
+	}
+	j.key = j.key[:0]
+	j.esc = false
+	j.sub = jKeyStr
+	return i + 1, false
+}
+
+func (j *jsonCall) keyStr(p *Parser, s string, i int) (int, bool) {
+	k := i
+	for k < len(s) && (j.esc || s[k] != '"') {
+		j.esc = !j.esc && s[k] == '\\'
+		k++
+	}
+	j.key = append(j.key, s[i:k]...)
+	if len(j.key) > maxKeyLen {
+		return j.fail(p, k, "key too long")
+	}
+	if k < len(s) {
+		k++ // closing quote
+		j.role = j.keyRole(p.c)
+		j.sub = jColon
+	}
+	return k, false
+}
+
+func (j *jsonCall) colon(p *Parser, s string, i int) (int, bool) {
+	if i = skipWSFrom(s, i); i == len(s) {
+		return i, false
+	}
+	if s[i] != ':' {
+		return j.fail(p, i, "expected ':' in the call object")
+	}
+	j.sub = jValue
+	return i + 1, false
+}
+
+// value starts the value of a key by the key's role: the name, the
+// arguments, the nested function object, or anything else to skip.
+func (j *jsonCall) value(p *Parser, s string, i int) (int, bool) {
+	if i = skipWSFrom(s, i); i == len(s) {
+		return i, false
+	}
+	c := s[i]
+	role := j.role
+	if (role == rName && j.hasName) || (role == rArgs && j.hasArgs) || (role == rFunc && (c != '{' || j.depth > 0)) {
+		role = rOther
+	}
+	switch role {
+	case rName:
+		if c != '"' {
+			return j.fail(p, i, "call name is not a string")
+		}
+		i++
+		j.name = j.name[:0]
+		j.esc = false
+		j.sub = jNameStr
+	case rArgs:
+		j.vs.reset()
+		j.strBuf = j.strBuf[:0]
+		switch c {
+		case '{':
+			j.argsMode = amStream
+		case '"':
+			j.argsMode = amString
+		default:
+			j.argsMode = amOther
+		}
+		j.sub = jArgs
+	case rFunc:
+		i++
+		j.depth = 1
+		j.sub = jKeyOrEnd
+	default:
+		j.vs.reset()
+		j.sub = jSkipVal
+	}
+	return i, false
+}
+
+func (j *jsonCall) nameStr(p *Parser, s string, i int) (int, bool) {
+	k := i
+	for k < len(s) && (j.esc || s[k] != '"') {
+		j.esc = !j.esc && s[k] == '\\'
+		k++
+	}
+	j.name = append(j.name, s[i:k]...)
+	if len(j.name) > maxKeyLen {
+		return j.fail(p, k, "name too long")
+	}
+	if k == len(s) {
+		return k, false
+	}
+	k++
+	j.hasName = true
+	p.begin(unquoteName(j.name), p.at+int64(k))
+	j.sub = jAfterVal
+	return k, p.opts.PauseAtDecisions
+}
+
+func (j *jsonCall) args(p *Parser, s string, i int) (int, bool) {
+	out := &p.args
+	if j.argsMode != amStream {
+		out = &j.strBuf
+	}
+	n, done, err := j.vs.scan(s[i:], out, false)
+	i += n
+	if err != "" {
+		return j.fail(p, i, "arguments: "+string(err))
+	}
+	if done {
+		if msg := j.finishArgs(p); msg != "" {
+			return j.fail(p, i, msg)
+		}
+		j.sub = jAfterVal
+	}
+	return i, false
+}
+
+func (j *jsonCall) skipValue(p *Parser, s string, i int) (int, bool) {
+	n, done, err := j.vs.scan(s[i:], nil, false)
+	i += n
+	if err != "" {
+		return j.fail(p, i, string(err))
+	}
+	if done {
+		j.sub = jAfterVal
+	}
+	return i, false
+}
+
+func (j *jsonCall) afterValue(p *Parser, s string, i int) (int, bool) {
+	if i = skipWSFrom(s, i); i == len(s) {
+		return i, false
+	}
+	switch c := s[i]; {
+	case c == ',':
+		j.sub = jKey
+	case c == '}' && j.depth > 0:
+		j.depth = 0
+	case c == '}':
+		return j.objEnd(p, i+1)
+	default:
+		return j.fail(p, i, "expected ',' or '}' in the call object")
+	}
+	return i + 1, false
+}
+
+func (j *jsonCall) arrNext(p *Parser, s string, i int) (int, bool) {
+	if i = skipWSFrom(s, i); i == len(s) {
+		return i, false
+	}
+	switch s[i] {
+	case ',':
+		j.sub = jObjOpen
+		return i + 1, false
+	case ']':
+		j.toAfter(p)
+		return i + 1, true
+	}
+	return j.fail(p, i, "expected ',' or ']' between calls")
+}
+
+func (j *jsonCall) keyRole(c *compiled) uint8 {
+	k := string(j.key)
 	switch {
-	case k == p.c.nameKey:
+	case k == c.nameKey:
 		return rName
-	case k == p.c.argsKey:
+	case k == c.argsKey:
 		return rArgs
-	case k == "function" && p.depth == 0:
+	case k == "function" && j.depth == 0:
 		return rFunc
 	}
 	// Models trained on one spelling sometimes write the other.
-	if p.c.argsKey != "arguments" && k == "arguments" || p.c.argsKey != "parameters" && k == "parameters" {
+	if c.argsKey != "arguments" && k == "arguments" || c.argsKey != "parameters" && k == "parameters" {
 		return rArgs
 	}
 	return rOther
@@ -277,14 +382,14 @@ func (p *Parser) keyRole() uint8 {
 
 // finishArgs turns a completed arguments value into canonical arguments; it
 // returns a reason when the value is not an object.
-func (p *Parser) finishArgs() string {
-	p.hasArgs = true
-	switch p.argsMode {
+func (j *jsonCall) finishArgs(p *Parser) string {
+	j.hasArgs = true
+	switch j.argsMode {
 	case amStream:
 		return ""
 	case amString:
 		var inner string
-		if json.Unmarshal(p.strBuf, &inner) != nil {
+		if json.Unmarshal(j.strBuf, &inner) != nil {
 			return "arguments string is not valid JSON"
 		}
 		var b bytes.Buffer
@@ -293,7 +398,7 @@ func (p *Parser) finishArgs() string {
 		}
 		p.args = append(p.args[:0], b.Bytes()...)
 	default:
-		if string(p.strBuf) != "null" {
+		if string(j.strBuf) != "null" {
 			return "arguments are not a JSON object"
 		}
 		p.args = append(p.args[:0], "{}"...)
@@ -301,56 +406,54 @@ func (p *Parser) finishArgs() string {
 	return ""
 }
 
-// objEnd completes the call object whose '}' ends at s[:i].
-func (p *Parser) objEnd(i int) (int, bool) {
-	if !p.hasName {
-		n, _ := p.jsonFail(i, "call has no name")
-		return n, false
+// objEnd completes the call object whose '}' ends at s[:i]; the step ends
+// unless more calls of an array may follow at once.
+func (j *jsonCall) objEnd(p *Parser, i int) (int, bool) {
+	if !j.hasName {
+		return j.fail(p, i, "call has no name")
 	}
-	if !p.hasArgs {
+	if !j.hasArgs {
 		p.args = append(p.args[:0], "{}"...)
 	}
 	p.end(p.at + int64(i))
-	if p.arr {
-		// A later malformed span must not repeat this complete call.
-		p.rawStart = i
-		p.sub = jArrNext
-	} else {
-		p.st = sAfterObj
+	if !j.arr {
+		j.toAfter(p)
+		return i, true
 	}
-	return i, true
+	// A later malformed span must not repeat this complete call.
+	p.rawStart = i
+	j.sub = jArrNext
+	return i, p.opts.PauseAtDecisions
 }
 
-func (p *Parser) jsonFail(i int, reason string) (int, bool) {
-	p.fail(reason, p.c.hasClose)
-	return i, false
-}
-
-// stepAfterObj follows a complete call object: the closer, another object
-// in the same envelope (or a bare one), or text.
-func (p *Parser) stepAfterObj(s string, final bool) (int, bool) {
+// afterObj follows a complete call object: the closer, another object in
+// the same envelope (or a bare one), or text.
+func (j *jsonCall) afterObj(p *Parser, s string, final bool) (int, bool) {
 	i := skipWS(s)
 	if i == len(s) {
 		return i, true
 	}
-	if p.e.Close != "" {
-		full, partial := prefixMatch(s[i:], p.e.Close, final)
+	if c := p.e.Close; c != "" {
+		full, partial := prefixMatch(s[i:], c, final)
 		if partial {
 			return i, true
 		}
 		if full {
 			p.afterCall()
-			return i + len(p.e.Close), false
+			return i + len(c), false
 		}
 	}
-	if s[i] == '{' && !p.arr {
+	if s[i] == '{' && !j.arr {
 		p.out = append(p.out, Event{Kind: CallOpen, Index: -1, Offset: p.at + int64(i)})
-		p.startCall("")
+		p.resetCall()
+		j.reset()
+		j.arr = p.e.Kind == JSONArray
+		j.sub = jObjOpen
+		p.st = sCall
 		p.rawStart = i
-		p.st, p.sub = sJSON, jObjOpen
 		return i, false
 	}
-	if sep := p.e.Separator; sep != "" && !p.arr {
+	if sep := p.e.Separator; sep != "" && !j.arr {
 		full, partial := prefixMatch(s[i:], sep, final)
 		if partial {
 			return i, true
@@ -358,16 +461,52 @@ func (p *Parser) stepAfterObj(s string, final bool) (int, bool) {
 		if full {
 			// The separator is markup only between calls; before prose it
 			// is prose. Look past it (and spaces) for the next object.
-			j := i + len(sep)
-			j += skipWS(s[j:])
-			if j == len(s) && !final {
+			k := skipWSFrom(s, i+len(sep))
+			if k == len(s) && !final {
 				return i, true
 			}
-			if j < len(s) && s[j] == '{' {
-				return j, false
+			if k < len(s) && s[k] == '{' {
+				return k, false
 			}
 		}
 	}
 	p.afterCall()
 	return i, false
+}
+
+// isBareCall decides whether s, which starts with '{' at the start of the
+// output or right after a call, is a call (Envelope.Bare), by its first
+// key; undecided while the key may still come.
+func isBareCall(c *compiled, s string, final bool) (yes, decided bool) {
+	i := skipWSFrom(s, 1)
+	switch {
+	case i == len(s):
+		return false, final || i > 64
+	case s[i] != '"':
+		return false, true
+	}
+	k := i + 1
+	for k < len(s) && s[k] != '"' && s[k] != '\\' && k-i < 64 {
+		k++
+	}
+	switch {
+	case k < len(s) && s[k] == '"':
+		key := s[i+1 : k]
+		return key == c.nameKey || key == c.argsKey || key == "type" || key == "function", true
+	case k == len(s) && !final && k-i < 64:
+		return false, false
+	}
+	return false, true
+}
+
+// continueCall parses the rest of a call, opened already by another kind,
+// as a JSON call object or an array of them.
+func (j *jsonCall) continueCall(arr bool) {
+	j.reset()
+	j.arr = arr
+	if arr {
+		j.sub = jArrOpen
+	} else {
+		j.sub = jObjOpen
+	}
 }

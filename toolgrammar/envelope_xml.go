@@ -6,9 +6,25 @@ import (
 	"strings"
 )
 
-// Sub-states of sXML: <function=NAME> then <parameter=KEY>VALUE</parameter>
-// pairs (Qwen3-Coder), or NAME then <arg_key>K</arg_key><arg_value>V</arg_value>
-// pairs (GLM).
+// xmlCall is the state of an XMLParams envelope: <function=NAME> then
+// <parameter=KEY>VALUE</parameter> pairs (Qwen3-Coder), or NAME then
+// <arg_key>K</arg_key><arg_value>V</arg_value> pairs (GLM). Values are
+// typed by the tool's schema.
+type xmlCall struct {
+	sub     uint8  // where in the call (x* below)
+	noWrap  bool   // the call came without its Open wrapper, so no Close follows
+	name    []byte // the name as written, then as begun
+	key     []byte // the parameter name
+	params  int    // parameters written so far
+	vType   typeSet
+	vStream bool   // the value streams as a JSON string
+	vFirst  bool   // nothing of the value seen yet
+	vBuf    []byte // a value converted at its close
+	typ     map[string]map[string]typeSet
+	json    jsonCall // a bare JSON call (Envelope.Bare)
+}
+
+// Sub-states of an XML call.
 const (
 	xStart uint8 = iota
 	xName
@@ -16,189 +32,244 @@ const (
 	xKey
 	xValOpen
 	xValue
+	xAfter // after </function>: Close (sEnvelope)
+	xJSON  // a bare JSON call: x.json has the stream
 )
 
-func (p *Parser) xmlFail(i int, reason string) (int, bool) {
-	p.fail(reason, p.c.hasClose && !p.noWrap)
+func (x *xmlCall) open(p *Parser, o string) {
+	p.resetCall()
+	x.name = x.name[:0]
+	x.key = x.key[:0]
+	x.params = 0
+	x.noWrap, x.sub = false, xStart
+	if o == p.e.NameOpen {
+		// Qwen3-Coder sometimes drops the <tool_call> wrapper.
+		x.noWrap, x.sub = true, xName
+	}
+	p.st = sCall
+}
+
+func (x *xmlCall) openJSON(p *Parser) {
+	x.json.openJSON(p)
+	x.sub = xJSON
+}
+
+func (x *xmlCall) fail(p *Parser, i int, reason string) (int, bool) {
+	p.fail(reason, p.c.hasClose && !x.noWrap)
 	return i, false
 }
 
-func (p *Parser) stepXML(s string, final bool) (int, bool) {
-	e := p.e
-	switch p.sub {
-	case xStart:
-		i := skipWS(s)
-		if i == len(s) {
-			return i, true
-		}
-		if e.NameOpen != "" {
-			full, partial := prefixMatch(s[i:], e.NameOpen, final)
-			if partial {
-				return i, true
-			}
-			if !full {
-				return p.xmlFail(i, "expected "+e.NameOpen)
-			}
-			i += len(e.NameOpen)
-		}
-		p.name = p.name[:0]
-		p.sub = xName
-		return i, false
-	case xName:
-		j, k := p.c.nameEnd.find(s, final)
-		p.name = append(p.name, s[:j]...)
-		if len(p.name) > maxKeyLen {
-			return p.xmlFail(j, "call name too long")
-		}
-		if k < 0 {
-			return j, true
-		}
-		name := strings.TrimSpace(string(p.name))
-		if name == "" {
-			return p.xmlFail(j, "empty call name")
-		}
-		d := p.c.nameEnd.ds[k]
-		end := j
-		if d.act == aNameEnd {
-			end += len(d.s)
-		}
-		p.begin(name, p.at+int64(end))
-		p.args = append(p.args[:0], '{')
-		p.params = 0
-		p.sub = xParams
-		return end, false
-	case xParams:
-		i := skipWS(s)
-		if i == len(s) {
-			return i, true
-		}
-		j, k := p.c.xParams.find(s[i:], final)
-		if k < 0 && j == 0 {
-			return i, true
-		}
-		if k < 0 || j != 0 {
-			return p.xmlFail(i, "unexpected text between parameters")
-		}
-		d := p.c.xParams.ds[k]
-		end := i + len(d.s)
-		switch d.act {
-		case aKeyOpen:
-			p.key = p.key[:0]
-			p.sub = xKey
-		case aFuncClose:
-			p.args = append(p.args, '}')
-			p.end(p.at + int64(end))
-			p.st = sAfterXML
-		case aClose:
-			p.args = append(p.args, '}')
-			p.end(p.at + int64(end))
-			p.afterCall()
-		}
-		return end, false
-	case xKey:
-		j, k := p.c.xKeyClose.find(s, final)
-		p.key = append(p.key, s[:j]...)
-		if len(p.key) > maxKeyLen {
-			return p.xmlFail(j, "parameter name too long")
-		}
-		if k < 0 {
-			return j, true
-		}
-		p.sub = xValOpen
-		return j + len(e.KeyClose), false
-	case xValOpen:
-		i := 0
-		if e.ValueOpen != "" {
-			i = skipWS(s)
-			if i == len(s) {
-				return i, true
-			}
-			full, partial := prefixMatch(s[i:], e.ValueOpen, final)
-			if partial {
-				return i, true
-			}
-			if !full {
-				return p.xmlFail(i, "expected "+e.ValueOpen)
-			}
-			i += len(e.ValueOpen)
-		}
-		p.startValue()
-		p.sub = xValue
-		return i, false
+func (x *xmlCall) step(p *Parser, s string, final bool) (int, bool) {
+	switch x.sub {
 	case xValue:
-		j, k := p.c.xValClose.find(s, final)
-		content, n := s[:j], j
-		if p.vFirst && e.TrimValueNewline {
-			if content == "" && k < 0 {
-				return 0, true
-			}
-			content = strings.TrimPrefix(content, "\n")
-		}
-		p.vFirst = false
-		if k >= 0 {
-			if e.TrimValueNewline {
-				content = strings.TrimSuffix(content, "\n")
-			}
-			p.addValue(content)
-			p.finishValue()
-			p.sub = xParams
-			return j + len(e.ValueClose), false
-		}
-		if e.TrimValueNewline && !final && strings.HasSuffix(content, "\n") {
-			// The newline before </parameter> is markup: hold it.
-			content = content[:len(content)-1]
-			n--
-		}
-		p.addValue(content)
-		return n, true
+		return x.valueStep(p, s, final)
+	case xParams:
+		return x.paramsStep(p, s, final)
+	case xKey:
+		return x.keyStep(p, s, final)
+	case xValOpen:
+		return x.valueOpen(p, s, final)
+	case xName:
+		return x.nameStep(p, s, final)
+	case xStart:
+		return x.start(p, s, final)
+	case xAfter:
+		return x.after(p, s, final)
+	case xJSON:
+		return x.json.step(p, s, final)
 	}
 	return 0, true
 }
 
+// start skips to the name, past NameOpen.
+func (x *xmlCall) start(p *Parser, s string, final bool) (int, bool) {
+	i := skipWS(s)
+	if i == len(s) {
+		return i, true
+	}
+	if o := p.e.NameOpen; o != "" {
+		full, partial := prefixMatch(s[i:], o, final)
+		if partial {
+			return i, true
+		}
+		if !full {
+			return x.fail(p, i, "expected "+o)
+		}
+		i += len(o)
+	}
+	x.name = x.name[:0]
+	x.sub = xName
+	return i, false
+}
+
+// keyStep reads a parameter name up to KeyClose.
+func (x *xmlCall) keyStep(p *Parser, s string, final bool) (int, bool) {
+	j, k := p.c.xKeyClose.find(s, final)
+	x.key = append(x.key, s[:j]...)
+	if len(x.key) > maxKeyLen {
+		return x.fail(p, j, "parameter name too long")
+	}
+	if k < 0 {
+		return j, true
+	}
+	x.sub = xValOpen
+	return j + len(p.e.KeyClose), false
+}
+
+// nameStep reads the name up to its end and begins the call.
+func (x *xmlCall) nameStep(p *Parser, s string, final bool) (int, bool) {
+	j, k := p.c.nameEnd.find(s, final)
+	x.name = append(x.name, s[:j]...)
+	if len(x.name) > maxKeyLen {
+		return x.fail(p, j, "call name too long")
+	}
+	if k < 0 {
+		return j, true
+	}
+	name := strings.TrimSpace(string(x.name))
+	if name == "" {
+		return x.fail(p, j, "empty call name")
+	}
+	d := p.c.nameEnd.ds[k]
+	end := j
+	if d.act == aNameEnd {
+		end += len(d.s)
+	}
+	p.begin(name, p.at+int64(end))
+	x.name = append(x.name[:0], name...)
+	p.args = append(p.args[:0], '{')
+	x.params = 0
+	x.sub = xParams
+	return end, false
+}
+
+// paramsStep expects the next parameter, or the end of the call.
+func (x *xmlCall) paramsStep(p *Parser, s string, final bool) (int, bool) {
+	i := skipWS(s)
+	if i == len(s) {
+		return i, true
+	}
+	j, k := p.c.xParams.find(s[i:], final)
+	if k < 0 && j == 0 {
+		return i, true
+	}
+	if k < 0 || j != 0 {
+		return x.fail(p, i, "unexpected text between parameters")
+	}
+	d := p.c.xParams.ds[k]
+	end := i + len(d.s)
+	switch d.act {
+	case aKeyOpen:
+		x.key = x.key[:0]
+		x.sub = xKey
+	case aFuncClose:
+		p.args = append(p.args, '}')
+		p.end(p.at + int64(end))
+		x.sub = xAfter
+		p.st = sEnvelope
+	case aClose:
+		p.args = append(p.args, '}')
+		p.end(p.at + int64(end))
+		p.afterCall()
+	}
+	return end, false
+}
+
+func (x *xmlCall) valueOpen(p *Parser, s string, final bool) (int, bool) {
+	e := p.e
+	i := 0
+	if e.ValueOpen != "" {
+		i = skipWS(s)
+		if i == len(s) {
+			return i, true
+		}
+		full, partial := prefixMatch(s[i:], e.ValueOpen, final)
+		if partial {
+			return i, true
+		}
+		if !full {
+			return x.fail(p, i, "expected "+e.ValueOpen)
+		}
+		i += len(e.ValueOpen)
+	}
+	x.startValue(p)
+	x.sub = xValue
+	return i, false
+}
+
+func (x *xmlCall) valueStep(p *Parser, s string, final bool) (int, bool) {
+	e := p.e
+	j, k := p.c.xValClose.find(s, final)
+	content, n := s[:j], j
+	if x.vFirst && e.TrimValueNewline {
+		if content == "" && k < 0 {
+			return 0, true
+		}
+		content = strings.TrimPrefix(content, "\n")
+	}
+	x.vFirst = false
+	if k >= 0 {
+		if e.TrimValueNewline {
+			content = strings.TrimSuffix(content, "\n")
+		}
+		x.addValue(p, content)
+		x.finishValue(p)
+		x.sub = xParams
+		return j + len(e.ValueClose), false
+	}
+	if e.TrimValueNewline && !final && strings.HasSuffix(content, "\n") {
+		// The newline before </parameter> is markup: hold it.
+		content = content[:len(content)-1]
+		n--
+	}
+	x.addValue(p, content)
+	return n, true
+}
+
 // startValue opens a parameter value. String-typed values stream as JSON
 // string fragments; others are collected and converted at the close.
-func (p *Parser) startValue() {
-	key := strings.TrimSpace(string(p.key))
-	p.key = append(p.key[:0], key...)
-	p.vType = p.typ[string(p.name)][key]
-	p.vStream = p.vType&tString != 0 && p.vType&^(tString|tNull) == 0
-	p.vFirst = true
-	p.vBuf = p.vBuf[:0]
-	if p.vStream {
-		p.appendKey()
+func (x *xmlCall) startValue(p *Parser) {
+	key := strings.TrimSpace(string(x.key))
+	x.key = append(x.key[:0], key...)
+	x.vType = x.typ[string(x.name)][key]
+	x.vStream = x.vType&tString != 0 && x.vType&^(tString|tNull) == 0
+	x.vFirst = true
+	x.vBuf = x.vBuf[:0]
+	if x.vStream {
+		x.appendKey(p)
 		p.args = append(p.args, '"')
 	}
 }
 
-func (p *Parser) appendKey() {
-	if p.params > 0 {
+func (x *xmlCall) appendKey(p *Parser) {
+	if x.params > 0 {
 		p.args = append(p.args, ',')
 	}
 	p.args = append(p.args, '"')
-	p.args = appendJSONString(p.args, string(p.key))
+	p.args = appendJSONString(p.args, string(x.key))
 	p.args = append(p.args, '"', ':')
 }
 
-func (p *Parser) addValue(s string) {
-	if p.vStream {
+func (x *xmlCall) addValue(p *Parser, s string) {
+	if x.vStream {
 		p.args = appendJSONString(p.args, s)
 	} else {
-		p.vBuf = append(p.vBuf, s...)
+		x.vBuf = append(x.vBuf, s...)
 	}
 }
 
-func (p *Parser) finishValue() {
-	if p.vStream {
+func (x *xmlCall) finishValue(p *Parser) {
+	if x.vStream {
 		p.args = append(p.args, '"')
 	} else {
-		p.appendKey()
-		p.args = appendTypedValue(p.args, string(p.vBuf), p.vType)
+		x.appendKey(p)
+		p.args = appendTypedValue(p.args, string(x.vBuf), x.vType)
 	}
-	p.params++
+	x.params++
 }
 
-// stepAfterXML consumes the closer after </function>.
-func (p *Parser) stepAfterXML(s string, final bool) (int, bool) {
+// after consumes the closer after </function>.
+func (x *xmlCall) after(p *Parser, s string, final bool) (int, bool) {
 	i := skipWS(s)
 	if i == len(s) {
 		return i, true
