@@ -1,41 +1,15 @@
 package storage
 
 import (
-	"context"
-	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
-
-	"github.com/mattn/go-sqlite3"
 
 	"hearth/internal/jsonscan"
 )
 
-// recoveredError is stored on responses that a crash left in flight. server_error is
-// the API's code for "our fault"; the message tells the client that retrying is fine.
-var recoveredError = json.RawMessage(`{"code":"server_error","message":"hearth stopped before this response finished"}`)
-
-// CreateResponse stores a response that has just been created (status queued or
-// in_progress) together with its input items, in one transaction.
-//
-// A PreviousResponseID must name a stored response of the same owner: a child is never
-// written under a parent that does not exist. (That also keeps the chains acyclic.)
-// The error is then ErrNotFound, as from LoadChain; an id already stored gives
-// ErrExists.
-func (db *DB) CreateResponse(ctx context.Context, r NewResponse) error {
-	if err := r.check(); err != nil {
-		return fmt.Errorf("storage: create response %s: %w", r.ID, err)
-	}
-	if err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return db.insertResponse(ctx, tx, r) }); err != nil {
-		return fmt.Errorf("storage: create response %s: %w", r.ID, err)
-	}
-	return nil
-}
-
-// check validates a response about to be created.
-func (r *NewResponse) check() error {
+// Check validates a response about to be created. Every store runs it first in
+// CreateResponse and StoreResponse, so that all of them refuse the same records.
+func (r *NewResponse) Check() error {
 	if r.ID == "" || r.Owner == "" || r.Model == "" {
 		return errors.New("id, owner and model are required")
 	}
@@ -48,82 +22,14 @@ func (r *NewResponse) check() error {
 	if len(r.Body) > 0 && !jsonscan.Valid(r.Body) {
 		return errors.New("body is not valid JSON")
 	}
-	if err := validItems(r.Input); err != nil {
+	if err := CheckItems(r.Input); err != nil {
 		return fmt.Errorf("input %w", err)
 	}
 	return nil
 }
 
-// insertResponse writes the row of a new response and its input items in tx.
-func (db *DB) insertResponse(ctx context.Context, tx *sql.Tx, r NewResponse) error {
-	created := r.CreatedAt
-	if created.IsZero() {
-		created = time.Now()
-	}
-	if r.PreviousResponseID != "" {
-		parent, err := lookupOwner(ctx, tx, db.st.ownerOf, r.PreviousResponseID)
-		if err != nil {
-			return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, err)
-		}
-		if parent.owner != r.Owner {
-			return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, ErrNotFound)
-		}
-	}
-	if _, err := tx.StmtContext(ctx, db.st.insertResponse).ExecContext(ctx,
-		r.ID, r.Owner, r.Model, string(r.Status), r.Background, nullString(r.PreviousResponseID),
-		string(r.Request), nullJSON(r.Body), created.UnixMilli(), packItems(r.Input)); err != nil {
-		var se sqlite3.Error
-		if errors.As(err, &se) && (se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey || se.ExtendedCode == sqlite3.ErrConstraintUnique) {
-			return ErrExists // the id is taken
-		}
-		return err
-	}
-	return insertItems(ctx, tx.StmtContext(ctx, db.st.insertItem), r.ID, "input", r.Input)
-}
-
-// StoreResponse stores a whole response at once: r as CreateResponse would, then its
-// end f as CompleteResponse would, in one transaction (one commit, one fsync instead
-// of two). It is for a response nobody can see before it ends: a JSON reply, whose id
-// the client learns with the finished response, so no reader needs the in-flight row.
-func (db *DB) StoreResponse(ctx context.Context, r NewResponse, f Final) error {
-	if err := r.check(); err != nil {
-		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
-	}
-	if err := f.check(); err != nil {
-		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
-	}
-	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		if err := db.insertResponse(ctx, tx, r); err != nil {
-			return err
-		}
-		return db.completeInTx(ctx, tx, r.ID, f, &r)
-	})
-	if err != nil {
-		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
-	}
-	return nil
-}
-
-// CompleteResponse stores the end of a response: its terminal status, final response
-// object, usage, error and all output items, in one transaction, so that a crash leaves
-// either the in-flight row or the finished one, never a partial set of items.
-//
-// The response must be in flight (ErrFinished otherwise), with one exception: a
-// response cancelled by Cancel accepts a Final with status cancelled, so the engine can
-// store what it produced before it noticed. The server should pass a context that is
-// not cancelled when the client disconnects.
-func (db *DB) CompleteResponse(ctx context.Context, id string, f Final) error {
-	if err := f.check(); err != nil {
-		return fmt.Errorf("storage: complete response %s: %w", id, err)
-	}
-	if err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return db.completeInTx(ctx, tx, id, f, nil) }); err != nil {
-		return fmt.Errorf("storage: complete response %s: %w", id, err)
-	}
-	return nil
-}
-
-// check validates the end of a response.
-func (f *Final) check() error {
+// Check validates the end of a response, as CompleteResponse and StoreResponse take it.
+func (f *Final) Check() error {
 	if !f.Status.Terminal() {
 		return fmt.Errorf("status %q is not terminal", f.Status)
 	}
@@ -133,275 +39,14 @@ func (f *Final) check() error {
 	if len(f.Error) > 0 && !jsonscan.Valid(f.Error) {
 		return errors.New("error is not valid JSON")
 	}
-	if err := validItems(f.Output); err != nil {
+	if err := CheckItems(f.Output); err != nil {
 		return fmt.Errorf("output %w", err)
 	}
 	return nil
 }
 
-// completeInTx writes the end of response id in tx. fresh is the response's record
-// when its row was inserted in this very transaction (StoreResponse): it is in
-// flight, with no output and nothing below it, so those checks are skipped.
-func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f Final, fresh *NewResponse) error {
-	completed := f.CompletedAt
-	if completed.IsZero() {
-		completed = time.Now()
-	}
-	var child, parent bool
-	if fresh != nil {
-		child = fresh.PreviousResponseID != ""
-	} else {
-		row, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
-		if err != nil {
-			return err
-		}
-		status := row.status
-		child, parent = row.child, row.parent
-		if !status.InFlight() && !(status == StatusCancelled && f.Status == StatusCancelled) {
-			return fmt.Errorf("%w (status %s)", ErrFinished, status)
-		}
-		// Only a cancelled response can already have output (from an earlier call).
-		if status == StatusCancelled {
-			if _, err := tx.StmtContext(ctx, db.st.deleteOutput).ExecContext(ctx, id); err != nil {
-				return err
-			}
-		}
-	}
-	if _, err := tx.StmtContext(ctx, db.st.complete).ExecContext(ctx,
-		string(f.Status), nullJSON(f.Body), nullJSON(f.Error),
-		f.Usage.InputTokens, f.Usage.OutputTokens, f.Usage.CachedTokens, f.Usage.ReasoningTokens,
-		completed.UnixMilli(), packItems(f.Output), f.Runtime, id); err != nil {
-		return err
-	}
-	if err := insertItems(ctx, tx.StmtContext(ctx, db.st.insertItem), id, "output", f.Output); err != nil {
-		return err
-	}
-	if parent { // continuations created while it ran hold checkpoints of it as it was
-		if err := db.dropDescendantContexts(ctx, tx, id); err != nil {
-			return err
-		}
-	}
-	if f.EndJournal {
-		if err := db.appendJournal(ctx, tx, id, f.Events, true, true); err != nil {
-			return err
-		}
-	}
-	if !child {
-		return nil // a root is its own checkpoint: nothing to walk
-	}
-	return db.checkpoint(ctx, tx, id, f.SavedPrompt, f.Distance, f.Depth)
-}
-
-// UpdateStatus moves a response that is still in flight to in_progress (a worker picked
-// up a queued response) or to cancelled (the engine gave up on it, e.g. the client went
-// away). Terminal statuses with output go through CompleteResponse. A response that has
-// already finished gives ErrFinished: a queued response cancelled before a worker
-// reached it must not be started.
-func (db *DB) UpdateStatus(ctx context.Context, id string, status Status) error {
-	if status != StatusInProgress && status != StatusCancelled {
-		return fmt.Errorf("storage: update status of %s: cannot set %q here", id, status)
-	}
-	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		row, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
-		if err != nil {
-			return err
-		}
-		if !row.status.InFlight() {
-			return fmt.Errorf("%w (status %s)", ErrFinished, row.status)
-		}
-		var completed any
-		if status.Terminal() {
-			completed = time.Now().UnixMilli()
-		}
-		if _, err = tx.StmtContext(ctx, db.st.setStatus).ExecContext(ctx, string(status), completed, id); err != nil {
-			return err
-		}
-		return db.dropDescendantContexts(ctx, tx, id)
-	})
-	if err != nil {
-		return fmt.Errorf("storage: update status of %s: %w", id, err)
-	}
-	if status == StatusCancelled {
-		db.chainsChanged()
-	}
-	return nil
-}
-
-// Cancel moves the owner's response id from queued or in_progress to cancelled,
-// atomically, and returns the response as it now is. Cancelling a cancelled response
-// returns it unchanged (cancel is idempotent). Cancelling one that finished otherwise
-// returns the response and an error wrapping ErrFinished, which the server maps to 400.
-// Whether non-background responses may be cancelled is the server's call; Response
-// carries Background for it.
-func (db *DB) Cancel(ctx context.Context, owner, id string) (*Response, error) {
-	var rec *Response
-	var finished error
-	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		get := tx.StmtContext(ctx, db.st.getForWrite)
-		var err error
-		if rec, err = scanResponse(get.QueryRowContext(ctx, id, owner)); err != nil {
-			return err
-		}
-		switch {
-		case rec.Status == StatusCancelled:
-			return nil
-		case rec.Status.Terminal():
-			finished = fmt.Errorf("storage: cancel %s: %w (status %s)", id, ErrFinished, rec.Status)
-			return nil
-		}
-		if _, err := tx.StmtContext(ctx, db.st.setStatus).ExecContext(ctx,
-			string(StatusCancelled), time.Now().UnixMilli(), id); err != nil {
-			return err
-		}
-		if err := db.dropDescendantContexts(ctx, tx, id); err != nil {
-			return err
-		}
-		rec, err = scanResponse(get.QueryRowContext(ctx, id, owner))
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("storage: cancel %s: %w", id, err)
-	}
-	db.chainsChanged()
-	return rec, finished
-}
-
-// GetResponse returns the owner's response id, or ErrNotFound.
-func (db *DB) GetResponse(ctx context.Context, owner, id string) (*Response, error) {
-	rec, err := scanResponse(db.st.get.QueryRowContext(ctx, id, owner))
-	if err != nil {
-		return nil, db.seen(fmt.Errorf("storage: get response %s: %w", id, err))
-	}
-	return rec, nil
-}
-
-// DeleteResponse deletes the owner's response id and its items, or returns ErrNotFound.
-// Responses that continued from it keep their previous_response_id; their chains are
-// broken from now on, and LoadChain reports them as not found, as OpenAI does when any
-// link of a chain is missing.
-func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
-	var res sql.Result
-	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var err error
-		res, err = tx.ExecContext(ctx, `DELETE FROM responses WHERE id = ? AND owner = ?`, id, owner)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil
-		}
-		return db.dropDescendantContexts(ctx, tx, id)
-	})
-	if err == nil {
-		var n int64
-		if n, err = res.RowsAffected(); err == nil && n == 0 {
-			err = ErrNotFound
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("storage: delete response %s: %w", id, err)
-	}
-	db.chainsChanged()
-	return nil
-}
-
-// RecoverInFlight marks every response still queued or in_progress as failed with a
-// server_error, in one transaction, and returns how many it changed. Call it once at
-// startup, before serving: such rows were left by a process that stopped without
-// finishing them, and nothing will ever complete them. It must not run while another
-// hearth process serves from the same file, whose in-flight responses it would fail.
-func (db *DB) RecoverInFlight(ctx context.Context) (int, error) {
-	var n int64
-	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		// Materialised contexts below a recovered response hold its in-flight state.
-		if _, err := tx.ExecContext(ctx, `WITH RECURSIVE below (id) AS (
-			SELECT id FROM responses WHERE previous_response_id IN
-				(SELECT id FROM responses WHERE status IN ('queued', 'in_progress'))
-			UNION
-			SELECT r.id FROM responses AS r JOIN below ON r.previous_response_id = below.id
-		)
-		DELETE FROM contexts WHERE response_id IN below`); err != nil {
-			return err
-		}
-		// Their journals end here (a replay ends them as the row says), so the
-		// retention setting prunes them like any other.
-		if _, err := tx.ExecContext(ctx, `INSERT INTO journals (response_id, ended_at)
-			SELECT DISTINCT response_id, ? FROM events WHERE response_id IN
-				(SELECT id FROM responses WHERE status IN ('queued', 'in_progress'))
-			ON CONFLICT (response_id) DO UPDATE SET ended_at = excluded.ended_at`, time.Now().UnixMilli()); err != nil {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, `UPDATE responses
-			SET status = 'failed', error = ?1, completed_at = ?2,
-			response = CASE WHEN json_valid(response)
-				THEN json_set(response, '$.status', 'failed', '$.error', json(?1))
-				ELSE response END
-			WHERE status IN ('queued', 'in_progress')`,
-			string(recoveredError), time.Now().UnixMilli())
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("storage: recover in-flight responses: %w", err)
-	}
-	db.chainsChanged()
-	return int(n), nil
-}
-
-// write runs fn in a transaction on the writer connection. The connection pool has a
-// single connection, so concurrent callers queue in database/sql, and BEGIN IMMEDIATE
-// (from the DSN) holds the file's write lock for the whole transaction. ctx bounds the
-// wait for the connection; fn gets it without its cancellation: a transaction, once
-// begun, runs to its end (a few statements, bounded by the busy timeout), and the
-// driver runs a statement with a cancellable context in a goroutine of its own, which
-// cost a response more than the statement.
-func (db *DB) write(ctx context.Context, fn func(context.Context, *sql.Tx) error) (err error) {
-	defer func() { err = db.seen(err) }()
-	tx, err := db.w.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback() // no-op after Commit
-	if err := fn(context.WithoutCancel(ctx), tx); err != nil {
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	db.writeWorked()
-	return nil
-}
-
-// stored is what a write transaction looks up of a stored response first.
-type stored struct {
-	owner  string
-	status Status
-	// child: the response continues another (previous_response_id); parent: others
-	// continue it.
-	child, parent bool
-}
-
-func lookupOwner(ctx context.Context, tx *sql.Tx, st *sql.Stmt, id string) (r stored, err error) {
-	err = tx.StmtContext(ctx, st).QueryRowContext(ctx, id).Scan(&r.owner, &r.status, &r.child, &r.parent)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = ErrNotFound
-	}
-	return r, err
-}
-
-func insertItems(ctx context.Context, st *sql.Stmt, responseID, kind string, items []Item) error {
-	for i, it := range items {
-		if _, err := st.ExecContext(ctx, responseID, kind, i, it.ID, it.Type, string(it.JSON)); err != nil {
-			return fmt.Errorf("%s item %d: %w", kind, i, err)
-		}
-	}
-	return nil
-}
-
-func validItems(items []Item) error {
+// CheckItems validates items about to be stored: each has a type and is valid JSON.
+func CheckItems(items []Item) error {
 	for i, it := range items {
 		if it.Type == "" {
 			return fmt.Errorf("item %d: type is required", i)
@@ -411,62 +56,4 @@ func validItems(items []Item) error {
 		}
 	}
 	return nil
-}
-
-type rowScanner interface{ Scan(dest ...any) error }
-
-func scanResponse(row rowScanner) (*Response, error) {
-	var (
-		r         Response
-		prev      sql.NullString
-		completed sql.NullInt64
-		created   int64
-	)
-	err := row.Scan(&r.ID, &r.Owner, &r.Model, &r.Status, &r.Background, &prev,
-		(*[]byte)(&r.Request), (*[]byte)(&r.Body), (*[]byte)(&r.Error),
-		&r.Usage.InputTokens, &r.Usage.OutputTokens, &r.Usage.CachedTokens, &r.Usage.ReasoningTokens,
-		&created, &completed)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	r.PreviousResponseID = prev.String
-	r.CreatedAt = time.UnixMilli(created)
-	if completed.Valid {
-		r.CompletedAt = time.UnixMilli(completed.Int64)
-	}
-	return &r, nil
-}
-
-// nullString and nullJSON bind "" and empty JSON as SQL NULL. JSON is bound as a Go
-// string: a []byte would be bound as a BLOB, which the STRICT TEXT columns refuse and
-// which SQLite's JSON functions would read as JSONB.
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-func nullJSON(raw json.RawMessage) any {
-	if len(raw) == 0 {
-		return nil
-	}
-	return string(raw)
-}
-
-// ResponseRuntime returns the label of the runtime that served owner's response id
-// ("" when none was recorded), or ErrNotFound.
-func (db *DB) ResponseRuntime(ctx context.Context, owner, id string) (string, error) {
-	var label string
-	err := db.r.QueryRowContext(ctx, `SELECT runtime FROM responses WHERE id = ? AND owner = ?`, id, owner).Scan(&label)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", ErrNotFound
-	}
-	if err != nil {
-		return "", fmt.Errorf("storage: runtime of %s: %w", id, err)
-	}
-	return label, nil
 }

@@ -129,6 +129,7 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 		defer stop()
 	}
 
+	o.cfg.OpenStore = openBenchStore
 	rep, err := bench.Run(ctx, rt, o.cfg)
 	if err != nil {
 		return err
@@ -221,6 +222,7 @@ func runBenchPool(cmd *cobra.Command, o benchPoolOptions) error {
 		}
 		rts = append(rts, rt)
 	}
+	o.cfg.OpenStore = openBenchStore
 	rep, err := bench.RunPool(ctx, rts, o.cfg)
 	if err != nil {
 		return err

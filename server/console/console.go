@@ -21,8 +21,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"hearth/storage"
 )
 
 //go:embed assets templates
@@ -54,7 +52,7 @@ var ErrBadKey = errors.New("console: incorrect or revoked key")
 
 // Config wires the console to hearth.
 type Config struct {
-	DB *storage.DB
+	DB Store
 	// KeysRequired reports whether the server requires keys (configured ones, or any
 	// in the database). Without keys the console is as open as the API: loopback only,
 	// which the server's boundary checks enforce.

@@ -18,6 +18,7 @@ import (
 
 	"hearth/server/console"
 	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 const (
@@ -29,7 +30,7 @@ const (
 // handlers' control flow, not the runtime (the e2e test covers that).
 type fixture struct {
 	t    *testing.T
-	db   *storage.DB
+	db   *sqlite.DB
 	srv  *httptest.Server
 	keys bool
 	mu   sync.Mutex
@@ -38,7 +39,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, keys bool) *fixture {
 	t.Helper()
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

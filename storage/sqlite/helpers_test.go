@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"hearth/storage"
 )
 
 func openTestDB(t testing.TB) *DB {
@@ -28,14 +30,14 @@ const filler = "The quick brown fox jumps over the lazy dog while the model expl
 
 // userMessage, reasoning, assistantMessage and functionCall build items shaped like the
 // API's, so that sizes and types in tests and benchmarks are realistic.
-func userMessage(id, text string) Item {
+func userMessage(id, text string) storage.Item {
 	return mkItem(id, "message", map[string]any{
 		"type": "message", "id": id, "role": "user", "status": "completed",
 		"content": []any{map[string]any{"type": "input_text", "text": text}},
 	})
 }
 
-func reasoning(id, text string) Item {
+func reasoning(id, text string) storage.Item {
 	return mkItem(id, "reasoning", map[string]any{
 		"type": "reasoning", "id": id, "status": "completed",
 		"summary": []any{},
@@ -43,26 +45,26 @@ func reasoning(id, text string) Item {
 	})
 }
 
-func assistantMessage(id, text string) Item {
+func assistantMessage(id, text string) storage.Item {
 	return mkItem(id, "message", map[string]any{
 		"type": "message", "id": id, "role": "assistant", "status": "completed",
 		"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}},
 	})
 }
 
-func functionCall(id, name, args string) Item {
+func functionCall(id, name, args string) storage.Item {
 	return mkItem(id, "function_call", map[string]any{
 		"type": "function_call", "id": id, "call_id": "call_" + id, "name": name,
 		"arguments": args, "status": "completed",
 	})
 }
 
-func mkItem(id, typ string, v any) Item {
+func mkItem(id, typ string, v any) storage.Item {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err)
 	}
-	return Item{ID: id, Type: typ, JSON: b}
+	return storage.Item{ID: id, Type: typ, JSON: b}
 }
 
 func text(n int, tag string) string {
@@ -82,20 +84,20 @@ func body(id, status string) json.RawMessage {
 }
 
 // turn creates and completes one response with the given input and output.
-func turn(t testing.TB, db *DB, owner, id, prev string, input, output []Item) {
+func turn(t testing.TB, db *DB, owner, id, prev string, input, output []storage.Item) {
 	t.Helper()
 	ctx := context.Background()
-	err := db.CreateResponse(ctx, NewResponse{
-		ID: id, Owner: owner, Model: "qwen3:8b", Status: StatusInProgress,
+	err := db.CreateResponse(ctx, storage.NewResponse{
+		ID: id, Owner: owner, Model: "qwen3:8b", Status: storage.StatusInProgress,
 		PreviousResponseID: prev, Request: request("qwen3:8b", ""), Body: body(id, "in_progress"),
 		Input: input,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.CompleteResponse(ctx, id, Final{
-		Status: StatusCompleted, Body: body(id, "completed"),
-		Usage:  Usage{InputTokens: 100, OutputTokens: 20, CachedTokens: 80, ReasoningTokens: 5},
+	err = db.CompleteResponse(ctx, id, storage.Final{
+		Status: storage.StatusCompleted, Body: body(id, "completed"),
+		Usage:  storage.Usage{InputTokens: 100, OutputTokens: 20, CachedTokens: 80, ReasoningTokens: 5},
 		Output: output,
 	})
 	if err != nil {
@@ -103,7 +105,7 @@ func turn(t testing.TB, db *DB, owner, id, prev string, input, output []Item) {
 	}
 }
 
-func ids(items []Item) []string {
+func ids(items []storage.Item) []string {
 	out := make([]string, len(items))
 	for i, it := range items {
 		out[i] = it.ID

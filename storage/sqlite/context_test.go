@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"hearth/storage"
 )
 
 // TestContextsMatchWalk drives random API operations (continue any response, complete,
@@ -15,14 +17,13 @@ import (
 // LoadChain (materialised context where there is one) returns exactly what walking
 // the chain returns, errors included.
 func TestContextsMatchWalk(t *testing.T) {
-	defer func(n int) { checkpointEvery = n }(checkpointEvery)
-	checkpointEvery = 2 // checkpoints everywhere, to test them
+	defer storage.SetCheckpointEvery(2)() // checkpoints everywhere, to test them
 	db := openTestDB(t)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(7, 11))
 	var ids []string
 	inFlight := map[string]bool{}
-	kept := map[string][]Item{} // checkpoints' items by stamp, as a caller of LoadChainTail keeps them
+	kept := map[string][]storage.Item{} // checkpoints' items by stamp, as a caller of LoadChainTail keeps them
 	n := 0
 	for step := range 400 {
 		switch op := rng.IntN(10); {
@@ -33,9 +34,9 @@ func TestContextsMatchWalk(t *testing.T) {
 			}
 			id := fmt.Sprintf("resp_%d", n)
 			n++
-			err := db.CreateResponse(ctx, NewResponse{ID: id, Owner: alice, Model: "m", Status: StatusInProgress,
-				PreviousResponseID: prev, Request: request("m", ""), Input: []Item{userMessage(id+"_u", text(40, id))}})
-			if errors.Is(err, ErrNotFound) {
+			err := db.CreateResponse(ctx, storage.NewResponse{ID: id, Owner: alice, Model: "m", Status: storage.StatusInProgress,
+				PreviousResponseID: prev, Request: request("m", ""), Input: []storage.Item{userMessage(id+"_u", text(40, id))}})
+			if errors.Is(err, storage.ErrNotFound) {
 				continue // prev was deleted
 			}
 			if err != nil {
@@ -45,15 +46,15 @@ func TestContextsMatchWalk(t *testing.T) {
 			inFlight[id] = true
 		case op < 8: // finish something in flight
 			for id := range inFlight {
-				status := []Status{StatusCompleted, StatusIncomplete, StatusFailed}[rng.IntN(3)]
+				status := []storage.Status{storage.StatusCompleted, storage.StatusIncomplete, storage.StatusFailed}[rng.IntN(3)]
 				if rng.IntN(4) == 0 {
 					if _, err := db.Cancel(ctx, alice, id); err != nil {
 						t.Fatal(err)
 					}
-					status = StatusCancelled
+					status = storage.StatusCancelled
 				}
-				if err := db.CompleteResponse(ctx, id, Final{Status: status, Body: body(id, string(status)),
-					Output: []Item{assistantMessage(id+"_a", text(40, id))}}); err != nil {
+				if err := db.CompleteResponse(ctx, id, storage.Final{Status: status, Body: body(id, string(status)),
+					Output: []storage.Item{assistantMessage(id+"_a", text(40, id))}}); err != nil {
 					t.Fatal(err)
 				}
 				delete(inFlight, id)
@@ -61,7 +62,7 @@ func TestContextsMatchWalk(t *testing.T) {
 			}
 		case op == 8: // delete
 			id := ids[rng.IntN(len(ids))]
-			if err := db.DeleteResponse(ctx, alice, id); err != nil && !errors.Is(err, ErrNotFound) {
+			if err := db.DeleteResponse(ctx, alice, id); err != nil && !errors.Is(err, storage.ErrNotFound) {
 				t.Fatal(err)
 			}
 			delete(inFlight, id)
@@ -76,7 +77,7 @@ func TestContextsMatchWalk(t *testing.T) {
 		for _, id := range ids {
 			got, gotErr := db.LoadChain(ctx, alice, id)
 			want, wantErr := walkWithoutCheckpoints(db, id)
-			if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && errors.Is(gotErr, ErrNotFound) != errors.Is(wantErr, ErrNotFound)) {
+			if (gotErr == nil) != (wantErr == nil) || (gotErr != nil && errors.Is(gotErr, storage.ErrNotFound) != errors.Is(wantErr, storage.ErrNotFound)) {
 				t.Fatalf("step %d, %s: LoadChain error %v, walk error %v", step, id, gotErr, wantErr)
 			}
 			if gotErr == nil && !sameChain(got, want) {
@@ -84,7 +85,7 @@ func TestContextsMatchWalk(t *testing.T) {
 			}
 			// A caller keeping checkpoints by stamp gets the same items.
 			items, tailErr := loadThroughKept(db, kept, id)
-			if (tailErr == nil) != (wantErr == nil) || (tailErr != nil && errors.Is(tailErr, ErrNotFound) != errors.Is(wantErr, ErrNotFound)) {
+			if (tailErr == nil) != (wantErr == nil) || (tailErr != nil && errors.Is(tailErr, storage.ErrNotFound) != errors.Is(wantErr, storage.ErrNotFound)) {
 				t.Fatalf("step %d, %s: LoadChainTail error %v, walk error %v", step, id, tailErr, wantErr)
 			}
 			if tailErr == nil && !reflect.DeepEqual(items, want.Items) {
@@ -99,8 +100,8 @@ func TestContextsMatchWalk(t *testing.T) {
 
 // loadThroughKept loads id's items with LoadChainTail, keeping checkpoints' items in
 // kept by stamp as the server does.
-func loadThroughKept(db *DB, kept map[string][]Item, id string) ([]Item, error) {
-	var prefix []Item
+func loadThroughKept(db *DB, kept map[string][]storage.Item, id string) ([]storage.Item, error) {
+	var prefix []storage.Item
 	c, err := db.LoadChainTail(context.Background(), alice, id, func(stamp string) bool {
 		var ok bool
 		prefix, ok = kept[stamp]
@@ -116,7 +117,7 @@ func loadThroughKept(db *DB, kept map[string][]Item, id string) ([]Item, error) 
 		if prefix == nil {
 			return nil, fmt.Errorf("checkpoint %s left out, but its stamp is not kept", c.Base.ID)
 		}
-		return append(append([]Item{}, prefix...), c.Items...), nil
+		return append(append([]storage.Item{}, prefix...), c.Items...), nil
 	}
 	kept[c.Base.Stamp] = c.Items[:c.Base.Items:c.Base.Items]
 	return c.Items, nil
@@ -129,12 +130,12 @@ func loadThroughKept(db *DB, kept map[string][]Item, id string) ([]Item, error) 
 func TestLoadChainTail(t *testing.T) {
 	db := openTestDB(t)
 	ctx := context.Background()
-	kept := map[string][]Item{}
+	kept := map[string][]storage.Item{}
 	prev := ""
 	stamps := map[string]bool{}
 	for i := range 100 {
 		id := fmt.Sprintf("resp_%03d", i)
-		turn(t, db, alice, id, prev, []Item{userMessage(id+"_u", "q")}, []Item{assistantMessage(id+"_a", "a")})
+		turn(t, db, alice, id, prev, []storage.Item{userMessage(id+"_u", "q")}, []storage.Item{assistantMessage(id+"_a", "a")})
 		prev = id
 		want, err := db.LoadChain(ctx, alice, id)
 		if err != nil {
@@ -182,7 +183,7 @@ func TestLoadChainTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := "resp_100"
-	turn(t, db, alice, next, prev, []Item{userMessage(next+"_u", "q")}, []Item{assistantMessage(next+"_a", "a")})
+	turn(t, db, alice, next, prev, []storage.Item{userMessage(next+"_u", "q")}, []storage.Item{assistantMessage(next+"_a", "a")})
 	want, _ = db.LoadChain(ctx, alice, next)
 	c, err = db.LoadChainTail(ctx, alice, next, func(string) bool { t.Fatal("known asked of an unstamped checkpoint"); return true })
 	if err != nil || c.Base == nil || c.Base.Stamp != "" || c.Base.Omitted || c.Base.ID != prev || !sameChain(c, want) {
@@ -190,7 +191,7 @@ func TestLoadChainTail(t *testing.T) {
 	}
 }
 
-func sameChain(a, b *Chain) bool {
+func sameChain(a, b *storage.Chain) bool {
 	if len(a.Links) != len(b.Links) || string(a.Request) != string(b.Request) || len(a.Items) != len(b.Items) {
 		return false
 	}
@@ -210,7 +211,7 @@ func sameChain(a, b *Chain) bool {
 }
 
 // walkWithoutCheckpoints loads a chain as if no checkpoint existed.
-func walkWithoutCheckpoints(db *DB, id string) (*Chain, error) {
+func walkWithoutCheckpoints(db *DB, id string) (*storage.Chain, error) {
 	q := sqlLoadChain
 	for _, ref := range []string{"responses.id", "r.id"} {
 		sub := "EXISTS (SELECT 1 FROM contexts WHERE contexts.response_id = " + ref + ")"
@@ -239,7 +240,7 @@ func TestLinearChainKeepsOneCheckpoint(t *testing.T) {
 	prev := ""
 	for i := range 100 {
 		id := fmt.Sprintf("resp_%03d", i)
-		turn(t, db, alice, id, prev, []Item{userMessage(id+"_u", "q")}, []Item{assistantMessage(id+"_a", "a")})
+		turn(t, db, alice, id, prev, []storage.Item{userMessage(id+"_u", "q")}, []storage.Item{assistantMessage(id+"_a", "a")})
 		prev = id
 	}
 	// Links 0..31 walk to the root; resp_032 is the first checkpoint, then 064, 096.
@@ -256,7 +257,7 @@ func TestLinearChainKeepsOneCheckpoint(t *testing.T) {
 	if err != nil || !sameChain(got, want) || len(got.Links) != 100 || len(got.Items) != 200 {
 		t.Fatalf("chain through the checkpoint: %d links, %d items; walk %v", len(got.Links), len(got.Items), err)
 	}
-	if _, err := db.LoadChain(ctx, bob, prev); !errors.Is(err, ErrNotFound) {
+	if _, err := db.LoadChain(ctx, bob, prev); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("bob loaded alice's chain: %v", err)
 	}
 }
@@ -271,12 +272,12 @@ func TestCheckpointPrompt(t *testing.T) {
 	prev := ""
 	for i := range 40 {
 		id := fmt.Sprintf("resp_%03d", i)
-		if err := db.CreateResponse(ctx, NewResponse{ID: id, Owner: alice, Model: "m", Status: StatusInProgress,
-			PreviousResponseID: prev, Request: request("m", ""), Input: []Item{userMessage(id+"_u", "q")}}); err != nil {
+		if err := db.CreateResponse(ctx, storage.NewResponse{ID: id, Owner: alice, Model: "m", Status: storage.StatusInProgress,
+			PreviousResponseID: prev, Request: request("m", ""), Input: []storage.Item{userMessage(id+"_u", "q")}}); err != nil {
 			t.Fatal(err)
 		}
-		if err := db.CompleteResponse(ctx, id, Final{Status: StatusCompleted, Body: body(id, "completed"),
-			Output:      []Item{assistantMessage(id+"_a", "a")},
+		if err := db.CompleteResponse(ctx, id, storage.Final{Status: storage.StatusCompleted, Body: body(id, "completed"),
+			Output:      []storage.Item{assistantMessage(id+"_a", "a")},
 			SavedPrompt: func() []byte { asked = append(asked, id); return []byte("prompt of " + id) }}); err != nil {
 			t.Fatal(err)
 		}
@@ -302,8 +303,8 @@ func TestCheckpointPrompt(t *testing.T) {
 // turn a constant share however long the chain (and a load walks at most an eighth).
 // A response whose depth the caller gave checkpoints at that interval.
 func TestCheckpointInterval(t *testing.T) {
-	for depth, want := range map[int]int{0: checkpointEvery, 1: checkpointEvery, 256: checkpointEvery, 1000: 125, 8000: 1000} {
-		if got := CheckpointInterval(depth); got != want {
+	for depth, want := range map[int]int{0: 32, 1: 32, 256: 32, 1000: 125, 8000: 1000} {
+		if got := storage.CheckpointInterval(depth); got != want {
 			t.Errorf("CheckpointInterval(%d) = %d, want %d", depth, got, want)
 		}
 	}
@@ -314,9 +315,9 @@ func TestCheckpointInterval(t *testing.T) {
 	// 33rd link is no checkpoint, as it would be at depth 33.
 	for i := range 40 {
 		id := fmt.Sprintf("resp_%d", i)
-		err := db.StoreResponse(ctx, NewResponse{ID: id, Owner: "alice", Model: "m", Status: StatusInProgress,
-			PreviousResponseID: prev, Request: request("m", ""), Input: []Item{userMessage("msg_"+id, "Hi")}},
-			Final{Status: StatusCompleted, Body: body(id, "completed"), Depth: 361 + i})
+		err := db.StoreResponse(ctx, storage.NewResponse{ID: id, Owner: "alice", Model: "m", Status: storage.StatusInProgress,
+			PreviousResponseID: prev, Request: request("m", ""), Input: []storage.Item{userMessage("msg_"+id, "Hi")}},
+			storage.Final{Status: storage.StatusCompleted, Body: body(id, "completed"), Depth: 361 + i})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -327,6 +328,6 @@ func TestCheckpointInterval(t *testing.T) {
 		t.Fatal(err)
 	}
 	if chain.Base != nil {
-		t.Errorf("a checkpoint at %s, 40 links into a chain said to be 400 deep (interval %d)", chain.Base.ID, CheckpointInterval(400))
+		t.Errorf("a checkpoint at %s, 40 links into a chain said to be 400 deep (interval %d)", chain.Base.ID, storage.CheckpointInterval(400))
 	}
 }

@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"context"
@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"hearth/storage"
 )
 
-func itemIDs(items []Item) []string {
+func itemIDs(items []storage.Item) []string {
 	var ids []string
 	for _, it := range items {
 		ids = append(ids, it.ID)
@@ -23,13 +25,13 @@ func TestConversations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice, bob := OwnerOf("alice"), OwnerOf("bob")
+	alice, bob := storage.OwnerOf("alice"), storage.OwnerOf("bob")
 
-	if err := db.CreateConversation(ctx, NewConversation{ID: "conv_1", Owner: alice,
-		Metadata: []byte(`{"topic":"x"}`), Items: []Item{userMessage("m1", "one")}}); err != nil {
+	if err := db.CreateConversation(ctx, storage.NewConversation{ID: "conv_1", Owner: alice,
+		Metadata: []byte(`{"topic":"x"}`), Items: []storage.Item{userMessage("m1", "one")}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.CreateConversation(ctx, NewConversation{ID: "conv_1", Owner: alice}); !errors.Is(err, ErrExists) {
+	if err := db.CreateConversation(ctx, storage.NewConversation{ID: "conv_1", Owner: alice}); !errors.Is(err, storage.ErrExists) {
 		t.Errorf("same id again: %v", err)
 	}
 	c, err := db.GetConversation(ctx, alice, "conv_1")
@@ -37,25 +39,25 @@ func TestConversations(t *testing.T) {
 		t.Fatalf("get: %+v %v", c, err)
 	}
 	// Another owner sees nothing, and changes nothing.
-	if _, err := db.GetConversation(ctx, bob, "conv_1"); !errors.Is(err, ErrConversationNotFound) {
+	if _, err := db.GetConversation(ctx, bob, "conv_1"); !errors.Is(err, storage.ErrConversationNotFound) {
 		t.Errorf("bob get: %v", err)
 	}
-	if err := db.AppendConversationItems(ctx, bob, "conv_1", "", []Item{userMessage("b1", "x")}); !errors.Is(err, ErrConversationNotFound) {
+	if err := db.AppendConversationItems(ctx, bob, "conv_1", "", []storage.Item{userMessage("b1", "x")}); !errors.Is(err, storage.ErrConversationNotFound) {
 		t.Errorf("bob append: %v", err)
 	}
-	if err := db.DeleteConversation(ctx, bob, "conv_1"); !errors.Is(err, ErrConversationNotFound) {
+	if err := db.DeleteConversation(ctx, bob, "conv_1"); !errors.Is(err, storage.ErrConversationNotFound) {
 		t.Errorf("bob delete: %v", err)
 	}
-	if _, err := db.GetConversationItem(ctx, bob, "conv_1", "m1"); !errors.Is(err, ErrConversationNotFound) {
+	if _, err := db.GetConversationItem(ctx, bob, "conv_1", "m1"); !errors.Is(err, storage.ErrConversationNotFound) {
 		t.Errorf("bob get item: %v", err)
 	}
 
 	// A response's turn, appended at once; a duplicate id appends nothing.
-	turn := []Item{userMessage("m2", "two"), reasoning("r2", "think"), assistantMessage("a2", "answer")}
+	turn := []storage.Item{userMessage("m2", "two"), reasoning("r2", "think"), assistantMessage("a2", "answer")}
 	if err := db.AppendConversationItems(ctx, alice, "conv_1", "resp_2", turn); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.AppendConversationItems(ctx, alice, "conv_1", "", []Item{userMessage("m3", "x"), userMessage("m1", "dup")}); !errors.Is(err, ErrDuplicateItem) {
+	if err := db.AppendConversationItems(ctx, alice, "conv_1", "", []storage.Item{userMessage("m3", "x"), userMessage("m1", "dup")}); !errors.Is(err, storage.ErrDuplicateItem) {
 		t.Errorf("duplicate: %v", err)
 	}
 	all, err := db.ConversationItems(ctx, alice, "conv_1")
@@ -67,22 +69,22 @@ func TestConversations(t *testing.T) {
 	for _, tc := range []struct {
 		after string
 		limit int
-		order Order
+		order storage.Order
 		want  []string
 		more  bool
 	}{
 		{"", 2, "", []string{"a2", "r2"}, true},
-		{"r2", 2, Desc, []string{"m2", "m1"}, false},
-		{"", 3, Asc, []string{"m1", "m2", "r2"}, true},
-		{"r2", 3, Asc, []string{"a2"}, false},
-		{"", 0, Asc, []string{"m1", "m2", "r2", "a2"}, false},
+		{"r2", 2, storage.Desc, []string{"m2", "m1"}, false},
+		{"", 3, storage.Asc, []string{"m1", "m2", "r2"}, true},
+		{"r2", 3, storage.Asc, []string{"a2"}, false},
+		{"", 0, storage.Asc, []string{"m1", "m2", "r2", "a2"}, false},
 	} {
 		items, more, err := db.ListConversationItems(ctx, alice, "conv_1", tc.after, tc.limit, tc.order)
 		if got := itemIDs(items); err != nil || !slices.Equal(got, tc.want) || more != tc.more {
 			t.Errorf("list after %q limit %d %s: %v more %v (%v), want %v more %v", tc.after, tc.limit, tc.order, got, more, err, tc.want, tc.more)
 		}
 	}
-	if _, _, err := db.ListConversationItems(ctx, alice, "conv_1", "nope", 2, Asc); !errors.Is(err, ErrInvalidCursor) {
+	if _, _, err := db.ListConversationItems(ctx, alice, "conv_1", "nope", 2, storage.Asc); !errors.Is(err, storage.ErrInvalidCursor) {
 		t.Errorf("bad cursor: %v", err)
 	}
 
@@ -90,23 +92,23 @@ func TestConversations(t *testing.T) {
 	if err != nil || it.Type != "reasoning" || string(it.JSON) != string(turn[1].JSON) {
 		t.Errorf("get item: %+v %v", it, err)
 	}
-	if _, err := db.GetConversationItem(ctx, alice, "conv_1", "zz"); !errors.Is(err, ErrItemNotFound) {
+	if _, err := db.GetConversationItem(ctx, alice, "conv_1", "zz"); !errors.Is(err, storage.ErrItemNotFound) {
 		t.Errorf("missing item: %v", err)
 	}
 	if c, err := db.DeleteConversationItem(ctx, alice, "conv_1", "m2"); err != nil || c.ID != "conv_1" {
 		t.Errorf("delete item: %+v %v", c, err)
 	}
-	if _, err := db.DeleteConversationItem(ctx, alice, "conv_1", "m2"); !errors.Is(err, ErrItemNotFound) {
+	if _, err := db.DeleteConversationItem(ctx, alice, "conv_1", "m2"); !errors.Is(err, storage.ErrItemNotFound) {
 		t.Errorf("delete item again: %v", err)
 	}
 	// A deleted item leaves no hole in the order; appending continues at the end.
-	if err := db.AppendConversationItems(ctx, alice, "conv_1", "", []Item{userMessage("m4", "four")}); err != nil {
+	if err := db.AppendConversationItems(ctx, alice, "conv_1", "", []storage.Item{userMessage("m4", "four")}); err != nil {
 		t.Fatal(err)
 	}
 	if c, err := db.UpdateConversation(ctx, alice, "conv_1", []byte(`{"topic":"y"}`)); err != nil || string(c.Metadata) != `{"topic":"y"}` {
 		t.Errorf("update: %+v %v", c, err)
 	}
-	if _, err := db.UpdateConversation(ctx, bob, "conv_1", nil); !errors.Is(err, ErrConversationNotFound) {
+	if _, err := db.UpdateConversation(ctx, bob, "conv_1", nil); !errors.Is(err, storage.ErrConversationNotFound) {
 		t.Errorf("bob update: %v", err)
 	}
 
@@ -127,14 +129,14 @@ func TestConversations(t *testing.T) {
 	}
 
 	// Deleting the conversation deletes its items, and only them.
-	if err := db.CreateResponse(ctx, NewResponse{ID: "resp_2", Owner: alice, Model: "m", Status: StatusInProgress,
+	if err := db.CreateResponse(ctx, storage.NewResponse{ID: "resp_2", Owner: alice, Model: "m", Status: storage.StatusInProgress,
 		Request: []byte(`{}`), Input: turn[:1]}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.DeleteConversation(ctx, alice, "conv_1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.GetConversation(ctx, alice, "conv_1"); !errors.Is(err, ErrConversationNotFound) {
+	if _, err := db.GetConversation(ctx, alice, "conv_1"); !errors.Is(err, storage.ErrConversationNotFound) {
 		t.Errorf("after delete: %v", err)
 	}
 	var n int

@@ -1,10 +1,12 @@
-package storage
+package sqlite
 
 import (
 	"context"
 	"errors"
 	"slices"
 	"testing"
+
+	"hearth/storage"
 )
 
 // TestStoreResponseWhole: a response stored whole (StoreResponse, one transaction)
@@ -15,15 +17,15 @@ import (
 func TestStoreResponseWhole(t *testing.T) {
 	db := openTestDB(t)
 	ctx := context.Background()
-	turn(t, db, "alice", "resp_1", "", []Item{userMessage("msg_1", "Hi")}, []Item{assistantMessage("msg_2", "Hello")})
+	turn(t, db, "alice", "resp_1", "", []storage.Item{userMessage("msg_1", "Hi")}, []storage.Item{assistantMessage("msg_2", "Hello")})
 
-	rec := NewResponse{ID: "resp_2", Owner: "alice", Model: "qwen3:8b", Status: StatusInProgress,
+	rec := storage.NewResponse{ID: "resp_2", Owner: "alice", Model: "qwen3:8b", Status: storage.StatusInProgress,
 		PreviousResponseID: "resp_1", Request: request("qwen3:8b", ""),
-		Input: []Item{userMessage("msg_3", "And?")}}
-	final := Final{Status: StatusCompleted, Body: body("resp_2", "completed"),
-		Usage:  Usage{InputTokens: 100, OutputTokens: 20, CachedTokens: 80, ReasoningTokens: 5},
-		Output: []Item{reasoning("rs_1", "Thinking"), assistantMessage("msg_4", "So.")},
-		Events: []Event{{Seq: 0, Type: "response.created", Data: []byte(`{"type":"response.created"}`)},
+		Input: []storage.Item{userMessage("msg_3", "And?")}}
+	final := storage.Final{Status: storage.StatusCompleted, Body: body("resp_2", "completed"),
+		Usage:  storage.Usage{InputTokens: 100, OutputTokens: 20, CachedTokens: 80, ReasoningTokens: 5},
+		Output: []storage.Item{reasoning("rs_1", "Thinking"), assistantMessage("msg_4", "So.")},
+		Events: []storage.Event{{Seq: 0, Type: "response.created", Data: []byte(`{"type":"response.created"}`)},
 			{Seq: 1, Type: "response.completed", Data: []byte(`{"type":"response.completed"}`)}},
 		EndJournal: true, Runtime: "embedded"}
 	if err := db.StoreResponse(ctx, rec, final); err != nil {
@@ -33,7 +35,7 @@ func TestStoreResponseWhole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != StatusCompleted || string(got.Body) != string(final.Body) || got.Usage != final.Usage ||
+	if got.Status != storage.StatusCompleted || string(got.Body) != string(final.Body) || got.Usage != final.Usage ||
 		got.PreviousResponseID != "resp_1" || got.CompletedAt.IsZero() {
 		t.Errorf("stored whole: %+v", got)
 	}
@@ -54,23 +56,23 @@ func TestStoreResponseWhole(t *testing.T) {
 
 	// Refused: an id taken, a parent that is not the owner's, a status that does not
 	// end it. Nothing is left of them.
-	if err := db.StoreResponse(ctx, rec, final); !errors.Is(err, ErrExists) {
+	if err := db.StoreResponse(ctx, rec, final); !errors.Is(err, storage.ErrExists) {
 		t.Errorf("the same id again: %v, want ErrExists", err)
 	}
 	bob := rec
 	bob.ID, bob.Owner = "resp_3", "bob"
-	if err := db.StoreResponse(ctx, bob, final); !errors.Is(err, ErrNotFound) {
+	if err := db.StoreResponse(ctx, bob, final); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("under another owner's response: %v, want ErrNotFound", err)
 	}
 	running := final
-	running.Status = StatusInProgress
+	running.Status = storage.StatusInProgress
 	other := rec
 	other.ID = "resp_4"
 	if err := db.StoreResponse(ctx, other, running); err == nil {
 		t.Error("stored whole with status in_progress")
 	}
 	for _, id := range []string{"resp_3", "resp_4"} {
-		if _, err := db.GetResponse(ctx, "alice", id); !errors.Is(err, ErrNotFound) {
+		if _, err := db.GetResponse(ctx, "alice", id); !errors.Is(err, storage.ErrNotFound) {
 			t.Errorf("%s after a refused store: %v, want ErrNotFound", id, err)
 		}
 	}
@@ -83,8 +85,8 @@ func TestChainEpoch(t *testing.T) {
 	db := openTestDB(t)
 	ctx := context.Background()
 	e0 := db.ChainEpoch()
-	turn(t, db, "alice", "resp_1", "", []Item{userMessage("msg_1", "Hi")}, nil)
-	turn(t, db, "alice", "resp_2", "resp_1", []Item{userMessage("msg_2", "And?")}, nil)
+	turn(t, db, "alice", "resp_1", "", []storage.Item{userMessage("msg_1", "Hi")}, nil)
+	turn(t, db, "alice", "resp_2", "resp_1", []storage.Item{userMessage("msg_2", "And?")}, nil)
 	if e := db.ChainEpoch(); e != e0 {
 		t.Errorf("creating and finishing responses moved the count %d -> %d", e0, e)
 	}
@@ -95,7 +97,7 @@ func TestChainEpoch(t *testing.T) {
 	if e1 == e0 {
 		t.Error("a deletion did not move the count")
 	}
-	if err := db.CreateResponse(ctx, NewResponse{ID: "resp_3", Owner: "alice", Model: "m", Status: StatusInProgress,
+	if err := db.CreateResponse(ctx, storage.NewResponse{ID: "resp_3", Owner: "alice", Model: "m", Status: storage.StatusInProgress,
 		Request: request("m", ""), Background: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,11 @@
-package storage
+package sqlite
 
 import (
 	"context"
 	"strings"
 	"testing"
+
+	"hearth/storage"
 )
 
 // TestLookupItems finds input and output items by id, only the owner's, the latest copy
@@ -11,13 +13,13 @@ import (
 func TestLookupItems(t *testing.T) {
 	db := openTestDB(t)
 	ctx := context.Background()
-	alice, bob := OwnerOf("alice"), OwnerOf("bob")
-	turn(t, db, alice, "resp_1", "", []Item{userMessage("msg_in", "weather?")},
-		[]Item{reasoning("rs_1", "think"), functionCall("fc_1", "get_weather", `{"city":"Paris"}`)})
-	turn(t, db, bob, "resp_b", "", []Item{userMessage("msg_bob", "hi")}, []Item{assistantMessage("msg_bob_out", "hello")})
+	alice, bob := storage.OwnerOf("alice"), storage.OwnerOf("bob")
+	turn(t, db, alice, "resp_1", "", []storage.Item{userMessage("msg_in", "weather?")},
+		[]storage.Item{reasoning("rs_1", "think"), functionCall("fc_1", "get_weather", `{"city":"Paris"}`)})
+	turn(t, db, bob, "resp_b", "", []storage.Item{userMessage("msg_bob", "hi")}, []storage.Item{assistantMessage("msg_bob_out", "hello")})
 	// The client sends the call back as input of the next turn, changed: the later copy wins.
-	turn(t, db, alice, "resp_2", "", []Item{functionCall("fc_1", "get_weather", `{"city":"Lyon"}`)},
-		[]Item{assistantMessage("msg_out", "sunny")})
+	turn(t, db, alice, "resp_2", "", []storage.Item{functionCall("fc_1", "get_weather", `{"city":"Lyon"}`)},
+		[]storage.Item{assistantMessage("msg_out", "sunny")})
 
 	got, err := db.LookupItems(ctx, alice, []string{"msg_in", "rs_1", "fc_1", "msg_out", "msg_bob", "nope", "rs_1"})
 	if err != nil {

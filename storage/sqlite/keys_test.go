@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"hearth/storage"
 )
 
 func TestKeyLifecycle(t *testing.T) {
@@ -20,13 +22,13 @@ func TestKeyLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(secret, KeyPrefix) || len(secret) < 40 || !strings.HasPrefix(secret, alice.Prefix) {
+	if !strings.HasPrefix(secret, storage.KeyPrefix) || len(secret) < 40 || !strings.HasPrefix(secret, alice.Prefix) {
 		t.Errorf("secret %q, prefix %q", secret, alice.Prefix)
 	}
-	if alice.Hash != OwnerOf(secret) {
+	if alice.Hash != storage.OwnerOf(secret) {
 		t.Errorf("hash is not OwnerOf(secret)")
 	}
-	if _, _, err := db.CreateKey(ctx, "alice"); !errors.Is(err, ErrKeyExists) {
+	if _, _, err := db.CreateKey(ctx, "alice"); !errors.Is(err, storage.ErrKeyExists) {
 		t.Errorf("second alice: %v, want ErrKeyExists", err)
 	}
 	if _, _, err := db.CreateKey(ctx, " "); err == nil {
@@ -40,11 +42,11 @@ func TestKeyLifecycle(t *testing.T) {
 		t.Fatal("two keys alike")
 	}
 
-	k, err := db.KeyByHash(ctx, OwnerOf(secret))
+	k, err := db.KeyByHash(ctx, storage.OwnerOf(secret))
 	if err != nil || k.Name != "alice" || !k.Active() {
 		t.Fatalf("KeyByHash(alice) = %+v, %v", k, err)
 	}
-	if _, err := db.KeyByHash(ctx, OwnerOf("hk-nope")); !errors.Is(err, ErrKeyNotFound) {
+	if _, err := db.KeyByHash(ctx, storage.OwnerOf("hk-nope")); !errors.Is(err, storage.ErrKeyNotFound) {
 		t.Errorf("unknown key: %v", err)
 	}
 
@@ -58,10 +60,10 @@ func TestKeyLifecycle(t *testing.T) {
 	if _, err := db.RevokeKey(ctx, "alice"); err != nil {
 		t.Errorf("revoke again: %v", err)
 	}
-	if _, err := db.RevokeKey(ctx, "carol"); !errors.Is(err, ErrKeyNotFound) {
+	if _, err := db.RevokeKey(ctx, "carol"); !errors.Is(err, storage.ErrKeyNotFound) {
 		t.Errorf("revoke unknown: %v", err)
 	}
-	if k, _ := db.KeyByHash(ctx, OwnerOf(secret)); k == nil || k.Active() {
+	if k, _ := db.KeyByHash(ctx, storage.OwnerOf(secret)); k == nil || k.Active() {
 		t.Errorf("alice still active after revoke: %+v", k)
 	}
 	keys, err := db.ListKeys(ctx)
@@ -73,7 +75,7 @@ func TestKeyLifecycle(t *testing.T) {
 		t.Errorf("HasKeys false after revoking every key")
 	}
 	// A revoked name is not reused.
-	if _, _, err := db.CreateKey(ctx, "alice"); !errors.Is(err, ErrKeyExists) {
+	if _, _, err := db.CreateKey(ctx, "alice"); !errors.Is(err, storage.ErrKeyExists) {
 		t.Errorf("recreate revoked alice: %v", err)
 	}
 }
@@ -85,24 +87,24 @@ func TestKeyRoles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, adminSecret, err := db.CreateKeyAs(ctx, "ops", RoleAdmin)
+	admin, adminSecret, err := db.CreateKeyAs(ctx, "ops", storage.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if user.Role != RoleUser || admin.Role != RoleAdmin {
+	if user.Role != storage.RoleUser || admin.Role != storage.RoleAdmin {
 		t.Fatalf("created roles %q, %q", user.Role, admin.Role)
 	}
-	for secret, want := range map[string]Role{userSecret: RoleUser, adminSecret: RoleAdmin} {
-		k, err := db.KeyByHash(ctx, OwnerOf(secret))
+	for secret, want := range map[string]storage.Role{userSecret: storage.RoleUser, adminSecret: storage.RoleAdmin} {
+		k, err := db.KeyByHash(ctx, storage.OwnerOf(secret))
 		if err != nil || k.Role != want {
 			t.Errorf("KeyByHash role %v, %v; want %q", k, err, want)
 		}
 	}
 	keys, _ := db.ListKeys(ctx)
-	if len(keys) != 2 || keys[0].Role != RoleUser || keys[1].Role != RoleAdmin {
+	if len(keys) != 2 || keys[0].Role != storage.RoleUser || keys[1].Role != storage.RoleAdmin {
 		t.Errorf("ListKeys roles: %+v", keys)
 	}
-	if _, _, err := db.CreateKeyAs(ctx, "eve", Role("root")); err == nil {
+	if _, _, err := db.CreateKeyAs(ctx, "eve", storage.Role("root")); err == nil {
 		t.Error("a key of an unknown role was created")
 	}
 }
@@ -139,7 +141,7 @@ func TestKeyRolesMigration(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := raw.ExecContext(ctx, `INSERT INTO api_keys (id, name, hash, prefix, created_at) VALUES ('key_old', 'old', ?, 'hk-abc', 1)`, OwnerOf("hk-old")); err != nil {
+	if _, err := raw.ExecContext(ctx, `INSERT INTO api_keys (id, name, hash, prefix, created_at) VALUES ('key_old', 'old', ?, 'hk-abc', 1)`, storage.OwnerOf("hk-old")); err != nil {
 		t.Fatal(err)
 	}
 	raw.Close()
@@ -149,11 +151,11 @@ func TestKeyRolesMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	k, err := db.KeyByHash(ctx, OwnerOf("hk-old"))
+	k, err := db.KeyByHash(ctx, storage.OwnerOf("hk-old"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if k.Role != RoleUser {
+	if k.Role != storage.RoleUser {
 		t.Errorf("a key from before roles has role %q, want user", k.Role)
 	}
 	// Nor had it a cache group (0012_key_cache_groups.sql): it keeps a group of its own.
@@ -167,7 +169,7 @@ func TestKeyRolesMigration(t *testing.T) {
 func TestKeyCacheGroups(t *testing.T) {
 	db := openTestDB(t)
 	ctx := context.Background()
-	alice, aliceSecret, err := db.CreateKeyWith(ctx, "alice", KeyOptions{CacheGroup: "team1"})
+	alice, aliceSecret, err := db.CreateKeyWith(ctx, "alice", storage.KeyOptions{CacheGroup: "team1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,10 +177,10 @@ func TestKeyCacheGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if alice.CacheGroup != "team1" || alice.Role != RoleUser || bob.CacheGroup != "" {
+	if alice.CacheGroup != "team1" || alice.Role != storage.RoleUser || bob.CacheGroup != "" {
 		t.Fatalf("created alice %+v, bob %+v", alice, bob)
 	}
-	if k, err := db.KeyByHash(ctx, OwnerOf(aliceSecret)); err != nil || k.CacheGroup != "team1" {
+	if k, err := db.KeyByHash(ctx, storage.OwnerOf(aliceSecret)); err != nil || k.CacheGroup != "team1" {
 		t.Fatalf("KeyByHash(alice) = %+v, %v", k, err)
 	}
 	if k, err := db.SetKeyCacheGroup(ctx, "bob", "team1"); err != nil || k.CacheGroup != "team1" || k.ID != bob.ID {
@@ -195,14 +197,14 @@ func TestKeyCacheGroups(t *testing.T) {
 		if _, err := db.SetKeyCacheGroup(ctx, "bob", bad); err == nil {
 			t.Errorf("cache group %q accepted", bad)
 		}
-		if _, _, err := db.CreateKeyWith(ctx, "carol", KeyOptions{CacheGroup: bad}); err == nil {
+		if _, _, err := db.CreateKeyWith(ctx, "carol", storage.KeyOptions{CacheGroup: bad}); err == nil {
 			t.Errorf("key created in cache group %q", bad)
 		}
 	}
 	if k, _ := db.KeyByHash(ctx, bob.Hash); k.CacheGroup != "team1" {
 		t.Errorf("a refused group changed bob's to %q", k.CacheGroup)
 	}
-	if _, err := db.SetKeyCacheGroup(ctx, "carol", "team1"); !errors.Is(err, ErrKeyNotFound) {
+	if _, err := db.SetKeyCacheGroup(ctx, "carol", "team1"); !errors.Is(err, storage.ErrKeyNotFound) {
 		t.Errorf("unknown key: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"context"
@@ -8,19 +8,21 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"hearth/storage"
 )
 
 var (
-	alice = OwnerOf("sk-alice")
-	bob   = OwnerOf("sk-bob")
+	alice = storage.OwnerOf("sk-alice")
+	bob   = storage.OwnerOf("sk-bob")
 )
 
 func TestOwnerOf(t *testing.T) {
 	// SHA-256 of "abc", so the owner key is stable across versions and tools.
-	if got, want := OwnerOf("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"; got != want {
+	if got, want := storage.OwnerOf("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"; got != want {
 		t.Fatalf("OwnerOf(abc) = %s, want %s", got, want)
 	}
-	if OwnerOf("sk-alice") == OwnerOf("sk-bob") {
+	if storage.OwnerOf("sk-alice") == storage.OwnerOf("sk-bob") {
 		t.Fatal("different keys, same owner")
 	}
 }
@@ -63,7 +65,7 @@ func TestOpenSetsPragmasAndMigrates(t *testing.T) {
 	if n != len(ms) || max != len(ms) {
 		t.Fatalf("schema_migrations: %d rows, max version %d; want %d", n, max, len(ms))
 	}
-	turn(t, db, alice, "resp_1", "", []Item{userMessage("msg_1", "hi")}, nil)
+	turn(t, db, alice, "resp_1", "", []storage.Item{userMessage("msg_1", "hi")}, nil)
 	db.Close()
 
 	// Reopening applies nothing twice and keeps the data.
@@ -105,15 +107,15 @@ func TestOpenRejectsDSN(t *testing.T) {
 func threeTurns(t *testing.T, db *DB) {
 	t.Helper()
 	turn(t, db, alice, "resp_1", "",
-		[]Item{userMessage("msg_u1", "What is 2+2?")},
-		[]Item{reasoning("rs_1", "Add."), assistantMessage("msg_a1", "4")})
+		[]storage.Item{userMessage("msg_u1", "What is 2+2?")},
+		[]storage.Item{reasoning("rs_1", "Add."), assistantMessage("msg_a1", "4")})
 	turn(t, db, alice, "resp_2", "resp_1",
-		[]Item{userMessage("msg_u2", "And times 3?"), userMessage("msg_u2b", "Use the tool.")},
-		[]Item{functionCall("fc_2", "calc", `{"expr":"4*3"}`)})
+		[]storage.Item{userMessage("msg_u2", "And times 3?"), userMessage("msg_u2b", "Use the tool.")},
+		[]storage.Item{functionCall("fc_2", "calc", `{"expr":"4*3"}`)})
 	turn(t, db, alice, "resp_3", "resp_2",
-		[]Item{mkItem("fco_3", "function_call_output", map[string]any{
+		[]storage.Item{mkItem("fco_3", "function_call_output", map[string]any{
 			"type": "function_call_output", "id": "fco_3", "call_id": "call_fc_2", "output": "12"})},
-		[]Item{assistantMessage("msg_a3", "12")})
+		[]storage.Item{assistantMessage("msg_a3", "12")})
 }
 
 func TestLoadChainThreeTurns(t *testing.T) {
@@ -142,7 +144,7 @@ func TestLoadChainThreeTurns(t *testing.T) {
 	}
 	for i, w := range wantLinks {
 		l := c.Links[i]
-		if l.ID != w.id || l.Model != "qwen3:8b" || l.Status != StatusCompleted ||
+		if l.ID != w.id || l.Model != "qwen3:8b" || l.Status != storage.StatusCompleted ||
 			!slices.Equal(ids(l.Input), w.input) || !slices.Equal(ids(l.Output), w.output) {
 			t.Errorf("link %d = %s %s %s in=%v out=%v; want %s in=%v out=%v",
 				i, l.ID, l.Model, l.Status, ids(l.Input), ids(l.Output), w.id, w.input, w.output)
@@ -173,9 +175,9 @@ func TestLoadChainLinkWithoutItems(t *testing.T) {
 	// A failed response can have no output, and nothing forbids an empty input; such
 	// links still appear in the chain.
 	db := openTestDB(t)
-	turn(t, db, alice, "resp_1", "", []Item{userMessage("msg_1", "hi")}, nil)
+	turn(t, db, alice, "resp_1", "", []storage.Item{userMessage("msg_1", "hi")}, nil)
 	turn(t, db, alice, "resp_2", "resp_1", nil, nil)
-	turn(t, db, alice, "resp_3", "resp_2", []Item{userMessage("msg_3", "again")}, []Item{assistantMessage("msg_4", "ok")})
+	turn(t, db, alice, "resp_3", "resp_2", []storage.Item{userMessage("msg_3", "again")}, []storage.Item{assistantMessage("msg_4", "ok")})
 	c, err := db.LoadChain(context.Background(), alice, "resp_3")
 	if err != nil {
 		t.Fatal(err)
@@ -197,10 +199,10 @@ func TestDeletedLinkBreaksChain(t *testing.T) {
 			if err := db.DeleteResponse(ctx, alice, deleted); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := db.LoadChain(ctx, alice, "resp_3"); !errors.Is(err, ErrNotFound) {
+			if _, err := db.LoadChain(ctx, alice, "resp_3"); !errors.Is(err, storage.ErrNotFound) {
 				t.Fatalf("LoadChain(resp_3) after deleting %s: err = %v, want ErrNotFound", deleted, err)
 			}
-			if _, err := db.LoadChain(ctx, alice, deleted); !errors.Is(err, ErrNotFound) {
+			if _, err := db.LoadChain(ctx, alice, deleted); !errors.Is(err, storage.ErrNotFound) {
 				t.Fatalf("LoadChain(%s) of the deleted response: err = %v", deleted, err)
 			}
 			// The child itself is still there and still names its parent.
@@ -213,13 +215,13 @@ func TestDeletedLinkBreaksChain(t *testing.T) {
 			if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM items WHERE response_id = ?`, deleted).Scan(&n); err != nil || n != 0 {
 				t.Fatalf("%d items left for %s (%v)", n, deleted, err)
 			}
-			if err := db.DeleteResponse(ctx, alice, deleted); !errors.Is(err, ErrNotFound) {
+			if err := db.DeleteResponse(ctx, alice, deleted); !errors.Is(err, storage.ErrNotFound) {
 				t.Fatalf("second delete: %v", err)
 			}
 			// A new turn cannot be hung under the deleted response.
-			err = db.CreateResponse(ctx, NewResponse{ID: "resp_x", Owner: alice, Model: "m", Status: StatusQueued,
+			err = db.CreateResponse(ctx, storage.NewResponse{ID: "resp_x", Owner: alice, Model: "m", Status: storage.StatusQueued,
 				PreviousResponseID: deleted, Request: request("m", "")})
-			if !errors.Is(err, ErrNotFound) {
+			if !errors.Is(err, storage.ErrNotFound) {
 				t.Fatalf("create under deleted parent: %v", err)
 			}
 		})
@@ -231,24 +233,24 @@ func TestForeignOwnerSeesNothing(t *testing.T) {
 	threeTurns(t, db)
 	ctx := context.Background()
 
-	if _, err := db.GetResponse(ctx, bob, "resp_2"); !errors.Is(err, ErrNotFound) {
+	if _, err := db.GetResponse(ctx, bob, "resp_2"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("GetResponse: %v", err)
 	}
-	if _, err := db.LoadChain(ctx, bob, "resp_3"); !errors.Is(err, ErrNotFound) {
+	if _, err := db.LoadChain(ctx, bob, "resp_3"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("LoadChain: %v", err)
 	}
-	if _, _, err := db.ListInputItems(ctx, bob, "resp_2", "", 0, ""); !errors.Is(err, ErrNotFound) {
+	if _, _, err := db.ListInputItems(ctx, bob, "resp_2", "", 0, ""); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("ListInputItems: %v", err)
 	}
-	if _, err := db.Cancel(ctx, bob, "resp_2"); !errors.Is(err, ErrNotFound) {
+	if _, err := db.Cancel(ctx, bob, "resp_2"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("Cancel: %v", err)
 	}
-	if err := db.DeleteResponse(ctx, bob, "resp_2"); !errors.Is(err, ErrNotFound) {
+	if err := db.DeleteResponse(ctx, bob, "resp_2"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("DeleteResponse: %v", err)
 	}
-	err := db.CreateResponse(ctx, NewResponse{ID: "resp_b", Owner: bob, Model: "m", Status: StatusQueued,
+	err := db.CreateResponse(ctx, storage.NewResponse{ID: "resp_b", Owner: bob, Model: "m", Status: storage.StatusQueued,
 		PreviousResponseID: "resp_3", Request: request("m", "")})
-	if !errors.Is(err, ErrNotFound) {
+	if !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("CreateResponse continuing alice's chain: %v", err)
 	}
 	// Bob's failed delete did not touch alice's data.
@@ -258,12 +260,12 @@ func TestForeignOwnerSeesNothing(t *testing.T) {
 	// Even a chain that passes through a foreign response is not loadable. (It cannot be
 	// created through the API; write it directly, and drop the materialised contexts,
 	// which only the API keeps in step with the rows.)
-	turn(t, db, bob, "resp_b1", "", []Item{userMessage("m_b1", "x")}, nil)
+	turn(t, db, bob, "resp_b1", "", []storage.Item{userMessage("m_b1", "x")}, nil)
 	if _, err := db.w.ExecContext(ctx, `UPDATE responses SET previous_response_id = 'resp_b1' WHERE id = 'resp_1';
 		DELETE FROM contexts`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.LoadChain(ctx, alice, "resp_3"); !errors.Is(err, ErrNotFound) {
+	if _, err := db.LoadChain(ctx, alice, "resp_3"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("chain through bob's response: %v", err)
 	}
 }
@@ -273,10 +275,10 @@ func TestGetResponseRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	created := time.UnixMilli(1_700_000_000_123)
 	completed := created.Add(1500 * time.Millisecond)
-	err := db.CreateResponse(ctx, NewResponse{
-		ID: "resp_1", Owner: alice, Model: "gpt-oss:20b", Status: StatusQueued, Background: true,
+	err := db.CreateResponse(ctx, storage.NewResponse{
+		ID: "resp_1", Owner: alice, Model: "gpt-oss:20b", Status: storage.StatusQueued, Background: true,
 		Request: request("gpt-oss:20b", `"tools":[]`), Body: body("resp_1", "queued"),
-		Input: []Item{userMessage("msg_1", "hi")}, CreatedAt: created,
+		Input: []storage.Item{userMessage("msg_1", "hi")}, CreatedAt: created,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -285,15 +287,15 @@ func TestGetResponseRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != StatusQueued || !r.Background || !r.CreatedAt.Equal(created) || !r.CompletedAt.IsZero() ||
+	if r.Status != storage.StatusQueued || !r.Background || !r.CreatedAt.Equal(created) || !r.CompletedAt.IsZero() ||
 		r.Error != nil || r.PreviousResponseID != "" || string(r.Body) != string(body("resp_1", "queued")) {
 		t.Fatalf("queued record = %+v", r)
 	}
 
 	errJSON := json.RawMessage(`{"code":"context_length_exceeded","message":"too long"}`)
-	usage := Usage{InputTokens: 1234, OutputTokens: 56, CachedTokens: 1000, ReasoningTokens: 7}
-	err = db.CompleteResponse(ctx, "resp_1", Final{
-		Status: StatusFailed, Body: body("resp_1", "failed"), Usage: usage, Error: errJSON, CompletedAt: completed,
+	usage := storage.Usage{InputTokens: 1234, OutputTokens: 56, CachedTokens: 1000, ReasoningTokens: 7}
+	err = db.CompleteResponse(ctx, "resp_1", storage.Final{
+		Status: storage.StatusFailed, Body: body("resp_1", "failed"), Usage: usage, Error: errJSON, CompletedAt: completed,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -302,13 +304,13 @@ func TestGetResponseRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.ID != "resp_1" || r.Owner != alice || r.Model != "gpt-oss:20b" || r.Status != StatusFailed ||
+	if r.ID != "resp_1" || r.Owner != alice || r.Model != "gpt-oss:20b" || r.Status != storage.StatusFailed ||
 		r.Usage != usage || string(r.Error) != string(errJSON) || !r.CompletedAt.Equal(completed) ||
 		string(r.Request) != string(request("gpt-oss:20b", `"tools":[]`)) || string(r.Body) != string(body("resp_1", "failed")) {
 		t.Fatalf("failed record = %+v", r)
 	}
 	// A finished response cannot be completed twice.
-	if err := db.CompleteResponse(ctx, "resp_1", Final{Status: StatusCompleted}); !errors.Is(err, ErrFinished) {
+	if err := db.CompleteResponse(ctx, "resp_1", storage.Final{Status: storage.StatusCompleted}); !errors.Is(err, storage.ErrFinished) {
 		t.Fatalf("second complete: %v", err)
 	}
 }
@@ -316,23 +318,23 @@ func TestGetResponseRoundTrip(t *testing.T) {
 func TestCreateResponseRejects(t *testing.T) {
 	db := openTestDB(t)
 	ctx := context.Background()
-	ok := NewResponse{ID: "resp_1", Owner: alice, Model: "m", Status: StatusQueued, Request: request("m", "")}
+	ok := storage.NewResponse{ID: "resp_1", Owner: alice, Model: "m", Status: storage.StatusQueued, Request: request("m", "")}
 	if err := db.CreateResponse(ctx, ok); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.CreateResponse(ctx, ok); !errors.Is(err, ErrExists) {
+	if err := db.CreateResponse(ctx, ok); !errors.Is(err, storage.ErrExists) {
 		t.Errorf("duplicate id: %v", err)
 	}
-	for name, mod := range map[string]func(*NewResponse){
-		"no id":           func(r *NewResponse) { r.ID = "" },
-		"no owner":        func(r *NewResponse) { r.Owner = "" },
-		"terminal status": func(r *NewResponse) { r.Status = StatusCompleted },
-		"bad status":      func(r *NewResponse) { r.Status = "paused" },
-		"bad request":     func(r *NewResponse) { r.Request = json.RawMessage(`{`) },
-		"bad body":        func(r *NewResponse) { r.Body = json.RawMessage(`nope`) },
-		"bad item":        func(r *NewResponse) { r.Input = []Item{{ID: "x", Type: "message", JSON: []byte(`{`)}} },
-		"untyped item":    func(r *NewResponse) { r.Input = []Item{{ID: "x", JSON: []byte(`{}`)}} },
-		"unknown parent":  func(r *NewResponse) { r.PreviousResponseID = "resp_nope" },
+	for name, mod := range map[string]func(*storage.NewResponse){
+		"no id":           func(r *storage.NewResponse) { r.ID = "" },
+		"no owner":        func(r *storage.NewResponse) { r.Owner = "" },
+		"terminal status": func(r *storage.NewResponse) { r.Status = storage.StatusCompleted },
+		"bad status":      func(r *storage.NewResponse) { r.Status = "paused" },
+		"bad request":     func(r *storage.NewResponse) { r.Request = json.RawMessage(`{`) },
+		"bad body":        func(r *storage.NewResponse) { r.Body = json.RawMessage(`nope`) },
+		"bad item":        func(r *storage.NewResponse) { r.Input = []storage.Item{{ID: "x", Type: "message", JSON: []byte(`{`)}} },
+		"untyped item":    func(r *storage.NewResponse) { r.Input = []storage.Item{{ID: "x", JSON: []byte(`{}`)}} },
+		"unknown parent":  func(r *storage.NewResponse) { r.PreviousResponseID = "resp_nope" },
 	} {
 		r := ok
 		r.ID = "resp_2"
@@ -351,8 +353,8 @@ func TestCreateResponseRejects(t *testing.T) {
 func TestCompleteResponseIsAtomic(t *testing.T) {
 	db := openTestDB(t)
 	ctx := context.Background()
-	if err := db.CreateResponse(ctx, NewResponse{ID: "resp_1", Owner: alice, Model: "m", Status: StatusInProgress,
-		Request: request("m", ""), Input: []Item{userMessage("msg_1", "hi")}}); err != nil {
+	if err := db.CreateResponse(ctx, storage.NewResponse{ID: "resp_1", Owner: alice, Model: "m", Status: storage.StatusInProgress,
+		Request: request("m", ""), Input: []storage.Item{userMessage("msg_1", "hi")}}); err != nil {
 		t.Fatal(err)
 	}
 	// Make the third output insert fail inside the transaction (the API cannot produce
@@ -362,8 +364,8 @@ func TestCompleteResponseIsAtomic(t *testing.T) {
 		WHEN NEW.kind = 'output' AND NEW.position = 2 BEGIN SELECT RAISE(ABORT, 'boom'); END`); err != nil {
 		t.Fatal(err)
 	}
-	err := db.CompleteResponse(ctx, "resp_1", Final{Status: StatusCompleted, Body: body("resp_1", "completed"),
-		Output: []Item{assistantMessage("o1", "a"), assistantMessage("o2", "b"), assistantMessage("o3", "c")}})
+	err := db.CompleteResponse(ctx, "resp_1", storage.Final{Status: storage.StatusCompleted, Body: body("resp_1", "completed"),
+		Output: []storage.Item{assistantMessage("o1", "a"), assistantMessage("o2", "b"), assistantMessage("o3", "c")}})
 	if err == nil {
 		t.Fatal("complete succeeded through the failing trigger")
 	}
@@ -375,7 +377,7 @@ func TestCompleteResponseIsAtomic(t *testing.T) {
 	if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM items WHERE kind = 'output'`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if r.Status != StatusInProgress || n != 0 {
+	if r.Status != storage.StatusInProgress || n != 0 {
 		t.Fatalf("after failed complete: status %s, %d output items; want in_progress, 0", r.Status, n)
 	}
 }
