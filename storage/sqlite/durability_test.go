@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -240,102 +239,4 @@ func checkAfterCrash(t *testing.T, db *DB, reported []string) {
 			}
 		}
 	}
-}
-
-func TestConcurrentWriters(t *testing.T) {
-	const goroutines, perGoroutine = 32, 50
-	db := openTestDB(t)
-	ctx := context.Background()
-	start := time.Now()
-
-	var wg sync.WaitGroup
-	errs := make(chan error, goroutines*2)
-	done := make(chan struct{})
-	for g := range goroutines {
-		wg.Go(func() {
-			prev := ""
-			for i := range perGoroutine {
-				id := fmt.Sprintf("resp_g%02d_%02d", g, i)
-				err := db.CreateResponse(ctx, storage.NewResponse{
-					ID: id, Owner: storage.OwnerOf(fmt.Sprint("key", g%4)), Model: "m", Status: storage.StatusInProgress,
-					PreviousResponseID: prev, Request: request("m", ""),
-					Input: []storage.Item{userMessage(id+"_u0", text(300, id)), userMessage(id+"_u1", text(100, id))},
-				})
-				if err == nil {
-					err = db.CompleteResponse(ctx, id, storage.Final{Status: storage.StatusCompleted, Body: body(id, "completed"), Output: []storage.Item{
-						reasoning(id+"_r", text(300, id)), functionCall(id+"_fc", "f", `{}`), assistantMessage(id+"_a", text(300, id))}})
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				prev = id
-			}
-		})
-	}
-	// Readers load chains while the writers run: WAL lets them, and they must never see
-	// a response without its items. They pause between loads like request handlers do;
-	// readers spinning in cgo on 2 cores starve the writer goroutine of CPU (10x slower),
-	// which says more about the test machine than about the store.
-	var readers sync.WaitGroup
-	var loads atomic.Int64
-	for r := range 4 {
-		readers.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				time.Sleep(time.Millisecond)
-				g := (r*8 + i) % goroutines
-				loads.Add(1)
-				c, err := db.LoadChain(ctx, storage.OwnerOf(fmt.Sprint("key", g%4)), fmt.Sprintf("resp_g%02d_%02d", g, i%perGoroutine))
-				if err != nil {
-					continue // not written yet
-				}
-				for _, l := range c.Links {
-					if l.Status == storage.StatusCompleted && len(l.Output) != 3 || len(l.Input) != 2 {
-						errs <- fmt.Errorf("reader saw link %s %s with %d/%d items", l.ID, l.Status, len(l.Input), len(l.Output))
-						return
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(done)
-	readers.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	elapsed := time.Since(start)
-
-	var responses, items, completed int
-	if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*), SUM(status = 'completed') FROM responses`).Scan(&responses, &completed); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM items`).Scan(&items); err != nil {
-		t.Fatal(err)
-	}
-	if responses != goroutines*perGoroutine || completed != responses || items != responses*5 {
-		t.Fatalf("%d responses (%d completed), %d items; want %d, all completed, %d items",
-			responses, completed, items, goroutines*perGoroutine, goroutines*perGoroutine*5)
-	}
-	for g := range goroutines {
-		c, err := db.LoadChain(ctx, storage.OwnerOf(fmt.Sprint("key", g%4)), fmt.Sprintf("resp_g%02d_%02d", g, perGoroutine-1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(c.Links) != perGoroutine || len(c.Items) != perGoroutine*5 {
-			t.Fatalf("chain %d: %d links, %d items", g, len(c.Links), len(c.Items))
-		}
-		for i, l := range c.Links {
-			if want := fmt.Sprintf("resp_g%02d_%02d", g, i); l.ID != want {
-				t.Fatalf("chain %d link %d = %s, want %s", g, i, l.ID, want)
-			}
-		}
-	}
-	t.Logf("%d responses from %d goroutines in %v, %d chain loads meanwhile", responses, goroutines, elapsed, loads.Load())
 }

@@ -1,9 +1,8 @@
-package sqlite
+package storetest
 
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -18,17 +17,13 @@ func itemIDs(items []storage.Item) []string {
 	return ids
 }
 
-func TestConversations(t *testing.T) {
+func testConversations(t *testing.T, open Opener) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "hearth.db")
-	db, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := open(t)
 	alice, bob := storage.OwnerOf("alice"), storage.OwnerOf("bob")
 
 	if err := db.CreateConversation(ctx, storage.NewConversation{ID: "conv_1", Owner: alice,
-		Metadata: []byte(`{"topic":"x"}`), Items: []storage.Item{userMessage("m1", "one")}}); err != nil {
+		Metadata: []byte(`{"topic":"x"}`), Items: []storage.Item{UserMessage("m1", "one")}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.CreateConversation(ctx, storage.NewConversation{ID: "conv_1", Owner: alice}); !errors.Is(err, storage.ErrExists) {
@@ -42,7 +37,7 @@ func TestConversations(t *testing.T) {
 	if _, err := db.GetConversation(ctx, bob, "conv_1"); !errors.Is(err, storage.ErrConversationNotFound) {
 		t.Errorf("bob get: %v", err)
 	}
-	if err := db.AppendConversationItems(ctx, bob, "conv_1", "", []storage.Item{userMessage("b1", "x")}); !errors.Is(err, storage.ErrConversationNotFound) {
+	if err := db.AppendConversationItems(ctx, bob, "conv_1", "", []storage.Item{UserMessage("b1", "x")}); !errors.Is(err, storage.ErrConversationNotFound) {
 		t.Errorf("bob append: %v", err)
 	}
 	if err := db.DeleteConversation(ctx, bob, "conv_1"); !errors.Is(err, storage.ErrConversationNotFound) {
@@ -53,11 +48,11 @@ func TestConversations(t *testing.T) {
 	}
 
 	// A response's turn, appended at once; a duplicate id appends nothing.
-	turn := []storage.Item{userMessage("m2", "two"), reasoning("r2", "think"), assistantMessage("a2", "answer")}
+	turn := []storage.Item{UserMessage("m2", "two"), Reasoning("r2", "think"), AssistantMessage("a2", "answer")}
 	if err := db.AppendConversationItems(ctx, alice, "conv_1", "resp_2", turn); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.AppendConversationItems(ctx, alice, "conv_1", "", []storage.Item{userMessage("m3", "x"), userMessage("m1", "dup")}); !errors.Is(err, storage.ErrDuplicateItem) {
+	if err := db.AppendConversationItems(ctx, alice, "conv_1", "", []storage.Item{UserMessage("m3", "x"), UserMessage("m1", "dup")}); !errors.Is(err, storage.ErrDuplicateItem) {
 		t.Errorf("duplicate: %v", err)
 	}
 	all, err := db.ConversationItems(ctx, alice, "conv_1")
@@ -102,7 +97,7 @@ func TestConversations(t *testing.T) {
 		t.Errorf("delete item again: %v", err)
 	}
 	// A deleted item leaves no hole in the order; appending continues at the end.
-	if err := db.AppendConversationItems(ctx, alice, "conv_1", "", []storage.Item{userMessage("m4", "four")}); err != nil {
+	if err := db.AppendConversationItems(ctx, alice, "conv_1", "", []storage.Item{UserMessage("m4", "four")}); err != nil {
 		t.Fatal(err)
 	}
 	if c, err := db.UpdateConversation(ctx, alice, "conv_1", []byte(`{"topic":"y"}`)); err != nil || string(c.Metadata) != `{"topic":"y"}` {
@@ -116,10 +111,7 @@ func TestConversations(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if db, err = Open(path); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db = open(t) // the same records, as after a restart
 	all, err = db.ConversationItems(ctx, alice, "conv_1")
 	if got := itemIDs(all); err != nil || !slices.Equal(got, []string{"m1", "r2", "a2", "m4"}) {
 		t.Errorf("after restart: %v %v", got, err)
@@ -139,9 +131,13 @@ func TestConversations(t *testing.T) {
 	if _, err := db.GetConversation(ctx, alice, "conv_1"); !errors.Is(err, storage.ErrConversationNotFound) {
 		t.Errorf("after delete: %v", err)
 	}
-	var n int
-	if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM conversation_items`).Scan(&n); err != nil || n != 0 {
-		t.Errorf("%d items left (%v)", n, err)
+	// Its items went with it: a new conversation of the same id starts empty, and may
+	// reuse their ids.
+	if err := db.CreateConversation(ctx, storage.NewConversation{ID: "conv_1", Owner: alice, Items: turn[1:2]}); err != nil {
+		t.Fatalf("recreate with a deleted item's id: %v", err)
+	}
+	if got, err := db.ConversationItems(ctx, alice, "conv_1"); err != nil || !slices.Equal(itemIDs(got), itemIDs(turn[1:2])) {
+		t.Errorf("recreated conversation: %v %v", itemIDs(got), err)
 	}
 	if _, err := db.GetResponse(ctx, alice, "resp_2"); err != nil {
 		t.Errorf("the response went with the conversation: %v", err)
