@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"testing"
 
@@ -23,19 +24,19 @@ func openTestDB(t testing.TB) *DB {
 }
 
 // The item builders of the conformance suite, under the short names this package's
-// tests use.
-var (
-	userMessage      = storetest.UserMessage
-	reasoning        = storetest.Reasoning
-	assistantMessage = storetest.AssistantMessage
-	functionCall     = storetest.FunctionCall
-	mkItem           = storetest.NewItem
-	text             = storetest.Text
-	request          = storetest.Request
-	body             = storetest.Body
-	ids              = storetest.IDs
-	sameChain        = storetest.SameChain
-)
+// tests use (functions rather than variables, so that benchmarks call them as before).
+func userMessage(id, text string) storage.Item      { return storetest.UserMessage(id, text) }
+func reasoning(id, text string) storage.Item        { return storetest.Reasoning(id, text) }
+func assistantMessage(id, text string) storage.Item { return storetest.AssistantMessage(id, text) }
+func functionCall(id, name, args string) storage.Item {
+	return storetest.FunctionCall(id, name, args)
+}
+func mkItem(id, typ string, v any) storage.Item   { return storetest.NewItem(id, typ, v) }
+func text(n int, tag string) string               { return storetest.Text(n, tag) }
+func request(model, extra string) json.RawMessage { return storetest.Request(model, extra) }
+func body(id, status string) json.RawMessage      { return storetest.Body(id, status) }
+func ids(items []storage.Item) []string           { return storetest.IDs(items) }
+func sameChain(a, b *storage.Chain) bool          { return storetest.SameChain(a, b) }
 
 // turn creates and completes one response with the given input and output.
 func turn(t testing.TB, db *DB, owner, id, prev string, input, output []storage.Item) {
