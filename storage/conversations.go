@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Conversations (migration 0007): a durable, ordered list of items per conversation,
+// Conversations: a durable, ordered list of items per conversation,
 // owned by one key like a response. Items are stored as the API presents them; the
 // server decides what goes in.
 

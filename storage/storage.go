@@ -17,12 +17,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-
-	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 )
 
-// Errors returned by DB methods. They are sentinels so the server can map them to API
-// errors with errors.Is, whatever context a method wraps around them.
+// Errors returned by every store's methods. They are sentinels so the server can map
+// them to API errors with errors.Is, whatever context a method wraps around them.
 var (
 	// ErrNotFound: the response does not exist, was deleted, belongs to another owner,
 	// or (LoadChain) one of its ancestors is missing. Callers must not be able to tell
@@ -36,6 +34,16 @@ var (
 	// ErrInvalidCursor: ListInputItems was given an `after` that is not an input item
 	// of the response.
 	ErrInvalidCursor = errors.New("storage: cursor is not an item of this response")
+
+	// ErrCorrupt: the store's data is damaged (SQLite: SQLITE_CORRUPT, SQLITE_NOTADB, or
+	// problems found by PRAGMA quick_check). Nothing hearth does at run time repairs
+	// it; the operator restores a backup or starts a new database.
+	ErrCorrupt = errors.New("storage: the database file is damaged")
+	// ErrFull: the store has no space for a write (SQLite: SQLITE_FULL, or an I/O error
+	// whose cause was ENOSPC or EDQUOT, as the write-ahead log grows). Reads still work
+	// and nothing stored is lost; writes work again once space is freed, without a
+	// restart.
+	ErrFull = errors.New("storage full")
 )
 
 // OwnerOf returns the owner key under which responses created with apiKey are stored:
