@@ -276,7 +276,7 @@ func testCheckpointPrompt(t *testing.T, open Opener) {
 	}
 }
 
-// testCheckpointInterval: a chain checkpoints every checkpointEvery links until it is
+// testCheckpointInterval: a chain checkpoints every 32 links until it is
 // long, then every eighth of its length, so that the copy a checkpoint makes costs a
 // turn a constant share however long the chain (and a load walks at most an eighth).
 // A response whose depth the caller gave checkpoints at that interval.

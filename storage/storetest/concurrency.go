@@ -42,10 +42,10 @@ func testConcurrentWriters(t *testing.T, open Opener) {
 			}
 		})
 	}
-	// Readers load chains while the writers run: WAL lets them, and they must never see
-	// a response without its items. They pause between loads like request handlers do;
-	// readers spinning in cgo on 2 cores starve the writer goroutine of CPU (10x slower),
-	// which says more about the test machine than about the store.
+	// Readers load chains while the writers run, and they must never see a response
+	// without its items. They pause between loads like request handlers do; readers
+	// spinning on 2 cores starve the writer goroutines of CPU (10x slower with SQLite's
+	// cgo), which says more about the test machine than about the store.
 	var readers sync.WaitGroup
 	var loads atomic.Int64
 	for r := range 4 {

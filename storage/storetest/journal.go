@@ -28,7 +28,7 @@ func seqs(es []storage.Event) []int {
 
 // testJournal: batches appended while a response runs and the last ones written with
 // its final state read back in order from any point; the journal survives reopening
-// the file, ends with the response, is pruned by age (not while open), and goes with
+// the store, ends with the response, is pruned by age (not while open), and goes with
 // its response.
 func testJournal(t *testing.T, open Opener) {
 	ctx := context.Background()

@@ -370,7 +370,7 @@ func testCreateResponseRejects(t *testing.T, open Opener) {
 }
 
 // testStoreResponseWhole: a response stored whole (StoreResponse, one transaction)
-// reads back exactly as one created and then completed: its row, its input and output
+// reads back exactly as one created and then completed: its record, its input and output
 // items, its usage, its journal ended with its events, its place in its chain; it
 // refuses what CreateResponse and CompleteResponse refuse, and a refused one leaves
 // nothing behind.
