@@ -76,7 +76,7 @@ func (k *keyring) find(key string) int {
 // always will, so that is remembered; until then each request asks, so the first
 // `hearth keys create` turns authentication on in a running server.
 type dbKeys struct {
-	db   *storage.DB
+	db   storage.KeyLookup
 	seen atomic.Bool
 }
 

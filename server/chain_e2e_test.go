@@ -13,13 +13,13 @@ import (
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
-	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // TestChainContextE2E: three turns chained with previous_response_id render exactly the
 // prompt of the same conversation sent whole, and report the same input tokens.
 func TestChainContextE2E(t *testing.T) {
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

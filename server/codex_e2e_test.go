@@ -23,7 +23,7 @@ import (
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
-	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // clientsDir holds the node project of the Codex CLI and Agents SDK tests (pinned
@@ -497,7 +497,7 @@ func (w *teeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // encrypted_content) with one API key, recording every exchange in rec.
 func newRecordedHearth(t *testing.T, rec *recorder, key string) *httptest.Server {
 	t.Helper()
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ import (
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // TestConsoleE2E makes a chain with a tool round trip and a branch through hearth over
@@ -38,7 +39,7 @@ import (
 // consoleArtifacts (HEARTH_TEST_ARTIFACTS, else server/testdata/console-screenshots).
 func TestConsoleE2E(t *testing.T) {
 	ctx := context.Background()
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

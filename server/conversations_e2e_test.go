@@ -15,7 +15,7 @@ import (
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
-	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // conversation is the conversation object as a client reads it.
@@ -507,8 +507,8 @@ func createJSONAs(t *testing.T, srv *httptest.Server, key, body string) *hearth.
 func TestConversationRestartE2E(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hearth.db")
 	rt := testenv.Runtime(t)
-	serve := func() (*httptest.Server, *storage.DB) {
-		db, err := storage.Open(path)
+	serve := func() (*httptest.Server, *sqlite.DB) {
+		db, err := sqlite.Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}

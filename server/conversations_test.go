@@ -9,6 +9,7 @@ import (
 	"hearth"
 	"hearth/engine"
 	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // TestAppendResponseByStatus: which finished responses a conversation takes (completed
@@ -16,7 +17,7 @@ import (
 // cancelled), and that the conversation is let go either way.
 func TestAppendResponseByStatus(t *testing.T) {
 	ctx := context.Background()
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

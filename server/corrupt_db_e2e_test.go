@@ -14,7 +14,7 @@ import (
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
-	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // TestDamagedDatabaseHealthE2E: the database file is damaged under a running hearth.
@@ -23,7 +23,7 @@ import (
 // every such request failed.
 func TestDamagedDatabaseHealthE2E(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "hearth.db")
-	db, err := storage.Open(dbPath)
+	db, err := sqlite.Open(dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}

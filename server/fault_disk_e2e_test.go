@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -18,7 +17,7 @@ import (
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
-	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // smallFS mounts a tmpfs of size bytes on a fresh directory and returns it. The faults
@@ -72,7 +71,7 @@ func fill(t *testing.T, dir string) string {
 // noticed, rather than absorbed by log pages SQLite reuses.
 func truncateWAL(t *testing.T, path string) {
 	t.Helper()
-	c, err := sql.Open("sqlite3", "file:"+path+"?_busy_timeout=5000")
+	c, err := sqlite.OpenRaw(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,11 +97,11 @@ func errorEnvelope(t *testing.T, b []byte) (typ, msg string) {
 }
 
 // hearthOnSmallFS serves hearth with its database on a fresh 16 MiB file system.
-func hearthOnSmallFS(t *testing.T) (dir, dbPath string, db *storage.DB, srv *httptest.Server) {
+func hearthOnSmallFS(t *testing.T) (dir, dbPath string, db *sqlite.DB, srv *httptest.Server) {
 	t.Helper()
 	dir = smallFS(t, "16m")
 	dbPath = filepath.Join(dir, "hearth.db")
-	db, err := storage.Open(dbPath)
+	db, err := sqlite.Open(dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +295,7 @@ func tailOf(s string, n int) string {
 func TestReadOnlyDatabaseE2E(t *testing.T) {
 	dir := smallFS(t, "16m")
 	dbPath := filepath.Join(dir, "hearth.db")
-	db, err := storage.Open(dbPath)
+	db, err := sqlite.Open(dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +309,7 @@ func TestReadOnlyDatabaseE2E(t *testing.T) {
 	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
 		t.Fatalf("remount read-only: %v", err)
 	}
-	ro, err := storage.Open(dbPath)
+	ro, err := sqlite.Open(dbPath)
 	if err == nil {
 		ro.Close()
 		t.Fatalf("opening a database on a read-only file system succeeded")
@@ -325,7 +324,7 @@ func TestReadOnlyDatabaseE2E(t *testing.T) {
 	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT, "size=16m"); err != nil {
 		t.Fatalf("remount read-write: %v", err)
 	}
-	db, err = storage.Open(dbPath)
+	db, err = sqlite.Open(dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ import (
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
-	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // fakeRuntime stands in for Ollama in the HTTP fuzz target: every model exists, has the
@@ -73,7 +73,7 @@ func newFakeRuntimeServer(f testing.TB) http.Handler {
 // newFakeServer is hearth's handler over an Ollama client fake, with a real database
 // and, when key is not nil, that sealing key.
 func newFakeServer(f testing.TB, rt ollama.Client, key *seal.Key) http.Handler {
-	db, err := storage.Open(filepath.Join(f.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(f.TempDir(), "hearth.db"))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func newRuntimeServer(f testing.TB) http.Handler {
 			f.Fatalf("load %s: %v", name, err)
 		}
 	}
-	db, err := storage.Open(filepath.Join(f.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(f.TempDir(), "hearth.db"))
 	if err != nil {
 		f.Fatal(err)
 	}

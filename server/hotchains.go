@@ -19,7 +19,7 @@ import (
 //
 // The entries are only valid while the stored chains are as they were: storage counts
 // every change that can alter a stored chain (a deleted or cancelled response, an
-// unfinished one that finishes below another; storage.DB.ChainEpoch), and an entry
+// unfinished one that finishes below another; storage.Chains.ChainEpoch), and an entry
 // made at another count is not used. Only this process writes responses (the CLI
 // writes keys alone), so the count sees every change.
 //

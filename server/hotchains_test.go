@@ -18,7 +18,7 @@ import (
 	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/server"
-	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // fakeHearth is hearth over a prompt recorder, with its own database.
@@ -32,7 +32,7 @@ func fakeHearth(t *testing.T) (*httptest.Server, *server.Server, *promptRecorder
 // fakeHearthOn serves hearth over rt with the database at path, until t ends.
 func fakeHearthOn(t *testing.T, path string, rt ollama.Client) (*httptest.Server, *server.Server) {
 	t.Helper()
-	db, err := storage.Open(path)
+	db, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

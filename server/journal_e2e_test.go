@@ -3,7 +3,6 @@ package server_test
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,7 +17,7 @@ import (
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
-	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // readFrames reads SSE events from a stream until n have arrived (n < 0: until
@@ -221,7 +220,7 @@ func TestResumeFromStartE2E(t *testing.T) {
 func TestResumeAfterRestartE2E(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hearth.db")
 	start := func() (*httptest.Server, func()) {
-		db, err := storage.Open(path)
+		db, err := sqlite.Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -268,7 +267,7 @@ func TestResumeAfterRestartE2E(t *testing.T) {
 // two batch writes) replays what it has and ends as the stored response ended.
 func TestJournalPrunedOrCutE2E(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hearth.db")
-	db, err := storage.Open(path)
+	db, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +292,7 @@ func TestJournalPrunedOrCutE2E(t *testing.T) {
 	if err != nil || len(stored) != len(journaled) {
 		t.Fatalf("stored journal: %d events, %v", len(stored), err)
 	}
-	raw, err := sql.Open("sqlite3", path)
+	raw, err := sqlite.OpenRaw(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +410,7 @@ func TestJournalOfEveryPathE2E(t *testing.T) {
 //	go test ./server -run '^$' -bench JournalDisk -benchtime 50x
 func BenchmarkJournalDisk(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "hearth.db")
-	db, err := storage.Open(path)
+	db, err := sqlite.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -431,7 +430,7 @@ func BenchmarkJournalDisk(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	raw, err := sql.Open("sqlite3", path)
+	raw, err := sqlite.OpenRaw(path)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"hearth"
 	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // TestJournalFollowers: readers that join a running journal at any moment, from any
@@ -18,7 +19,7 @@ import (
 // and the batch writer stores; the stored journal then holds every event once. (The
 // control flow alone, without a runtime: the e2e tests cover the real paths.)
 func TestJournalFollowers(t *testing.T) {
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

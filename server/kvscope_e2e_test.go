@@ -19,6 +19,7 @@ import (
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // secretPrompt is what the first key sends and the second key guesses.
@@ -28,7 +29,7 @@ const secretPrompt = "Customer 88123 password is hunter2-lilac-7741. Store it fo
 // bob) and two of the cache group team1 (carol, dave), on the shared test runtime.
 func scopedServer(t *testing.T) (srv *httptest.Server, keys map[string]string) {
 	t.Helper()
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestCacheScopeE2E(t *testing.T) {
 //
 //	go test -run '^$' -bench CacheProbe -benchtime 5x ./server
 func BenchmarkCacheProbeE2E(b *testing.B) {
-	db, err := storage.Open(filepath.Join(b.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(b.TempDir(), "hearth.db"))
 	if err != nil {
 		b.Fatal(err)
 	}

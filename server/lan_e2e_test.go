@@ -24,13 +24,14 @@ import (
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // lanHearth serves hearth with cfg (runtime and a fresh database filled in) and returns
 // the server, the handler (for HoldSlot) and the database (for keys).
-func lanHearth(t *testing.T, cfg server.Config) (*httptest.Server, *server.Server, *storage.DB) {
+func lanHearth(t *testing.T, cfg server.Config) (*httptest.Server, *server.Server, *sqlite.DB) {
 	t.Helper()
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

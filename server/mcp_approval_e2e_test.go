@@ -18,6 +18,7 @@ import (
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // TestMCPForgedApprovalE2E: over HTTP, with two user keys and the MCP reference server
@@ -44,7 +45,7 @@ func TestMCPForgedApprovalE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mgr.Close() })
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ import (
 	"hearth/mcp"
 	"hearth/scriptmodel"
 	"hearth/server"
-	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // mcpEverythingDir holds the MCP project's reference server,
@@ -89,7 +89,7 @@ func newMCPHearth(t *testing.T, servers ...mcp.Server) (*httptest.Server, *engin
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { mgr.Close() })
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // poolHearth is hearth over two real runtimes on the same script models: the tests'
@@ -29,7 +30,7 @@ import (
 // process the test can kill, one slot each.
 type poolHearth struct {
 	srv          *httptest.Server
-	db           *storage.DB
+	db           *sqlite.DB
 	a, b         string // the runtimes' labels
 	second       *testenv.Server
 	owner        string
@@ -49,13 +50,13 @@ func newPoolHearth(t *testing.T) *poolHearth {
 
 // servePool serves hearth with cfg over a pool of rts, with a database of its own; both
 // close when the test ends.
-func servePool(t *testing.T, cfg server.Config, rts ...pool.Runtime) (*httptest.Server, *storage.DB) {
+func servePool(t *testing.T, cfg server.Config, rts ...pool.Runtime) (*httptest.Server, *sqlite.DB) {
 	t.Helper()
 	p, err := pool.New(rts, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

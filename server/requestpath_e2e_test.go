@@ -17,6 +17,7 @@ import (
 	"hearth/engine/ollama"
 	"hearth/server"
 	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // chainHearth is hearth over a prompt recorder with a database of its own, which the
@@ -24,12 +25,12 @@ import (
 type chainHearth struct {
 	srv *httptest.Server
 	rec *promptRecorder
-	db  *storage.DB
+	db  *sqlite.DB
 }
 
 func newChainHearth(t *testing.T, path string) *chainHearth {
 	t.Helper()
-	db, err := storage.Open(path)
+	db, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

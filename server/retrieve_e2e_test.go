@@ -15,7 +15,7 @@ import (
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
-	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // do sends a request with an optional bearer key and returns status and body.
@@ -163,7 +163,7 @@ func TestInputItemsE2E(t *testing.T) {
 }
 
 func TestKeysAndOwnershipE2E(t *testing.T) {
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

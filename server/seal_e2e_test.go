@@ -17,14 +17,15 @@ import (
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // sealedHearth serves hearth as `hearth serve --data dir` sets it up: the database and
 // the key of encrypted content both in dir. stop closes the server and the database,
 // as a restart would.
-func sealedHearth(t *testing.T, dir string) (srv *httptest.Server, db *storage.DB, key *seal.Key, stop func()) {
+func sealedHearth(t *testing.T, dir string) (srv *httptest.Server, db *sqlite.DB, key *seal.Key, stop func()) {
 	t.Helper()
-	db, err := storage.Open(filepath.Join(dir, "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(dir, "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func renderedPrompt(t *testing.T, eng *engine.Engine, body string, history []hea
 }
 
 // storedHistory is the history hearth loads for previous_response_id = id.
-func storedHistory(t *testing.T, db *storage.DB, id string) []hearth.Item {
+func storedHistory(t *testing.T, db *sqlite.DB, id string) []hearth.Item {
 	t.Helper()
 	chain, err := db.LoadChain(context.Background(), storage.OwnerOf(""), id)
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // send is one crafted request: headers as given (nothing added), body as given.
@@ -512,7 +513,7 @@ func (l smallBufferListener) Accept() (net.Conn, error) {
 // timeout ends the stream, the response stops and is stored incomplete
 // (client_disconnected), and the next request runs.
 func TestStalledSSEClientE2E(t *testing.T) {
-	db, err := storage.Open(t.TempDir() + "/hearth.db")
+	db, err := sqlite.Open(t.TempDir() + "/hearth.db")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,6 @@ import (
 	"hearth/internal/admission"
 	"hearth/internal/seal"
 	"hearth/server/console"
-	"hearth/storage"
 )
 
 // Runtime is what the server needs of the runtime behind it, beside the engine:
@@ -39,7 +38,7 @@ type Config struct {
 	Collectors []prometheus.Collector
 	// Database stores responses; nil means nothing is stored (and previous_response_id
 	// finds nothing).
-	Database *storage.DB
+	Database Store
 	// APIKeys, when not empty, are the keys clients must send as bearer tokens.
 	APIKeys []string
 	// Heartbeat is how long an SSE stream may stay silent before a comment is sent;
@@ -118,7 +117,7 @@ type Server struct {
 	// randomPlacement: Config.RandomPlacement.
 	randomPlacement bool
 	engine          *engine.Engine
-	db              *storage.DB
+	db              Store
 	keys            *keyring
 	heartbeat       time.Duration
 	maxBody         int64

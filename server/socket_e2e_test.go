@@ -21,7 +21,7 @@ import (
 	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
-	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // wsConn is a test client of hearth's WebSocket mode.
@@ -445,7 +445,7 @@ func TestWebSocketE2E(t *testing.T) {
 // TestWebSocketLimitE2E: the socket authenticates like HTTP, and a connection older
 // than its lifetime gets websocket_connection_limit_reached and is closed.
 func TestWebSocketLimitE2E(t *testing.T) {
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,7 +504,7 @@ func TestWebSocketLimitE2E(t *testing.T) {
 // POST: it waits for a slot (response.queued, stored as queued), and beyond the queue
 // bound it is refused with a 429 that carries Retry-After, the connection serving on.
 func TestWebSocketAdmissionE2E(t *testing.T) {
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -155,7 +155,7 @@ type Chain struct {
 type Checkpoint struct {
 	// ID is the response whose context it is: the last link it holds.
 	ID string
-	// Stamp names its contents (migration 0011): every checkpoint written gets a new
+	// Stamp names its contents: every checkpoint written gets a new
 	// one, and a checkpoint is never changed, only dropped. "" for checkpoints written
 	// before stamps, which are always read.
 	Stamp string

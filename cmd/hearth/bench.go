@@ -133,6 +133,7 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 		defer stop()
 	}
 
+	o.cfg.OpenStore = openBenchStore
 	rep, err := bench.Run(ctx, rt, o.cfg)
 	if err != nil {
 		return err
@@ -225,6 +226,7 @@ func runBenchPool(cmd *cobra.Command, o benchPoolOptions) error {
 		}
 		rts = append(rts, rt)
 	}
+	o.cfg.OpenStore = openBenchStore
 	rep, err := bench.RunPool(ctx, rts, o.cfg)
 	if err != nil {
 		return err

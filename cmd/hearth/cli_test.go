@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // runCLI runs hearth in-process with args and returns stdout, stderr and the error.
@@ -94,7 +95,7 @@ func TestKeysCommand(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 4 || strings.HasSuffix(strings.TrimSpace(lines[1]), "-") {
 		t.Errorf("revoked key not shown as revoked:\n%s", out)
 	}
-	db, err := storage.Open(filepath.Join(data, "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(data, "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"hearth/internal/seal"
 	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // databaseFile is the database's file in the data directory.
@@ -58,7 +59,7 @@ func checkDatabaseNotLost(dataDir string) error {
 // database (checkDatabaseNotLost) and a damaged one (SQLite's quick_check, whose time is
 // logged), unless fresh, which starts with an empty database instead and keeps a
 // damaged one beside it.
-func openServeDatabase(ctx context.Context, dataDir string, fresh bool, log *slog.Logger) (*storage.DB, error) {
+func openServeDatabase(ctx context.Context, dataDir string, fresh bool, log *slog.Logger) (*sqlite.DB, error) {
 	if err := checkDatabaseNotLost(dataDir); err != nil {
 		if !fresh {
 			return nil, err
@@ -89,8 +90,8 @@ func openServeDatabase(ctx context.Context, dataDir string, fresh bool, log *slo
 }
 
 // openChecked opens path and runs its quick_check.
-func openChecked(ctx context.Context, path string, log *slog.Logger) (*storage.DB, error) {
-	db, err := storage.Open(path)
+func openChecked(ctx context.Context, path string, log *slog.Logger) (*sqlite.DB, error) {
+	db, err := sqlite.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"hearth/internal/seal"
 	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // usedDataDir makes a data directory as a hearth that served n responses leaves it: a
@@ -23,7 +24,7 @@ import (
 func usedDataDir(t *testing.T, n int) (string, []string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "data")
-	db, err := storage.Open(filepath.Join(dir, databaseFile))
+	db, err := sqlite.Open(filepath.Join(dir, databaseFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/internal/cpubuild"
-	"hearth/storage"
+	"hearth/storage/sqlite"
 	"hearth/toolgrammar"
 )
 
@@ -107,7 +107,7 @@ func (d *doctor) checkDatabase(ctx context.Context, dataDir string) {
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			return path + " does not exist yet (hearth serve creates it)", nil
 		}
-		db, err := storage.Open(path)
+		db, err := sqlite.Open(path) // the file's integrity check is SQLite's
 		if err != nil {
 			return "", err
 		}

@@ -23,6 +23,7 @@ import (
 
 	"hearth/scriptmodel"
 	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // hearthProcess is `hearth serve` running as its own process (this test binary, re-executed).
@@ -263,7 +264,7 @@ func TestKillDuringStreams(t *testing.T) {
 	// The database as the crash left it: whole, and nothing in flight but the streams
 	// whose clients had their ids; the JSON replies that answered stored completed.
 	dbPath := filepath.Join(dir, "data", "hearth.db")
-	db, err := storage.Open(dbPath)
+	db, err := sqlite.Open(dbPath)
 	if err != nil {
 		t.Fatalf("open the database after SIGKILL: %v", err)
 	}

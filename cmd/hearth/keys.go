@@ -46,12 +46,12 @@ no key learns from cached_tokens what another key sent; keys of one team may sha
   hearth keys revoke alice`,
 	}
 
-	open := func() (*storage.DB, error) {
+	open := func() (storage.Store, error) {
 		// A lost database must not be replaced by a new one holding only this key.
 		if err := checkDatabaseNotLost(dataDir); err != nil {
 			return nil, err
 		}
-		db, err := storage.Open(filepath.Join(dataDir, databaseFile))
+		db, err := openStore(filepath.Join(dataDir, databaseFile))
 		if err != nil {
 			return nil, fmt.Errorf("database in %s: %w", dataDir, err)
 		}

@@ -26,7 +26,6 @@ import (
 	"hearth/internal/cpubuild"
 	"hearth/scriptmodel"
 	"hearth/server"
-	"hearth/storage"
 )
 
 // Config sets the size of a run.
@@ -46,6 +45,16 @@ type Config struct {
 	Layers, Width int
 	// Progress, when set, receives one line per measured step.
 	Progress io.Writer
+	// OpenStore opens the store of the hearth under measure at path, a file in a
+	// temporary directory (cmd/hearth passes the store it serves with).
+	OpenStore func(path string) (Store, error)
+}
+
+// Store is what the harness needs of a store: the server's, and closing it when the
+// run ends.
+type Store interface {
+	server.Store
+	io.Closer
 }
 
 // Quick is a CI-sized configuration: every workload once, short.
@@ -94,7 +103,7 @@ func Run(ctx context.Context, rt *ollama.Runtime, cfg Config) (*Report, error) {
 		return nil, err
 	}
 
-	base, stop, err := serveHearth(server.Config{
+	base, stop, err := serveHearth(cfg.OpenStore, server.Config{
 		Runtime: rt, Engine: engine.New(rt.Seam(), engine.DefaultFormats(), quiet), Logger: quiet,
 	})
 	if err != nil {
@@ -140,12 +149,15 @@ func Run(ctx context.Context, rt *ollama.Runtime, cfg Config) (*Report, error) {
 
 // serveHearth serves hearth with cfg and a database in a temporary directory, in this
 // process on a loopback port; it returns the base URL and what stops it.
-func serveHearth(cfg server.Config) (base string, stop func(), err error) {
+func serveHearth(open func(string) (Store, error), cfg server.Config) (base string, stop func(), err error) {
+	if open == nil {
+		return "", nil, errors.New("bench: no store to serve with (Config.OpenStore)")
+	}
 	dir, err := os.MkdirTemp("", "hearth-bench-")
 	if err != nil {
 		return "", nil, err
 	}
-	db, err := storage.Open(filepath.Join(dir, "hearth.db"))
+	db, err := open(filepath.Join(dir, "hearth.db"))
 	if err != nil {
 		os.RemoveAll(dir)
 		return "", nil, err

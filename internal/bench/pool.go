@@ -40,6 +40,8 @@ type PoolConfig struct {
 	Tiny bool
 	// Progress, when set, receives one line per measured step.
 	Progress io.Writer
+	// OpenStore opens the store of the hearth under measure (Config.OpenStore).
+	OpenStore func(path string) (Store, error)
 }
 
 // PoolDefault is the configuration docs/benchmarks.md's pool numbers come from.
@@ -260,7 +262,7 @@ func runPoolSetup(ctx context.Context, rts []*ollama.Runtime, random bool, model
 	if err != nil {
 		return nil, err
 	}
-	base, stop, err := serveHearth(server.Config{
+	base, stop, err := serveHearth(cfg.OpenStore, server.Config{
 		Runtime: p, Engine: engine.New(p.Seam(), engine.DefaultFormats(), quiet), Logger: quiet,
 		Admission: adm, RandomPlacement: random,
 	})

@@ -23,7 +23,6 @@ import (
 	"time"
 
 	"hearth"
-	"hearth/storage"
 )
 
 //go:embed assets templates
@@ -55,7 +54,7 @@ var ErrBadKey = errors.New("console: incorrect or revoked key")
 
 // Config wires the console to hearth.
 type Config struct {
-	DB *storage.DB
+	DB Store
 	// KeysRequired reports whether the server requires keys (configured ones, or any
 	// in the database). Without keys the console is as open as the API: loopback only,
 	// which the server's boundary checks enforce.

@@ -20,6 +20,7 @@ import (
 	"hearth/mcp"
 	"hearth/server/console"
 	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // mcpView shows MCP's items as the server wires the console: as the MCP kind says.
@@ -41,7 +42,7 @@ const (
 // handlers' control flow, not the runtime (the e2e test covers that).
 type fixture struct {
 	t    *testing.T
-	db   *storage.DB
+	db   *sqlite.DB
 	srv  *httptest.Server
 	keys bool
 	mu   sync.Mutex
@@ -50,7 +51,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, keys bool) *fixture {
 	t.Helper()
-	db, err := storage.Open(filepath.Join(t.TempDir(), "hearth.db"))
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"hearth/storage"
 )
 
 // A pack is a response's input or output items in one BLOB, so that a chain loads as
@@ -15,7 +17,7 @@ import (
 // with no parse of the item bodies.
 const packVersion = 1
 
-func packItems(items []Item) []byte {
+func packItems(items []storage.Item) []byte {
 	n := 1
 	for _, it := range items {
 		n += 3*binary.MaxVarintLen32 + len(it.ID) + len(it.Type) + len(it.JSON)
@@ -55,7 +57,7 @@ func (r *fieldReader) next() ([]byte, bool) {
 // unpackItems appends the items of pack to dst. Item JSON is sliced out of pack (not
 // copied), so pack must not be modified afterwards; types are interned through types,
 // since a chain repeats a handful of them thousands of times.
-func unpackItems(dst []Item, pack []byte, types map[string]string) ([]Item, error) {
+func unpackItems(dst []storage.Item, pack []byte, types map[string]string) ([]storage.Item, error) {
 	if len(pack) == 0 || pack[0] != packVersion {
 		return dst, fmt.Errorf("%w: version %v", errBadPack, pack[:min(len(pack), 1)])
 	}
@@ -76,7 +78,7 @@ func unpackItems(dst []Item, pack []byte, types map[string]string) ([]Item, erro
 			t = string(typ)
 			types[t] = t
 		}
-		dst = append(dst, Item{ID: string(id), Type: t, JSON: body})
+		dst = append(dst, storage.Item{ID: string(id), Type: t, JSON: body})
 	}
 	if len(r) != 0 {
 		return dst, fmt.Errorf("%w: %d bytes after the last item", errBadPack, len(r))
@@ -141,16 +143,16 @@ func backfillBatch(ctx context.Context, w *sql.DB, limit int) (int, error) {
 	return len(ids), tx.Commit()
 }
 
-func queryItems(ctx context.Context, tx *sql.Tx, id, kind string) ([]Item, error) {
+func queryItems(ctx context.Context, tx *sql.Tx, id, kind string) ([]storage.Item, error) {
 	rows, err := tx.QueryContext(ctx,
 		`SELECT item_id, type, body FROM items WHERE response_id = ? AND kind = ? ORDER BY position`, id, kind)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []Item
+	var items []storage.Item
 	for rows.Next() {
-		var it Item
+		var it storage.Item
 		var body string
 		if err := rows.Scan(&it.ID, &it.Type, &body); err != nil {
 			return nil, err

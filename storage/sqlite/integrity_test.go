@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/mattn/go-sqlite3"
+
+	"hearth/storage"
 )
 
 // filledDB creates a database at path with n responses of three realistic items each,
@@ -23,8 +25,8 @@ func filledDB(t *testing.T, path string, n int) []string {
 	var idList []string
 	for i := range n {
 		id := fmt.Sprintf("resp_%05d", i)
-		turn(t, db, alice, id, "", []Item{userMessage(id+"_u", text(190, id))},
-			[]Item{reasoning(id+"_r", text(190, id)), assistantMessage(id+"_a", text(180, id))})
+		turn(t, db, alice, id, "", []storage.Item{userMessage(id+"_u", text(190, id))},
+			[]storage.Item{reasoning(id+"_r", text(190, id)), assistantMessage(id+"_a", text(180, id))})
 		idList = append(idList, id)
 	}
 	if err := db.Close(); err != nil {
@@ -74,7 +76,7 @@ func TestQuickCheckFindsFlippedPage(t *testing.T) {
 		err = db.QuickCheck(context.Background())
 		db.Close()
 	}
-	if !errors.Is(err, ErrCorrupt) {
+	if !errors.Is(err, storage.ErrCorrupt) {
 		t.Fatalf("damaged database: %v, want ErrCorrupt", err)
 	}
 }
@@ -103,10 +105,10 @@ func TestCorruptionSeenAtRunTime(t *testing.T) {
 			break
 		}
 	}
-	if !errors.Is(seen, ErrCorrupt) {
+	if !errors.Is(seen, storage.ErrCorrupt) {
 		t.Fatalf("reading a damaged page: %v, want ErrCorrupt", seen)
 	}
-	if err := db.Ping(ctx); !errors.Is(err, ErrCorrupt) {
+	if err := db.Ping(ctx); !errors.Is(err, storage.ErrCorrupt) {
 		t.Errorf("Ping after a corruption error: %v, want ErrCorrupt", err)
 	}
 }
@@ -141,7 +143,7 @@ func TestFilesArePrivate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	turn(t, db, alice, "resp_1", "", nil, []Item{assistantMessage("m", "hi")})
+	turn(t, db, alice, "resp_1", "", nil, []storage.Item{assistantMessage("m", "hi")})
 	check("new database")
 	db.Close()
 
@@ -153,7 +155,7 @@ func TestFilesArePrivate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	turn(t, db, alice, "resp_2", "", nil, []Item{assistantMessage("m", "hi")})
+	turn(t, db, alice, "resp_2", "", nil, []storage.Item{assistantMessage("m", "hi")})
 	check("reopened looser database")
 }
 
@@ -221,10 +223,10 @@ func TestFullDiskSeenAndRecovered(t *testing.T) {
 		t.Errorf("Ping before any write failed: %v", err)
 	}
 	_, _, err = db.CreateKey(ctx, "full")
-	if !errors.Is(err, ErrFull) {
+	if !errors.Is(err, storage.ErrFull) {
 		t.Fatalf("CreateKey on a full disk: %v, want ErrFull", err)
 	}
-	if err := db.Ping(ctx); !errors.Is(err, ErrFull) {
+	if err := db.Ping(ctx); !errors.Is(err, storage.ErrFull) {
 		t.Errorf("Ping on a full disk: %v, want ErrFull", err)
 	}
 	if keys, err := db.ListKeys(ctx); err != nil || len(keys) != 1 {

@@ -1,10 +1,12 @@
-package storage
+package sqlite
 
 import (
 	"context"
 	"database/sql/driver"
 	"fmt"
 	"io"
+
+	"hearth/storage"
 )
 
 // maxChainDepth bounds the walk up a chain. Real chains end far sooner (a context window
@@ -23,7 +25,7 @@ const maxChainDepth = 100_000
 //
 // Statuses are reported per link and not judged: whether an unfinished or failed
 // response may be continued is the caller's decision.
-func (db *DB) LoadChain(ctx context.Context, owner, id string) (*Chain, error) {
+func (db *DB) LoadChain(ctx context.Context, owner, id string) (*storage.Chain, error) {
 	c, err := db.loadChain(ctx, owner, id)
 	if err != nil {
 		return nil, db.seen(fmt.Errorf("storage: load chain of %s: %w", id, err))
@@ -38,7 +40,7 @@ func (db *DB) LoadChain(ctx context.Context, owner, id string) (*Chain, error) {
 // known reports false, the chain is whole, as from LoadChain, and Base says how many of
 // its items the checkpoint gave, for the caller to keep under the stamp. known is
 // called at most once per load, with the connection held: it must not call db.
-func (db *DB) LoadChainTail(ctx context.Context, owner, id string, known func(stamp string) bool) (*Chain, error) {
+func (db *DB) LoadChainTail(ctx context.Context, owner, id string, known func(stamp string) bool) (*storage.Chain, error) {
 	c, err := db.loadChainTail(ctx, owner, id, known)
 	if err != nil {
 		return nil, db.seen(fmt.Errorf("storage: load chain of %s: %w", id, err))
@@ -47,7 +49,7 @@ func (db *DB) LoadChainTail(ctx context.Context, owner, id string, known func(st
 }
 
 type chainLink struct {
-	Link
+	storage.Link
 	seen       bool
 	hasParent  bool
 	packs      [2][]byte // input, output
@@ -55,11 +57,11 @@ type chainLink struct {
 	stamp      []byte    // the checkpoint's stamp; nil when it has none (or is none)
 }
 
-func (db *DB) loadChain(ctx context.Context, owner, id string) (*Chain, error) {
+func (db *DB) loadChain(ctx context.Context, owner, id string) (*storage.Chain, error) {
 	return db.loadChainTail(ctx, owner, id, nil)
 }
 
-func (db *DB) loadChainTail(ctx context.Context, owner, id string, known func(string) bool) (*Chain, error) {
+func (db *DB) loadChainTail(ctx context.Context, owner, id string, known func(string) bool) (*storage.Chain, error) {
 	// The chain query runs on the driver connection itself: its thousands of rows made
 	// database/sql's per-row locking and Scan a sixth of the load. The driver keeps the
 	// statement prepared per connection (_stmt_cache_size in the reader DSN).
@@ -68,7 +70,7 @@ func (db *DB) loadChainTail(ctx context.Context, owner, id string, known func(st
 		return nil, err
 	}
 	defer conn.Close()
-	var c *Chain
+	var c *storage.Chain
 	err = conn.Raw(func(dc any) error {
 		q, ok := dc.(driver.QueryerContext)
 		if !ok {
@@ -153,7 +155,7 @@ func (cr *chainRows) deepest() *chainLink {
 }
 
 // readChain assembles a Chain from the rows of sqlLoadChain, checkpoints read whole.
-func readChain(rows driver.Rows) (*Chain, error) {
+func readChain(rows driver.Rows) (*storage.Chain, error) {
 	cr, err := readChainRows(rows)
 	if err != nil {
 		return nil, err
@@ -193,8 +195,8 @@ func readChainRows(rows driver.Rows) (*chainRows, error) {
 		for len(cr.links) <= int(depth) {
 			cr.links = append(cr.links, chainLink{})
 		}
-		l := chainLink{seen: true, hasParent: hasParent != 0, Link: Link{
-			ID: asString(vals[2]), Model: asString(vals[3]), Status: Status(asString(vals[4]))}}
+		l := chainLink{seen: true, hasParent: hasParent != 0, Link: storage.Link{
+			ID: asString(vals[2]), Model: asString(vals[3]), Status: storage.Status(asString(vals[4]))}}
 		// The driver hands each BLOB over as a fresh copy, so items may point into it.
 		for k, v := range vals[5:7] {
 			if v == nil {
@@ -227,7 +229,7 @@ func readChainRows(rows driver.Rows) (*chainRows, error) {
 		cr.links[depth] = l
 	}
 	if len(cr.links) == 0 {
-		return nil, ErrNotFound
+		return nil, storage.ErrNotFound
 	}
 	for d, l := range cr.links {
 		if !l.seen {
@@ -239,17 +241,17 @@ func readChainRows(rows driver.Rows) (*chainRows, error) {
 
 // assemble builds the chain from its rows. With omit, the deepest link is a stamped
 // checkpoint the caller holds: the chain is the links after it.
-func (cr *chainRows) assemble(omit bool) (*Chain, error) {
-	c := Chain{Request: cr.request}
+func (cr *chainRows) assemble(omit bool) (*storage.Chain, error) {
+	c := storage.Chain{Request: cr.request}
 	links := cr.links
 	// The deepest link found is a checkpoint or must be the root. If it still has a
 	// parent, the walk stopped at a missing (deleted or foreign) ancestor: the chain is
 	// broken.
 	deepest := links[len(links)-1]
-	var base *Chain
+	var base *storage.Chain
 	switch {
 	case omit:
-		c.Base = &Checkpoint{ID: deepest.ID, Stamp: string(deepest.stamp), Omitted: true}
+		c.Base = &storage.Checkpoint{ID: deepest.ID, Stamp: string(deepest.stamp), Omitted: true}
 		links = links[:len(links)-1]
 	case deepest.checkpoint != nil:
 		var err error
@@ -259,15 +261,15 @@ func (cr *chainRows) assemble(omit bool) (*Chain, error) {
 		if last := base.Last(); last.ID != deepest.ID {
 			return nil, fmt.Errorf("checkpoint %s ends at %s", deepest.ID, last.ID)
 		}
-		c.Base = &Checkpoint{ID: deepest.ID, Stamp: string(deepest.stamp), Items: len(base.Items)}
+		c.Base = &storage.Checkpoint{ID: deepest.ID, Stamp: string(deepest.stamp), Items: len(base.Items)}
 		links = links[:len(links)-1] // the checkpoint holds the deepest link itself
 	case deepest.hasParent:
-		return nil, ErrNotFound
+		return nil, storage.ErrNotFound
 	}
 
 	// The context runs from the root (the deepest link) down to id. Links' sub-slices
 	// are cut once all items are in: c.Items may move while it grows.
-	c.Items = make([]Item, 0, cr.total+16)
+	c.Items = make([]storage.Item, 0, cr.total+16)
 	var ends [][2]int // per link, where its input and its output end
 	if base != nil {
 		c.Items = append(base.Items, c.Items...) // grows from the checkpoint's array
@@ -295,13 +297,13 @@ func (cr *chainRows) assemble(omit bool) (*Chain, error) {
 		ends = append(ends, [2]int{in, len(c.Items)})
 		c.Links = append(c.Links, l.Link)
 	}
-	c.cutLinks(ends)
+	cutLinks(&c, ends)
 	return &c, nil
 }
 
-// cutLinks points each link's Input and Output into c.Items, once it is complete (it
+// cutLinks points each of c's links' Input and Output into c.Items, once it is complete (it
 // may move while it grows): ends[i] is where link i's input and its output end.
-func (c *Chain) cutLinks(ends [][2]int) {
+func cutLinks(c *storage.Chain, ends [][2]int) {
 	at := 0
 	for i, e := range ends {
 		c.Links[i].Input = c.Items[at:e[0]:e[0]]

@@ -1,10 +1,12 @@
-package storage
+package sqlite
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"hearth/storage"
 )
 
 // sqlLookupItem finds the most recently stored item with id ?1 among the responses of
@@ -20,8 +22,8 @@ const sqlLookupItem = `SELECT i.item_id, i.type, i.body FROM items AS i
 // item of any of the owner's responses, by id. Ids with no such item (unknown, another
 // owner's, or of a deleted response) are absent from the map; the caller decides what
 // that means. One read transaction, one indexed lookup per distinct id.
-func (db *DB) LookupItems(ctx context.Context, owner string, ids []string) (map[string]Item, error) {
-	found := make(map[string]Item, len(ids))
+func (db *DB) LookupItems(ctx context.Context, owner string, ids []string) (map[string]storage.Item, error) {
+	found := make(map[string]storage.Item, len(ids))
 	if len(ids) == 0 {
 		return found, nil
 	}
@@ -35,7 +37,7 @@ func (db *DB) LookupItems(ctx context.Context, owner string, ids []string) (map[
 		if _, done := found[id]; done {
 			continue
 		}
-		var it Item
+		var it storage.Item
 		err := st.QueryRowContext(ctx, id, owner).Scan(&it.ID, &it.Type, (*[]byte)(&it.JSON))
 		if errors.Is(err, sql.ErrNoRows) {
 			continue

@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"hearth/storage"
 )
 
 // BenchmarkConsoleResponses reads the console's first page and a deep page of a
@@ -44,13 +46,13 @@ func BenchmarkConsoleResponses(b *testing.B) {
 	deep := base.Add(5_000 * time.Second)
 	cases := []struct {
 		name string
-		f    ConsoleFilter
+		f    storage.ConsoleFilter
 	}{
-		{"first page", ConsoleFilter{Limit: 50}},
-		{"first page, one owner", ConsoleFilter{Owner: "owner1", Limit: 50}},
-		{"first page, failed", ConsoleFilter{Status: StatusFailed, Limit: 50}},
-		{"deep page", ConsoleFilter{AfterCreated: deep, AfterID: "resp_005000", Limit: 50}},
-		{"since an hour", ConsoleFilter{Since: base.Add((n - 3600) * time.Second), Limit: 50}},
+		{"first page", storage.ConsoleFilter{Limit: 50}},
+		{"first page, one owner", storage.ConsoleFilter{Owner: "owner1", Limit: 50}},
+		{"first page, failed", storage.ConsoleFilter{Status: storage.StatusFailed, Limit: 50}},
+		{"deep page", storage.ConsoleFilter{AfterCreated: deep, AfterID: "resp_005000", Limit: 50}},
+		{"since an hour", storage.ConsoleFilter{Since: base.Add((n - 3600) * time.Second), Limit: 50}},
 	}
 	run := func(label string) {
 		for _, c := range cases {

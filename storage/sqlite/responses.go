@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/mattn/go-sqlite3"
 
-	"hearth/internal/jsonscan"
+	"hearth/storage"
 )
 
 // recoveredError is stored on responses that a crash left in flight. server_error is
@@ -24,8 +24,8 @@ var recoveredError = json.RawMessage(`{"code":"server_error","message":"hearth s
 // written under a parent that does not exist. (That also keeps the chains acyclic.)
 // The error is then ErrNotFound, as from LoadChain; an id already stored gives
 // ErrExists.
-func (db *DB) CreateResponse(ctx context.Context, r NewResponse) error {
-	if err := r.check(); err != nil {
+func (db *DB) CreateResponse(ctx context.Context, r storage.NewResponse) error {
+	if err := r.Check(); err != nil {
 		return fmt.Errorf("storage: create response %s: %w", r.ID, err)
 	}
 	if err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return db.insertResponse(ctx, tx, r) }); err != nil {
@@ -34,28 +34,8 @@ func (db *DB) CreateResponse(ctx context.Context, r NewResponse) error {
 	return nil
 }
 
-// check validates a response about to be created.
-func (r *NewResponse) check() error {
-	if r.ID == "" || r.Owner == "" || r.Model == "" {
-		return errors.New("id, owner and model are required")
-	}
-	if !r.Status.InFlight() {
-		return fmt.Errorf("status %q, want queued or in_progress", r.Status)
-	}
-	if !jsonscan.Valid(r.Request) {
-		return errors.New("request is not valid JSON")
-	}
-	if len(r.Body) > 0 && !jsonscan.Valid(r.Body) {
-		return errors.New("body is not valid JSON")
-	}
-	if err := validItems(r.Input); err != nil {
-		return fmt.Errorf("input %w", err)
-	}
-	return nil
-}
-
 // insertResponse writes the row of a new response and its input items in tx.
-func (db *DB) insertResponse(ctx context.Context, tx *sql.Tx, r NewResponse) error {
+func (db *DB) insertResponse(ctx context.Context, tx *sql.Tx, r storage.NewResponse) error {
 	created := r.CreatedAt
 	if created.IsZero() {
 		created = time.Now()
@@ -66,7 +46,7 @@ func (db *DB) insertResponse(ctx context.Context, tx *sql.Tx, r NewResponse) err
 			return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, err)
 		}
 		if parent.owner != r.Owner {
-			return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, ErrNotFound)
+			return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, storage.ErrNotFound)
 		}
 	}
 	if _, err := tx.StmtContext(ctx, db.st.insertResponse).ExecContext(ctx,
@@ -74,7 +54,7 @@ func (db *DB) insertResponse(ctx context.Context, tx *sql.Tx, r NewResponse) err
 		string(r.Request), nullJSON(r.Body), created.UnixMilli(), packItems(r.Input)); err != nil {
 		var se sqlite3.Error
 		if errors.As(err, &se) && (se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey || se.ExtendedCode == sqlite3.ErrConstraintUnique) {
-			return ErrExists // the id is taken
+			return storage.ErrExists // the id is taken
 		}
 		return err
 	}
@@ -85,11 +65,11 @@ func (db *DB) insertResponse(ctx context.Context, tx *sql.Tx, r NewResponse) err
 // end f as CompleteResponse would, in one transaction (one commit, one fsync instead
 // of two). It is for a response nobody can see before it ends: a JSON reply, whose id
 // the client learns with the finished response, so no reader needs the in-flight row.
-func (db *DB) StoreResponse(ctx context.Context, r NewResponse, f Final) error {
-	if err := r.check(); err != nil {
+func (db *DB) StoreResponse(ctx context.Context, r storage.NewResponse, f storage.Final) error {
+	if err := r.Check(); err != nil {
 		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
 	}
-	if err := f.check(); err != nil {
+	if err := f.Check(); err != nil {
 		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
 	}
 	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -112,8 +92,8 @@ func (db *DB) StoreResponse(ctx context.Context, r NewResponse, f Final) error {
 // response cancelled by Cancel accepts a Final with status cancelled, so the engine can
 // store what it produced before it noticed. The server should pass a context that is
 // not cancelled when the client disconnects.
-func (db *DB) CompleteResponse(ctx context.Context, id string, f Final) error {
-	if err := f.check(); err != nil {
+func (db *DB) CompleteResponse(ctx context.Context, id string, f storage.Final) error {
+	if err := f.Check(); err != nil {
 		return fmt.Errorf("storage: complete response %s: %w", id, err)
 	}
 	if err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return db.completeInTx(ctx, tx, id, f, nil) }); err != nil {
@@ -122,27 +102,10 @@ func (db *DB) CompleteResponse(ctx context.Context, id string, f Final) error {
 	return nil
 }
 
-// check validates the end of a response.
-func (f *Final) check() error {
-	if !f.Status.Terminal() {
-		return fmt.Errorf("status %q is not terminal", f.Status)
-	}
-	if len(f.Body) > 0 && !jsonscan.Valid(f.Body) {
-		return errors.New("body is not valid JSON")
-	}
-	if len(f.Error) > 0 && !jsonscan.Valid(f.Error) {
-		return errors.New("error is not valid JSON")
-	}
-	if err := validItems(f.Output); err != nil {
-		return fmt.Errorf("output %w", err)
-	}
-	return nil
-}
-
 // completeInTx writes the end of response id in tx. fresh is the response's record
 // when its row was inserted in this very transaction (StoreResponse): it is in
 // flight, with no output and nothing below it, so those checks are skipped.
-func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f Final, fresh *NewResponse) error {
+func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f storage.Final, fresh *storage.NewResponse) error {
 	completed := f.CompletedAt
 	if completed.IsZero() {
 		completed = time.Now()
@@ -157,11 +120,11 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f Final, 
 		}
 		status := row.status
 		child, parent = row.child, row.parent
-		if !status.InFlight() && !(status == StatusCancelled && f.Status == StatusCancelled) {
-			return fmt.Errorf("%w (status %s)", ErrFinished, status)
+		if !status.InFlight() && !(status == storage.StatusCancelled && f.Status == storage.StatusCancelled) {
+			return fmt.Errorf("%w (status %s)", storage.ErrFinished, status)
 		}
 		// Only a cancelled response can already have output (from an earlier call).
-		if status == StatusCancelled {
+		if status == storage.StatusCancelled {
 			if _, err := tx.StmtContext(ctx, db.st.deleteOutput).ExecContext(ctx, id); err != nil {
 				return err
 			}
@@ -197,8 +160,8 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f Final, 
 // away). Terminal statuses with output go through CompleteResponse. A response that has
 // already finished gives ErrFinished: a queued response cancelled before a worker
 // reached it must not be started.
-func (db *DB) UpdateStatus(ctx context.Context, id string, status Status) error {
-	if status != StatusInProgress && status != StatusCancelled {
+func (db *DB) UpdateStatus(ctx context.Context, id string, status storage.Status) error {
+	if status != storage.StatusInProgress && status != storage.StatusCancelled {
 		return fmt.Errorf("storage: update status of %s: cannot set %q here", id, status)
 	}
 	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
@@ -207,7 +170,7 @@ func (db *DB) UpdateStatus(ctx context.Context, id string, status Status) error 
 			return err
 		}
 		if !row.status.InFlight() {
-			return fmt.Errorf("%w (status %s)", ErrFinished, row.status)
+			return fmt.Errorf("%w (status %s)", storage.ErrFinished, row.status)
 		}
 		var completed any
 		if status.Terminal() {
@@ -221,7 +184,7 @@ func (db *DB) UpdateStatus(ctx context.Context, id string, status Status) error 
 	if err != nil {
 		return fmt.Errorf("storage: update status of %s: %w", id, err)
 	}
-	if status == StatusCancelled {
+	if status == storage.StatusCancelled {
 		db.chainsChanged()
 	}
 	return nil
@@ -233,8 +196,8 @@ func (db *DB) UpdateStatus(ctx context.Context, id string, status Status) error 
 // returns the response and an error wrapping ErrFinished, which the server maps to 400.
 // Whether non-background responses may be cancelled is the server's call; Response
 // carries Background for it.
-func (db *DB) Cancel(ctx context.Context, owner, id string) (*Response, error) {
-	var rec *Response
+func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, error) {
+	var rec *storage.Response
 	var finished error
 	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		get := tx.StmtContext(ctx, db.st.getForWrite)
@@ -243,14 +206,14 @@ func (db *DB) Cancel(ctx context.Context, owner, id string) (*Response, error) {
 			return err
 		}
 		switch {
-		case rec.Status == StatusCancelled:
+		case rec.Status == storage.StatusCancelled:
 			return nil
 		case rec.Status.Terminal():
-			finished = fmt.Errorf("storage: cancel %s: %w (status %s)", id, ErrFinished, rec.Status)
+			finished = fmt.Errorf("storage: cancel %s: %w (status %s)", id, storage.ErrFinished, rec.Status)
 			return nil
 		}
 		if _, err := tx.StmtContext(ctx, db.st.setStatus).ExecContext(ctx,
-			string(StatusCancelled), time.Now().UnixMilli(), id); err != nil {
+			string(storage.StatusCancelled), time.Now().UnixMilli(), id); err != nil {
 			return err
 		}
 		if err := db.dropDescendantContexts(ctx, tx, id); err != nil {
@@ -267,7 +230,7 @@ func (db *DB) Cancel(ctx context.Context, owner, id string) (*Response, error) {
 }
 
 // GetResponse returns the owner's response id, or ErrNotFound.
-func (db *DB) GetResponse(ctx context.Context, owner, id string) (*Response, error) {
+func (db *DB) GetResponse(ctx context.Context, owner, id string) (*storage.Response, error) {
 	rec, err := scanResponse(db.st.get.QueryRowContext(ctx, id, owner))
 	if err != nil {
 		return nil, db.seen(fmt.Errorf("storage: get response %s: %w", id, err))
@@ -295,7 +258,7 @@ func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
 	if err == nil {
 		var n int64
 		if n, err = res.RowsAffected(); err == nil && n == 0 {
-			err = ErrNotFound
+			err = storage.ErrNotFound
 		}
 	}
 	if err != nil {
@@ -378,7 +341,7 @@ func (db *DB) write(ctx context.Context, fn func(context.Context, *sql.Tx) error
 // stored is what a write transaction looks up of a stored response first.
 type stored struct {
 	owner  string
-	status Status
+	status storage.Status
 	// child: the response continues another (previous_response_id); parent: others
 	// continue it.
 	child, parent bool
@@ -387,12 +350,12 @@ type stored struct {
 func lookupOwner(ctx context.Context, tx *sql.Tx, st *sql.Stmt, id string) (r stored, err error) {
 	err = tx.StmtContext(ctx, st).QueryRowContext(ctx, id).Scan(&r.owner, &r.status, &r.child, &r.parent)
 	if errors.Is(err, sql.ErrNoRows) {
-		err = ErrNotFound
+		err = storage.ErrNotFound
 	}
 	return r, err
 }
 
-func insertItems(ctx context.Context, st *sql.Stmt, responseID, kind string, items []Item) error {
+func insertItems(ctx context.Context, st *sql.Stmt, responseID, kind string, items []storage.Item) error {
 	for i, it := range items {
 		if _, err := st.ExecContext(ctx, responseID, kind, i, it.ID, it.Type, string(it.JSON)); err != nil {
 			return fmt.Errorf("%s item %d: %w", kind, i, err)
@@ -401,23 +364,11 @@ func insertItems(ctx context.Context, st *sql.Stmt, responseID, kind string, ite
 	return nil
 }
 
-func validItems(items []Item) error {
-	for i, it := range items {
-		if it.Type == "" {
-			return fmt.Errorf("item %d: type is required", i)
-		}
-		if !jsonscan.Valid(it.JSON) {
-			return fmt.Errorf("item %d: not valid JSON", i)
-		}
-	}
-	return nil
-}
-
 type rowScanner interface{ Scan(dest ...any) error }
 
-func scanResponse(row rowScanner) (*Response, error) {
+func scanResponse(row rowScanner) (*storage.Response, error) {
 	var (
-		r         Response
+		r         storage.Response
 		prev      sql.NullString
 		completed sql.NullInt64
 		created   int64
@@ -427,7 +378,7 @@ func scanResponse(row rowScanner) (*Response, error) {
 		&r.Usage.InputTokens, &r.Usage.OutputTokens, &r.Usage.CachedTokens, &r.Usage.ReasoningTokens,
 		&created, &completed)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNotFound
+		return nil, storage.ErrNotFound
 	}
 	if err != nil {
 		return nil, err
@@ -463,7 +414,7 @@ func (db *DB) ResponseRuntime(ctx context.Context, owner, id string) (string, er
 	var label string
 	err := db.r.QueryRowContext(ctx, `SELECT runtime FROM responses WHERE id = ? AND owner = ?`, id, owner).Scan(&label)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", ErrNotFound
+		return "", storage.ErrNotFound
 	}
 	if err != nil {
 		return "", fmt.Errorf("storage: runtime of %s: %w", id, err)

@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"hearth/storage"
 )
 
 // cpuTime is the CPU time (user + system) the process has used. The benchmarks report
@@ -35,7 +37,7 @@ func reportCPU(b *testing.B) func() {
 // BenchmarkLoadChain1000 loads the context behind the last response of a 1,000-turn
 // chain: 1,000 links, each with 1 input and 2 output items of about 300 bytes of JSON.
 // The chain grew through the API, so the walk stops at its newest checkpoint.
-func BenchmarkLoadChain1000(b *testing.B) { benchmarkLoadChain(b, checkpointEvery) }
+func BenchmarkLoadChain1000(b *testing.B) { benchmarkLoadChain(b, 32) }
 
 // BenchmarkLoadChain1000Walk loads the same chain without checkpoints: all 1,000 links
 // walked, as for a branch taken above the newest checkpoint.
@@ -43,23 +45,22 @@ func BenchmarkLoadChain1000Walk(b *testing.B) { benchmarkLoadChain(b, 1<<30) }
 
 // BenchmarkLoadChainTail1000 loads the same chain for a caller that holds its
 // checkpoint decoded (LoadChainTail): only the links after the checkpoint are read.
-func BenchmarkLoadChainTail1000(b *testing.B) { benchmarkLoadChain(b, -checkpointEvery) }
+func BenchmarkLoadChainTail1000(b *testing.B) { benchmarkLoadChain(b, -32) }
 
 // benchmarkLoadChain loads a 1,000-turn chain with a checkpoint every |every| turns,
 // through LoadChainTail with the checkpoint held when every is negative.
 func benchmarkLoadChain(b *testing.B, every int) {
 	tail := every < 0
 	every = max(every, -every)
-	defer func(n int) { checkpointEvery = n }(checkpointEvery)
-	checkpointEvery = every
+	defer storage.SetCheckpointEvery(every)()
 	const turns = 1000
 	db := openTestDB(b)
 	ctx := context.Background()
 	prev, size := "", 0
 	for i := range turns {
 		id := fmt.Sprintf("resp_%04d", i)
-		in := []Item{userMessage(id+"_u", text(190, id))}
-		out := []Item{reasoning(id+"_r", text(190, id)), assistantMessage(id+"_a", text(180, id))}
+		in := []storage.Item{userMessage(id+"_u", text(190, id))}
+		out := []storage.Item{reasoning(id+"_r", text(190, id)), assistantMessage(id+"_a", text(180, id))}
 		for _, it := range append(in, out...) {
 			size += len(it.JSON)
 		}
@@ -103,8 +104,8 @@ func benchmarkLoadChain(b *testing.B, every int) {
 func BenchmarkInsertResponse10Items(b *testing.B) {
 	db := openTestDB(b)
 	ctx := context.Background()
-	input := []Item{userMessage("msg_u0", text(200, "u")), userMessage("msg_u1", text(200, "u"))}
-	output := make([]Item, 8)
+	input := []storage.Item{userMessage("msg_u0", text(200, "u")), userMessage("msg_u1", text(200, "u"))}
+	output := make([]storage.Item, 8)
 	for k := range output {
 		output[k] = assistantMessage(fmt.Sprintf("msg_a%d", k), text(200, "a"))
 	}
@@ -114,12 +115,12 @@ func BenchmarkInsertResponse10Items(b *testing.B) {
 	for b.Loop() {
 		id := fmt.Sprintf("resp_%d", i)
 		i++
-		if err := db.CreateResponse(ctx, NewResponse{ID: id, Owner: alice, Model: "qwen3:8b", Status: StatusInProgress,
+		if err := db.CreateResponse(ctx, storage.NewResponse{ID: id, Owner: alice, Model: "qwen3:8b", Status: storage.StatusInProgress,
 			Request: req, Body: body(id, "in_progress"), Input: input}); err != nil {
 			b.Fatal(err)
 		}
-		if err := db.CompleteResponse(ctx, id, Final{Status: StatusCompleted, Body: body(id, "completed"),
-			Usage: Usage{InputTokens: 500, OutputTokens: 200}, Output: output}); err != nil {
+		if err := db.CompleteResponse(ctx, id, storage.Final{Status: storage.StatusCompleted, Body: body(id, "completed"),
+			Usage: storage.Usage{InputTokens: 500, OutputTokens: 200}, Output: output}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -131,10 +132,10 @@ func BenchmarkInsertResponse10Items(b *testing.B) {
 func BenchmarkContinueChain1000(b *testing.B) {
 	db := openTestDB(b)
 	prev := ""
-	item := func(id string) Item { return assistantMessage(id, text(180, id)) }
+	item := func(id string) storage.Item { return assistantMessage(id, text(180, id)) }
 	for i := range 1000 {
 		id := fmt.Sprintf("resp_%05d", i)
-		turn(b, db, alice, id, prev, []Item{item(id + "_u")}, []Item{item(id + "_r"), item(id + "_a")})
+		turn(b, db, alice, id, prev, []storage.Item{item(id + "_u")}, []storage.Item{item(id + "_r"), item(id + "_a")})
 		prev = id
 	}
 	runtime.GC()
@@ -143,7 +144,7 @@ func BenchmarkContinueChain1000(b *testing.B) {
 	i := 1000
 	for b.Loop() {
 		id := fmt.Sprintf("resp_%05d", i)
-		turn(b, db, alice, id, prev, []Item{item(id + "_u")}, []Item{item(id + "_r"), item(id + "_a")})
+		turn(b, db, alice, id, prev, []storage.Item{item(id + "_u")}, []storage.Item{item(id + "_r"), item(id + "_a")})
 		prev = id
 		i++
 	}
@@ -157,8 +158,8 @@ func BenchmarkLookupItems3(b *testing.B) {
 	prev := ""
 	for i := range 1000 {
 		id := fmt.Sprintf("resp_%04d", i)
-		turn(b, db, alice, id, prev, []Item{userMessage(id+"_u", text(190, id))},
-			[]Item{reasoning(id+"_r", text(190, id)), assistantMessage(id+"_a", text(180, id))})
+		turn(b, db, alice, id, prev, []storage.Item{userMessage(id+"_u", text(190, id))},
+			[]storage.Item{reasoning(id+"_r", text(190, id)), assistantMessage(id+"_a", text(180, id))})
 		prev = id
 	}
 	ids := []string{"resp_0999_r", "resp_0500_a", "resp_0001_u"}

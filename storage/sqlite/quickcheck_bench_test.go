@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"hearth/storage"
 )
 
 // quickCheckMB is the size of the database BenchmarkQuickCheck builds. hearth serve runs
@@ -35,8 +37,8 @@ func BenchmarkQuickCheck(b *testing.B) {
 	start, n := time.Now(), 0
 	for size := int64(0); size < int64(*quickCheckMB)<<20; n++ {
 		id := fmt.Sprintf("resp_%07d", n)
-		in := []Item{userMessage(id+"_u", text(290, id))}
-		out := []Item{reasoning(id+"_r", text(290, id)), functionCall(id+"_f", "lookup", `{"q":"`+id+`"}`),
+		in := []storage.Item{userMessage(id+"_u", text(290, id))}
+		out := []storage.Item{reasoning(id+"_r", text(290, id)), functionCall(id+"_f", "lookup", `{"q":"`+id+`"}`),
 			userMessage(id+"_o", text(290, id)), assistantMessage(id+"_a", text(290, id))}
 		turn(b, db, alice, id, "", in, out)
 		if n%1000 == 0 {

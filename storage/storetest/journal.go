@@ -1,23 +1,24 @@
-package storage
+package storetest
 
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"hearth/storage"
 )
 
-func events(from, to int) []Event {
-	var out []Event
+func events(from, to int) []storage.Event {
+	var out []storage.Event
 	for i := from; i < to; i++ {
-		out = append(out, Event{Seq: i, Type: "response.output_text.delta",
+		out = append(out, storage.Event{Seq: i, Type: "response.output_text.delta",
 			Data: []byte(fmt.Sprintf(`{"type":"response.output_text.delta","sequence_number":%d,"delta":"x"}`, i))})
 	}
 	return out
 }
 
-func seqs(es []Event) []int {
+func seqs(es []storage.Event) []int {
 	out := make([]int, len(es))
 	for i, e := range es {
 		out[i] = e.Seq
@@ -25,20 +26,16 @@ func seqs(es []Event) []int {
 	return out
 }
 
-// TestJournal: batches appended while a response runs and the last ones written with
+// testJournal: batches appended while a response runs and the last ones written with
 // its final state read back in order from any point; the journal survives reopening
-// the file, ends with the response, is pruned by age (not while open), and goes with
+// the store, ends with the response, is pruned by age (not while open), and goes with
 // its response.
-func TestJournal(t *testing.T) {
+func testJournal(t *testing.T, open Opener) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "hearth.db")
-	db, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := open(t)
 	for _, id := range []string{"resp_a", "resp_b"} {
-		if err := db.CreateResponse(ctx, NewResponse{ID: id, Owner: alice, Model: "m", Status: StatusInProgress,
-			Request: request("m", ""), Body: body(id, "in_progress")}); err != nil {
+		if err := db.CreateResponse(ctx, storage.NewResponse{ID: id, Owner: alice, Model: "m", Status: storage.StatusInProgress,
+			Request: Request("m", ""), Body: Body(id, "in_progress")}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -62,19 +59,19 @@ func TestJournal(t *testing.T) {
 	}
 	// The final batch overlaps what a batch write stored (a write that committed as
 	// its context ended): the overlap is skipped, not an error that loses the response.
-	if err := db.CompleteResponse(ctx, "resp_a", Final{Status: StatusCompleted, Body: body("resp_a", "completed"),
+	if err := db.CompleteResponse(ctx, "resp_a", storage.Final{Status: storage.StatusCompleted, Body: Body("resp_a", "completed"),
 		Events: events(2, 6), EndJournal: true}); err != nil {
 		t.Fatal(err)
 	}
 	// A final batch after a gap is left out; the response is stored all the same.
-	if err := db.CreateResponse(ctx, NewResponse{ID: "resp_c", Owner: alice, Model: "m", Status: StatusInProgress,
-		Request: request("m", ""), Body: body("resp_c", "in_progress")}); err != nil {
+	if err := db.CreateResponse(ctx, storage.NewResponse{ID: "resp_c", Owner: alice, Model: "m", Status: storage.StatusInProgress,
+		Request: Request("m", ""), Body: Body("resp_c", "in_progress")}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.AppendEvents(ctx, "resp_c", events(0, 2), false); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.CompleteResponse(ctx, "resp_c", Final{Status: StatusCompleted, Body: body("resp_c", "completed"),
+	if err := db.CompleteResponse(ctx, "resp_c", storage.Final{Status: storage.StatusCompleted, Body: Body("resp_c", "completed"),
 		Events: events(5, 7), EndJournal: true}); err != nil {
 		t.Fatalf("a journal gap failed the response: %v", err)
 	}
@@ -87,10 +84,7 @@ func TestJournal(t *testing.T) {
 	}
 	db.Close()
 
-	if db, err = Open(path); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db = open(t) // the same records, as after a restart
 	for _, c := range []struct {
 		after int
 		want  []int

@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"bufio"
@@ -10,9 +10,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"hearth/storage"
 )
 
 // crashEnv names the database the crash helper writes to; the helper test does nothing
@@ -48,14 +49,14 @@ func TestCrashHelper(t *testing.T) {
 			for i := 0; ; i++ {
 				id := fmt.Sprintf("resp_r%s_g%d_%d", round, g, i)
 				outputs := 1 + i%10
-				status := StatusInProgress
+				status := storage.StatusInProgress
 				if i%7 == 3 {
-					status = StatusQueued
+					status = storage.StatusQueued
 				}
-				err := db.CreateResponse(ctx, NewResponse{
+				err := db.CreateResponse(ctx, storage.NewResponse{
 					ID: id, Owner: alice, Model: "m", Status: status, PreviousResponseID: prev,
 					Request: request("m", fmt.Sprintf(`"outputs":%d`, outputs)), Body: body(id, string(status)),
-					Input: []Item{
+					Input: []storage.Item{
 						userMessage(id+"_in0", text(300, id)),
 						userMessage(id+"_in1", text(200, id)),
 						functionCall(id+"_in2", "calc", `{"expr":"1+1"}`),
@@ -65,15 +66,15 @@ func TestCrashHelper(t *testing.T) {
 					fmt.Println("error", err)
 					os.Exit(2)
 				}
-				if status == StatusQueued || i%5 == 4 {
+				if status == storage.StatusQueued || i%5 == 4 {
 					continue // left in flight: a worker that never got to it
 				}
-				out := make([]Item, outputs)
+				out := make([]storage.Item, outputs)
 				for k := range out {
 					out[k] = assistantMessage(fmt.Sprintf("%s_out%d", id, k), text(300, id))
 				}
-				err = db.CompleteResponse(ctx, id, Final{Status: StatusCompleted, Body: body(id, "completed"),
-					Usage: Usage{InputTokens: 10, OutputTokens: int64(outputs)}, Output: out})
+				err = db.CompleteResponse(ctx, id, storage.Final{Status: storage.StatusCompleted, Body: body(id, "completed"),
+					Usage: storage.Usage{InputTokens: 10, OutputTokens: int64(outputs)}, Output: out})
 				if err != nil {
 					fmt.Println("error", err)
 					os.Exit(2)
@@ -219,7 +220,7 @@ func checkAfterCrash(t *testing.T, db *DB, reported []string) {
 		if err != nil {
 			t.Fatalf("reported %s: %v", id, err)
 		}
-		if r.Status != StatusCompleted {
+		if r.Status != storage.StatusCompleted {
 			t.Errorf("reported %s: status %s", id, r.Status)
 		}
 		last[id[:strings.LastIndexByte(id, '_')]] = id
@@ -230,7 +231,7 @@ func checkAfterCrash(t *testing.T, db *DB, reported []string) {
 			t.Fatalf("chain of %s: %v", id, err)
 		}
 		for _, l := range c.Links {
-			if l.Status != StatusCompleted || len(l.Input) != 3 || len(l.Output) == 0 {
+			if l.Status != storage.StatusCompleted || len(l.Input) != 3 || len(l.Output) == 0 {
 				t.Fatalf("chain of %s: link %s %s in=%d out=%d", id, l.ID, l.Status, len(l.Input), len(l.Output))
 			}
 			if got := ids(l.Input); !slices.Equal(got, []string{l.ID + "_in0", l.ID + "_in1", l.ID + "_in2"}) {
@@ -238,102 +239,4 @@ func checkAfterCrash(t *testing.T, db *DB, reported []string) {
 			}
 		}
 	}
-}
-
-func TestConcurrentWriters(t *testing.T) {
-	const goroutines, perGoroutine = 32, 50
-	db := openTestDB(t)
-	ctx := context.Background()
-	start := time.Now()
-
-	var wg sync.WaitGroup
-	errs := make(chan error, goroutines*2)
-	done := make(chan struct{})
-	for g := range goroutines {
-		wg.Go(func() {
-			prev := ""
-			for i := range perGoroutine {
-				id := fmt.Sprintf("resp_g%02d_%02d", g, i)
-				err := db.CreateResponse(ctx, NewResponse{
-					ID: id, Owner: OwnerOf(fmt.Sprint("key", g%4)), Model: "m", Status: StatusInProgress,
-					PreviousResponseID: prev, Request: request("m", ""),
-					Input: []Item{userMessage(id+"_u0", text(300, id)), userMessage(id+"_u1", text(100, id))},
-				})
-				if err == nil {
-					err = db.CompleteResponse(ctx, id, Final{Status: StatusCompleted, Body: body(id, "completed"), Output: []Item{
-						reasoning(id+"_r", text(300, id)), functionCall(id+"_fc", "f", `{}`), assistantMessage(id+"_a", text(300, id))}})
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				prev = id
-			}
-		})
-	}
-	// Readers load chains while the writers run: WAL lets them, and they must never see
-	// a response without its items. They pause between loads like request handlers do;
-	// readers spinning in cgo on 2 cores starve the writer goroutine of CPU (10x slower),
-	// which says more about the test machine than about the store.
-	var readers sync.WaitGroup
-	var loads atomic.Int64
-	for r := range 4 {
-		readers.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				time.Sleep(time.Millisecond)
-				g := (r*8 + i) % goroutines
-				loads.Add(1)
-				c, err := db.LoadChain(ctx, OwnerOf(fmt.Sprint("key", g%4)), fmt.Sprintf("resp_g%02d_%02d", g, i%perGoroutine))
-				if err != nil {
-					continue // not written yet
-				}
-				for _, l := range c.Links {
-					if l.Status == StatusCompleted && len(l.Output) != 3 || len(l.Input) != 2 {
-						errs <- fmt.Errorf("reader saw link %s %s with %d/%d items", l.ID, l.Status, len(l.Input), len(l.Output))
-						return
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(done)
-	readers.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	elapsed := time.Since(start)
-
-	var responses, items, completed int
-	if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*), SUM(status = 'completed') FROM responses`).Scan(&responses, &completed); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM items`).Scan(&items); err != nil {
-		t.Fatal(err)
-	}
-	if responses != goroutines*perGoroutine || completed != responses || items != responses*5 {
-		t.Fatalf("%d responses (%d completed), %d items; want %d, all completed, %d items",
-			responses, completed, items, goroutines*perGoroutine, goroutines*perGoroutine*5)
-	}
-	for g := range goroutines {
-		c, err := db.LoadChain(ctx, OwnerOf(fmt.Sprint("key", g%4)), fmt.Sprintf("resp_g%02d_%02d", g, perGoroutine-1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(c.Links) != perGoroutine || len(c.Items) != perGoroutine*5 {
-			t.Fatalf("chain %d: %d links, %d items", g, len(c.Links), len(c.Items))
-		}
-		for i, l := range c.Links {
-			if want := fmt.Sprintf("resp_g%02d_%02d", g, i); l.ID != want {
-				t.Fatalf("chain %d link %d = %s, want %s", g, i, l.ID, want)
-			}
-		}
-	}
-	t.Logf("%d responses from %d goroutines in %v, %d chain loads meanwhile", responses, goroutines, elapsed, loads.Load())
 }

@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"database/sql/driver"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"hearth/storage"
 )
 
 // fakeRows replays rows in the shape of sqlLoadChain.
@@ -26,9 +28,9 @@ func (f *fakeRows) Next(dest []driver.Value) error {
 }
 
 func packOf(ids ...string) []byte {
-	items := make([]Item, len(ids))
+	items := make([]storage.Item, len(ids))
 	for i, id := range ids {
-		items[i] = Item{ID: id, Type: "message", JSON: []byte(`{"id":"` + id + `"}`)}
+		items[i] = storage.Item{ID: id, Type: "message", JSON: []byte(`{"id":"` + id + `"}`)}
 	}
 	return packItems(items)
 }
@@ -76,29 +78,29 @@ func TestReadChainAnyRowOrder(t *testing.T) {
 	// The deepest link still having a parent means a broken chain.
 	broken := slices.Clone(rows)
 	broken[2] = link(2, "resp_1", 1, packOf(), nil)
-	if _, err := readChain(&fakeRows{rows: broken}); err != ErrNotFound {
+	if _, err := readChain(&fakeRows{rows: broken}); err != storage.ErrNotFound {
 		t.Fatalf("broken chain: %v", err)
 	}
 	// A depth without its link row is the query's fault, not a broken chain.
-	if _, err := readChain(&fakeRows{rows: slices.Delete(slices.Clone(rows), 1, 2)}); err == nil || err == ErrNotFound {
+	if _, err := readChain(&fakeRows{rows: slices.Delete(slices.Clone(rows), 1, 2)}); err == nil || err == storage.ErrNotFound {
 		t.Fatalf("missing link row: %v", err)
 	}
 	// A damaged pack is an error, never a shorter context.
 	damaged := slices.Clone(rows)
 	p := packOf("in1a", "in1b")
 	damaged[2] = link(2, "resp_1", 0, p[:len(p)-3], packOf("out1"))
-	if _, err := readChain(&fakeRows{rows: damaged}); err == nil || err == ErrNotFound {
+	if _, err := readChain(&fakeRows{rows: damaged}); err == nil || err == storage.ErrNotFound {
 		t.Fatalf("damaged pack: %v", err)
 	}
 }
 
 func TestPackRoundTrip(t *testing.T) {
-	items := []Item{
+	items := []storage.Item{
 		{ID: "msg_1", Type: "message", JSON: []byte(`{"type":"message","content":"` + strings.Repeat("é", 300) + `"}`)},
 		{ID: "", Type: "reasoning", JSON: []byte(`{}`)},
 		{ID: "fc_1", Type: "function_call", JSON: []byte(`{"arguments":"{}"}`)},
 	}
-	for _, in := range [][]Item{nil, items} {
+	for _, in := range [][]storage.Item{nil, items} {
 		got, err := unpackItems(nil, packItems(in), map[string]string{})
 		if err != nil {
 			t.Fatal(err)

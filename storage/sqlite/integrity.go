@@ -1,4 +1,4 @@
-package storage
+package sqlite
 
 import (
 	"context"
@@ -11,12 +11,9 @@ import (
 	"syscall"
 
 	"github.com/mattn/go-sqlite3"
-)
 
-// ErrCorrupt: the database file is damaged (SQLite reported SQLITE_CORRUPT or
-// SQLITE_NOTADB, or PRAGMA quick_check found problems). Nothing hearth does at run time
-// repairs it; the operator restores a backup or starts a new database.
-var ErrCorrupt = errors.New("storage: the database file is damaged")
+	"hearth/storage"
+)
 
 // isCorrupt reports whether err is SQLite saying the file is damaged or not a database.
 func isCorrupt(err error) bool {
@@ -36,26 +33,20 @@ func (db *DB) seen(err error) error {
 	}
 	if isFull(err) {
 		db.full.Store(&err)
-		if errors.Is(err, ErrFull) {
+		if errors.Is(err, storage.ErrFull) {
 			return err
 		}
-		return fmt.Errorf("%w: %w", ErrFull, err)
+		return fmt.Errorf("%w: %w", storage.ErrFull, err)
 	}
 	if !isCorrupt(err) {
 		return err
 	}
 	db.corrupt.CompareAndSwap(nil, &err)
-	if errors.Is(err, ErrCorrupt) {
+	if errors.Is(err, storage.ErrCorrupt) {
 		return err
 	}
-	return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	return fmt.Errorf("%w: %w", storage.ErrCorrupt, err)
 }
-
-// ErrFull: the database's file system (or the user's quota on it) has no space for a
-// write: SQLite reported SQLITE_FULL, or an I/O error whose cause was ENOSPC or EDQUOT
-// (the write-ahead log growing, its fsync). Reads still work and nothing stored is
-// lost; writes work again once space is freed, without a restart.
-var ErrFull = errors.New("storage full")
 
 // isFull reports whether err is the disk having no room for a write.
 func isFull(err error) bool {
@@ -94,7 +85,7 @@ func (db *DB) Full() error {
 	}
 	// Not the SQLite error itself: /healthz answers anyone, and the error names what
 	// the failed write was storing.
-	return fmt.Errorf("%w: the disk holding the database has no space left, so nothing new can be stored; free space on it and hearth recovers by itself", ErrFull)
+	return fmt.Errorf("%w: the disk holding the database has no space left, so nothing new can be stored; free space on it and hearth recovers by itself", storage.ErrFull)
 }
 
 // probeSpace writes n bytes to a new file in dir, syncs and removes it.
@@ -114,7 +105,7 @@ func probeSpace(dir string, n int) error {
 // Corruption returns the first corruption error queries met since Open, or nil.
 func (db *DB) Corruption() error {
 	if p := db.corrupt.Load(); p != nil {
-		return fmt.Errorf("%w (seen at run time: %v); stop hearth and restore the database from a backup", ErrCorrupt, *p)
+		return fmt.Errorf("%w (seen at run time: %v); stop hearth and restore the database from a backup", storage.ErrCorrupt, *p)
 	}
 	return nil
 }
@@ -144,7 +135,7 @@ func (db *DB) QuickCheck(ctx context.Context) error {
 		return db.seen(fmt.Errorf("storage: quick check: %w", err))
 	}
 	if len(problems) > 0 {
-		return fmt.Errorf("%w: quick_check: %s", ErrCorrupt, strings.Join(problems, "; "))
+		return fmt.Errorf("%w: quick_check: %s", storage.ErrCorrupt, strings.Join(problems, "; "))
 	}
 	return nil
 }

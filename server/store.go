@@ -1,0 +1,17 @@
+package server
+
+import "hearth/storage"
+
+// Store is what the server needs of the store: responses and their chains, journals,
+// conversations, key lookups for authentication, the console's reads, and a health
+// check. storage.Store has all of it (storage/sqlite is one; cmd/hearth picks which);
+// key management and startup recovery are cmd/hearth's, not the server's.
+type Store interface {
+	storage.Responses
+	storage.Chains
+	storage.Journal
+	storage.Conversations
+	storage.KeyLookup
+	storage.Console
+	storage.Health
+}

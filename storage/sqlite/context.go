@@ -1,0 +1,201 @@
+package sqlite
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"hearth/storage"
+)
+
+// A context blob is a chain materialised (see migration 0004): a version byte, then one
+// record per link from the root down, each the uvarint-length-prefixed id, model,
+// status, input pack and output pack. A child's blob is its parent's with one record
+// appended, so writing it copies bytes and decodes nothing.
+const contextVersion = 1
+
+func appendLinkRecord(b []byte, id, model string, status storage.Status, input, output []byte) []byte {
+	if len(b) == 0 {
+		b = append(b, contextVersion)
+	}
+	for _, f := range [][]byte{[]byte(id), []byte(model), []byte(status), input, output} {
+		b = binary.AppendUvarint(b, uint64(len(f)))
+		b = append(b, f...)
+	}
+	return b
+}
+
+// encodeChain materialises a chain loaded by walking.
+func encodeChain(c *storage.Chain) []byte {
+	var b []byte
+	for _, l := range c.Links {
+		b = appendLinkRecord(b, l.ID, l.Model, l.Status, packItems(l.Input), packItems(l.Output))
+	}
+	return b
+}
+
+// decodeChain is the inverse of the records: items point into blob.
+func decodeChain(blob []byte) (*storage.Chain, error) {
+	if len(blob) == 0 || blob[0] != contextVersion {
+		return nil, fmt.Errorf("%w: context version %v", errBadPack, blob[:min(len(blob), 1)])
+	}
+	r := fieldReader(blob[1:])
+	var (
+		c     storage.Chain
+		ends  [][2]int
+		types = make(map[string]string)
+		err   error
+	)
+	c.Items = make([]storage.Item, 0, len(blob)/256+16)
+	for len(r) > 0 {
+		var f [5][]byte
+		for i := range f {
+			var ok bool
+			if f[i], ok = r.next(); !ok {
+				return nil, errBadPack
+			}
+		}
+		c.Links = append(c.Links, storage.Link{ID: string(f[0]), Model: string(f[1]), Status: storage.Status(f[2])})
+		if c.Items, err = unpackItems(c.Items, f[3], types); err != nil {
+			return nil, err
+		}
+		in := len(c.Items)
+		if c.Items, err = unpackItems(c.Items, f[4], types); err != nil {
+			return nil, err
+		}
+		ends = append(ends, [2]int{in, len(c.Items)})
+	}
+	if len(c.Links) == 0 {
+		return nil, fmt.Errorf("%w: context without links", errBadPack)
+	}
+	cutLinks(&c, ends)
+	return &c, nil
+}
+
+// checkpoint runs in the transaction that completes response id: when id is
+// CheckpointInterval(depth) links or more below the nearest checkpoint, it materialises id's
+// context (walked from that checkpoint) and drops the older checkpoint, so that a
+// linear chain keeps one. A branch from above the newest checkpoint walks further; it
+// is rare and stays correct.
+func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string, savedPrompt func() []byte, hint, depth int) error {
+	every := storage.CheckpointInterval(depth)
+	if hint > 0 && hint < every {
+		return nil
+	}
+	var distance int
+	var older sql.NullString
+	if err := tx.StmtContext(ctx, db.st.distance).QueryRowContext(ctx, id, every).Scan(&distance, &older); err != nil {
+		return err
+	}
+	if distance < every {
+		return nil
+	}
+	row, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
+	if err != nil {
+		return err
+	}
+	c, err := walkInTx(ctx, tx, row.owner, id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil // a broken chain: nothing to materialise; LoadChain says not found
+	}
+	if err != nil {
+		return err
+	}
+	var prompt []byte
+	if savedPrompt != nil {
+		prompt = savedPrompt()
+	}
+	if _, err := tx.StmtContext(ctx, db.st.putContext).ExecContext(ctx, id, encodeChain(c), newStamp(), prompt); err != nil {
+		return err
+	}
+	if older.Valid {
+		if _, err := tx.StmtContext(ctx, db.st.dropContext).ExecContext(ctx, older.String); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckpointPrompt returns the prompt record saved with checkpoint id (Final.SavedPrompt)
+// if it still has stamp (Checkpoint.Stamp); nil when it has none or changed.
+func (db *DB) CheckpointPrompt(ctx context.Context, id, stamp string) ([]byte, error) {
+	var p []byte
+	err := db.r.QueryRowContext(ctx, sqlCheckpointPrompt, id, []byte(stamp)).Scan(&p)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, db.seen(fmt.Errorf("storage: saved prompt of %s: %w", id, err))
+	}
+	return p, nil
+}
+
+// newStamp is a new checkpoint's stamp (migration 0011). Random rather than counted:
+// it must differ from every stamp a process ever read, across restarts and copies of
+// the database, and 128 random bits do.
+func newStamp() []byte {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return b
+}
+
+// dropDescendantContexts removes the checkpoints of every response below id: they
+// hold id's state as it was, and id is changing or going away.
+func (db *DB) dropDescendantContexts(ctx context.Context, tx *sql.Tx, id string) error {
+	_, err := tx.StmtContext(ctx, db.st.dropBelow).ExecContext(ctx, id)
+	return err
+}
+
+// walkInTx loads a chain by walking it, inside a write transaction.
+func walkInTx(ctx context.Context, tx *sql.Tx, owner, id string) (*storage.Chain, error) {
+	rows, err := tx.QueryContext(ctx, sqlLoadChain, id, owner, maxChainDepth, true)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return readChain(&sqlRows{rows: rows})
+}
+
+// sqlRows adapts database/sql rows to the driver.Rows that readChain reads.
+type sqlRows struct {
+	rows *sql.Rows
+	vals []any
+	ptrs []any
+}
+
+func (r *sqlRows) Columns() []string {
+	cols, _ := r.rows.Columns()
+	return cols
+}
+
+func (r *sqlRows) Close() error { return r.rows.Close() }
+
+func (r *sqlRows) Next(dest []driver.Value) error {
+	if !r.rows.Next() {
+		if err := r.rows.Err(); err != nil {
+			return err
+		}
+		return io.EOF
+	}
+	if r.vals == nil {
+		r.vals, r.ptrs = make([]any, len(dest)), make([]any, len(dest))
+		for i := range r.vals {
+			r.ptrs[i] = &r.vals[i]
+		}
+	}
+	if err := r.rows.Scan(r.ptrs...); err != nil {
+		return err
+	}
+	for i, v := range r.vals {
+		if b, ok := v.([]byte); ok {
+			v = append([]byte(nil), b...) // Scan's []byte is only valid until Next
+		}
+		dest[i] = v
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"time"
+)
+
+// The store's contract, by concern. Each consumer names the concerns it uses (the
+// server its Store in server/store.go, the console its own, the bench harness its
+// own), so a reader sees at the use site what a package needs of the store, and a
+// fake for a unit test implements one small interface. Store is all of them: what an
+// implementation provides (storage/sqlite, storage/postgres) and what the conformance
+// suite (storage/storetest) checks. The suite, not these comments, is the exact
+// definition of each method's behaviour; the comments say what a caller relies on.
+//
+// Every method is safe for concurrent use. Errors wrap the sentinels of this package
+// (ErrNotFound, ErrExists, ErrFinished, ErrInvalidCursor, ErrConversationNotFound,
+// ErrItemNotFound, ErrDuplicateItem, ErrKeyNotFound, ErrKeyExists, ErrFull,
+// ErrCorrupt), which the server maps to API errors with errors.Is. Everything owned is
+// scoped by owner (OwnerOf of the API key): another owner's record is ErrNotFound,
+// indistinguishable from a missing one.
+
+// Responses stores responses and their input and output items, through their
+// lifecycle: created in flight (queued or in_progress), then finished once.
+type Responses interface {
+	// CreateResponse stores a new in-flight response with its input items, atomically.
+	// A PreviousResponseID must name a stored response of the same owner (else
+	// ErrNotFound); a taken id is ErrExists.
+	CreateResponse(ctx context.Context, r NewResponse) error
+	// StoreResponse is CreateResponse and CompleteResponse in one transaction, for a
+	// response nobody can see before it ends.
+	StoreResponse(ctx context.Context, r NewResponse, f Final) error
+	// CompleteResponse stores the end of an in-flight response (or the output of a
+	// cancelled one, with status cancelled) with its output items and final journal
+	// events, atomically; a finished one is ErrFinished. When the response becomes its
+	// chain's checkpoint (CheckpointInterval), f.SavedPrompt is kept for
+	// CheckpointPrompt.
+	CompleteResponse(ctx context.Context, id string, f Final) error
+	// UpdateStatus moves an in-flight response to in_progress or cancelled; a finished
+	// one is ErrFinished.
+	UpdateStatus(ctx context.Context, id string, status Status) error
+	// Cancel cancels the owner's in-flight response and returns it as it now is;
+	// cancelling a cancelled one returns it unchanged; a finished one returns it with
+	// an error wrapping ErrFinished.
+	Cancel(ctx context.Context, owner, id string) (*Response, error)
+	// GetResponse returns the owner's response, without its items.
+	GetResponse(ctx context.Context, owner, id string) (*Response, error)
+	// DeleteResponse deletes the owner's response and its items; the chains through it
+	// are broken from then on (LoadChain of a descendant is ErrNotFound).
+	DeleteResponse(ctx context.Context, owner, id string) error
+	// ListInputItems returns one page of the response's own input items, in order
+	// (Desc by default), after the item id after; hasMore says whether more follow.
+	// limit <= 0 is DefaultListLimit, capped at MaxListLimit; an after that is not an
+	// input item of the response is ErrInvalidCursor.
+	ListInputItems(ctx context.Context, owner, id, after string, limit int, order Order) (items []Item, hasMore bool, err error)
+	// LookupItems finds items by id among all the owner's responses (the latest copy
+	// of an id stored twice); ids not found are absent from the map.
+	LookupItems(ctx context.Context, owner string, ids []string) (map[string]Item, error)
+	// ResponseRuntime returns the label of the runtime that served the response
+	// (Final.Runtime), "" when none was recorded.
+	ResponseRuntime(ctx context.Context, owner, id string) (string, error)
+	// RecoverInFlight fails every response left in flight by a process that stopped,
+	// and returns how many. It runs at startup, before serving, and only where no
+	// other process serves from the same store.
+	RecoverInFlight(ctx context.Context) (int, error)
+}
+
+// Chains loads the conversation behind a previous_response_id: every response from the
+// chain's root down to the one named, items in order. A store keeps checkpoints (the
+// materialised context of a response every CheckpointInterval links) so a long chain
+// loads in bounded time.
+type Chains interface {
+	// LoadChain loads the chain ending at the owner's response id, in one read. A
+	// missing, deleted or foreign link anywhere in it is ErrNotFound.
+	LoadChain(ctx context.Context, owner, id string) (*Chain, error)
+	// LoadChainTail is LoadChain for a caller holding checkpoints by stamp: when the
+	// load reaches a checkpoint whose stamp known reports, the chain holds only the
+	// links after it (Chain.Base.Omitted). known must not call the store.
+	LoadChainTail(ctx context.Context, owner, id string, known func(stamp string) bool) (*Chain, error)
+	// CheckpointPrompt returns the prompt saved with checkpoint id (Final.SavedPrompt)
+	// while it still has stamp (Checkpoint.Stamp); nil when it has none or changed.
+	CheckpointPrompt(ctx context.Context, id, stamp string) ([]byte, error)
+	// ChainEpoch counts the committed changes that can alter a settled chain (a
+	// response deleted, cancelled or recovered). A caller that read a settled chain at
+	// epoch n may keep it for as long as the epoch is n; a store shared by several
+	// processes must move it for the changes of every one of them.
+	ChainEpoch() uint64
+}
+
+// Journal keeps the events of a response as they were sent, so that a client can
+// resume a stream (GET /v1/responses/{id}?stream=true&starting_after=n).
+type Journal interface {
+	// AppendEvents adds a batch of events to the response's journal, sequence numbers
+	// going on from its last without a gap, and marks it ended when end is set.
+	AppendEvents(ctx context.Context, id string, events []Event, end bool) error
+	// Journal returns the events after sequence number after (-1: all), in order, and
+	// the journal's last event without its data; last is nil when the response has no
+	// journal (pruned, or stored before journals). It does not check the owner: the
+	// caller has read the response with GetResponse first.
+	Journal(ctx context.Context, id string, after int) (events []Event, last *Event, err error)
+	// PruneJournals deletes the journals that ended before cutoff and returns how many.
+	PruneJournals(ctx context.Context, cutoff time.Time) (int, error)
+}
+
+// Conversations keeps conversations: an ordered list of items per owner and id, which
+// responses read as context and append their turns to.
+type Conversations interface {
+	CreateConversation(ctx context.Context, c NewConversation) error
+	GetConversation(ctx context.Context, owner, id string) (*Conversation, error)
+	UpdateConversation(ctx context.Context, owner, id string, metadata json.RawMessage) (*Conversation, error)
+	DeleteConversation(ctx context.Context, owner, id string) error
+	// AppendConversationItems appends items (of response responseID, "" for items
+	// added through the API) atomically; an id already in the conversation is a
+	// *DuplicateItemError.
+	AppendConversationItems(ctx context.Context, owner, id, responseID string, items []Item) error
+	// ConversationItems returns all the conversation's items, oldest first.
+	ConversationItems(ctx context.Context, owner, id string) ([]Item, error)
+	ListConversationItems(ctx context.Context, owner, id, after string, limit int, order Order) (items []Item, hasMore bool, err error)
+	GetConversationItem(ctx context.Context, owner, id, itemID string) (*Item, error)
+	DeleteConversationItem(ctx context.Context, owner, id, itemID string) (*Conversation, error)
+}
+
+// KeyLookup reads API keys, as authentication does on every request.
+type KeyLookup interface {
+	// KeyByHash returns the key whose Hash is hash (revoked keys included: the caller
+	// checks Active); ErrKeyNotFound when none.
+	KeyByHash(ctx context.Context, hash string) (*Key, error)
+	// HasKeys reports whether any key was ever created.
+	HasKeys(ctx context.Context) (bool, error)
+	ListKeys(ctx context.Context) ([]Key, error)
+}
+
+// Keys manages API keys (`hearth keys`): the secret is returned once and only its hash
+// is stored; names are never reused (ErrKeyExists).
+type Keys interface {
+	KeyLookup
+	CreateKey(ctx context.Context, name string) (Key, string, error)
+	CreateKeyAs(ctx context.Context, name string, role Role) (Key, string, error)
+	CreateKeyWith(ctx context.Context, name string, opt KeyOptions) (Key, string, error)
+	RevokeKey(ctx context.Context, idOrName string) (Key, error)
+	SetKeyCacheGroup(ctx context.Context, idOrName, group string) (Key, error)
+}
+
+// Console is the web console's reads. They cross owners on purpose: only an admin
+// reaches the console.
+type Console interface {
+	ConsoleResponses(ctx context.Context, f ConsoleFilter) (rows []*Response, hasMore bool, err error)
+	ConsoleChain(ctx context.Context, id string) ([]*ConsoleTurn, error)
+	ConsoleUsage(ctx context.Context, since time.Time, bucket time.Duration) ([]UsageBucket, error)
+}
+
+// Health reports whether the store can serve, for /healthz: nil, or an error that may
+// wrap ErrFull or ErrCorrupt and says what the operator should do.
+type Health interface {
+	Ping(ctx context.Context) error
+}
+
+// Store is the whole contract: what an implementation provides and the conformance
+// suite checks. Close releases it; records in flight stay for RecoverInFlight.
+type Store interface {
+	Responses
+	Chains
+	Journal
+	Conversations
+	Keys
+	Console
+	Health
+	io.Closer
+}
