@@ -48,7 +48,7 @@ func (f *fakeRuntime) Generate(ctx context.Context, req *GenerateRequest, fn fun
 	}
 	transcript := strings.TrimPrefix(req.Prompt, f.base)
 	chunks := f.write(transcript, req.Format)
-	limit, _ := req.Options["num_predict"].(int)
+	limit := req.Options.MaxTokens
 	n, reason := 0, "stop"
 	var out strings.Builder
 	for _, c := range chunks {

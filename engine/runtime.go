@@ -50,9 +50,9 @@ type GenerateRequest struct {
 	Prompt string
 	// Images are the prompt's images in order, as encoded files (PNG, JPEG...).
 	Images [][]byte
-	// Options are the sampling and runner options by their Ollama names (num_ctx,
-	// num_predict, temperature, top_p, seed, presence_penalty, frequency_penalty, ...).
-	Options map[string]any
+	// Options are the sampling and window settings, in hearth's words; the runtime
+	// maps them onto its own.
+	Options Options
 	// Stop are the strings that end the generation; the model's own stop strings are
 	// not applied in raw mode, so the engine sends them here with its own.
 	Stop []string
@@ -68,6 +68,21 @@ type GenerateRequest struct {
 	KeepAlive *time.Duration
 	// Stream false asks for one chunk at the end; true streams chunk by chunk.
 	Stream bool
+}
+
+// Options are a generation's sampling and window settings. A runtime maps each onto its
+// own option (engine/ollama: num_ctx, num_predict, temperature, top_p,
+// presence_penalty, frequency_penalty); a zero or nil field is not sent, so the
+// runtime's or the model's default applies.
+type Options struct {
+	// ContextWindow is the window, in tokens, the runtime runs the model with: the one
+	// the engine checked the prompt against, so it is always set.
+	ContextWindow int
+	// MaxTokens bounds the tokens generated; 0: no bound but the window.
+	MaxTokens int
+	// Temperature, TopP, PresencePenalty and FrequencyPenalty are the request's
+	// sampling fields as the client sent them; nil: not set.
+	Temperature, TopP, PresencePenalty, FrequencyPenalty *float64
 }
 
 // Chunk is one piece of a generation's output; the last has Done set and the counts.

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"regexp"
 	"strconv"
@@ -105,8 +104,7 @@ func (f *promptFit) hopeless(prompt string) bool {
 func (f *promptFit) count(ctx context.Context, prompt string, images [][]byte) (n int, tooLong bool, err error) {
 	req := f.gen
 	req.Prompt, req.Images, req.Format = prompt, images, nil
-	req.Options = maps.Clone(f.gen.Options)
-	req.Options["num_predict"] = 1
+	req.Options.MaxTokens = 1
 	req.Stream = false
 	err = f.e.rt.Generate(ctx, &req, func(r Chunk) error {
 		if r.Done {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -107,11 +106,8 @@ var noSilentCuts = false
 // text must come back whole: with thinking on, the runtime would move <think> text into
 // a separate field).
 func APIRequest(req *engine.GenerateRequest) *api.GenerateRequest {
-	opts := maps.Clone(req.Options)
+	opts := apiOptions(req.Options)
 	if len(req.Stop) > 0 {
-		if opts == nil {
-			opts = map[string]any{}
-		}
 		opts["stop"] = req.Stop
 	}
 	stream := req.Stream
@@ -131,6 +127,31 @@ func APIRequest(req *engine.GenerateRequest) *api.GenerateRequest {
 		g.KeepAlive = &api.Duration{Duration: *req.KeepAlive}
 	}
 	return g
+}
+
+// apiOptions are o by Ollama's option names; a zero or nil field is left out, so
+// that the model's own parameter (or Ollama's default) applies.
+func apiOptions(o engine.Options) map[string]any {
+	opts := map[string]any{}
+	if o.ContextWindow > 0 {
+		opts["num_ctx"] = o.ContextWindow
+	}
+	if o.MaxTokens > 0 {
+		opts["num_predict"] = o.MaxTokens
+	}
+	if o.Temperature != nil {
+		opts["temperature"] = *o.Temperature
+	}
+	if o.TopP != nil {
+		opts["top_p"] = *o.TopP
+	}
+	if o.PresencePenalty != nil {
+		opts["presence_penalty"] = *o.PresencePenalty
+	}
+	if o.FrequencyPenalty != nil {
+		opts["frequency_penalty"] = *o.FrequencyPenalty
+	}
+	return opts
 }
 
 func chunk(r api.GenerateResponse) engine.Chunk {
