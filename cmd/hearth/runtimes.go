@@ -136,7 +136,7 @@ func (r *openedRuntimes) pool(o serveOptions, log *slog.Logger) (*pool.Pool, adm
 	for i, rt := range r.rts {
 		members[i] = rt
 		if n := r.specs[i].slots; n > 0 {
-			adm.RuntimeSlots[pool.Label(rt)] = n
+			adm.RuntimeSlots[rt.Label()] = n
 		}
 	}
 	p, err := pool.New(members, log)

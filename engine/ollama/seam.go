@@ -345,5 +345,17 @@ func (r *Runtime) Loaded(ctx context.Context) ([]engine.LoadedModel, error) {
 // embedded runtime's is reachable only through Transport.
 func (r *Runtime) Target() *url.URL { return r.URL }
 
+// PassthroughTarget is where Ollama's own API answers and the transport that reaches
+// it: the server forwards /api (and Ollama's OpenAI-compatible routes) there unchanged.
+func (r *Runtime) PassthroughTarget() (*url.URL, http.RoundTripper) { return r.URL, r.Transport() }
+
+// Label is "embedded" for the runtime inside hearth, host:port for one at a URL.
+func (r *Runtime) Label() string {
+	if r.Embedded {
+		return "embedded"
+	}
+	return r.URL.Host
+}
+
 // IsEmbedded reports whether the runtime runs inside this process.
 func (r *Runtime) IsEmbedded() bool { return r.Embedded }
