@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/engine/ollama/testenv"
 	"hearth/engine/pool"
 	"hearth/internal/schematest"
-	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"

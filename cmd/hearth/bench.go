@@ -11,8 +11,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/spf13/cobra"
 
+	"hearth/cmd/hearth/bench"
 	"hearth/engine/ollama"
-	"hearth/internal/bench"
 	"hearth/internal/cpubuild"
 )
 
