@@ -500,7 +500,8 @@ func TestContextWindow(t *testing.T) {
 }
 
 func TestIsInputTooLong(t *testing.T) {
-	if !isInputTooLong(&StatusError{StatusCode: 400, Message: "the input length exceeds the context length"}) {
+	if !isInputTooLong(&StatusError{StatusCode: 400, Message: "the input length exceeds the context length", Err: ErrInputTooLong}) ||
+		!isInputTooLong(fmt.Errorf("generate: %w", ErrInputTooLong)) {
 		t.Error("runner refusal not recognised")
 	}
 	if isInputTooLong(errors.New("connection refused")) || isInputTooLong(nil) {

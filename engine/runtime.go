@@ -35,13 +35,23 @@ type Runtime interface {
 // have (or a name it cannot parse, which names no model it could have).
 var ErrModelNotFound = errors.New("model not found")
 
+// ErrInputTooLong is wrapped by a runtime's refusal of a prompt longer than the window
+// (GenerateRequest.NoSilentCuts asks it to refuse rather than cut the prompt): the
+// engine then drops old turns, or says that the input does not fit.
+var ErrInputTooLong = errors.New("the input exceeds the context window")
+
 // StatusError is a runtime's refusal of a request, with its HTTP status and message.
 type StatusError struct {
 	StatusCode int
 	Message    string
+	// Err is what the refusal means in the engine's terms (ErrInputTooLong), when it
+	// is one the engine acts on; nil otherwise.
+	Err error
 }
 
 func (e *StatusError) Error() string { return e.Message }
+
+func (e *StatusError) Unwrap() error { return e.Err }
 
 // GenerateRequest is one raw generation: the prompt is sent as is (hearth renders the
 // template itself) and the output comes back as text.

@@ -121,18 +121,8 @@ func (f *promptFit) count(ctx context.Context, prompt string, images [][]byte) (
 	return n, false, nil
 }
 
-// isInputTooLong recognises the runtime's refusal of a prompt longer than num_ctx when
-// truncate is false (runner: errorInputTooLong, sent as a 400).
-func isInputTooLong(err error) bool {
-	if err == nil {
-		return false
-	}
-	var se *StatusError
-	if errors.As(err, &se) {
-		return strings.Contains(se.Message, "exceeds the context length")
-	}
-	return strings.Contains(err.Error(), "exceeds the context length")
-}
+// isInputTooLong recognises the runtime's refusal of a prompt longer than the window.
+func isInputTooLong(err error) bool { return errors.Is(err, ErrInputTooLong) }
 
 // turnRanges returns the turns truncation may drop, oldest first, as [start, end)
 // message ranges: each user message with everything up to the next user message. The

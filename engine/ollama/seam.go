@@ -249,18 +249,40 @@ func (s seam) generateDraining(ctx context.Context, req *engine.GenerateRequest,
 }
 
 // statusError turns the runtime's refusal into the engine's StatusError; other errors
-// (the callback's own, transport errors) pass unchanged.
+// (the callback's own, transport errors) pass unchanged, except one that says the
+// prompt is over the window, which wraps engine.ErrInputTooLong as a refusal does.
 func statusError(err error) error {
 	var se api.StatusError
-	if err == nil || !errors.As(err, &se) {
+	if err == nil {
+		return nil
+	}
+	if !errors.As(err, &se) {
+		if strings.Contains(err.Error(), inputTooLong) {
+			return tooLong{err}
+		}
 		return err
 	}
 	msg := se.ErrorMessage
 	if msg == "" {
 		msg = se.Error()
 	}
-	return &engine.StatusError{StatusCode: se.StatusCode, Message: msg}
+	out := &engine.StatusError{StatusCode: se.StatusCode, Message: msg}
+	if strings.Contains(msg, inputTooLong) {
+		out.Err = engine.ErrInputTooLong
+	}
+	return out
 }
+
+// inputTooLong is how Ollama's runner refuses a prompt longer than num_ctx when
+// truncate is false (its errorInputTooLong, sent as a 400).
+const inputTooLong = "exceeds the context length"
+
+// tooLong is a runtime error, other than a refusal, that says the prompt is over the
+// window: it reads as the runtime's own words and is engine.ErrInputTooLong.
+type tooLong struct{ error }
+
+func (e tooLong) Is(target error) bool { return target == engine.ErrInputTooLong }
+func (e tooLong) Unwrap() error        { return e.error }
 
 // contextLength finds "<architecture>.context_length" in /api/show's model_info.
 func contextLength(info map[string]any) int {

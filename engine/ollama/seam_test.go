@@ -105,7 +105,13 @@ func TestSeamGenerate(t *testing.T) {
 	c = &showClient{genErr: api.StatusError{StatusCode: 400, ErrorMessage: "the input length exceeds the context length"}}
 	err = Seam(c).Generate(context.Background(), &engine.GenerateRequest{Model: "m"}, func(engine.Chunk) error { return nil })
 	var se *engine.StatusError
-	if !errors.As(err, &se) || se.StatusCode != 400 || se.Message != "the input length exceeds the context length" {
+	if !errors.As(err, &se) || se.StatusCode != 400 || se.Message != "the input length exceeds the context length" || !errors.Is(err, engine.ErrInputTooLong) {
 		t.Errorf("refusal: %v", err)
+	}
+	// Said in a stream rather than as a refusal: the same meaning, the runtime's words.
+	c = &showClient{genErr: errors.New("the input length exceeds the context length")}
+	err = Seam(c).Generate(context.Background(), &engine.GenerateRequest{Model: "m"}, func(engine.Chunk) error { return nil })
+	if !errors.Is(err, engine.ErrInputTooLong) || err.Error() != "the input length exceeds the context length" {
+		t.Errorf("too long in a stream: %v", err)
 	}
 }
