@@ -14,6 +14,13 @@ import (
 	"hearth/engine/ollama"
 	"hearth/engine/pool"
 	"hearth/internal/admission"
+	"hearth/server"
+)
+
+// Ollama's runtime is a pool member, and its own API is passed through under /api.
+var (
+	_ pool.Runtime       = (*ollama.Runtime)(nil)
+	_ server.Passthrough = (*ollama.Runtime)(nil)
 )
 
 // runtimeSpec is one --runtime value: "embedded" or an Ollama URL, with ?slots=N.
