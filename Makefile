@@ -41,7 +41,7 @@ LIBDIR := $(CURDIR)/lib/ollama
 VULKAN_TESTS ?= TestGPUOffloadE2E|TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E
 VK_DEVICES ?= 0
 # make test-external: the same e2e tests of the responses path, and the disconnect
-# tests, over a stock `ollama serve` process that internal/testenv builds from the
+# tests, over a stock `ollama serve` process that engine/ollama/testenv builds from the
 # Ollama module hearth pins (once per machine, into the user cache directory) and reaches
 # on loopback, as `hearth serve --ollama URL` reaches an Ollama the user runs.
 EXTERNAL_TESTS ?= TestLoadedLayersE2E|TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E|TestEnforcedSectionE2E|TestEnforcedSectionDeterministicE2E|TestClientDisconnectE2E|TestExternalDisconnectsE2E|TestCacheScopeE2E|TestExtraServer|TestHostileSchemasE2E|TestUnsatisfiableToolSchemasE2E
@@ -117,7 +117,7 @@ test-cuda: headers runners
 	HEARTH_RUNNER_DIR=$(RUNNERDIR) HEARTH_TEST_CUDA_LIB=$(LIBDIR) $(GO) test -count=1 -run 'TestCUDABackendFallsBackToCPU' -v ./cmd/hearth
 
 test-external: headers
-	HEARTH_TEST_RUNTIME=external $(GO) test -count=1 -timeout 30m -run '$(EXTERNAL_TESTS)' $(TESTFLAGS) ./server ./internal/testenv
+	HEARTH_TEST_RUNTIME=external $(GO) test -count=1 -timeout 30m -run '$(EXTERNAL_TESTS)' $(TESTFLAGS) ./server ./engine/ollama/testenv
 
 # hearth against the runtime's own endpoints on bench script models, loopback only;
 # e.g. make bench ARGS='--quick' or ARGS='--runs 9 --json'.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -247,16 +246,11 @@ func (r *enforcer) noMoreCalls() bool {
 func (r *enforcer) generate(ctx context.Context, ph phase) (action, Chunk, error) {
 	req := r.j.gen
 	req.Prompt = r.j.Prompt + string(r.out)
-	req.Options = maps.Clone(r.j.gen.Options)
 	n := ph.limit
 	if r.budget >= 0 && (n <= 0 || r.budget < n) {
 		n = r.budget
 	}
-	if n > 0 {
-		req.Options["num_predict"] = n
-	} else {
-		delete(req.Options, "num_predict")
-	}
+	req.Options.MaxTokens = max(n, 0)
 	if ph.kind != phaseFree {
 		req.Format = ph.format
 	}
@@ -418,11 +412,10 @@ func (r *enforcer) whichStop(ctx context.Context, phaseReq GenerateRequest, last
 	req := phaseReq
 	req.Prompt = r.j.Prompt + strings.TrimSuffix(string(r.out), last)
 	req.Stop = r.j.gen.Stop
-	req.Options = maps.Clone(phaseReq.Options)
 	req.Stream = false
 	n := whichStopTokens
 	for draws := 0; draws < whichStopDraws; {
-		req.Options["num_predict"] = n
+		req.Options.MaxTokens = n
 		var text strings.Builder
 		var final Chunk
 		err := r.j.e.rt.Generate(ctx, &req, func(c Chunk) error {

@@ -7,7 +7,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 )
 

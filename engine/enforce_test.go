@@ -48,7 +48,7 @@ func (f *fakeRuntime) Generate(ctx context.Context, req *GenerateRequest, fn fun
 	}
 	transcript := strings.TrimPrefix(req.Prompt, f.base)
 	chunks := f.write(transcript, req.Format)
-	limit, _ := req.Options["num_predict"].(int)
+	limit := req.Options.MaxTokens
 	n, reason := 0, "stop"
 	var out strings.Builder
 	for _, c := range chunks {
@@ -500,7 +500,8 @@ func TestContextWindow(t *testing.T) {
 }
 
 func TestIsInputTooLong(t *testing.T) {
-	if !isInputTooLong(&StatusError{StatusCode: 400, Message: "the input length exceeds the context length"}) {
+	if !isInputTooLong(&StatusError{StatusCode: 400, Message: "the input length exceeds the context length", Err: ErrInputTooLong}) ||
+		!isInputTooLong(fmt.Errorf("generate: %w", ErrInputTooLong)) {
 		t.Error("runner refusal not recognised")
 	}
 	if isInputTooLong(errors.New("connection refused")) || isInputTooLong(nil) {

@@ -3,7 +3,7 @@ package engine_test
 import (
 	"testing"
 
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 )
 
 // TestMain lets the embedded runtime re-execute this test binary as a model

@@ -240,26 +240,13 @@ func reasoningEffort(req *hearth.CreateResponseRequest, f *toolgrammar.Format) s
 // noSilentCuts is the value of the runtime's truncate and shift flags.
 var noSilentCuts = false
 
-// generationOptions maps sampling fields onto runtime options. num_ctx is always sent:
-// the window hearth checked is the one the runtime uses.
-func generationOptions(req *hearth.CreateResponseRequest, window int) map[string]any {
-	o := map[string]any{
-		"num_ctx": window,
-	}
-	if req.Temperature != nil {
-		o["temperature"] = *req.Temperature
-	}
-	if req.TopP != nil {
-		o["top_p"] = *req.TopP
-	}
-	if req.PresencePenalty != nil {
-		o["presence_penalty"] = *req.PresencePenalty
-	}
-	if req.FrequencyPenalty != nil {
-		o["frequency_penalty"] = *req.FrequencyPenalty
-	}
+// generationOptions maps sampling fields onto runtime options. The window is always
+// sent: the window hearth checked is the one the runtime uses.
+func generationOptions(req *hearth.CreateResponseRequest, window int) Options {
+	o := Options{ContextWindow: window, Temperature: req.Temperature, TopP: req.TopP,
+		PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty}
 	if req.MaxOutputTokens != nil {
-		o["num_predict"] = *req.MaxOutputTokens
+		o.MaxTokens = *req.MaxOutputTokens
 	}
 	return o
 }

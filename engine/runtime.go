@@ -35,13 +35,23 @@ type Runtime interface {
 // have (or a name it cannot parse, which names no model it could have).
 var ErrModelNotFound = errors.New("model not found")
 
+// ErrInputTooLong is wrapped by a runtime's refusal of a prompt longer than the window
+// (GenerateRequest.NoSilentCuts asks it to refuse rather than cut the prompt): the
+// engine then drops old turns, or says that the input does not fit.
+var ErrInputTooLong = errors.New("the input exceeds the context window")
+
 // StatusError is a runtime's refusal of a request, with its HTTP status and message.
 type StatusError struct {
 	StatusCode int
 	Message    string
+	// Err is what the refusal means in the engine's terms (ErrInputTooLong), when it
+	// is one the engine acts on; nil otherwise.
+	Err error
 }
 
 func (e *StatusError) Error() string { return e.Message }
+
+func (e *StatusError) Unwrap() error { return e.Err }
 
 // GenerateRequest is one raw generation: the prompt is sent as is (hearth renders the
 // template itself) and the output comes back as text.
@@ -50,9 +60,9 @@ type GenerateRequest struct {
 	Prompt string
 	// Images are the prompt's images in order, as encoded files (PNG, JPEG...).
 	Images [][]byte
-	// Options are the sampling and runner options by their Ollama names (num_ctx,
-	// num_predict, temperature, top_p, seed, presence_penalty, frequency_penalty, ...).
-	Options map[string]any
+	// Options are the sampling and window settings, in hearth's words; the runtime
+	// maps them onto its own.
+	Options Options
 	// Stop are the strings that end the generation; the model's own stop strings are
 	// not applied in raw mode, so the engine sends them here with its own.
 	Stop []string
@@ -68,6 +78,21 @@ type GenerateRequest struct {
 	KeepAlive *time.Duration
 	// Stream false asks for one chunk at the end; true streams chunk by chunk.
 	Stream bool
+}
+
+// Options are a generation's sampling and window settings. A runtime maps each onto its
+// own option (engine/ollama: num_ctx, num_predict, temperature, top_p,
+// presence_penalty, frequency_penalty); a zero or nil field is not sent, so the
+// runtime's or the model's default applies.
+type Options struct {
+	// ContextWindow is the window, in tokens, the runtime runs the model with: the one
+	// the engine checked the prompt against, so it is always set.
+	ContextWindow int
+	// MaxTokens bounds the tokens generated; 0: no bound but the window.
+	MaxTokens int
+	// Temperature, TopP, PresencePenalty and FrequencyPenalty are the request's
+	// sampling fields as the client sent them; nil: not set.
+	Temperature, TopP, PresencePenalty, FrequencyPenalty *float64
 }
 
 // Chunk is one piece of a generation's output; the last has Done set and the counts.

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"regexp"
 	"strconv"
@@ -105,8 +104,7 @@ func (f *promptFit) hopeless(prompt string) bool {
 func (f *promptFit) count(ctx context.Context, prompt string, images [][]byte) (n int, tooLong bool, err error) {
 	req := f.gen
 	req.Prompt, req.Images, req.Format = prompt, images, nil
-	req.Options = maps.Clone(f.gen.Options)
-	req.Options["num_predict"] = 1
+	req.Options.MaxTokens = 1
 	req.Stream = false
 	err = f.e.rt.Generate(ctx, &req, func(r Chunk) error {
 		if r.Done {
@@ -123,18 +121,8 @@ func (f *promptFit) count(ctx context.Context, prompt string, images [][]byte) (
 	return n, false, nil
 }
 
-// isInputTooLong recognises the runtime's refusal of a prompt longer than num_ctx when
-// truncate is false (runner: errorInputTooLong, sent as a 400).
-func isInputTooLong(err error) bool {
-	if err == nil {
-		return false
-	}
-	var se *StatusError
-	if errors.As(err, &se) {
-		return strings.Contains(se.Message, "exceeds the context length")
-	}
-	return strings.Contains(err.Error(), "exceeds the context length")
-}
+// isInputTooLong recognises the runtime's refusal of a prompt longer than the window.
+func isInputTooLong(err error) bool { return errors.Is(err, ErrInputTooLong) }
 
 // turnRanges returns the turns truncation may drop, oldest first, as [start, end)
 // message ranges: each user message with everything up to the next user message. The

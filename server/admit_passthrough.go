@@ -47,9 +47,9 @@ func (s *Server) admitPassthrough(c *gin.Context) {
 	if json.Unmarshal(body, &probe) != nil || probe.Model == "" {
 		return // the runtime explains what is wrong with it
 	}
-	// A request for a model goes to a runtime of the pool that has it, the least
-	// loaded.
-	label := s.admission.LeastLoaded(probe.Model, s.pool.Candidates(probe.Model))
+	// A request for a model goes to a runtime of the pool that has it (and a
+	// passthrough), the least loaded.
+	label := s.admission.LeastLoaded(probe.Model, s.passthroughCandidates(probe.Model))
 	c.Set(passthroughRuntimeKey, label)
 	c.Header(HeaderRuntime, label)
 	if !generatingPaths[c.Request.URL.Path] {

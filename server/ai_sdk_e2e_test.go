@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/server"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage/sqlite"

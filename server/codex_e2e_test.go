@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/engine/ollama/testenv"
 	"hearth/internal/schematest"
 	"hearth/internal/seal"
-	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage/sqlite"

@@ -11,10 +11,10 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/engine/ollama/testenv"
 	"hearth/internal/admission"
 	"hearth/internal/schematest"
 	"hearth/internal/seal"
-	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 )

@@ -26,7 +26,7 @@ import (
 	"github.com/coder/websocket"
 
 	"hearth"
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"

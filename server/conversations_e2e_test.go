@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/engine/ollama/testenv"
 	"hearth/internal/admission"
-	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage/sqlite"

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"hearth"
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 )
 

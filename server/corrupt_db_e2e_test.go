@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"hearth"
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage/sqlite"

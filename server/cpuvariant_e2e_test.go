@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"testing"
 
+	"hearth/engine/ollama/testenv"
 	"hearth/internal/cpubuild"
-	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 )
 

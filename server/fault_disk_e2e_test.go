@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"hearth"
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage/sqlite"

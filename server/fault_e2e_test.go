@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/engine/ollama/testenv"
 	"hearth/internal/schematest"
-	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 )
 

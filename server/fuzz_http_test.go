@@ -21,8 +21,8 @@ import (
 
 	"hearth/engine"
 	"hearth/engine/ollama"
+	"hearth/engine/ollama/testenv"
 	"hearth/internal/seal"
-	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage/sqlite"

@@ -12,7 +12,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"hearth/engine/ollama"
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 )
 

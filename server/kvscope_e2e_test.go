@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"hearth"
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"

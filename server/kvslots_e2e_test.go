@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/engine/ollama/testenv"
 	"hearth/internal/admission"
-	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 )

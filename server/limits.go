@@ -6,9 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ollama/ollama/types/model"
-
 	"hearth"
+	"hearth/engine"
 )
 
 // Limits bound what one request may ask for. A zero field takes its default; a
@@ -61,7 +60,7 @@ const IncompleteRequestTimeout = "request_timeout"
 func (l Limits) check(req *hearth.CreateResponseRequest) error {
 	// A name the runtime cannot hold is unknown without asking it: the runtime answers
 	// 500 for a name too long for its files, and hearth would echo the whole name back.
-	if !model.ParseName(req.Model).IsValid() {
+	if !engine.ParseModelName(req.Model).Valid() {
 		return hearth.ModelNotFound(capText(req.Model, maxLoggedModel))
 	}
 	if l.MaxInputItems > 0 && len(req.Input) > l.MaxInputItems {

@@ -13,7 +13,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/mcp"
 	"hearth/scriptmodel"
 	"hearth/server"

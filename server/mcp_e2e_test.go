@@ -20,8 +20,8 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/engine/ollama/testenv"
 	"hearth/internal/schematest"
-	"hearth/internal/testenv"
 	"hearth/mcp"
 	"hearth/scriptmodel"
 	"hearth/server"

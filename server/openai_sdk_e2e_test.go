@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 )
 

@@ -13,14 +13,23 @@ import (
 	"github.com/gin-gonic/gin"
 )
 
+// Passthrough is a capability a runtime may have: its own HTTP API, which the server
+// forwards unchanged under /api and on the OpenAI-compatible routes it does not serve
+// itself (/v1/chat/completions, ...), so that the runtime's own clients work against
+// hearth (`OLLAMA_HOST=<hearth> ollama list` for engine/ollama). The server finds it by
+// a type assertion on each runtime of the pool; a runtime without it is left out of
+// the passthrough, and with no runtime that has it those routes are not served.
+type Passthrough interface {
+	// PassthroughTarget is the base address of the runtime's API and the transport
+	// that reaches it (an embedded runtime has no network address of its own).
+	PassthroughTarget() (*url.URL, http.RoundTripper)
+}
+
 // newRuntimeProxy forwards requests unchanged to the runtime. FlushInterval -1 flushes
 // every write at once, so streamed generations and pull progress arrive as the runtime
 // sends them.
-func newRuntimeProxy(rt interface {
-	Target() *url.URL
-	Transport() http.RoundTripper
-}, log *slog.Logger) *httputil.ReverseProxy {
-	target := rt.Target()
+func newRuntimeProxy(rt Passthrough, log *slog.Logger) *httputil.ReverseProxy {
+	target, transport := rt.PassthroughTarget()
 	return &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
@@ -30,7 +39,7 @@ func newRuntimeProxy(rt interface {
 			pr.Out.Header.Del("Origin")
 		},
 		// The runtime's own transport: an embedded runtime has no network address.
-		Transport:     rt.Transport(),
+		Transport:     transport,
 		FlushInterval: -1,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if errors.Is(err, errBodyTimeout) || bodyExpired(r) {
@@ -59,7 +68,7 @@ func (s *Server) passthrough(c *gin.Context) {
 		p.ServeHTTP(c.Writer, c.Request)
 		return
 	}
-	if c.Request.Method == http.MethodGet && c.Request.URL.Path == "/api/tags" && len(s.pool.Labels()) > 1 {
+	if c.Request.Method == http.MethodGet && c.Request.URL.Path == "/api/tags" && len(s.proxies) > 1 {
 		s.unionTags(c)
 		return
 	}
@@ -88,22 +97,46 @@ func jsonEscape(s string) string {
 // a model was placed on.
 const passthroughRuntimeKey = "hearth.passthrough_runtime"
 
-// unionTags answers GET /api/tags for a pool of several runtimes: every model of every
-// runtime that answers, once (the first runtime's entry), as Ollama lists them, so that
-// ollama clients pointed at hearth see the pool's models.
+// passthroughCandidates are the runtimes a passthrough request for model may go to: the
+// pool's candidates that have a passthrough, else every runtime that has one.
+func (s *Server) passthroughCandidates(model string) []string {
+	var out []string
+	for _, l := range s.pool.Candidates(model) {
+		if s.proxies[l] != nil {
+			out = append(out, l)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, l := range s.pool.Labels() {
+		if s.proxies[l] != nil {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// unionTags answers GET /api/tags for a pool of several runtimes with a passthrough:
+// every model of every one that answers, once (the first runtime's entry), as Ollama
+// lists them, so that ollama clients pointed at hearth see the pool's models.
 func (s *Server) unionTags(c *gin.Context) {
 	var models []json.RawMessage
 	seen := map[string]bool{}
 	answered := false
 	var lastErr error
 	for _, l := range s.pool.Labels() {
-		rt := s.pool.Runtime(l)
-		req, err := http.NewRequestWithContext(c.Request.Context(), http.MethodGet, rt.Target().JoinPath("/api/tags").String(), nil)
+		rt, ok := s.pool.Runtime(l).(Passthrough)
+		if !ok {
+			continue
+		}
+		target, transport := rt.PassthroughTarget()
+		req, err := http.NewRequestWithContext(c.Request.Context(), http.MethodGet, target.JoinPath("/api/tags").String(), nil)
 		if err != nil {
 			lastErr = err
 			continue
 		}
-		resp, err := rt.Transport().RoundTrip(req)
+		resp, err := transport.RoundTrip(req)
 		if err != nil {
 			lastErr = err
 			continue

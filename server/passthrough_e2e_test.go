@@ -13,7 +13,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 )

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/engine/ollama/testenv"
 	"hearth/engine/pool"
 	"hearth/internal/schematest"
-	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"
@@ -44,7 +44,7 @@ func newPoolHearth(t *testing.T) *poolHearth {
 	second := testenv.StartServer(t)
 	srv, db := servePool(t, server.Config{}, first, second.Runtime)
 	_, slow := testenv.BenchModel(t, scriptmodel.LongModel)
-	return &poolHearth{srv: srv, db: db, a: pool.Label(first), b: pool.Label(second.Runtime), second: second,
+	return &poolHearth{srv: srv, db: db, a: first.Label(), b: second.Runtime.Label(), second: second,
 		owner: storage.OwnerOf(""), ctx: context.Background(), model: scriptmodel.PlainModel, slowM: slow}
 }
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/engine/ollama/testenv"
 	"hearth/internal/schematest"
-	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage/sqlite"

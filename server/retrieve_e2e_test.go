@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/engine/ollama/testenv"
 	"hearth/internal/schematest"
-	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage/sqlite"

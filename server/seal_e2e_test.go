@@ -11,9 +11,9 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/engine/ollama/testenv"
 	"hearth/internal/schematest"
 	"hearth/internal/seal"
-	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"hearth"
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 )
 

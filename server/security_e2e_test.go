@@ -21,8 +21,8 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/engine/ollama/testenv"
 	"hearth/internal/admission"
-	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"

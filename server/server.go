@@ -22,10 +22,10 @@ import (
 )
 
 // Runtime is what the server needs of the runtime behind it, beside the engine:
-// health, the model list, the loaded models (console, /v1/models), and the address and
-// transport of the /api passthrough, which forwards Ollama's own API unchanged; the same
-// method set a pool asks of each of its runtimes. cmd/hearth gives it: a *pool.Pool of
-// several runtimes, or one *ollama.Runtime (which New serves as a pool of one).
+// health, the model list, the loaded models (console, /v1/models); the same method set
+// a pool asks of each of its runtimes. A runtime that also has its own HTTP API to pass
+// through implements Passthrough. cmd/hearth gives it: a *pool.Pool of several
+// runtimes, or one *ollama.Runtime (which New serves as a pool of one).
 type Runtime = pool.Runtime
 
 // Config wires a Server to its parts.
@@ -123,9 +123,11 @@ type Server struct {
 	maxBody         int64
 	log             *slog.Logger
 	router          *gin.Engine
-	proxy           *httputil.ReverseProxy
-	// proxies reach each runtime of the pool, by label, for a passthrough request
-	// placed on one (admitPassthrough).
+	// proxy is the first runtime's with a passthrough, for requests of no model; nil
+	// when none has one.
+	proxy *httputil.ReverseProxy
+	// proxies reach each runtime of the pool that has a passthrough, by label, for a
+	// passthrough request placed on one (admitPassthrough).
 	proxies map[string]*httputil.ReverseProxy
 	jobs    *jobs
 
@@ -246,10 +248,14 @@ func New(cfg Config) *Server {
 		// holding a sequence of its own in the KV cache (cached_tokens).
 		s.engine.KVSlots = s.admission.Slots
 	}
-	s.proxy = newRuntimeProxy(cfg.Runtime, log)
 	s.proxies = map[string]*httputil.ReverseProxy{}
 	for _, l := range s.pool.Labels() {
-		s.proxies[l] = newRuntimeProxy(s.pool.Runtime(l), log)
+		if pt, ok := s.pool.Runtime(l).(Passthrough); ok {
+			s.proxies[l] = newRuntimeProxy(pt, log)
+			if s.proxy == nil {
+				s.proxy = s.proxies[l]
+			}
+		}
 	}
 	s.recent = console.NewRecent()
 	s.console = s.newConsole()
@@ -279,9 +285,11 @@ func New(cfg Config) *Server {
 	authed.GET("/v1/models/*model", s.getModel)
 	// Ollama's own API, and its OpenAI-compatible endpoints hearth does not serve
 	// itself, pass through so ollama clients (`OLLAMA_HOST=<hearth> ollama list`) work.
-	authed.Any("/api/*path", s.passthroughAccess, s.admitPassthrough, s.passthrough)
-	for _, p := range []string{"/v1/chat/completions", "/v1/completions", "/v1/embeddings"} {
-		authed.POST(p, s.passthroughAccess, s.admitPassthrough, s.passthrough)
+	if s.proxy != nil {
+		authed.Any("/api/*path", s.passthroughAccess, s.admitPassthrough, s.passthrough)
+		for _, p := range []string{"/v1/chat/completions", "/v1/completions", "/v1/embeddings"} {
+			authed.POST(p, s.passthroughAccess, s.admitPassthrough, s.passthrough)
+		}
 	}
 	r.NoRoute(func(c *gin.Context) {
 		c.JSON(http.StatusNotFound, gin.H{"error": gin.H{

@@ -16,9 +16,9 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/engine/ollama/testenv"
 	"hearth/internal/admission"
 	"hearth/internal/schematest"
-	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage/sqlite"

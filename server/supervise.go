@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,7 +60,7 @@ func (s *Server) runtimeChecked(err error) {
 	case err != nil && h.up:
 		h.up, h.since, h.lastErr = false, time.Now(), err.Error()
 		s.metrics.runtimeUp.Set(0)
-		s.log.Error("runtime unreachable; responses fail until it is back", "url", s.rt.Target().String(), "error", err)
+		s.log.Error("runtime unreachable; responses fail until it is back", "runtimes", strings.Join(s.pool.Labels(), ", "), "error", err)
 	case err != nil:
 		h.lastErr = err.Error()
 	case !h.up:
@@ -67,7 +68,7 @@ func (s *Server) runtimeChecked(err error) {
 		h.restarts++
 		s.metrics.runtimeUp.Set(1)
 		s.metrics.runtimeRestarts.Inc()
-		s.log.Info("runtime is back", "url", s.rt.Target().String())
+		s.log.Info("runtime is back", "runtimes", strings.Join(s.pool.Labels(), ", "))
 	}
 }
 

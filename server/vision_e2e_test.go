@@ -19,7 +19,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"hearth"
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
 )

@@ -9,11 +9,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gin-gonic/gin"
 	"github.com/spf13/cobra"
 
+	"hearth/cmd/hearth/bench"
 	"hearth/engine/ollama"
-	"hearth/internal/bench"
 	"hearth/internal/cpubuild"
 	"hearth/scriptmodel"
 )
@@ -96,9 +95,9 @@ func runBench(cmd *cobra.Command, o benchOptions) error {
 		ctx = context.Background()
 	}
 
-	// The embedded runtime's gin logs every request to gin.DefaultWriter (stdout); the
-	// report owns stdout, so --json stays parseable.
-	gin.DefaultWriter = cmd.ErrOrStderr()
+	// The embedded runtime logs every request to stdout; the report owns stdout, so
+	// --json stays parseable.
+	ollama.LogRequestsTo(cmd.ErrOrStderr())
 
 	switch {
 	case o.ollamaURL != "" && cmd.Flags().Changed("runtime") && o.runtime != o.ollamaURL:

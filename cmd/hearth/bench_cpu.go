@@ -4,11 +4,10 @@ import (
 	"context"
 	"strings"
 
-	"github.com/gin-gonic/gin"
 	"github.com/spf13/cobra"
 
+	"hearth/cmd/hearth/bench"
 	"hearth/engine/ollama"
-	"hearth/internal/bench"
 	"hearth/internal/cpubuild"
 )
 
@@ -62,7 +61,7 @@ func runBenchCPU(cmd *cobra.Command, o benchCPUOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	gin.DefaultWriter = cmd.ErrOrStderr()
+	ollama.LogRequestsTo(cmd.ErrOrStderr())
 	rt, stop, err := startBenchRuntime(ctx, o.modelsDir, ollama.EmbeddedConfig{NoGPU: true})
 	if err != nil {
 		return err

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"hearth/internal/bench"
+	"hearth/cmd/hearth/bench"
+	"hearth/engine/ollama/testenv"
 	"hearth/internal/cpubuild"
-	"hearth/internal/testenv"
 )
 
 // TestBenchCPUCommand runs `hearth bench cpu` as its own process with the tiny script

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"hearth/internal/bench"
-	"hearth/internal/testenv"
+	"hearth/cmd/hearth/bench"
+	"hearth/engine/ollama/testenv"
 )
 
 // TestBenchCommandQuick runs `hearth bench --quick` as its own process with the tiny

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ollama/ollama/format"
 	"github.com/spf13/cobra"
 
 	"hearth/engine"
@@ -270,7 +269,7 @@ func (d *doctor) checkGPU(ctx context.Context, gpu bool) {
 				kind = " (integrated)"
 			}
 			return fmt.Sprintf("%s%s, memory %s total, %s free, id %s", dev.Description, kind,
-				format.HumanBytes2(dev.TotalMemory), format.HumanBytes2(dev.FreeMemory), dev.ID), nil
+				binaryBytes(dev.TotalMemory), binaryBytes(dev.FreeMemory), dev.ID), nil
 		})
 	}
 }

@@ -136,6 +136,20 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "kMGTPE"[exp])
 }
 
+// binaryBytes is a device's memory in binary units, as GPU tools show it ("7.8 GiB").
+func binaryBytes(n uint64) string {
+	const kib, mib, gib = 1 << 10, 1 << 20, 1 << 30
+	switch {
+	case n >= gib:
+		return fmt.Sprintf("%.1f GiB", float64(n)/gib)
+	case n >= mib:
+		return fmt.Sprintf("%.1f MiB", float64(n)/mib)
+	case n >= kib:
+		return fmt.Sprintf("%.1f KiB", float64(n)/kib)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
 // processor says where a loaded model's weights are, from /api/ps's size and size_vram,
 // in ollama ps's words.
 func processor(size, vram int64) string {

@@ -14,6 +14,13 @@ import (
 	"hearth/engine/ollama"
 	"hearth/engine/pool"
 	"hearth/internal/admission"
+	"hearth/server"
+)
+
+// Ollama's runtime is a pool member, and its own API is passed through under /api.
+var (
+	_ pool.Runtime       = (*ollama.Runtime)(nil)
+	_ server.Passthrough = (*ollama.Runtime)(nil)
 )
 
 // runtimeSpec is one --runtime value: "embedded" or an Ollama URL, with ?slots=N.
@@ -136,7 +143,7 @@ func (r *openedRuntimes) pool(o serveOptions, log *slog.Logger) (*pool.Pool, adm
 	for i, rt := range r.rts {
 		members[i] = rt
 		if n := r.specs[i].slots; n > 0 {
-			adm.RuntimeSlots[pool.Label(rt)] = n
+			adm.RuntimeSlots[rt.Label()] = n
 		}
 	}
 	p, err := pool.New(members, log)

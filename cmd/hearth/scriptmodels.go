@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/gin-gonic/gin"
 	"github.com/spf13/cobra"
 
 	"hearth/engine/ollama"
@@ -53,7 +52,7 @@ creates them in an Ollama server you run. Models of the same names are replaced.
 				}
 				// The runtime's gin logs every request to stdout, which belongs to
 				// the list of models here (its own log goes to stderr).
-				gin.DefaultWriter = io.Discard
+				ollama.LogRequestsTo(io.Discard)
 				startCtx, cancel := context.WithTimeout(ctx, time.Minute)
 				defer cancel()
 				var err error

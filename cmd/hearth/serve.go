@@ -14,7 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ollama/ollama/format"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
@@ -420,7 +419,7 @@ func logDevices(log *slog.Logger, gpu bool, devices []ollama.Device) {
 	}
 	for _, d := range devices {
 		log.Info("GPU device", "library", d.Library, "id", d.ID, "name", d.Name, "description", d.Description,
-			"integrated", d.Integrated, "total_memory", format.HumanBytes2(d.TotalMemory), "free_memory", format.HumanBytes2(d.FreeMemory))
+			"integrated", d.Integrated, "total_memory", binaryBytes(d.TotalMemory), "free_memory", binaryBytes(d.FreeMemory))
 	}
 }
 

@@ -19,9 +19,9 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"hearth/engine/ollama/testenv"
 	"hearth/internal/cpubuild"
 	"hearth/internal/seal"
-	"hearth/internal/testenv"
 	"hearth/scriptmodel"
 )
 

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"hearth/internal/bench"
+	"hearth/cmd/hearth/bench"
 	"hearth/storage"
 	"hearth/storage/sqlite"
 )

@@ -3,6 +3,7 @@ package ollama
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gin-gonic/gin"
 	"github.com/ollama/ollama/envconfig"
 	"github.com/ollama/ollama/runner"
 	"github.com/ollama/ollama/server"
@@ -65,6 +67,11 @@ type EmbeddedConfig struct {
 	// (see layers.go); nil logs none.
 	Log *slog.Logger
 }
+
+// LogRequestsTo sends the embedded runtime's request log (a line per call of Ollama's
+// API, written by its gin router; stdout by default) to w. It is process-wide: set it
+// before StartEmbedded, e.g. where stdout belongs to a command's own output.
+func LogRequestsTo(w io.Writer) { gin.DefaultWriter = w }
 
 // embeddedStarted guards against a second start: Ollama's server registers its routes on
 // net/http's default mux and keeps its scheduler in package state, so one process can

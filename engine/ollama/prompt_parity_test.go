@@ -15,7 +15,7 @@ import (
 	"hearth"
 	"hearth/engine"
 	"hearth/engine/ollama"
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 )
 

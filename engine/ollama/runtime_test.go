@@ -36,3 +36,23 @@ func TestParseURL(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelAndPassthrough: a runtime at a URL is labelled by its host and port only (the
+// label is shown to clients; the URL may carry credentials), and its passthrough target
+// is the whole URL with the runtime's own transport.
+func TestLabelAndPassthrough(t *testing.T) {
+	rt, err := Connect("http://user:secret@gpu.lan:11434")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rt.Label(); got != "gpu.lan:11434" {
+		t.Errorf("Label() = %q, want gpu.lan:11434", got)
+	}
+	target, transport := rt.PassthroughTarget()
+	if target.String() != "http://user:secret@gpu.lan:11434" || transport != rt.Transport() {
+		t.Errorf("PassthroughTarget() = %v, %v", target, transport)
+	}
+	if (&Runtime{Embedded: true}).Label() != "embedded" {
+		t.Error("the embedded runtime is not labelled embedded")
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -107,11 +106,8 @@ var noSilentCuts = false
 // text must come back whole: with thinking on, the runtime would move <think> text into
 // a separate field).
 func APIRequest(req *engine.GenerateRequest) *api.GenerateRequest {
-	opts := maps.Clone(req.Options)
+	opts := apiOptions(req.Options)
 	if len(req.Stop) > 0 {
-		if opts == nil {
-			opts = map[string]any{}
-		}
 		opts["stop"] = req.Stop
 	}
 	stream := req.Stream
@@ -131,6 +127,31 @@ func APIRequest(req *engine.GenerateRequest) *api.GenerateRequest {
 		g.KeepAlive = &api.Duration{Duration: *req.KeepAlive}
 	}
 	return g
+}
+
+// apiOptions are o by Ollama's option names; a zero or nil field is left out, so
+// that the model's own parameter (or Ollama's default) applies.
+func apiOptions(o engine.Options) map[string]any {
+	opts := map[string]any{}
+	if o.ContextWindow > 0 {
+		opts["num_ctx"] = o.ContextWindow
+	}
+	if o.MaxTokens > 0 {
+		opts["num_predict"] = o.MaxTokens
+	}
+	if o.Temperature != nil {
+		opts["temperature"] = *o.Temperature
+	}
+	if o.TopP != nil {
+		opts["top_p"] = *o.TopP
+	}
+	if o.PresencePenalty != nil {
+		opts["presence_penalty"] = *o.PresencePenalty
+	}
+	if o.FrequencyPenalty != nil {
+		opts["frequency_penalty"] = *o.FrequencyPenalty
+	}
+	return opts
 }
 
 func chunk(r api.GenerateResponse) engine.Chunk {
@@ -228,18 +249,40 @@ func (s seam) generateDraining(ctx context.Context, req *engine.GenerateRequest,
 }
 
 // statusError turns the runtime's refusal into the engine's StatusError; other errors
-// (the callback's own, transport errors) pass unchanged.
+// (the callback's own, transport errors) pass unchanged, except one that says the
+// prompt is over the window, which wraps engine.ErrInputTooLong as a refusal does.
 func statusError(err error) error {
 	var se api.StatusError
-	if err == nil || !errors.As(err, &se) {
+	if err == nil {
+		return nil
+	}
+	if !errors.As(err, &se) {
+		if strings.Contains(err.Error(), inputTooLong) {
+			return tooLong{err}
+		}
 		return err
 	}
 	msg := se.ErrorMessage
 	if msg == "" {
 		msg = se.Error()
 	}
-	return &engine.StatusError{StatusCode: se.StatusCode, Message: msg}
+	out := &engine.StatusError{StatusCode: se.StatusCode, Message: msg}
+	if strings.Contains(msg, inputTooLong) {
+		out.Err = engine.ErrInputTooLong
+	}
+	return out
 }
+
+// inputTooLong is how Ollama's runner refuses a prompt longer than num_ctx when
+// truncate is false (its errorInputTooLong, sent as a 400).
+const inputTooLong = "exceeds the context length"
+
+// tooLong is a runtime error, other than a refusal, that says the prompt is over the
+// window: it reads as the runtime's own words and is engine.ErrInputTooLong.
+type tooLong struct{ error }
+
+func (e tooLong) Is(target error) bool { return target == engine.ErrInputTooLong }
+func (e tooLong) Unwrap() error        { return e.error }
 
 // contextLength finds "<architecture>.context_length" in /api/show's model_info.
 func contextLength(info map[string]any) int {
@@ -323,6 +366,18 @@ func (r *Runtime) Loaded(ctx context.Context) ([]engine.LoadedModel, error) {
 // Target is the base address of the runtime's own HTTP API, for a passthrough; an
 // embedded runtime's is reachable only through Transport.
 func (r *Runtime) Target() *url.URL { return r.URL }
+
+// PassthroughTarget is where Ollama's own API answers and the transport that reaches
+// it: the server forwards /api (and Ollama's OpenAI-compatible routes) there unchanged.
+func (r *Runtime) PassthroughTarget() (*url.URL, http.RoundTripper) { return r.URL, r.Transport() }
+
+// Label is "embedded" for the runtime inside hearth, host:port for one at a URL.
+func (r *Runtime) Label() string {
+	if r.Embedded {
+		return "embedded"
+	}
+	return r.URL.Host
+}
 
 // IsEmbedded reports whether the runtime runs inside this process.
 func (r *Runtime) IsEmbedded() bool { return r.Embedded }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"reflect"
 	"testing"
 
 	"github.com/ollama/ollama/api"
@@ -81,7 +82,8 @@ func TestSeamModelInfo(t *testing.T) {
 // StatusError with the runtime's message.
 func TestSeamGenerate(t *testing.T) {
 	c := &showClient{gen: []api.GenerateResponse{{Response: "a"}, {Done: true, DoneReason: "stop", Metrics: api.Metrics{PromptEvalCount: 7, EvalCount: 2}}}}
-	opts := map[string]any{"num_ctx": 4096}
+	temp := 0.5
+	opts := engine.Options{ContextWindow: 4096, MaxTokens: 9, Temperature: &temp}
 	var got []engine.Chunk
 	err := Seam(c).Generate(context.Background(), &engine.GenerateRequest{Model: "m", Prompt: "p", Options: opts, Stop: []string{"<|end|>"}, NoSilentCuts: true, Stream: true},
 		func(ch engine.Chunk) error { got = append(got, ch); return nil })
@@ -92,11 +94,10 @@ func TestSeamGenerate(t *testing.T) {
 	if !r.Raw || r.Think == nil || r.Think.Bool() || r.Truncate == nil || *r.Truncate || r.Shift == nil || *r.Shift || r.Stream == nil || !*r.Stream {
 		t.Errorf("request %+v", r)
 	}
-	if stops, _ := r.Options["stop"].([]string); len(stops) != 1 || r.Options["num_ctx"] != 4096 {
-		t.Errorf("options %v", r.Options)
-	}
-	if _, ok := opts["stop"]; ok {
-		t.Error("the caller's options were changed")
+	// hearth's option names become Ollama's; fields not set are not sent.
+	want := map[string]any{"stop": []string{"<|end|>"}, "num_ctx": 4096, "num_predict": 9, "temperature": 0.5}
+	if !reflect.DeepEqual(r.Options, want) {
+		t.Errorf("options %v, want %v", r.Options, want)
 	}
 	if len(got) != 2 || got[0].Text != "a" || !got[1].Done || got[1].PromptEvalCount != 7 || got[1].EvalCount != 2 {
 		t.Errorf("chunks %+v", got)
@@ -104,7 +105,13 @@ func TestSeamGenerate(t *testing.T) {
 	c = &showClient{genErr: api.StatusError{StatusCode: 400, ErrorMessage: "the input length exceeds the context length"}}
 	err = Seam(c).Generate(context.Background(), &engine.GenerateRequest{Model: "m"}, func(engine.Chunk) error { return nil })
 	var se *engine.StatusError
-	if !errors.As(err, &se) || se.StatusCode != 400 || se.Message != "the input length exceeds the context length" {
+	if !errors.As(err, &se) || se.StatusCode != 400 || se.Message != "the input length exceeds the context length" || !errors.Is(err, engine.ErrInputTooLong) {
 		t.Errorf("refusal: %v", err)
+	}
+	// Said in a stream rather than as a refusal: the same meaning, the runtime's words.
+	c = &showClient{genErr: errors.New("the input length exceeds the context length")}
+	err = Seam(c).Generate(context.Background(), &engine.GenerateRequest{Model: "m"}, func(engine.Chunk) error { return nil })
+	if !errors.Is(err, engine.ErrInputTooLong) || err.Error() != "the input length exceeds the context length" {
+		t.Errorf("too long in a stream: %v", err)
 	}
 }

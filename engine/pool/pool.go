@@ -3,7 +3,7 @@
 // names (engine.Placement, chosen by the server: the runtime whose KV cache holds the
 // chain's prefix, else the least loaded). It implements engine.Runtime, so the engine
 // runs over a pool as over one runtime, and what the server needs of a runtime beside
-// the engine (health, the model list, the passthrough's target).
+// the engine (health, the model list, the loaded models).
 //
 // A runtime that stops answering is marked down: its in-flight generations fail as they
 // would with one runtime, new requests go to the others, and a generation whose runtime
@@ -17,8 +17,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -27,7 +25,9 @@ import (
 	"hearth/engine"
 )
 
-// Runtime is one runtime of the pool; *ollama.Runtime implements it.
+// Runtime is one runtime of the pool; *ollama.Runtime implements it. It is what every
+// runtime has; what only some have (the server's passthrough of a runtime's own HTTP
+// API) is a capability of its own, found by a type assertion where it is used.
 type Runtime interface {
 	// Ready reports whether the runtime answers.
 	Ready(ctx context.Context) error
@@ -35,23 +35,14 @@ type Runtime interface {
 	Models(ctx context.Context) ([]engine.ListedModel, error)
 	// Loaded lists the models it holds in memory now.
 	Loaded(ctx context.Context) ([]engine.LoadedModel, error)
-	// Target and Transport reach the runtime's own API.
-	Target() *url.URL
-	Transport() http.RoundTripper
+	// Label is the runtime's short stable name, what responses and metrics say served
+	// them: "embedded" for a runtime inside hearth, host:port for one at a URL. Not a
+	// whole URL: it is shown to clients, and a URL may carry credentials.
+	Label() string
 	// IsEmbedded reports whether the runtime runs inside this process.
 	IsEmbedded() bool
 	// Seam is the engine's view of the runtime.
 	Seam() engine.Runtime
-}
-
-// Label is a runtime's short stable name, what responses and metrics say served them:
-// "embedded" for the runtime inside hearth, host:port for one at a URL. Not the whole
-// URL: it is shown to clients, and a URL may carry credentials.
-func Label(rt Runtime) string {
-	if rt.IsEmbedded() {
-		return "embedded"
-	}
-	return rt.Target().Host
 }
 
 // Pool is several runtimes served as one. It is safe for concurrent use.
@@ -82,8 +73,8 @@ type member struct {
 	listed time.Time
 }
 
-// New returns a pool of rts, in order of preference among equals (the first also serves
-// the passthrough of Ollama's own API). Labels must differ.
+// New returns a pool of rts, in order of preference among equals (the first also stands
+// for the pool where one runtime is expected: IsEmbedded, Label). Labels must differ.
 func New(rts []Runtime, log *slog.Logger) (*Pool, error) {
 	if len(rts) == 0 {
 		return nil, errors.New("pool: no runtimes")
@@ -94,7 +85,7 @@ func New(rts []Runtime, log *slog.Logger) (*Pool, error) {
 	p := &Pool{log: log}
 	seen := map[string]bool{}
 	for _, rt := range rts {
-		l := Label(rt)
+		l := rt.Label()
 		if seen[l] {
 			return nil, fmt.Errorf("pool: runtime %s given twice", l)
 		}
@@ -473,12 +464,8 @@ func (p *Pool) Loaded(ctx context.Context) ([]engine.LoadedModel, error) {
 	return out, nil
 }
 
-// Target is the first runtime's address: Ollama's own API (the passthrough) reaches the
-// pool's first runtime.
-func (p *Pool) Target() *url.URL { return p.members[0].rt.Target() }
-
-// Transport is the first runtime's transport.
-func (p *Pool) Transport() http.RoundTripper { return p.members[0].rt.Transport() }
+// Label is the first runtime's label.
+func (p *Pool) Label() string { return p.members[0].label }
 
 // IsEmbedded reports whether the first runtime runs inside this process.
 func (p *Pool) IsEmbedded() bool { return p.members[0].rt.IsEmbedded() }

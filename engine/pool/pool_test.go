@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/http"
 	"net/url"
 	"slices"
 	"sync"
@@ -59,8 +58,7 @@ func (f *fake) Models(context.Context) ([]engine.ListedModel, error) {
 }
 
 func (f *fake) Loaded(context.Context) ([]engine.LoadedModel, error) { return nil, nil }
-func (f *fake) Target() *url.URL                                     { return &url.URL{Scheme: "http", Host: f.host} }
-func (f *fake) Transport() http.RoundTripper                         { return http.DefaultTransport }
+func (f *fake) Label() string                                        { return f.host }
 func (f *fake) IsEmbedded() bool                                     { return false }
 func (f *fake) Seam() engine.Runtime                                 { return f }
 

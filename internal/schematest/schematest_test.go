@@ -3,11 +3,11 @@ package schematest_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"hearth"
 	"hearth/internal/schematest"
 )
 
@@ -55,37 +55,36 @@ func TestCheckEventRejectsTypesOutsideTheSchema(t *testing.T) {
 	}
 }
 
+// validResponse is a response as hearth creates it (testdata/response.json, written by
+// hearth.NewResponse for a request of model "m").
 func validResponse(t *testing.T) string {
 	t.Helper()
-	data, err := json.Marshal(hearth.NewResponse("resp_1", &hearth.CreateResponseRequest{Model: "m"}, time.Unix(1700000000, 0)))
+	data, err := os.ReadFile("testdata/response.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(data)
+	return strings.TrimSpace(string(data))
 }
 
-// stream builds a valid event stream: reasoning with a summary, text, and a
-// function call.
+// readStream reads an event stream from testdata, one JSON array of events.
+func readStream(t *testing.T, name string) []map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []map[string]any
+	if err := json.Unmarshal(data, &events); err != nil {
+		t.Fatal(err)
+	}
+	return events
+}
+
+// stream is a valid event stream as hearth's Builder writes it (testdata/stream.json):
+// reasoning with a summary, text, and a function call.
 func stream(t *testing.T) []map[string]any {
 	t.Helper()
-	req := &hearth.CreateResponseRequest{Model: "m", Reasoning: hearth.Reasoning{Summary: "auto"},
-		Tools: []hearth.Tool{{Type: "function", Name: "f"}}}
-	var events []map[string]any
-	b := hearth.NewBuilder(hearth.NewResponse("resp_1", req, time.Unix(1700000000, 0)), func(e hearth.Event) {
-		data, err := json.Marshal(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		json.Unmarshal(data, &m)
-		events = append(events, m)
-	})
-	for _, err := range []error{b.ReasoningDelta("r1"), b.ReasoningDelta("r2"), b.TextDelta("t1"), b.TextDelta("t2"),
-		b.StartFunctionCall("f", ""), b.ArgumentsDelta(`{"a":`), b.ArgumentsDelta(`1}`), b.Complete(hearth.Usage{})} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	events := readStream(t, "stream.json")
 	if err := schematest.CheckLifecycle(events); err != nil {
 		t.Fatalf("the valid stream was rejected: %v", err)
 	}
@@ -243,27 +242,11 @@ func TestReadSSE(t *testing.T) {
 	}
 }
 
-// customStream is a valid stream with a custom tool call between two messages.
+// customStream is a valid stream with a custom tool call between two messages, as
+// hearth's Builder writes it (testdata/custom_stream.json).
 func customStream(t *testing.T) []map[string]any {
 	t.Helper()
-	req := &hearth.CreateResponseRequest{Model: "m", Tools: []hearth.Tool{{Type: "custom", Name: "apply_patch"}}}
-	var events []map[string]any
-	b := hearth.NewBuilder(hearth.NewResponse("resp_1", req, time.Unix(1700000000, 0)), func(e hearth.Event) {
-		data, err := json.Marshal(e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]any
-		json.Unmarshal(data, &m)
-		events = append(events, m)
-	})
-	for _, err := range []error{b.TextDelta("t"), b.StartCustomToolCall("apply_patch"), b.ArgumentsDelta("*** Begin"),
-		b.ArgumentsDelta(" Patch\n"), b.TextDelta("u"), b.Complete(hearth.Usage{})} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return events
+	return readStream(t, "custom_stream.json")
 }
 
 // The published schema has no custom tools; OpenAI's definitions added by

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"hearth/internal/testenv"
+	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 )
 

@@ -122,7 +122,7 @@ func RunPool(ctx context.Context, rts []*ollama.Runtime, cfg PoolConfig) (*PoolR
 	rep.Settings.Model = model
 	labels := make([]string, len(rts))
 	for i, rt := range rts {
-		labels[i] = pool.Label(rt)
+		labels[i] = rt.Label()
 	}
 	rep.Settings.Runtimes = labels
 
@@ -147,7 +147,7 @@ func RunPool(ctx context.Context, rts []*ollama.Runtime, cfg PoolConfig) (*PoolR
 			ps.Routing = "random"
 		}
 		for _, rt := range su.rts {
-			ps.Runtimes = append(ps.Runtimes, pool.Label(rt))
+			ps.Runtimes = append(ps.Runtimes, rt.Label())
 		}
 	}
 	var speedups []float64
@@ -202,13 +202,13 @@ func createPoolModel(ctx context.Context, rts []*ollama.Runtime, cfg PoolConfig)
 		spec.Parameters = map[string]any{"num_thread": cfg.Threads}
 	}
 	for _, rt := range rts {
-		progress(cfg.Progress, "creating model %s in %s", name, pool.Label(rt))
+		progress(cfg.Progress, "creating model %s in %s", name, rt.Label())
 		if _, err := scriptmodel.Create(ctx, rt.Client, name, spec); err != nil {
-			return "", fmt.Errorf("bench pool: create %s in %s: %w", name, pool.Label(rt), err)
+			return "", fmt.Errorf("bench pool: create %s in %s: %w", name, rt.Label(), err)
 		}
 		// An empty generation loads the model: no load lands in a measurement.
 		if err := rt.Client.Generate(ctx, &api.GenerateRequest{Model: name}, func(api.GenerateResponse) error { return nil }); err != nil {
-			return "", fmt.Errorf("bench pool: load %s in %s: %w", name, pool.Label(rt), err)
+			return "", fmt.Errorf("bench pool: load %s in %s: %w", name, rt.Label(), err)
 		}
 	}
 	return name, nil
@@ -255,7 +255,7 @@ func runPoolSetup(ctx context.Context, rts []*ollama.Runtime, random bool, model
 	adm := admission.Config{Slots: cfg.Slots, MaxQueue: 4 * cfg.Conversations, RuntimeSlots: map[string]int{}}
 	for i, rt := range rts {
 		members[i] = rt
-		adm.RuntimeSlots[pool.Label(rt)] = cfg.Slots
+		adm.RuntimeSlots[rt.Label()] = cfg.Slots
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	p, err := pool.New(members, quiet)

@@ -1,0 +1,282 @@
+package hearth_test
+
+import (
+	"fmt"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The import rules of the module: who may import which dependency, and the floors. A
+// package may import packages on its own floor or below, never above; each of the
+// dependencies below is imported by its one seam package (and the few named files that
+// must speak its API directly). Test files are held to the same rules, except that any
+// test file may import a harness (a package that exists to start real parts for tests).
+//
+// A new package needs a floor here, and a new importer of a listed dependency an entry:
+// the test fails until the change is deliberate.
+
+// floors are the layers of the module, lowest first. A package's floor is that of the
+// longest entry its directory is, or is under; the module root ("") matches itself only.
+var floors = []struct {
+	dir   string
+	floor int
+}{
+	// Leaf helpers: the standard library and third-party modules only.
+	{"internal", 0},
+	// The Open Responses domain types.
+	{"", 1},
+	// Model text -> items, pure.
+	{"toolgrammar", 2},
+	// Deterministic script models (for tests, `hearth script-models`, the bench).
+	{"scriptmodel", 3},
+	// Runs one response over the runtime interface.
+	{"engine", 4},
+	// Runtimes, and several runtimes as one.
+	{"engine/ollama", 5},
+	{"engine/pool", 5},
+	// Test support that starts a real runtime with the script models (a harness).
+	{"engine/ollama/testenv", 6},
+	// Hosted tool kinds and the store.
+	{"mcp", 6},
+	{"storage", 6},
+	// HTTP.
+	{"server/console", 7},
+	{"server", 8},
+	// Commands and what only they run (the bench harness); the build's scripts.
+	{"cmd", 9},
+	{"scripts", 9},
+}
+
+// harnesses may be imported by any test file, whatever its floor.
+var harnesses = []string{"engine/ollama/testenv"}
+
+// upwardTests are test files that import one package above their own, by name: tests
+// of a higher package's behaviour that need the lower one's test fakes.
+var upwardTests = map[string]string{
+	// The MCP hosted kind's control flow through the engine, on the engine's fake runtime.
+	"engine/hosted_test.go": "mcp",
+}
+
+func upwardTest(path, dir string) bool {
+	up, ok := upwardTests[path]
+	return ok && up == dir
+}
+
+// dependencyRules say who may import a module outside hearth: packages (a directory and
+// everything under it) and single files (their path from the module root).
+var dependencyRules = []struct {
+	module string
+	// why is what the importers have in common.
+	why       string
+	importers []string
+}{
+	{
+		module: "github.com/mattn/go-sqlite3",
+		why:    "the SQLite store",
+		importers: []string{
+			"storage/sqlite",
+		},
+	},
+	{module: "github.com/jackc/pgx", why: "the PostgreSQL store", importers: []string{"storage/postgres"}},
+	{module: "github.com/modelcontextprotocol/go-sdk", why: "the MCP hosted tool kind", importers: []string{"mcp"}},
+	{module: "github.com/gin-gonic/gin", why: "hearth's router, and the embedded Ollama's",
+		importers: []string{"server", "engine/ollama"}},
+	{
+		module: "github.com/ollama/ollama",
+		why:    "the Ollama runtime, the script models built in its formats, and what speaks its API",
+		importers: []string{
+			"engine/ollama", // the runtime seam, and testenv under it
+			"scriptmodel",   // writes GGUF files and creates models through Ollama's API
+			// The CLI's client of Ollama's API through hearth (pull, models, doctor).
+			"cmd/hearth/client.go", "cmd/hearth/pull.go",
+			// The bench drives the runtime's own /api/generate, the floor it measures against.
+			"cmd/hearth/bench",
+			// Tests that create models over Ollama's API, as a user's ollama client would.
+			"cmd/hearth/fault_test.go", "cmd/hearth/isolation_test.go", "cmd/hearth/serve_test.go",
+			"cmd/hearth/cuda_fallback_test.go",
+			// Server tests that speak Ollama's API through the /api passthrough.
+			"server/passthrough_e2e_test.go", "server/security_e2e_test.go", "server/vision_e2e_test.go",
+			"server/gpu_e2e_test.go",
+			// Server tests over a fake Ollama client (engine/ollama renders their prompts
+			// with the real templates).
+			"server/fuzz_http_test.go", "server/hotchains_test.go", "server/checkpoint_cache_test.go",
+			"server/overhead_bench_test.go",
+		},
+	},
+}
+
+const modulePath = "hearth"
+
+// goFile is one Go file of the module and what it imports.
+type goFile struct {
+	path    string // from the module root, with slashes
+	dir     string // its package's directory ("" for the root)
+	test    bool
+	imports []string
+}
+
+// moduleFiles parses the imports of every Go file of the module, as the go command sees
+// the tree: testdata, hidden and _-prefixed directories and nested modules are not part of it.
+func moduleFiles(t *testing.T) []goFile {
+	t.Helper()
+	var files []goFile
+	err := filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			name := d.Name()
+			if p != "." && (name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(p, "go.mod")); p != "." && err == nil {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		gf := goFile{path: filepath.ToSlash(p), dir: filepath.ToSlash(filepath.Dir(p)), test: strings.HasSuffix(p, "_test.go")}
+		if gf.dir == "." {
+			gf.dir = ""
+		}
+		for _, imp := range f.Imports {
+			ip, _ := strconv.Unquote(imp.Path.Value)
+			gf.imports = append(gf.imports, ip)
+		}
+		files = append(files, gf)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// floorOf is the floor of the package in dir, false when no entry of floors covers it.
+func floorOf(dir string) (int, bool) {
+	best, floor := -1, 0
+	for _, f := range floors {
+		covers := dir == f.dir || f.dir != "" && strings.HasPrefix(dir, f.dir+"/")
+		if covers && len(f.dir) > best {
+			best, floor = len(f.dir), f.floor
+		}
+	}
+	return floor, best >= 0
+}
+
+// under reports whether p is dir or a path under it.
+func under(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+
+// violations are the files that break the rules, one line each.
+func violations(files []goFile) []string {
+	var out []string
+	for _, f := range files {
+		floor, ok := floorOf(f.dir)
+		if !ok {
+			out = append(out, fmt.Sprintf("%s: package %q has no floor: give it one in importrules_test.go", f.path, f.dir))
+			continue
+		}
+		for _, ip := range f.imports {
+			if ip == modulePath || strings.HasPrefix(ip, modulePath+"/") {
+				dir := strings.TrimPrefix(strings.TrimPrefix(ip, modulePath), "/")
+				to, ok := floorOf(dir)
+				switch {
+				case !ok:
+					out = append(out, fmt.Sprintf("%s imports %s, which has no floor", f.path, ip))
+				case to > floor && !(f.test && (slices.Contains(harnesses, dir) || upwardTest(f.path, dir))):
+					out = append(out, fmt.Sprintf("%s (floor %d) imports %s (floor %d): no package imports one above it", f.path, floor, ip, to))
+				}
+				continue
+			}
+			for _, r := range dependencyRules {
+				if ip != r.module && !strings.HasPrefix(ip, r.module+"/") {
+					continue
+				}
+				allowed := slices.ContainsFunc(r.importers, func(imp string) bool {
+					if strings.HasSuffix(imp, ".go") {
+						return f.path == imp
+					}
+					return under(f.dir, imp)
+				})
+				if !allowed {
+					out = append(out, fmt.Sprintf("%s imports %s: only %s may (%s)", f.path, ip, strings.Join(r.importers, ", "), r.why))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestImportRules: the module keeps its floors and its dependencies in their seams.
+func TestImportRules(t *testing.T) {
+	files := moduleFiles(t)
+	if len(files) < 300 {
+		t.Fatalf("found only %d Go files: not run from the module root?", len(files))
+	}
+	for _, v := range violations(files) {
+		t.Error(v)
+	}
+}
+
+// TestImportRulesCatchViolations: the rules fail on each kind of new violation (on
+// made-up files), and pass on what the module already does.
+func TestImportRulesCatchViolations(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		file goFile
+		bad  bool
+	}{
+		{"the server imports Ollama", goFile{path: "server/names.go", dir: "server", imports: []string{"github.com/ollama/ollama/types/model"}}, true},
+		{"the engine imports Ollama in a test", goFile{path: "engine/x_test.go", dir: "engine", test: true, imports: []string{"github.com/ollama/ollama/api"}}, true},
+		{"the engine imports gin", goFile{path: "engine/x.go", dir: "engine", imports: []string{"github.com/gin-gonic/gin"}}, true},
+		{"the server imports SQLite", goFile{path: "server/db.go", dir: "server", imports: []string{"github.com/mattn/go-sqlite3"}}, true},
+		{"the server imports pgx", goFile{path: "server/db.go", dir: "server", imports: []string{"github.com/jackc/pgx/v5"}}, true},
+		{"the engine imports the MCP SDK", goFile{path: "engine/mcp.go", dir: "engine", imports: []string{"github.com/modelcontextprotocol/go-sdk/mcp"}}, true},
+		{"a leaf imports the server", goFile{path: "internal/seal/x.go", dir: "internal/seal", imports: []string{"hearth/server"}}, true},
+		{"a leaf's test imports the domain", goFile{path: "internal/seal/x_test.go", dir: "internal/seal", test: true, imports: []string{"hearth"}}, true},
+		{"an engine test imports a hosted kind", goFile{path: "engine/x_test.go", dir: "engine", test: true, imports: []string{"hearth/mcp"}}, true},
+		{"the named engine test imports the MCP kind", goFile{path: "engine/hosted_test.go", dir: "engine", test: true, imports: []string{"hearth/mcp"}}, false},
+		{"the engine imports a runtime", goFile{path: "engine/x.go", dir: "engine", imports: []string{"hearth/engine/ollama"}}, true},
+		{"the store imports the server", goFile{path: "storage/sqlite/x.go", dir: "storage/sqlite", imports: []string{"hearth/server"}}, true},
+		{"the engine imports the harness outside a test", goFile{path: "engine/x.go", dir: "engine", imports: []string{"hearth/engine/ollama/testenv"}}, true},
+		{"a package without a floor", goFile{path: "filesearch/x.go", dir: "filesearch", imports: []string{"hearth/engine"}}, true},
+		{"a new server test speaks Ollama's API", goFile{path: "server/new_e2e_test.go", dir: "server", test: true, imports: []string{"github.com/ollama/ollama/api"}}, true},
+
+		{"the runtime imports Ollama", goFile{path: "engine/ollama/x.go", dir: "engine/ollama", imports: []string{"github.com/ollama/ollama/api", "hearth/engine"}}, false},
+		{"the SQLite store imports go-sqlite3", goFile{path: "storage/sqlite/db.go", dir: "storage/sqlite", imports: []string{"github.com/mattn/go-sqlite3"}}, false},
+		{"the PostgreSQL store imports pgx", goFile{path: "storage/postgres/db.go", dir: "storage/postgres", imports: []string{"github.com/jackc/pgx/v5/pgxpool"}}, false},
+		{"an engine test starts the runtime", goFile{path: "engine/x_test.go", dir: "engine", test: true, imports: []string{"hearth/engine/ollama/testenv"}}, false},
+		{"the command wires everything", goFile{path: "cmd/hearth/x.go", dir: "cmd/hearth", imports: []string{"hearth/server", "hearth/storage/sqlite", "hearth/engine/ollama"}}, false},
+	} {
+		got := violations([]goFile{tc.file})
+		if bad := len(got) > 0; bad != tc.bad {
+			t.Errorf("%s: violations %q, want any: %v", tc.name, got, tc.bad)
+		}
+	}
+}
+
+// TestFloorsCoverTheModule: every floor entry names a directory of the module, so a
+// moved package does not leave a rule that guards nothing.
+func TestFloorsCoverTheModule(t *testing.T) {
+	for _, f := range floors {
+		if f.dir == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.FromSlash(f.dir)); err != nil || !st.IsDir() {
+			t.Errorf("floor entry %q is not a directory of the module", f.dir)
+		}
+	}
+}
