@@ -84,9 +84,15 @@ fi
 # Everything that changes the library goes into the key. GGML_NATIVE=OFF: the library is
 # copied beside the binary and may run on another machine (its CPU code is glue, not kernels).
 flags=(-DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DGGML_CCACHE=OFF)
+# Ollama's CMakeLists configures every GPU language whose compiler it finds, and CUDA with
+# CUDA_ARCHITECTURES "native", which fails the whole configuration on a machine with nvcc
+# and no NVIDIA GPU. A build of another backend turns the others off; that changes what
+# CMake configures, not the library built, so it stays out of the cache key.
+configure=()
 case $backend in
 vulkan)
   dir=vulkan
+  configure+=(-DCMAKE_CUDA_COMPILER=OFF -DCMAKE_HIP_COMPILER=OFF)
   flags+=(-DOLLAMA_RUNNER_DIR=$dir)
   key="$modver-$(printf '%s\n' recipe-2 "${flags[@]}" "$(glslc --version | head -1)" "$(c++ --version | head -1)" \
     | sha256sum | cut -c1-12)"
@@ -98,6 +104,7 @@ cuda)
   dir=cuda_v${cudaver%%.*}
   archs=${CUDA_ARCHITECTURES:-80;86;89;90}
   flags+=(-DOLLAMA_RUNNER_DIR=$dir "-DCMAKE_CUDA_ARCHITECTURES=$archs")
+  configure+=(-DCMAKE_HIP_COMPILER=OFF)
   key="$modver-$(printf '%s\n' recipe-1 "${flags[@]}" "$(nvcc --version | tail -1)" "$(c++ --version | head -1)" \
     | sha256sum | cut -c1-12)"
   ;;
@@ -142,7 +149,7 @@ if [ ! -f "$cache/done" ]; then
     fi
     touch "$cache/src/.complete"
   fi
-  cmake -S "$cache/src" -B "$cache/build" "${flags[@]}" >&2
+  cmake -S "$cache/src" -B "$cache/build" "${flags[@]}" "${configure[@]}" >&2
   # Only the GPU backend and the ggml-base it links to: the CPU kernels are in the binary
   # and its runner variants already (cgo), and a second CPU backend library would be
   # loaded beside them.
