@@ -55,7 +55,7 @@ var floors = []struct {
 }
 
 // harnesses may be imported by any test file, whatever its floor.
-var harnesses = []string{"engine/ollama/testenv"}
+var harnesses = []string{"engine/ollama/testenv", "storage/postgres/pgtest"}
 
 // upwardTests are test files that import one package above their own, by name: tests
 // of a higher package's behaviour that need the lower one's test fakes.
