@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"hearth/storage"
@@ -198,6 +199,9 @@ func setFields(body []byte, fields ...field) []byte {
 	}
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
 		return body
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return body // something after the object
 	}
 next:
 	for _, f := range fields {
