@@ -67,12 +67,18 @@ var (
 //	func TestMain(m *testing.M) { pgtest.Main(m) }
 func Main(m *testing.M) {
 	code := m.Run()
+	Stop()
+	os.Exit(code)
+}
+
+// Stop stops the cluster Shared started, if any: for a TestMain that does more than
+// Main.
+func Stop() {
 	if shared != nil {
 		if err := shared.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "pgtest:", err)
 		}
 	}
-	os.Exit(code)
 }
 
 // Shared returns the package's cluster, starting it on first use. Where none can be
