@@ -474,10 +474,15 @@ func (db *DB) LookupItems(ctx context.Context, owner string, ids []string) (map[
 	if len(ids) == 0 {
 		return found, nil
 	}
-	rows, err := db.pool.Query(ctx, `SELECT DISTINCT ON (i.item_id) i.item_id, i.type, i.body
-		FROM items AS i JOIN responses AS r ON r.id = i.response_id
-		WHERE i.item_id = ANY ($1::text[]) AND r.owner = $2
-		ORDER BY i.item_id, i.seq DESC`, ids, owner)
+	// Per id, the newest copy among the owner's: one descent of items_item_id each
+	// (backwards, newest first), stopping at the first that is the owner's.
+	rows, err := db.pool.Query(ctx, `SELECT x.item_id, x.type, x.body
+		FROM unnest($1::text[]) AS want (id)
+		CROSS JOIN LATERAL (
+			SELECT i.item_id, i.type, i.body FROM items AS i JOIN responses AS r ON r.id = i.response_id
+			WHERE i.item_id = want.id AND r.owner = $2
+			ORDER BY i.seq DESC LIMIT 1
+		) AS x`, ids, owner)
 	if err != nil {
 		return nil, fmt.Errorf("storage: look up items: %w", err)
 	}

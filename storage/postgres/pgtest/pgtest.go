@@ -6,8 +6,8 @@
 //
 // A package's TestMain calls Main, which stops the cluster after the tests; each test
 // asks for a new, empty database with NewDatabase. Where no PostgreSQL can be had, the
-// test is skipped with the reason, unless HEARTH_TEST_POSTGRES_REQUIRED is set (CI
-// sets it), which makes it fail.
+// test is skipped with the reason, unless HEARTH_TEST_POSTGRES_REQUIRED is set (make
+// test sets it), which makes it fail; HEARTH_SKIP_POSTGRES=1 skips without looking.
 //
 // The binaries are looked up on PATH (initdb), then under /usr/lib/postgresql/*/bin
 // (Debian's layout). When none are there and the process runs as root with apt-get, it
@@ -43,6 +43,8 @@ const (
 	EnvURL = "HEARTH_TEST_POSTGRES"
 	// EnvRequired makes a test fail, not skip, when no PostgreSQL can be had.
 	EnvRequired = "HEARTH_TEST_POSTGRES_REQUIRED"
+	// EnvSkip (=1) skips the tests that need PostgreSQL without looking for it.
+	EnvSkip = "HEARTH_SKIP_POSTGRES"
 )
 
 // Cluster is a PostgreSQL server the tests of one package share.
@@ -85,6 +87,9 @@ func Stop() {
 // had, t is skipped (or failed under HEARTH_TEST_POSTGRES_REQUIRED) with the reason.
 func Shared(t testing.TB) *Cluster {
 	t.Helper()
+	if os.Getenv(EnvSkip) == "1" {
+		t.Skipf("%s=1: skipping a test that needs PostgreSQL", EnvSkip)
+	}
 	sharedOnce.Do(func() { shared, sharedErr = Start() })
 	if sharedErr != nil {
 		if os.Getenv(EnvRequired) != "" {
