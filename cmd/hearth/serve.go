@@ -247,6 +247,10 @@ func serve(parent context.Context, o serveOptions) error {
 		return err
 	}
 	defer db.Close()
+	dbName := spec.String()
+	if f, ok := db.(interface{ Path() string }); ok {
+		dbName = f.Path() // the SQLite file, absolute
+	}
 
 	// The key of encrypted reasoning and compaction items: kept with the database, so
 	// the blobs stateless clients (Codex) hold stay valid across restarts.
@@ -312,7 +316,7 @@ func serve(parent context.Context, o serveOptions) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       o.idleTimeout,
 	}
-	log.Info("hearth listening", "addr", "http://"+ln.Addr().String(), "database", spec.String(), "version", version)
+	log.Info("hearth listening", "addr", "http://"+ln.Addr().String(), "database", dbName, "version", version)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
