@@ -53,6 +53,7 @@ type Cluster struct {
 	admin   *url.URL
 	owned   bool // started here: stopped and removed by Close
 	dir     string
+	args    []string // the postmaster's command line
 	server  *exec.Cmd
 	exited  chan struct{}
 	created atomic.Int64
@@ -206,41 +207,53 @@ func startCluster(bin string) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	logFile, err := os.Create(filepath.Join(dir, "server.log"))
-	if err != nil {
+	// A test cluster trades durability for speed: nothing in it outlives the tests.
+	c = &Cluster{owned: true, dir: dir,
+		args: []string{filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port),
+			"-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
+			"-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200"},
+		admin: &url.URL{Scheme: "postgres", User: url.User("postgres"), Host: "127.0.0.1:" + strconv.Itoa(port),
+			Path: "/postgres", RawQuery: "sslmode=disable"}}
+	if err := c.startServer(); err != nil {
 		return nil, err
 	}
+	return c, nil
+}
+
+// startServer starts the postmaster of a cluster started here and waits until it
+// answers.
+func (c *Cluster) startServer() error {
+	logFile, err := os.OpenFile(filepath.Join(c.dir, "server.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
 	defer logFile.Close()
-	// A test cluster trades durability for speed: nothing in it outlives the tests.
-	server := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port),
-		"-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
-		"-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200")
+	server := exec.Command(c.args[0], c.args[1:]...)
 	server.Stdout, server.Stderr = logFile, logFile
 	runAsServer(server)
 	if err := server.Start(); err != nil {
-		return nil, fmt.Errorf("start postgres: %w", err)
+		return fmt.Errorf("start postgres: %w", err)
 	}
-	c = &Cluster{owned: true, dir: dir, server: server, exited: make(chan struct{}),
-		admin: &url.URL{Scheme: "postgres", User: url.User("postgres"), Host: "127.0.0.1:" + strconv.Itoa(port),
-			Path: "/postgres", RawQuery: "sslmode=disable"}}
-	go func() { server.Wait(); close(c.exited) }()
+	c.server, c.exited = server, make(chan struct{})
+	exited := c.exited
+	go func() { server.Wait(); close(exited) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		err := c.ping(ctx)
 		cancel()
 		if err == nil {
-			return c, nil
+			return nil
 		}
 		select {
-		case <-c.exited:
-			log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
-			return nil, fmt.Errorf("postgres exited: %s", log)
+		case <-exited:
+			log, _ := os.ReadFile(filepath.Join(c.dir, "server.log"))
+			return fmt.Errorf("postgres exited: %s", log)
 		default:
 		}
 		if time.Now().After(deadline) {
-			c.Close()
-			return nil, fmt.Errorf("postgres did not answer within 30s: %v", err)
+			c.stopServer()
+			return fmt.Errorf("postgres did not answer within 30s: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -306,12 +319,29 @@ func (c *Cluster) Close() error {
 	if !c.owned {
 		return nil
 	}
-	stopServer(c.server) // fast shutdown: the cluster is thrown away
+	c.stopServer()
+	return os.RemoveAll(c.dir)
+}
+
+// Down stops the server of a cluster started here (a fast shutdown: its clients'
+// connections break) and returns a function that starts it again on the same port,
+// with its data, and waits until it answers: for tests of a database that restarts or
+// goes away. A test that takes a cluster down starts its own (Start), so that it does
+// not disturb other tests.
+func (c *Cluster) Down() (up func() error, err error) {
+	if !c.owned {
+		return nil, errors.New("pgtest: only a cluster started here can be taken down")
+	}
+	c.stopServer()
+	return c.startServer, nil
+}
+
+func (c *Cluster) stopServer() {
+	signalStop(c.server)
 	select {
 	case <-c.exited:
 	case <-time.After(15 * time.Second):
 		c.server.Process.Kill()
 		<-c.exited
 	}
-	return os.RemoveAll(c.dir)
 }

@@ -27,5 +27,5 @@ func runAsServer(cmd *exec.Cmd) {
 	}
 }
 
-// stopServer asks the postmaster for a fast shutdown.
-func stopServer(cmd *exec.Cmd) { cmd.Process.Signal(syscall.SIGINT) }
+// signalStop asks the postmaster for a fast shutdown.
+func signalStop(cmd *exec.Cmd) { cmd.Process.Signal(syscall.SIGINT) }

@@ -11,4 +11,4 @@ func ownForServer(dir string) error { return nil }
 
 func runAsServer(cmd *exec.Cmd) {}
 
-func stopServer(cmd *exec.Cmd) { cmd.Process.Signal(os.Interrupt) }
+func signalStop(cmd *exec.Cmd) { cmd.Process.Signal(os.Interrupt) }
