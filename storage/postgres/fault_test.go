@@ -16,12 +16,7 @@ import (
 // (so nothing cached is trusted), and nothing is half-written; once it is back, the same
 // store serves again without being reopened.
 func TestDatabaseRestart(t *testing.T) {
-	pgtest.Shared(t)         // skips where there is no PostgreSQL
-	c, err := pgtest.Start() // a cluster of its own: taking it down disturbs no other test
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
+	c := pgtest.Own(t) // a cluster of its own: taking it down disturbs no other test
 	u, err := c.CreateDatabase(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +32,7 @@ func TestDatabaseRestart(t *testing.T) {
 
 	up, err := c.Down()
 	if err != nil {
-		t.Fatal(err)
+		t.Skip(err) // a server of HEARTH_TEST_POSTGRES, which the test cannot restart
 	}
 	if err := db.Ping(ctx); err == nil {
 		t.Error("Ping says a stopped database is fine")

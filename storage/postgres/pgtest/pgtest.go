@@ -102,6 +102,27 @@ func Shared(t testing.TB) *Cluster {
 	return shared
 }
 
+// Own starts a cluster for test t alone, stopped when t ends, for a test that takes its
+// database down (Cluster.Down) or measures without other tests' load. Like Shared, it
+// skips t (or fails it) where no PostgreSQL can be had. Under HEARTH_TEST_POSTGRES it
+// returns that server, which Down refuses.
+func Own(t testing.TB) *Cluster {
+	t.Helper()
+	if os.Getenv(EnvSkip) == "1" {
+		t.Skipf("%s=1: skipping a test that needs PostgreSQL", EnvSkip)
+	}
+	c, err := Start()
+	if err != nil {
+		if os.Getenv(EnvRequired) != "" {
+			t.Fatalf("PostgreSQL for tests: %v", err)
+		}
+		t.Skipf("no PostgreSQL for tests (%v); set %s to a server, or %s=1 to fail instead of skipping",
+			err, EnvURL, EnvRequired)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // NewDatabase creates a new, empty database on the package's cluster for test t and
 // returns its URL; the database is dropped when t ends (with a cluster started here
 // it goes with the cluster).
