@@ -344,6 +344,10 @@ func (c *Cluster) Close() error {
 	return os.RemoveAll(c.dir)
 }
 
+// Owned reports whether the cluster was started here (and so can be taken Down), not
+// the server HEARTH_TEST_POSTGRES names.
+func (c *Cluster) Owned() bool { return c.owned }
+
 // Down stops the server of a cluster started here (a fast shutdown: its clients'
 // connections break) and returns a function that starts it again on the same port,
 // with its data, and waits until it answers: for tests of a database that restarts or
