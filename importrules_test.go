@@ -46,6 +46,9 @@ var floors = []struct {
 	// Hosted tool kinds and the store.
 	{"mcp", 6},
 	{"storage", 6},
+	// The binary records every store writes alike (packs, checkpoints, journal
+	// batches): the store's own types only, no driver.
+	{"storage/record", 6},
 	// HTTP.
 	{"server/console", 7},
 	{"server", 8},

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"hearth/storage"
+	"hearth/storage/record"
 )
 
 // maxChainDepth bounds the walk up a chain; it only stops a cycle, which can arise only
@@ -66,20 +67,20 @@ func (db *DB) loadChainTail(ctx context.Context, owner, id string, known func(st
 		if err != nil {
 			return nil, err
 		}
-		deepest := cr.deepest()
-		if deepest.checkpoint != nil || deepest.stamp == nil {
-			return cr.assemble(false)
+		deepest := cr.Deepest()
+		if deepest.Checkpoint != nil || deepest.Stamp == nil {
+			return cr.Assemble(false)
 		}
-		if known(string(deepest.stamp)) {
-			return cr.assemble(true)
+		if known(string(deepest.Stamp)) {
+			return cr.Assemble(true)
 		}
 		err = db.pool.QueryRow(ctx, `SELECT context FROM contexts WHERE response_id = $1 AND stamp = $2`,
-			deepest.ID, deepest.stamp).Scan(&deepest.checkpoint)
+			deepest.ID, deepest.Stamp).Scan(&deepest.Checkpoint)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return nil, err
 		}
-		if deepest.checkpoint != nil {
-			return cr.assemble(false)
+		if deepest.Checkpoint != nil {
+			return cr.Assemble(false)
 		}
 	}
 }
@@ -89,31 +90,13 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-type chainLink struct {
-	storage.Link
-	seen       bool
-	hasParent  bool
-	packs      [2][]byte // input, output
-	checkpoint []byte    // the materialised context up to and including this link
-	stamp      []byte    // the checkpoint's stamp; nil when this link is none
-}
-
-// chainRows are the rows of sqlLoadChain, not yet assembled.
-type chainRows struct {
-	links   []chainLink // by depth: links[0] is the response asked for
-	request []byte
-	total   int // a rough item count, for one allocation
-}
-
-func (cr *chainRows) deepest() *chainLink { return &cr.links[len(cr.links)-1] }
-
-func queryChain(ctx context.Context, q querier, owner, id string, withContext bool) (*chainRows, error) {
+func queryChain(ctx context.Context, q querier, owner, id string, withContext bool) (*record.Rows, error) {
 	rows, err := q.Query(ctx, sqlLoadChain, id, owner, maxChainDepth, withContext)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var cr chainRows
+	var cr record.Rows
 	for rows.Next() {
 		var (
 			depth                   int
@@ -126,7 +109,7 @@ func queryChain(ctx context.Context, q querier, owner, id string, withContext bo
 		}
 		if depth == -1 {
 			if req != nil {
-				cr.request = []byte(*req)
+				cr.Request = []byte(*req)
 			}
 			continue
 		}
@@ -136,83 +119,17 @@ func queryChain(ctx context.Context, q querier, owner, id string, withContext bo
 		if in == nil {
 			return nil, fmt.Errorf("response %s has no input pack", *lid)
 		}
-		for len(cr.links) <= depth {
-			cr.links = append(cr.links, chainLink{})
-		}
-		cr.links[depth] = chainLink{seen: true, hasParent: *hasParent,
+		cr.Put(depth, record.Link{HasParent: *hasParent,
 			Link:  storage.Link{ID: *lid, Model: *model, Status: storage.Status(*status)},
-			packs: [2][]byte{in, out}, checkpoint: context, stamp: stamp}
-		cr.total += (len(in) + len(out)) / 256
+			Packs: [2][]byte{in, out}, Checkpoint: context, Stamp: stamp})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if len(cr.links) == 0 {
-		return nil, storage.ErrNotFound
-	}
-	for d, l := range cr.links {
-		if !l.seen {
-			return nil, fmt.Errorf("chain query returned no link at depth %d", d)
-		}
+	if err := cr.Done(); err != nil {
+		return nil, err
 	}
 	return &cr, nil
-}
-
-// assemble builds the chain from its rows. With omit, the deepest link is a stamped
-// checkpoint the caller holds: the chain is the links after it.
-func (cr *chainRows) assemble(omit bool) (*storage.Chain, error) {
-	c := storage.Chain{Request: cr.request}
-	links := cr.links
-	deepest := links[len(links)-1]
-	var base *storage.Chain
-	switch {
-	case omit:
-		c.Base = &storage.Checkpoint{ID: deepest.ID, Stamp: string(deepest.stamp), Omitted: true}
-		links = links[:len(links)-1]
-	case deepest.checkpoint != nil:
-		var err error
-		if base, err = decodeChain(deepest.checkpoint); err != nil {
-			return nil, fmt.Errorf("checkpoint %s: %w", deepest.ID, err)
-		}
-		if last := base.Last(); last.ID != deepest.ID {
-			return nil, fmt.Errorf("checkpoint %s ends at %s", deepest.ID, last.ID)
-		}
-		c.Base = &storage.Checkpoint{ID: deepest.ID, Stamp: string(deepest.stamp), Items: len(base.Items)}
-		links = links[:len(links)-1]
-	case deepest.hasParent:
-		// The walk stopped at a missing (deleted or foreign) ancestor: the chain is broken.
-		return nil, storage.ErrNotFound
-	}
-	c.Items = make([]storage.Item, 0, cr.total+16)
-	var ends [][2]int
-	if base != nil {
-		c.Items = append(base.Items, c.Items...)
-		c.Links = base.Links
-		at := 0
-		for _, l := range base.Links {
-			in := at + len(l.Input)
-			at = in + len(l.Output)
-			ends = append(ends, [2]int{in, at})
-		}
-	}
-	var err error
-	types := make(map[string]string)
-	for d := len(links) - 1; d >= 0; d-- {
-		l := links[d]
-		if c.Items, err = unpackItems(c.Items, l.packs[0], types); err != nil {
-			return nil, fmt.Errorf("response %s input: %w", l.ID, err)
-		}
-		in := len(c.Items)
-		if l.packs[1] != nil {
-			if c.Items, err = unpackItems(c.Items, l.packs[1], types); err != nil {
-				return nil, fmt.Errorf("response %s output: %w", l.ID, err)
-			}
-		}
-		ends = append(ends, [2]int{in, len(c.Items)})
-		c.Links = append(c.Links, l.Link)
-	}
-	cutLinks(&c, ends)
-	return &c, nil
 }
 
 // checkpoint runs in the transaction that completes response id: when id is
@@ -253,7 +170,7 @@ func checkpoint(ctx context.Context, tx pgx.Tx, id string, savedPrompt func() []
 	cr, err := queryChain(ctx, tx, owner, id, true)
 	var c *storage.Chain
 	if err == nil {
-		c, err = cr.assemble(false)
+		c, err = cr.Assemble(false)
 	}
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil // a broken chain: nothing to materialise; LoadChain says not found
@@ -267,7 +184,7 @@ func checkpoint(ctx context.Context, tx pgx.Tx, id string, savedPrompt func() []
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO contexts (response_id, context, stamp, prompt) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (response_id) DO UPDATE SET context = excluded.context, stamp = excluded.stamp, prompt = excluded.prompt`,
-		id, encodeChain(c), newStamp(), prompt); err != nil {
+		id, record.EncodeChain(c), newStamp(), prompt); err != nil {
 		return err
 	}
 	if older != nil {

@@ -1,9 +1,7 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -11,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"hearth/storage"
+	"hearth/storage/record"
 )
 
 // AppendEvents adds a batch of events to response id's journal, numbered on from its
@@ -35,7 +34,7 @@ func appendJournal(ctx context.Context, tx pgx.Tx, id string, events []storage.E
 		for lenient && len(events) > 0 && events[0].Seq < next {
 			events = events[1:]
 		}
-		data, err := packEvents(events, next)
+		data, err := record.PackEvents(events, next)
 		switch {
 		case err != nil && lenient:
 			events = nil
@@ -84,17 +83,8 @@ func (db *DB) Journal(ctx context.Context, id string, after int) (events []stora
 			if err := rows.Scan(&seq, &data); err != nil {
 				return err
 			}
-			for len(data) > 0 {
-				line, rest, _ := bytes.Cut(data, []byte{'\n'})
-				typ, js, ok := bytes.Cut(line, []byte{' '})
-				if !ok {
-					return fmt.Errorf("event %d is damaged", seq)
-				}
-				if seq > after {
-					events = append(events, storage.Event{Seq: seq, Type: string(typ), Data: json.RawMessage(js)})
-				}
-				seq++
-				data = rest
+			if events, err = record.UnpackEvents(events, data, seq, after); err != nil {
+				return err
 			}
 		}
 		return rows.Err()

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"hearth/storage"
+	"hearth/storage/record"
 )
 
 // recoveredError is stored on responses that a stopped replica left in flight.
@@ -56,7 +57,7 @@ func (db *DB) insertResponse(ctx context.Context, tx pgx.Tx, r storage.NewRespon
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		ON CONFLICT (id) DO NOTHING`,
 		r.ID, r.Owner, r.Model, string(r.Status), r.Background, nullString(r.PreviousResponseID),
-		string(r.Request), nullJSON(r.Body), created.UnixMilli(), packItems(r.Input), db.replica)
+		string(r.Request), nullJSON(r.Body), created.UnixMilli(), record.PackItems(r.Input), db.replica)
 	if err != nil {
 		return err
 	}
@@ -153,7 +154,7 @@ func (db *DB) completeInTx(ctx context.Context, tx pgx.Tx, id string, f storage.
 		WHERE id = $11`,
 		string(f.Status), nullJSON(f.Body), nullJSON(f.Error),
 		f.Usage.InputTokens, f.Usage.OutputTokens, f.Usage.CachedTokens, f.Usage.ReasoningTokens,
-		completed.UnixMilli(), packItems(f.Output), f.Runtime, id); err != nil {
+		completed.UnixMilli(), record.PackItems(f.Output), f.Runtime, id); err != nil {
 		return err
 	}
 	if err := insertItems(ctx, tx, id, "output", f.Output); err != nil {
