@@ -2,11 +2,8 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -27,36 +24,14 @@ func (db *DB) CreateKeyAs(ctx context.Context, name string, role storage.Role) (
 // CreateKeyWith creates a key; only its hash is stored, and a name once used is
 // ErrKeyExists.
 func (db *DB) CreateKeyWith(ctx context.Context, name string, opt storage.KeyOptions) (storage.Key, string, error) {
-	role := opt.Role
-	if role == "" {
-		role = storage.RoleUser
-	}
-	if err := storage.CheckCacheGroup(opt.CacheGroup); err != nil {
+	k, secret, err := storage.NewKey(name, opt)
+	if err != nil {
 		return storage.Key{}, "", err
 	}
-	if role != storage.RoleUser && role != storage.RoleAdmin {
-		return storage.Key{}, "", fmt.Errorf("storage: unknown key role %q", role)
-	}
-	name = strings.TrimSpace(name)
-	if name == "" {
-		return storage.Key{}, "", errors.New("storage: a key needs a name")
-	}
-	var raw [24]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return storage.Key{}, "", fmt.Errorf("storage: generate key: %w", err)
-	}
-	secret := storage.KeyPrefix + hex.EncodeToString(raw[:])
-	var idRaw [8]byte
-	rand.Read(idRaw[:])
-	k := storage.Key{
-		ID: "key_" + hex.EncodeToString(idRaw[:]), Name: name, Hash: storage.OwnerOf(secret),
-		Prefix: secret[:len(storage.KeyPrefix)+6], Role: role, CreatedAt: time.Now().Truncate(time.Millisecond),
-		CacheGroup: opt.CacheGroup,
-	}
-	_, err := db.pool.Exec(ctx, `INSERT INTO api_keys (id, name, hash, prefix, role, created_at, cache_group) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+	_, err = db.pool.Exec(ctx, `INSERT INTO api_keys (id, name, hash, prefix, role, created_at, cache_group) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 		k.ID, k.Name, k.Hash, k.Prefix, string(k.Role), k.CreatedAt.UnixMilli(), k.CacheGroup)
 	if uniqueViolation(err) {
-		return storage.Key{}, "", fmt.Errorf("%w: %q", storage.ErrKeyExists, name)
+		return storage.Key{}, "", fmt.Errorf("%w: %q", storage.ErrKeyExists, k.Name)
 	}
 	if err != nil {
 		return storage.Key{}, "", fmt.Errorf("storage: create key: %w", err)
