@@ -102,13 +102,13 @@ func (db *DB) ConsoleChain(ctx context.Context, id string) ([]*storage.ConsoleTu
 		return nil, fmt.Errorf("storage: console chain %s: %w", id, err)
 	}
 	rows, err := db.pool.Query(ctx, `
-		WITH RECURSIVE down (id) AS (
-			SELECT $1::text COLLATE "C"
+		WITH RECURSIVE down (id, tree_depth) AS (
+			SELECT $1::text COLLATE "C", 0
 			UNION
-			SELECT r.id FROM responses AS r JOIN down ON r.previous_response_id = down.id
+			SELECT r.id, down.tree_depth + 1 FROM responses AS r JOIN down ON r.previous_response_id = down.id
 		)
-		SELECT `+responseColumns+` FROM responses WHERE id IN (SELECT id FROM down)
-		ORDER BY created_at, id LIMIT $2`, root, storage.MaxConsoleChain)
+		SELECT `+responseColumns+` FROM responses JOIN down USING (id)
+		ORDER BY created_at, tree_depth, id LIMIT $2`, root, storage.MaxConsoleChain)
 	if err != nil {
 		return nil, fmt.Errorf("storage: console chain %s: %w", id, err)
 	}
