@@ -19,7 +19,7 @@ func (db *DB) CreateConversation(ctx context.Context, c storage.NewConversation)
 	if c.ID == "" || c.Owner == "" {
 		return errors.New("storage: create conversation: id and owner are required")
 	}
-	meta, err := metadataJSON(c.Metadata)
+	meta, err := storage.MetadataJSON(c.Metadata)
 	if err != nil {
 		return fmt.Errorf("storage: create conversation %s: %w", c.ID, err)
 	}
@@ -58,7 +58,7 @@ func (db *DB) GetConversation(ctx context.Context, owner, id string) (*storage.C
 
 // UpdateConversation replaces the conversation's metadata and returns it.
 func (db *DB) UpdateConversation(ctx context.Context, owner, id string, metadata json.RawMessage) (*storage.Conversation, error) {
-	meta, err := metadataJSON(metadata)
+	meta, err := storage.MetadataJSON(metadata)
 	if err != nil {
 		return nil, fmt.Errorf("storage: update conversation %s: %w", id, err)
 	}
@@ -219,16 +219,4 @@ func appendConversationItems(ctx context.Context, tx pgx.Tx, id, responseID stri
 		}
 	}
 	return nil
-}
-
-// metadataJSON checks a conversation's metadata (a JSON object of strings); nil is {}.
-func metadataJSON(m json.RawMessage) (string, error) {
-	if len(m) == 0 || string(m) == "null" {
-		return "{}", nil
-	}
-	var probe map[string]string
-	if err := json.Unmarshal(m, &probe); err != nil {
-		return "", fmt.Errorf("metadata is not a JSON object of strings: %w", err)
-	}
-	return string(m), nil
 }
