@@ -167,5 +167,7 @@ type Store interface {
 	Keys
 	Console
 	Health
+	Changes
+	Leases
 	io.Closer
 }

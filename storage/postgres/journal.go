@@ -15,7 +15,12 @@ import (
 // AppendEvents adds a batch of events to response id's journal, numbered on from its
 // last without a gap, and marks it ended when end is set.
 func (db *DB) AppendEvents(ctx context.Context, id string, events []storage.Event, end bool) error {
-	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error { return appendJournal(ctx, tx, id, events, end, false) })
+	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		if err := appendJournal(ctx, tx, id, events, end, false); err != nil {
+			return err
+		}
+		return notify(ctx, tx, storage.Change{Kind: storage.JournalChanged, ID: id})
+	})
 	if err != nil {
 		return fmt.Errorf("storage: journal of %s: %w", id, err)
 	}

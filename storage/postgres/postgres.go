@@ -12,7 +12,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +32,17 @@ type DB struct {
 	// unknownEpoch numbers the ChainEpoch answers given while the database could not
 	// be read (see ChainEpoch).
 	unknownEpoch atomic.Uint64
+	logger       *slog.Logger
+
+	// The changes every replica commits, as LISTEN hears them (changes.go): on a
+	// connection of its own, made from connConfig at the first Watch; closing ends
+	// it when the store closes.
+	connConfig *pgx.ConnConfig
+	changes    storage.Feed
+	listenOnce sync.Once
+	listening  sync.WaitGroup
+	closing    context.Context
+	close      context.CancelFunc
 }
 
 var _ storage.Store = (*DB)(nil)
@@ -41,6 +54,9 @@ type Options struct {
 	// stable across restarts of one replica and differ between replicas. Empty: the
 	// host name.
 	Replica string
+	// Log takes what the store's own goroutines meet (the connection on which it
+	// hears other replicas' changes breaking); nil: slog's default.
+	Log *slog.Logger
 }
 
 // Open connects to the PostgreSQL database at url (postgres://... or
@@ -77,11 +93,19 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 			replica = "hearth"
 		}
 	}
-	return &DB{pool: pool, replica: replica}, nil
+	logger := opt.Log
+	if logger == nil {
+		logger = slog.Default()
+	}
+	closing, closeFn := context.WithCancel(context.Background())
+	return &DB{pool: pool, replica: replica, logger: logger,
+		connConfig: cfg.ConnConfig.Copy(), closing: closing, close: closeFn}, nil
 }
 
 // Close closes the connections. In-flight rows stay as they are.
 func (db *DB) Close() error {
+	db.close()
+	db.listening.Wait()
 	db.pool.Close()
 	return nil
 }

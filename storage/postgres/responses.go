@@ -113,7 +113,13 @@ func (db *DB) CompleteResponse(ctx context.Context, id string, f storage.Final) 
 	if err := f.Check(); err != nil {
 		return fmt.Errorf("storage: complete response %s: %w", id, err)
 	}
-	if err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error { return db.completeInTx(ctx, tx, id, f, nil) }); err != nil {
+	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		if err := db.completeInTx(ctx, tx, id, f, nil); err != nil {
+			return err
+		}
+		return notify(ctx, tx, storage.Change{Kind: storage.JournalChanged, ID: id})
+	})
+	if err != nil {
 		return fmt.Errorf("storage: complete response %s: %w", id, err)
 	}
 	return nil
@@ -272,6 +278,9 @@ func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, 
 		if err := chainsChanged(ctx, tx); err != nil {
 			return err
 		}
+		if err := notify(ctx, tx, storage.Change{Kind: storage.ResponseCancelled, ID: id}); err != nil {
+			return err
+		}
 		rec, err = scanResponse(tx.QueryRow(ctx, get, id, owner))
 		return err
 	})
@@ -308,6 +317,10 @@ func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
 		if err := dropDescendantContexts(ctx, tx, id); err != nil {
 			return err
 		}
+		// A replica generating it stops, as for a cancel.
+		if err := notify(ctx, tx, storage.Change{Kind: storage.ResponseCancelled, ID: id}); err != nil {
+			return err
+		}
 		return chainsChanged(ctx, tx)
 	})
 	if err != nil {
@@ -318,65 +331,74 @@ func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
 
 // RecoverInFlight fails every response this replica (Options.Replica) left in flight,
 // in one transaction, and returns how many. Other replicas' responses are theirs to
-// finish: only the same replica, restarted, knows that nothing serves them any more.
+// finish, or FailExpired's once their lease runs out.
 func (db *DB) RecoverInFlight(ctx context.Context) (int, error) {
 	var n int
 	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT id, response FROM responses
-			WHERE replica = $1 AND status IN ('queued', 'in_progress') FOR UPDATE`, db.replica)
-		if err != nil {
-			return err
-		}
-		type left struct {
-			id   string
-			body []byte
-		}
-		var all []left
-		for rows.Next() {
-			var l left
-			if err := rows.Scan(&l.id, &l.body); err != nil {
-				rows.Close()
-				return err
-			}
-			all = append(all, l)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if len(all) == 0 {
-			return nil
-		}
-		if err := lockChainsExclusive(ctx, tx); err != nil {
-			return err
-		}
-		now := time.Now().UnixMilli()
-		for _, l := range all {
-			if l.body != nil {
-				l.body = setFields(l.body, field{"status", mustJSON("failed")}, field{"error", recoveredError})
-			}
-			if _, err := tx.Exec(ctx, `UPDATE responses SET status = 'failed', error = $1, completed_at = $2, response = $3
-				WHERE id = $4`, string(recoveredError), now, nullJSON(l.body), l.id); err != nil {
-				return err
-			}
-			// Checkpoints below it hold its in-flight state.
-			if err := dropDescendantContexts(ctx, tx, l.id); err != nil {
-				return err
-			}
-			// Its journal ends here, so the retention setting prunes it like any other.
-			if _, err := tx.Exec(ctx, `INSERT INTO journals (response_id, ended_at)
-				SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM events WHERE response_id = $1)
-				ON CONFLICT (response_id) DO UPDATE SET ended_at = excluded.ended_at`, l.id, now); err != nil {
-				return err
-			}
-		}
-		n = len(all)
-		return chainsChanged(ctx, tx)
+		ids, err := failInFlight(ctx, tx, `SELECT id, response FROM responses
+			WHERE replica = $1 AND status IN ('queued', 'in_progress') FOR UPDATE`, []any{db.replica}, recoveredError)
+		n = len(ids)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("storage: recover in-flight responses: %w", err)
 	}
 	return n, nil
+}
+
+// failInFlight fails the in-flight responses that query selects (id and stored
+// object, locked FOR UPDATE) with error errJSON, in tx, and returns their ids.
+func failInFlight(ctx context.Context, tx pgx.Tx, query string, args []any, errJSON json.RawMessage) ([]string, error) {
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	type left struct {
+		id   string
+		body []byte
+	}
+	var all []left
+	for rows.Next() {
+		var l left
+		if err := rows.Scan(&l.id, &l.body); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		all = append(all, l)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(all) == 0 {
+		return nil, nil
+	}
+	if err := lockChainsExclusive(ctx, tx); err != nil {
+		return nil, err
+	}
+	now := time.Now().UnixMilli()
+	ids := make([]string, len(all))
+	for i, l := range all {
+		if l.body != nil {
+			l.body = setFields(l.body, field{"status", mustJSON("failed")}, field{"error", errJSON})
+		}
+		if _, err := tx.Exec(ctx, `UPDATE responses SET status = 'failed', error = $1, completed_at = $2, response = $3
+			WHERE id = $4`, string(errJSON), now, nullJSON(l.body), l.id); err != nil {
+			return nil, err
+		}
+		// Checkpoints below it hold its in-flight state.
+		if err := dropDescendantContexts(ctx, tx, l.id); err != nil {
+			return nil, err
+		}
+		// Its journal ends here, so the retention setting prunes it like any other.
+		if _, err := tx.Exec(ctx, `INSERT INTO journals (response_id, ended_at)
+			SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM events WHERE response_id = $1)
+			ON CONFLICT (response_id) DO UPDATE SET ended_at = excluded.ended_at`, l.id, now); err != nil {
+			return nil, err
+		}
+		ids[i] = l.id
+	}
+	return ids, chainsChanged(ctx, tx)
 }
 
 // ListInputItems returns one page of the owner's response's input items.

@@ -61,6 +61,9 @@ var suite = []struct {
 	{"journal", tests(
 		"Journal", testJournal,
 	)},
+	{"changes", tests(
+		"Changes", testChanges,
+	)},
 	{"conversations", tests(
 		"Conversations", testConversations,
 	)},
