@@ -68,6 +68,7 @@ func (s *Server) cancelled(id string) bool {
 // stored its final state, or ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.jobs.stop()
+	s.changes.stop()
 	done := make(chan struct{})
 	go func() { s.jobs.wg.Wait(); close(done) }()
 	select {

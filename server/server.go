@@ -130,6 +130,8 @@ type Server struct {
 	// passthrough request placed on one (admitPassthrough).
 	proxies map[string]*httputil.ReverseProxy
 	jobs    *jobs
+	// changes acts on what the store tells of its changes (changes.go).
+	changes *changes
 
 	dbKeys     dbKeys
 	admission  *admission.Controller
@@ -298,6 +300,7 @@ func New(cfg Config) *Server {
 		}})
 	})
 	s.router = r
+	s.watchChanges()
 	return s
 }
 

@@ -33,12 +33,22 @@ type replica struct {
 // data and models directory of its own, and waits until it is healthy.
 func startReplica(t *testing.T, pgURL string) *replica {
 	t.Helper()
+	return startReplicaWith(t, pgURL, "")
+}
+
+// startReplicaWith is startReplica with the embedded runtime's models in models ("":
+// a directory of its own) and more serve flags.
+func startReplicaWith(t *testing.T, pgURL, models string, args ...string) *replica {
+	t.Helper()
 	r := &replica{dir: t.TempDir(), exited: make(chan error, 1), logs: &strings.Builder{}}
 	addr := freeAddr(t)
 	r.base = "http://" + addr
-	r.cmd = exec.Command(os.Args[0], "serve", "--addr", addr, "--database", pgURL)
+	if models == "" {
+		models = filepath.Join(r.dir, "models")
+	}
+	r.cmd = exec.Command(os.Args[0], append([]string{"serve", "--addr", addr, "--database", pgURL}, args...)...)
 	r.cmd.Env = append(os.Environ(), runMainEnv+"=1",
-		"OLLAMA_MODELS="+filepath.Join(r.dir, "models"), "HEARTH_DATA="+filepath.Join(r.dir, "data"))
+		"OLLAMA_MODELS="+models, "HEARTH_DATA="+filepath.Join(r.dir, "data"))
 	r.cmd.Env = slicesWithout(r.cmd.Env, "OLLAMA_HOST=")
 	r.cmd.Stderr = r.logs
 	if err := r.cmd.Start(); err != nil {

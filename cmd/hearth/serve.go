@@ -44,6 +44,9 @@ type serveOptions struct {
 	wsQueueAll  int64
 	bodiesAll   int64
 	journalKeep time.Duration
+	// replicaLease is how long this replica's lease lasts without renewal
+	// (server.KeepLeases).
+	replicaLease time.Duration
 
 	logFormat     string
 	logContent    bool
@@ -120,6 +123,7 @@ ollama serve.`,
 	f.Int64Var(&o.bodiesAll, "request-bytes-total", server.DefaultRequestBytesTotal, "bytes of HTTP request bodies all requests together may hold; a body beyond it is refused with 429 and Retry-After")
 	f.Int64Var(&o.wsQueueAll, "websocket-queue-total-bytes", server.DefaultWebSocketQueueBytesTotal, "bytes of response.create messages all WebSocket connections together may hold; a message beyond it is refused with websocket_queue_full")
 	f.DurationVar(&o.journalKeep, "journal-retention", server.DefaultJournalRetention, "how long the event journal of a finished response is kept for resuming and replaying its stream (0: as long as the response)")
+	f.DurationVar(&o.replicaLease, "replica-lease", server.DefaultReplicaLease, "on PostgreSQL, how long another replica waits after this one stops renewing its lease (killed, or cut off from the database) before it fails this one's in-flight responses; renewed every third of it")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.BoolVar(&o.logContent, "log-content", false, "log each response's input and output text (off: logs never hold prompts)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", 0, "generations per model at once (default: the runtime's parallel slots, $OLLAMA_NUM_PARALLEL or 1)")
@@ -161,7 +165,7 @@ func openServeStore(ctx context.Context, spec databaseSpec, o serveOptions, log 
 		return db, nil
 	}
 	host, _ := os.Hostname()
-	db, err := openPostgres(ctx, spec.postgresURL, host+" "+o.addr)
+	db, err := openPostgres(ctx, spec.postgresURL, host+" "+o.addr, log)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", spec, err)
 	}
@@ -277,6 +281,14 @@ func serve(parent context.Context, o serveOptions) error {
 	} else if n > 0 {
 		log.Warn("marked responses left in flight by a previous run as failed", "count", n)
 	}
+	// Held before serving: the other replicas leave what this one creates alone
+	// while it renews the lease (KeepLeases).
+	if o.replicaLease <= 0 {
+		return fmt.Errorf("--replica-lease %v: want a positive duration, such as 15s", o.replicaLease)
+	}
+	if err := db.RenewLease(ctx, o.replicaLease); err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
 
 	rts, err := openRuntimes(ctx, o, log)
 	if err != nil {
@@ -311,6 +323,7 @@ func serve(parent context.Context, o serveOptions) error {
 	})
 	go h.Supervise(ctx, o.checkEvery)
 	go h.PruneJournals(ctx, o.journalKeep)
+	go h.KeepLeases(ctx, o.replicaLease)
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,

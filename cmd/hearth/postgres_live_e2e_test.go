@@ -1,0 +1,348 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/ollama/ollama/api"
+
+	"hearth/engine/ollama/testenv"
+	"hearth/scriptmodel"
+	"hearth/storage/postgres/pgtest"
+)
+
+// liveLease is the replicas' --replica-lease in these tests: a replica killed is
+// noticed between it and 4/3 of it later.
+const liveLease = 2 * time.Second
+
+// TestServePostgresLive runs replicas of `hearth serve --database postgres://...` on
+// one database, with a model slow enough that its responses are still running while
+// another replica acts on them:
+//   - a background response running on a, streamed from b with starting_after while
+//     it runs (b hears of each journal batch through LISTEN/NOTIFY), gives b the same
+//     events that a replays once it has ended;
+//   - a cancel on b stops the generation on a, which stores the text it had made;
+//   - a replica killed with kill -9 mid-response has that response failed by the
+//     others once its lease runs out, and a stream of it on another replica ends;
+//   - a key revoked by `hearth keys revoke` (another process) closes a WebSocket open
+//     on b with that key within about a second.
+func TestServePostgresLive(t *testing.T) {
+	testenv.SkipIfExternal(t, "checks hearth serve with its embedded runtime")
+	pgURL := pgtest.NewDatabase(t)
+	models := t.TempDir() // shared: the model is created once, through a
+	lease := "--replica-lease=" + liveLease.String()
+	a := startReplicaWith(t, pgURL, models, lease)
+	b := startReplicaWith(t, pgURL, models, lease)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	u, _ := url.Parse(a.base)
+	long := testenv.BenchName(scriptmodel.LongModel)
+	// A small bench variant: it loads in a moment and writes its story in seconds.
+	spec, err := scriptmodel.BenchSized(scriptmodel.Catalog()[scriptmodel.LongModel], 4, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := scriptmodel.Create(ctx, api.NewClient(u, http.DefaultClient), long, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	story := m.Text(scriptmodel.EntryAssistant)
+
+	t.Run("ResumeLiveOnAnotherReplica", func(t *testing.T) {
+		id := a.background(t, long, "")
+		b.waitStatus(t, id, "in_progress", time.Minute)
+		live := b.stream(t, id, 1)
+		first := <-live
+		if first.Seq != 2 {
+			t.Errorf("the first event after starting_after=1 has sequence number %d", first.Seq)
+		}
+		// The event reached b while the response still runs on a.
+		var seen []sseEvent
+		for e := range live {
+			if len(seen) == 0 && e.Type == "response.output_text.delta" {
+				if st := a.get(t, id).Status; st != "in_progress" {
+					t.Errorf("b's first text arrived when the response was %s on a: not live", st)
+				}
+			}
+			seen = append(seen, e)
+		}
+		seen = append([]sseEvent{first}, seen...)
+		checkStream(t, seen, 2, "response.completed")
+		if text := deltas(seen); text != story {
+			t.Errorf("the text streamed on b = %q, want %q", text, story)
+		}
+		// Once it has ended, a replays exactly what b streamed live.
+		var replayed []sseEvent
+		for e := range a.stream(t, id, 1) {
+			replayed = append(replayed, e)
+		}
+		if len(replayed) != len(seen) {
+			t.Fatalf("a replays %d events, b streamed %d", len(replayed), len(seen))
+		}
+		for i := range seen {
+			if seen[i].Data != replayed[i].Data {
+				t.Fatalf("event %d: b streamed %s, a replays %s", i, seen[i].Data, replayed[i].Data)
+			}
+		}
+	})
+
+	t.Run("CancelOnAnotherReplica", func(t *testing.T) {
+		id := a.background(t, long, "")
+		b.waitStatus(t, id, "in_progress", time.Minute)
+		follow := b.stream(t, id, 0)
+		time.Sleep(500 * time.Millisecond)
+		code, out := b.do(t, "POST", "/v1/responses/"+id+"/cancel", "")
+		if code != http.StatusOK || out.Status != "cancelled" {
+			t.Fatalf("cancel on b: %d %+v", code, out)
+		}
+		var events []sseEvent
+		for e := range follow {
+			events = append(events, e)
+		}
+		if len(events) == 0 || events[len(events)-1].Type != "[DONE]" {
+			t.Fatalf("b's stream of the cancelled response did not end: %v", events)
+		}
+		// a heard of it and stored what it had made: a beginning of the story.
+		got := a.get(t, id)
+		text := got.text()
+		if got.Status != "cancelled" || text == "" || len(text) >= len(story) || !strings.HasPrefix(story, text) {
+			t.Errorf("after the cancel on b, a stored status %s with text %q; want cancelled with a beginning of the story", got.Status, text)
+		}
+		if strings.Contains(a.logs.String(), "store finished response") {
+			t.Error("a generated on after the cancel and failed to store the end")
+		}
+	})
+
+	t.Run("KilledReplicaFailsByLease", func(t *testing.T) {
+		c := startReplicaWith(t, pgURL, models, lease)
+		id := c.background(t, long, "")
+		a.waitStatus(t, id, "in_progress", time.Minute)
+		follow := b.stream(t, id, 0)
+		<-follow // response.created: b follows it
+		if err := c.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		killed := time.Now()
+		got := a.waitStatus(t, id, "failed", 30*time.Second)
+		took := time.Since(killed)
+		t.Logf("a replica killed with kill -9: its response failed %v later (lease %v)", took.Round(10*time.Millisecond), liveLease)
+		if took > liveLease*4/3+3*time.Second {
+			t.Errorf("the response failed %v after its replica was killed; the bound is %v", took, liveLease*4/3)
+		}
+		if got.Error == nil || !strings.Contains(got.Error.Message, "lease expired") {
+			t.Errorf("error of the response = %+v, want one that says the replica's lease expired", got.Error)
+		}
+		var last []string
+		for e := range follow {
+			last = append(last, e.Type)
+			if len(last) > 2 {
+				last = last[1:]
+			}
+		}
+		if fmt.Sprint(last) != "[response.failed [DONE]]" {
+			t.Errorf("b's stream of it ended with %v, want response.failed and [DONE]", last)
+		}
+	})
+
+	t.Run("RevokedKeyClosesSocketOnAnotherReplica", func(t *testing.T) {
+		out, _, err := runCLI(t, "keys", "create", "--name", "socket", "--database", pgURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := strings.TrimSpace(out)
+		dctx, dcancel := context.WithTimeout(ctx, 30*time.Second)
+		defer dcancel()
+		conn, _, err := websocket.Dial(dctx, "ws"+strings.TrimPrefix(b.base, "http")+"/v1/responses",
+			&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + key}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.CloseNow()
+		time.Sleep(200 * time.Millisecond) // the upgrade has been served
+		if _, _, err := runCLI(t, "keys", "revoke", "socket", "--database", pgURL); err != nil {
+			t.Fatal(err)
+		}
+		revoked := time.Now()
+		_, msg, err := conn.Read(dctx)
+		if err != nil {
+			t.Fatalf("no message on the socket after the revocation: %v", err)
+		}
+		var ev struct {
+			Type  string `json:"type"`
+			Error struct {
+				Code string `json:"code"`
+			} `json:"error"`
+		}
+		json.Unmarshal(msg, &ev)
+		if ev.Type != "error" || ev.Error.Code != "invalid_api_key" {
+			t.Errorf("message after the revocation: %s", msg)
+		}
+		_, _, err = conn.Read(dctx)
+		took := time.Since(revoked)
+		if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+			t.Errorf("socket after the revocation: %v, want a close with 1008", err)
+		}
+		t.Logf("a key revoked by another process: the socket on b closed %v later", took.Round(time.Millisecond))
+		if took > 2*time.Second {
+			t.Errorf("the socket closed %v after the revocation, want about a second", took)
+		}
+	})
+	a.stop(t)
+	b.stop(t)
+}
+
+// liveResponse is what these tests read of a response.
+type liveResponse struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Output []struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"output"`
+	Error *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func (r liveResponse) text() string {
+	var b strings.Builder
+	for _, it := range r.Output {
+		for _, c := range it.Content {
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}
+
+// do sends a request to the replica and decodes the response it answers.
+func (r *replica) do(t *testing.T, method, path, body string) (int, liveResponse) {
+	t.Helper()
+	req, _ := http.NewRequest(method, r.base+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out liveResponse
+	json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// background starts a background response of model on the replica.
+func (r *replica) background(t *testing.T, model, extra string) string {
+	t.Helper()
+	code, out := r.do(t, "POST", "/v1/responses", `{"model":"`+model+`","input":"tell me a story","background":true`+extra+`}`)
+	if code != http.StatusOK || out.ID == "" {
+		t.Fatalf("background response on %s: %d %+v", r.base, code, out)
+	}
+	return out.ID
+}
+
+func (r *replica) get(t *testing.T, id string) liveResponse {
+	t.Helper()
+	code, out := r.do(t, "GET", "/v1/responses/"+id, "")
+	if code != http.StatusOK {
+		t.Fatalf("GET %s on %s: %d", id, r.base, code)
+	}
+	return out
+}
+
+// waitStatus polls the response on the replica until it has status want.
+func (r *replica) waitStatus(t *testing.T, id, want string, within time.Duration) liveResponse {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		got := r.get(t, id)
+		if got.Status == want {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s on %s is %s after %v, want %s", id, r.base, got.Status, within, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sseEvent is one frame of a stream; [DONE] ends it.
+type sseEvent struct {
+	Type  string
+	Seq   int
+	Delta string
+	Data  string
+}
+
+// stream follows GET /v1/responses/{id}?stream=true&starting_after=after on the
+// replica; the channel closes when the stream ends.
+func (r *replica) stream(t *testing.T, id string, after int) <-chan sseEvent {
+	t.Helper()
+	resp, err := http.Get(fmt.Sprintf("%s/v1/responses/%s?stream=true&starting_after=%d", r.base, id, after))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("stream %s on %s: %s", id, r.base, resp.Status)
+	}
+	out := make(chan sseEvent, 1024)
+	go func() {
+		defer close(out)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			if data == "[DONE]" {
+				out <- sseEvent{Type: "[DONE]"}
+				return
+			}
+			var e struct {
+				Type  string `json:"type"`
+				Seq   int    `json:"sequence_number"`
+				Delta string `json:"delta"`
+			}
+			json.Unmarshal([]byte(data), &e)
+			out <- sseEvent{Type: e.Type, Seq: e.Seq, Delta: e.Delta, Data: data}
+		}
+	}()
+	return out
+}
+
+// checkStream checks that events are numbered on from first without a gap and end
+// with terminal, then [DONE].
+func checkStream(t *testing.T, events []sseEvent, first int, terminal string) {
+	t.Helper()
+	n := len(events)
+	if n < 2 || events[n-1].Type != "[DONE]" || events[n-2].Type != terminal {
+		t.Fatalf("the stream does not end with %s and [DONE]: %d events", terminal, n)
+	}
+	for i, e := range events[:n-1] {
+		if e.Seq != first+i {
+			t.Fatalf("event %d (%s) has sequence number %d, want %d", i, e.Type, e.Seq, first+i)
+		}
+	}
+}
+
+// deltas is the text of a stream's output_text deltas.
+func deltas(events []sseEvent) string {
+	var b strings.Builder
+	for _, e := range events {
+		if e.Type == "response.output_text.delta" {
+			b.WriteString(e.Delta)
+		}
+	}
+	return b.String()
+}
