@@ -85,7 +85,11 @@ func (db *DB) listen(ready chan struct{}) {
 		if ctx.Err() != nil {
 			return
 		}
-		db.log("listen for changes", err)
+		// Once per outage: the attempts that follow fail the same way.
+		if !db.listenFailing.Swap(true) {
+			db.log("listen for changes (other replicas' changes are not heard until it works again)", err)
+			wait = 50 * time.Millisecond
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -114,6 +118,9 @@ func (db *DB) listenOn(ctx context.Context, ready chan struct{}) error {
 	defer conn.Close(context.WithoutCancel(ctx))
 	if _, err := conn.Exec(ctx, `LISTEN `+changesChannel); err != nil {
 		return err
+	}
+	if db.listenFailing.Swap(false) {
+		db.logger.Info("database: listening for changes again")
 	}
 	// Whatever was committed before this point was not heard.
 	db.changes.Tell(storage.Change{Kind: storage.ChangesLost})

@@ -41,6 +41,8 @@ type DB struct {
 	changes    storage.Feed
 	listenOnce sync.Once
 	listening  sync.WaitGroup
+	// listenFailing is set while the listening connection is down (logged once).
+	listenFailing atomic.Bool
 	closing    context.Context
 	close      context.CancelFunc
 }
