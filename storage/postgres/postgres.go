@@ -43,8 +43,8 @@ type DB struct {
 	listening  sync.WaitGroup
 	// listenFailing is set while the listening connection is down (logged once).
 	listenFailing atomic.Bool
-	closing    context.Context
-	close      context.CancelFunc
+	closing       context.Context
+	close         context.CancelFunc
 }
 
 var _ storage.Store = (*DB)(nil)
