@@ -247,7 +247,7 @@ type liveResponse struct {
 	Status      string `json:"status"`
 	CreatedAt   int64  `json:"created_at"`
 	CompletedAt int64  `json:"completed_at"`
-	Output []struct {
+	Output      []struct {
 		Content []struct {
 			Text string `json:"text"`
 		} `json:"content"`
