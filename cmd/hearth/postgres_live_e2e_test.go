@@ -61,7 +61,7 @@ func TestServePostgresLive(t *testing.T) {
 	t.Run("ResumeLiveOnAnotherReplica", func(t *testing.T) {
 		start := time.Now()
 		// Cut short by max_output_tokens: a few seconds of generation.
-		id := a.background(t, long, `,"max_output_tokens":100`)
+		id := a.background(t, long, `,"max_output_tokens":40`)
 		b.waitStatus(t, id, "in_progress", time.Minute)
 		live := b.stream(t, id, 1)
 		first := <-live
@@ -147,6 +147,29 @@ func TestServePostgresLive(t *testing.T) {
 		a.waitStatus(t, id, "in_progress", time.Minute)
 		follow := b.stream(t, id, 0)
 		<-follow // response.created: b follows it
+		// A streamed response waiting behind it for c's one slot: queued, its client
+		// on c.
+		resp, err := http.Post(c.base+"/v1/responses", "application/json",
+			strings.NewReader(`{"model":"`+long+`","input":"tell me a story","stream":true}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		var queued struct {
+			Response struct {
+				ID     string `json:"id"`
+				Status string `json:"status"`
+			} `json:"response"`
+		}
+		for queued.Response.ID == "" && sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				json.Unmarshal([]byte(data), &queued)
+			}
+		}
+		if queued.Response.Status != "queued" {
+			t.Fatalf("the streamed response behind it is %q, want queued", queued.Response.Status)
+		}
 		if err := c.cmd.Process.Kill(); err != nil {
 			t.Fatal(err)
 		}
@@ -159,6 +182,9 @@ func TestServePostgresLive(t *testing.T) {
 		}
 		if got.Error == nil || !strings.Contains(got.Error.Message, "lease expired") {
 			t.Errorf("error of the response = %+v, want one that says the replica's lease expired", got.Error)
+		}
+		if st := a.get(t, queued.Response.ID).Status; st != "failed" {
+			t.Errorf("the streamed response queued on c is %s, want failed with the other", st)
 		}
 		var last []string
 		for e := range follow {
