@@ -164,7 +164,7 @@ func (sk *socket) revoke(err error) {
 func (s *Server) followStored(ctx context.Context, owner string, sse *sseWriter, rec *storage.Response, after int) (int, *storage.Response, bool) {
 	wake, stop := s.changes.waitJournal(rec.ID)
 	defer stop()
-	var cancelledAt time.Time
+	var settled <-chan time.Time // nil until it is cancelled
 	for {
 		// The row before the journal: a response read as finished has its whole
 		// journal in the store already (both are written in one transaction).
@@ -185,12 +185,10 @@ func (s *Server) followStored(ctx context.Context, owner string, sse *sseWriter,
 			return after, rec, true
 		case rec.Status == storage.StatusCancelled:
 			// Cancelled, the process running it stores what it made before it
-			// heard: wait a little for that, then end as stored.
-			if cancelledAt.IsZero() {
-				cancelledAt = time.Now()
-			}
-			if time.Since(cancelledAt) > cancelSettle {
-				return after, rec, true
+			// heard: wait a little for that (it may have stopped for good), then
+			// end as stored.
+			if settled == nil {
+				settled = time.After(cancelSettle)
 			}
 		case !rec.Status.InFlight():
 			return after, rec, true
@@ -199,15 +197,8 @@ func (s *Server) followStored(ctx context.Context, owner string, sse *sseWriter,
 		case <-ctx.Done():
 			return after, nil, false
 		case <-wake:
-		case <-time.After(cancelSettle):
-			// Only a cancelled response needs this: its runner may have stopped.
-			if rec.Status != storage.StatusCancelled {
-				select {
-				case <-ctx.Done():
-					return after, nil, false
-				case <-wake:
-				}
-			}
+		case <-settled:
+			return after, rec, true
 		}
 	}
 }

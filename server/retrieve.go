@@ -76,6 +76,8 @@ func (s *Server) getResponse(c *gin.Context) {
 		if sse == nil {
 			sse = newSSEWriter(c.Writer, s.heartbeat, clientDialect(c))
 			defer sse.Close()
+			// It may follow for long: a client that stops reading must not hold it.
+			sse.bound(c.Request.Context(), s.writeTimeout, false)
 		}
 		if after, rec, ok = s.followStored(c.Request.Context(), owner(c), sse, rec, after); !ok {
 			return
