@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -67,12 +66,12 @@ func (db *DB) Watch(fn func(storage.Change)) (stop func()) {
 	return stop
 }
 
-// listenRetry bounds the wait between attempts to listen again; listenProbe is how
-// long the listening connection may stay silent before it is checked.
-const (
-	listenRetry = 2 * time.Second
-	listenProbe = 30 * time.Second
-)
+// listenRetry bounds the wait between attempts to listen again.
+const listenRetry = 2 * time.Second
+
+// listenProbe is how long the listening connection may stay silent before it is
+// checked (a variable for its test).
+var listenProbe = 30 * time.Second
 
 // listen holds the LISTEN connection until the store closes.
 func (db *DB) listen(ready chan struct{}) {
@@ -130,6 +129,7 @@ func (db *DB) listenOn(ctx context.Context, ready chan struct{}) error {
 	for {
 		wctx, cancel := context.WithTimeout(ctx, listenProbe)
 		n, err := conn.WaitForNotification(wctx)
+		silent := wctx.Err() != nil
 		cancel()
 		switch {
 		case err == nil:
@@ -139,7 +139,7 @@ func (db *DB) listenOn(ctx context.Context, ready chan struct{}) error {
 			continue
 		case ctx.Err() != nil:
 			return nil
-		case errors.Is(err, context.DeadlineExceeded) && !conn.IsClosed():
+		case silent && !conn.IsClosed():
 			// Silent for a while: make sure the connection still carries something.
 			pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			err = conn.Ping(pctx)

@@ -65,6 +65,34 @@ func TestChangesAcrossReplicas(t *testing.T) {
 	heard.expect(t, "key created on a", storage.Change{Kind: storage.KeysChanged}, 5*time.Second)
 }
 
+// A listening connection silent past listenProbe is checked and kept: no ChangesLost,
+// and changes are still heard.
+func TestListenProbe(t *testing.T) {
+	probe := listenProbe
+	listenProbe = 100 * time.Millisecond
+	// Put back once the stores below are closed (cleanups run last first).
+	t.Cleanup(func() { listenProbe = probe })
+	dbs := openReplicas(t, 2)
+	a, b := dbs[0], dbs[1]
+	heard := listen(t, b)
+	time.Sleep(600 * time.Millisecond) // several probes
+	if _, _, err := a.CreateKey(context.Background(), "carol"); err != nil {
+		t.Fatal(err)
+	}
+	heard.expect(t, "after a silence", storage.Change{Kind: storage.KeysChanged}, 5*time.Second)
+	lost := 0
+	for len(heard) > 0 {
+		if c := <-heard; c.Kind == storage.ChangesLost {
+			lost++
+		}
+	}
+	// The first listen tells one (consumed by expect or counted here); a probe that
+	// broke the connection would tell another.
+	if lost > 1 {
+		t.Errorf("%d ChangesLost over a silence: the probe broke the connection", lost)
+	}
+}
+
 // The listening connection breaks when the database restarts: once it is back, the
 // store listens again, tells ChangesLost (what was committed meanwhile was not heard)
 // and then hears changes as before.
