@@ -25,7 +25,7 @@ import (
 
 // DB is a hearth database on PostgreSQL. It is safe for concurrent use.
 type DB struct {
-	pool    *pgxpool.Pool
+	pool    conns // every error through classify (unavailable.go)
 	replica string
 	// unknownEpoch numbers the ChainEpoch answers given while the database could not
 	// be read (see ChainEpoch).
@@ -77,7 +77,7 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 			replica = "hearth"
 		}
 	}
-	return &DB{pool: pool, replica: replica}, nil
+	return &DB{pool: conns{pool}, replica: replica}, nil
 }
 
 // Close closes the connections. In-flight rows stay as they are.
