@@ -370,3 +370,19 @@ func (c *Cluster) stopServer() {
 		<-c.exited
 	}
 }
+
+// Exec runs SQL statements on the database at dbURL, one after another, for a test that
+// arranges a database's state (roles, rows) without importing the driver itself.
+func Exec(ctx context.Context, dbURL string, statements ...string) error {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	for _, q := range statements {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
