@@ -33,10 +33,17 @@ type replica struct {
 // data and models directory of its own, and waits until it is healthy.
 func startReplica(t *testing.T, pgURL string) *replica {
 	t.Helper()
-	r := &replica{dir: t.TempDir(), exited: make(chan error, 1), logs: &strings.Builder{}}
+	return startHearthIn(t, t.TempDir(), pgURL)
+}
+
+// startHearthIn is startReplica in directory dir (its data and models under it), on
+// the database --database names ("": hearth.db in its --data).
+func startHearthIn(t *testing.T, dir, database string) *replica {
+	t.Helper()
+	r := &replica{dir: dir, exited: make(chan error, 1), logs: &strings.Builder{}}
 	addr := freeAddr(t)
 	r.base = "http://" + addr
-	r.cmd = exec.Command(os.Args[0], "serve", "--addr", addr, "--database", pgURL)
+	r.cmd = exec.Command(os.Args[0], "serve", "--addr", addr, "--database", database)
 	r.cmd.Env = append(os.Environ(), runMainEnv+"=1",
 		"OLLAMA_MODELS="+filepath.Join(r.dir, "models"), "HEARTH_DATA="+filepath.Join(r.dir, "data"))
 	r.cmd.Env = slicesWithout(r.cmd.Env, "OLLAMA_HOST=")

@@ -143,6 +143,11 @@ func (t tx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 
 func (t tx) Commit(ctx context.Context) error { return classify(t.Tx.Commit(ctx)) }
 
+func (t tx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	n, err := t.Tx.CopyFrom(ctx, table, columns, src)
+	return n, classify(err)
+}
+
 type rows struct{ pgx.Rows }
 
 func (r rows) Err() error { return classify(r.Rows.Err()) }
