@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ollama/ollama/api"
 
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
@@ -54,11 +51,7 @@ func TestDBCopyE2E(t *testing.T) {
 		return resp.StatusCode
 	}
 	createModel := func(r *replica) {
-		u, _ := url.Parse(r.base)
-		hc := &http.Client{Transport: bearer{key: key, next: http.DefaultTransport}}
-		if _, err := scriptmodel.Create(ctx, api.NewClient(u, hc), scriptmodel.PlainModel, scriptmodel.Catalog()[scriptmodel.PlainModel]); err != nil {
-			t.Fatal(err)
-		}
+		createPlainModel(ctx, t, r.base, &http.Client{Transport: bearer{key: key, next: http.DefaultTransport}})
 	}
 	turn := func(r *replica, input, prev string) pgResponse {
 		t.Helper()

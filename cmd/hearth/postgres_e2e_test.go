@@ -219,3 +219,15 @@ func TestServePostgres(t *testing.T) {
 	a.stop(t)
 	b.stop(t)
 }
+
+// createPlainModel creates the plain script model on the hearth at base through hc
+// (which carries a key where the hearth needs one).
+func createPlainModel(ctx context.Context, t *testing.T, base string, hc *http.Client) *scriptmodel.Model {
+	t.Helper()
+	u, _ := url.Parse(base)
+	m, err := scriptmodel.Create(ctx, api.NewClient(u, hc), scriptmodel.PlainModel, scriptmodel.Catalog()[scriptmodel.PlainModel])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
