@@ -21,7 +21,20 @@ import (
 //
 //	go test ./server -run '^$' -bench 'ResponseOverhead(Postgres)?$' -benchtime 200x
 func BenchmarkResponseOverheadPostgres(b *testing.B) {
-	c := pgtest.Own(b)
+	benchmarkResponseOverheadOn(b, pgtest.Own(b))
+}
+
+// BenchmarkResponseOverheadPostgresDurable is BenchmarkResponseOverheadPostgres on a
+// cluster with PostgreSQL's durable defaults (fsync, synchronous commit, full-page
+// writes), so that every commit waits for the disk as SQLite's (synchronous=FULL) do:
+// the fair race with BenchmarkResponseOverhead,
+//
+//	go test ./server -run '^$' -bench 'ResponseOverhead(PostgresDurable)?$' -benchtime 200x
+func BenchmarkResponseOverheadPostgresDurable(b *testing.B) {
+	benchmarkResponseOverheadOn(b, pgtest.OwnDurable(b))
+}
+
+func benchmarkResponseOverheadOn(b *testing.B, c *pgtest.Cluster) {
 	benchmarkResponseOverhead(b, func(tb testing.TB) http.Handler {
 		u, err := c.CreateDatabase(context.Background())
 		if err != nil {
