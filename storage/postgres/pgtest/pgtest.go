@@ -408,3 +408,25 @@ func Exec(ctx context.Context, dbURL string, statements ...string) error {
 	}
 	return nil
 }
+
+// ServerPID is the process id of a cluster's postmaster (0 for a server not started
+// here): a benchmark adds up the CPU time of it and its children, PostgreSQL's own work.
+func (c *Cluster) ServerPID() int {
+	if !c.owned || c.server == nil || c.server.Process == nil {
+		return 0
+	}
+	return c.server.Process.Pid
+}
+
+// QueryInt runs a query that returns one integer on the database at dbURL, for a test
+// or benchmark that reads the server's statistics without importing the driver.
+func QueryInt(ctx context.Context, dbURL, query string) (int64, error) {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var n int64
+	err = conn.QueryRow(ctx, query).Scan(&n)
+	return n, err
+}
