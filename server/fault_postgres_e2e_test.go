@@ -63,7 +63,7 @@ func wantUnavailable(t *testing.T, what string, resp *http.Response, b []byte) {
 // storage_unavailable with Retry-After and /healthz says the database is unavailable;
 // once it is back, the same hearth serves again without a restart, what was stored
 // before is intact, the response that failed is stored as failed (what its client was
-// told), and a chain goes on.
+// told), and a chain goes on, over HTTP and over a WebSocket opened before it all.
 func TestDatabaseDownE2E(t *testing.T) {
 	c := pgtest.Own(t) // taking the database down must disturb no other test
 	if !c.Owned() {
@@ -89,6 +89,9 @@ func TestDatabaseDownE2E(t *testing.T) {
 	if st, h := storeHealthOf(t, srv); st != http.StatusOK || !h.OK || h.State != "ok" {
 		t.Fatalf("health with the database up: %d %+v", st, h)
 	}
+
+	// A WebSocket open before the database stops stays open through it.
+	ws := dialWS(t, srv, nil)
 
 	// A stream is under way when the database stops. The bench model generates at the
 	// pace of a small real model: its 24 tokens take seconds, the stop a fraction of one.
@@ -151,6 +154,11 @@ func TestDatabaseDownE2E(t *testing.T) {
 	n, _ := g.Body.Read(gb)
 	g.Body.Close()
 	wantUnavailable(t, "a GET", g, gb[:n])
+	ws.send(wsCreate(scriptmodel.PlainModel, `"input":"database is down"`), true)
+	if tr := ws.turn(); tr.err == nil || tr.err.Status != http.StatusServiceUnavailable ||
+		tr.err.Error.Code != server.CodeStorageUnavailable || tr.err.Error.Headers["retry-after"] == "" {
+		t.Errorf("WebSocket create while the database is down: %+v; want a 503 %s error with retry-after", tr.err, server.CodeStorageUnavailable)
+	}
 	if st, h := storeHealthOf(t, srv); st != http.StatusServiceUnavailable || h.OK || h.State != "unavailable" {
 		t.Errorf("health with the database down: %d %+v; want 503, database not ok, state unavailable", st, h)
 	}
@@ -189,5 +197,9 @@ func TestDatabaseDownE2E(t *testing.T) {
 	}
 	if got := getStored(t, srv, after.ID); got.Status != hearth.StatusCompleted {
 		t.Errorf("continuation stored as %s", got.Status)
+	}
+	ws.send(wsCreate(scriptmodel.PlainModel, `"input":"the database is back","previous_response_id":"`+before.ID+`"`), true)
+	if tr := ws.turn(); tr.err != nil || tr.final == nil || tr.final.Status != hearth.StatusCompleted {
+		t.Errorf("the WebSocket opened before the database stopped, after it is back: %+v", tr.err)
 	}
 }
