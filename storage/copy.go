@@ -7,10 +7,10 @@ import (
 )
 
 // CopyTable is one table of records as `hearth db copy` moves it from one store to
-// another: its name and the columns both stores' schemas have. Each store reads and
-// writes rows of these columns as Go values (string, int64, bool, []byte, nil for
-// NULL); what one store's schema adds of its own (PostgreSQL's replica and sequence
-// columns, its chain epoch) the target fills in itself.
+// another: its name and the columns both stores' schemas have. The source hands over
+// rows of these columns as Go values (string, int64, []byte, nil for NULL), and the
+// target converts what its own types want; what its schema adds of its own
+// (PostgreSQL's replica and sequence columns, its chain epoch) it fills in itself.
 type CopyTable struct {
 	Name    string
 	Columns []string
