@@ -21,9 +21,24 @@ import (
 //
 //	go test ./server -run '^$' -bench 'ResponseOverhead(Postgres)?$' -benchtime 200x
 func BenchmarkResponseOverheadPostgres(b *testing.B) {
-	c := pgtest.Own(b)
+	benchmarkResponseOverheadOn(b, pgtest.Own(b))
+}
+
+// BenchmarkResponseOverheadPostgresDurable is BenchmarkResponseOverheadPostgres on a
+// cluster with PostgreSQL's durable defaults (fsync, synchronous commit, full-page
+// writes), so that every commit waits for the disk as SQLite's (synchronous=FULL) do:
+// the fair race with BenchmarkResponseOverhead,
+//
+//	go test ./server -run '^$' -bench 'ResponseOverhead(PostgresDurable)?$' -benchtime 200x
+func BenchmarkResponseOverheadPostgresDurable(b *testing.B) {
+	benchmarkResponseOverheadOn(b, pgtest.OwnDurable(b))
+}
+
+func benchmarkResponseOverheadOn(b *testing.B, c *pgtest.Cluster) {
+	var u string
 	benchmarkResponseOverhead(b, func(tb testing.TB) http.Handler {
-		u, err := c.CreateDatabase(context.Background())
+		var err error
+		u, err = c.CreateDatabase(context.Background())
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -41,5 +56,25 @@ func BenchmarkResponseOverheadPostgres(b *testing.B) {
 			Runtime: target, Engine: engine.New(ollama.Seam(fakeRuntime{}), engine.DefaultFormats(), log),
 			Database: db, Logger: log,
 		})
-	})
+	}, pgCounts(&u))
+}
+
+// pgCounts reports the write transactions per response in the database at *url
+// (write-xacts/op: each takes a transaction id, so the next id counts them exactly,
+// the reads in between taking none). On a durable cluster each one waits for a WAL
+// flush at its commit, which is where a durable PostgreSQL's time goes.
+func pgCounts(url *string) func(*testing.B) func() {
+	read := func(b *testing.B) int64 {
+		n, err := pgtest.QueryInt(context.Background(), *url, `SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return n
+	}
+	return func(b *testing.B) func() {
+		x0 := read(b)
+		return func() {
+			b.ReportMetric(float64(read(b)-x0)/float64(b.N), "write-xacts/op")
+		}
+	}
 }

@@ -348,7 +348,10 @@ func (s *Server) healthz(c *gin.Context) {
 	s.health.describe(rt)
 	body := gin.H{"runtime": rt, "runtimes": s.runtimeStates()}
 	if s.db != nil {
-		body["database"] = check(s.db.Ping)
+		var pingErr error
+		db := check(func(ctx context.Context) error { pingErr = s.db.Ping(ctx); return pingErr })
+		db["state"] = storeState(pingErr)
+		body["database"] = db
 	}
 	body["status"] = "ok"
 	if status != http.StatusOK {

@@ -481,6 +481,9 @@ func (sk *socket) sendError(err error, retryAfter string) {
 	if he.Param != "" {
 		v.Param = &he.Param
 	}
+	if retryAfter == "" {
+		retryAfter = errorRetryAfter(he)
+	}
 	if retryAfter != "" {
 		v.Headers = map[string]string{"retry-after": retryAfter}
 	}

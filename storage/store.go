@@ -18,8 +18,8 @@ import (
 // Every method is safe for concurrent use. Errors wrap the sentinels of this package
 // (ErrNotFound, ErrExists, ErrFinished, ErrInvalidCursor, ErrConversationNotFound,
 // ErrItemNotFound, ErrDuplicateItem, ErrKeyNotFound, ErrKeyExists, ErrFull,
-// ErrCorrupt), which the server maps to API errors with errors.Is. Everything owned is
-// scoped by owner (OwnerOf of the API key): another owner's record is ErrNotFound,
+// ErrCorrupt, ErrUnavailable), which the server maps to API errors with errors.Is.
+// Everything owned is scoped by owner (OwnerOf of the API key): another owner's record is ErrNotFound,
 // indistinguishable from a missing one.
 
 // Responses stores responses and their input and output items, through their
@@ -152,7 +152,7 @@ type Console interface {
 }
 
 // Health reports whether the store can serve, for /healthz: nil, or an error that may
-// wrap ErrFull or ErrCorrupt and says what the operator should do.
+// wrap ErrFull, ErrCorrupt or ErrUnavailable and says what the operator should do.
 type Health interface {
 	Ping(ctx context.Context) error
 }

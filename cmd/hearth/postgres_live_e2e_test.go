@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/ollama/ollama/api"
 
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
@@ -45,17 +43,13 @@ func TestServePostgresLive(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	u, _ := url.Parse(a.base)
 	long := testenv.BenchName(scriptmodel.LongModel)
 	// A small bench variant: it loads in a moment and writes its story in seconds.
 	spec, err := scriptmodel.BenchSized(scriptmodel.Catalog()[scriptmodel.LongModel], 4, 1024)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := scriptmodel.Create(ctx, api.NewClient(u, http.DefaultClient), long, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := createModel(ctx, t, a.base, http.DefaultClient, long, spec)
 	story := m.Text(scriptmodel.EntryAssistant)
 
 	t.Run("ResumeLiveOnAnotherReplica", func(t *testing.T) {

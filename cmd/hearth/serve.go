@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -20,7 +19,6 @@ import (
 	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/internal/cpubuild"
-	"hearth/internal/seal"
 	"hearth/mcp"
 	"hearth/server"
 	"hearth/storage"
@@ -257,14 +255,11 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 
 	// The key of encrypted reasoning and compaction items: kept with the database, so
-	// the blobs stateless clients (Codex) hold stay valid across restarts.
-	keyPath := filepath.Join(o.dataDir, seal.FileName)
-	sealKey, created, err := seal.LoadOrCreate(keyPath)
+	// the blobs stateless clients (Codex) hold stay valid across restarts (and, on
+	// PostgreSQL, across replicas).
+	sealKey, err := loadSealKey(ctx, db, o.dataDir, log)
 	if err != nil {
-		return fmt.Errorf("encrypted content key: %w", err)
-	}
-	if created {
-		log.Info("created the key for encrypted content", "path", keyPath)
+		return err
 	}
 
 	// Keys created with `hearth keys create` count as keys for exposure.

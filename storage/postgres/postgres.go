@@ -27,7 +27,7 @@ import (
 
 // DB is a hearth database on PostgreSQL. It is safe for concurrent use.
 type DB struct {
-	pool    *pgxpool.Pool
+	pool    conns // every error through classify (unavailable.go)
 	replica string
 	// unknownEpoch numbers the ChainEpoch answers given while the database could not
 	// be read (see ChainEpoch).
@@ -100,7 +100,7 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 		logger = slog.Default()
 	}
 	closing, closeFn := context.WithCancel(context.Background())
-	return &DB{pool: pool, replica: replica, logger: logger,
+	return &DB{pool: conns{pool}, replica: replica, logger: logger,
 		connConfig: cfg.ConnConfig.Copy(), closing: closing, close: closeFn}, nil
 }
 
