@@ -64,6 +64,9 @@ var suite = []struct {
 	{"conversations", tests(
 		"Conversations", testConversations,
 	)},
+	{"files", tests(
+		"Files", testFiles,
+	)},
 	{"keys", tests(
 		"KeyLifecycle", testKeyLifecycle,
 		"KeyRoles", testKeyRoles,
