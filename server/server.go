@@ -281,6 +281,7 @@ func New(cfg Config) *Server {
 	authed.GET("/v1/responses/:id/input_items", s.listInputItems)
 	authed.POST("/v1/responses/:id/cancel", s.cancelResponse)
 	s.conversationRoutes(authed)
+	s.fileRoutes(authed)
 	authed.GET("/v1/models", s.listModels)
 	authed.GET("/v1/models/*model", s.getModel)
 	// Ollama's own API, and its OpenAI-compatible endpoints hearth does not serve
@@ -307,9 +308,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.Se
 // limitBody bounds what a handler can read of the request body.
 func (s *Server) limitBody(c *gin.Context) {
 	// The runtime passthrough is exempt: model blobs are gigabytes.
-	if c.Request.Body != nil && !strings.HasPrefix(c.Request.URL.Path, "/api/") {
-		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.maxBody)
+	if c.Request.Body == nil || strings.HasPrefix(c.Request.URL.Path, "/api/") {
+		return
 	}
+	limit := s.maxBody
+	if c.Request.URL.Path == filesPath && c.Request.Method == http.MethodPost {
+		// An upload is bounded by --max-file-bytes instead (files.go).
+		if limit = s.uploadBodyLimit(); limit < 0 {
+			return
+		}
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 }
 
 // requestTimeout bounds a request's context by Limits.RequestTimeout.

@@ -3,7 +3,7 @@ package server
 import "hearth/storage"
 
 // Store is what the server needs of the store: responses and their chains, journals,
-// conversations, key lookups for authentication, the console's reads, and a health
+// conversations, files, key lookups for authentication, the console's reads, and a health
 // check. storage.Store has all of it (storage/sqlite is one; cmd/hearth picks which);
 // key management and startup recovery are cmd/hearth's, not the server's.
 type Store interface {
@@ -11,6 +11,7 @@ type Store interface {
 	storage.Chains
 	storage.Journal
 	storage.Conversations
+	storage.Files
 	storage.KeyLookup
 	storage.Console
 	storage.Health
