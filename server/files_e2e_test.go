@@ -152,7 +152,9 @@ func TestFilesAPIE2E(t *testing.T) {
 
 	// Bad uploads, each a clear error naming the field.
 	purpose := uploadPart{name: "purpose", content: []byte("assistants")}
-	file := func(name string, content []byte) uploadPart { return uploadPart{name: "file", filename: name, content: content} }
+	file := func(name string, content []byte) uploadPart {
+		return uploadPart{name: "file", filename: name, content: content}
+	}
 	for _, tc := range []struct {
 		name        string
 		parts       []uploadPart
