@@ -1,6 +1,7 @@
 package hearth
 
 import (
+	"encoding/base64"
 	"fmt"
 	"slices"
 	"strings"
@@ -72,4 +73,53 @@ func capString(s string, n int) string {
 		i--
 	}
 	return s[:i] + "…"
+}
+
+// textDataPrefix starts the file_data of an input_file whose text hearth has read:
+// the server replaces a file (by id, by data) with its text in this form before the
+// response runs and is stored, so a chain that continues from it later needs neither
+// the file nor its reading again.
+const textDataPrefix = "data:text/plain;charset=utf-8;base64,"
+
+// FileTextPart is the input_file part that stands for a file whose text is text: the
+// file id it came from (if any), its name, and the text as a text/plain data URL.
+func FileTextPart(fileID, filename, text string) ContentPart {
+	return ContentPart{Type: PartInputFile, FileID: fileID, Filename: filename,
+		FileData: textDataPrefix + base64.StdEncoding.EncodeToString([]byte(text))}
+}
+
+// FileText returns the text of an input_file part in FileTextPart's form; ok is false
+// for any other part.
+func (p ContentPart) FileText() (text string, ok bool) {
+	if p.Type != PartInputFile {
+		return "", false
+	}
+	enc, ok := strings.CutPrefix(p.FileData, textDataPrefix)
+	if !ok {
+		return "", false
+	}
+	b, err := base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// ParseDataURL splits a base64 data URL (data:<media type>[;params];base64,<data>)
+// into its media type and bytes; ok is false when s is not one.
+func ParseDataURL(s string) (mediaType string, data []byte, ok bool, err error) {
+	rest, isData := strings.CutPrefix(s, "data:")
+	if !isData {
+		return "", nil, false, nil
+	}
+	meta, enc, found := strings.Cut(rest, ",")
+	if !found || !strings.HasSuffix(meta, ";base64") {
+		return "", nil, true, fmt.Errorf("a data URL must be base64 (data:<media type>;base64,<data>)")
+	}
+	mediaType, _, _ = strings.Cut(strings.TrimSuffix(meta, ";base64"), ";")
+	data, err = base64.StdEncoding.DecodeString(enc)
+	if err != nil {
+		return "", nil, true, fmt.Errorf("its base64 is malformed: %v", err)
+	}
+	return mediaType, data, true, nil
 }
