@@ -282,13 +282,15 @@ func New(cfg Config) *Server {
 	authed.POST("/v1/responses/:id/cancel", s.cancelResponse)
 	s.conversationRoutes(authed)
 	s.fileRoutes(authed)
+	authed.POST("/v1/embeddings", s.requestTimeout, s.createEmbeddings)
 	authed.GET("/v1/models", s.listModels)
 	authed.GET("/v1/models/*model", s.getModel)
 	// Ollama's own API, and its OpenAI-compatible endpoints hearth does not serve
 	// itself, pass through so ollama clients (`OLLAMA_HOST=<hearth> ollama list`) work.
 	if s.proxy != nil {
 		authed.Any("/api/*path", s.passthroughAccess, s.admitPassthrough, s.passthrough)
-		for _, p := range []string{"/v1/chat/completions", "/v1/completions", "/v1/embeddings"} {
+		// hearth answers /v1/embeddings itself (embeddings.go).
+		for _, p := range []string{"/v1/chat/completions", "/v1/completions"} {
 			authed.POST(p, s.passthroughAccess, s.admitPassthrough, s.passthrough)
 		}
 	}
