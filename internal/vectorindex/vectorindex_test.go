@@ -130,13 +130,14 @@ func BenchmarkSearch(b *testing.B) {
 				x.Add(id, randomVector(r, 768))
 			}
 			q := randomVector(r, 768)
-			b.ReportMetric(float64(x.Bytes())/(1<<20), "MiB")
 			b.ResetTimer()
 			for range b.N {
 				if _, err := x.Search(q, 10, -1, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
+			// After the loop: ResetTimer clears reported metrics.
+			b.ReportMetric(float64(x.Bytes())/(1<<20), "MiB")
 		})
 	}
 }
