@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"hearth/engine/ollama/testenv"
+	"hearth/scriptmodel"
 	"hearth/server"
 )
 
@@ -121,4 +122,39 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestEmbedModelE2E: the script embedding model runs on the runtime's own engine (BERT,
+// mean pooling) and gives exactly the vectors scriptmodel.Embedder computes, so texts
+// sharing words are close and search results in tests are exact.
+func TestEmbedModelE2E(t *testing.T) {
+	srv, _, _ := lanHearth(t, server.Config{})
+	e := testenv.Embedder(t)
+	texts := []string{"The kettle ships on Tuesday.", "New hires get 25 days of leave.", "kettle"}
+	body, _ := json.Marshal(map[string]any{"model": scriptmodel.EmbedModel, "input": texts})
+	var list embeddingList
+	convDo(t, srv, "", "POST", "/v1/embeddings", string(body), &list)
+	if len(list.Data) != len(texts) {
+		t.Fatalf("%d vectors for %d texts", len(list.Data), len(texts))
+	}
+	vs := make([][]float32, len(texts))
+	for i, d := range list.Data {
+		json.Unmarshal(d.Embedding, &vs[i])
+		if len(vs[i]) != e.Width() || !closeTo(vs[i], e.Embed(texts[i])) {
+			t.Errorf("%q: the runtime's vector (%d dims) differs from Embedder.Embed (%d)", texts[i], len(vs[i]), e.Width())
+		}
+	}
+	// "The kettle ships on Tuesday." is 6 tokens: five words and the full stop.
+	if want := 6 + len(e.Tokenize(texts[1])) + 1; list.Usage.PromptTokens != want {
+		t.Errorf("usage %d tokens, want %d", list.Usage.PromptTokens, want)
+	}
+	cos := func(a, b []float32) (s float32) {
+		for i := range a {
+			s += a[i] * b[i]
+		}
+		return s
+	}
+	if near, far := cos(vs[2], vs[0]), cos(vs[2], vs[1]); !(near > far) {
+		t.Errorf("'kettle' is as close to the leave policy (%v) as to the kettle's shipping (%v)", far, near)
+	}
 }
