@@ -21,8 +21,11 @@ import (
 // as stored, whether or not the file still exists.
 
 // resolveFiles reads the files of items (the request's input, or items added to a
-// conversation: path names them in errors).
+// conversation: path names them in errors). The files of one request together may
+// hold at most filesPerRequest bytes: a file id costs a request nothing to repeat, and
+// a thousand references to one large upload would otherwise each be read and kept.
 func (s *Server) resolveFiles(ctx context.Context, owner string, items []hearth.Item, path string) error {
+	left := s.filesPerRequest()
 	for i := range items {
 		parts, field := items[i].Content, "content"
 		if items[i].Output.Parts != nil {
@@ -36,9 +39,9 @@ func (s *Server) resolveFiles(ctx context.Context, owner string, items []hearth.
 				if _, read := p.FileText(); read {
 					continue // read before: a stored item sent back, or a replay
 				}
-				parts[j], err = s.readInputFile(ctx, owner, p, at)
+				parts[j], err = s.readInputFile(ctx, owner, p, at, &left)
 			case p.Type == hearth.PartInputImage && p.ImageURL == "" && p.FileID != "":
-				parts[j], err = s.readImageFile(ctx, owner, p, at)
+				parts[j], err = s.readImageFile(ctx, owner, p, at, &left)
 			}
 			if err != nil {
 				return err
@@ -48,9 +51,31 @@ func (s *Server) resolveFiles(ctx context.Context, owner string, items []hearth.
 	return nil
 }
 
-// fileBytes fetches a part's file: by id from the store, or its file_data (a data URL,
-// or bare base64 with a filename). It returns the name and declared media type too.
-func (s *Server) fileBytes(ctx context.Context, owner string, p hearth.ContentPart, at string) (name, declared string, data []byte, err error) {
+// filesPerRequest bounds the bytes of all the files one request reads: a request body's
+// bound, or one file's when that is larger (-1: no bound).
+func (s *Server) filesPerRequest() int64 {
+	if s.limits.MaxFileBytes < 0 {
+		return -1
+	}
+	return max(s.maxBody, s.limits.MaxFileBytes)
+}
+
+// fileBytes is readFileBytes counted against the request's files budget (left).
+func (s *Server) fileBytes(ctx context.Context, owner string, p hearth.ContentPart, at string, left *int64) (string, string, []byte, error) {
+	name, declared, data, err := s.readFileBytes(ctx, owner, p, at)
+	if err == nil && *left >= 0 {
+		if *left -= int64(len(data)); *left < 0 {
+			return "", "", nil, &hearth.Error{Status: http.StatusRequestEntityTooLarge, Type: hearth.ErrTypeInvalidRequest,
+				Code: "files_too_large", Param: at,
+				Message: fmt.Sprintf("The files of this request hold more than %d bytes together, at '%s'; send fewer or smaller files.", s.filesPerRequest(), at)}
+		}
+	}
+	return name, declared, data, err
+}
+
+// readFileBytes fetches a part's file: by id from the store, or its file_data (a data
+// URL, or bare base64 with a filename). It returns the name and declared media type too.
+func (s *Server) readFileBytes(ctx context.Context, owner string, p hearth.ContentPart, at string) (name, declared string, data []byte, err error) {
 	name = p.Filename
 	switch {
 	case p.FileID != "":
@@ -107,8 +132,8 @@ func fileDataTooLarge(param string, max int64) error {
 }
 
 // readInputFile reads an input_file part into the part the model sees.
-func (s *Server) readInputFile(ctx context.Context, owner string, p hearth.ContentPart, at string) (hearth.ContentPart, error) {
-	name, declared, data, err := s.fileBytes(ctx, owner, p, at)
+func (s *Server) readInputFile(ctx context.Context, owner string, p hearth.ContentPart, at string, left *int64) (hearth.ContentPart, error) {
+	name, declared, data, err := s.fileBytes(ctx, owner, p, at, left)
 	if err != nil {
 		return p, err
 	}
@@ -123,8 +148,8 @@ func (s *Server) readInputFile(ctx context.Context, owner string, p hearth.Conte
 }
 
 // readImageFile gives an input_image by file_id its file's bytes.
-func (s *Server) readImageFile(ctx context.Context, owner string, p hearth.ContentPart, at string) (hearth.ContentPart, error) {
-	name, _, data, err := s.fileBytes(ctx, owner, hearth.ContentPart{FileID: p.FileID}, at)
+func (s *Server) readImageFile(ctx context.Context, owner string, p hearth.ContentPart, at string, left *int64) (hearth.ContentPart, error) {
+	name, _, data, err := s.fileBytes(ctx, owner, hearth.ContentPart{FileID: p.FileID}, at, left)
 	if err != nil {
 		return p, err
 	}

@@ -76,7 +76,7 @@ func onePrompt(user string) string {
 // the file was deleted replays the text as it was, and every bad file is a clear 400
 // naming the part.
 func TestInputFileE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{Limits: server.Limits{MaxFileBytes: 64 << 10}})
+	srv, _, db := lanHearth(t, server.Config{MaxBodyBytes: 256 << 10, Limits: server.Limits{MaxFileBytes: 64 << 10}})
 	m := testenv.Model(t, plain)
 	reply := m.Text(scriptmodel.EntryAssistant)
 	const question = "What ships on Tuesday?"
@@ -161,6 +161,20 @@ func TestInputFileE2E(t *testing.T) {
 	if gotCode, gotParam := errCode(b); code != http.StatusBadRequest || gotCode != hearth.CodeContextLengthExceeded ||
 		gotParam != "input[0].content[1]" || !strings.Contains(string(b), "long.txt") {
 		t.Errorf("file too long for the window: %d %s", code, b)
+	}
+
+	// One upload referenced again and again: the files of one request are bounded
+	// together (here by --max-body-bytes, 256 KiB), the part that passes it named.
+	many := `{"role":"user","content":[`
+	for k := range 5 {
+		if k > 0 {
+			many += ","
+		}
+		many += `{"type":"input_file","file_id":"` + long.ID + `"}`
+	}
+	code, _, b = call(t, nil, "POST", srv.URL+"/v1/responses", "", reqBody(plain, false, `"input":[`+many+`]}]`))
+	if gotCode, gotParam := errCode(b); code != http.StatusRequestEntityTooLarge || gotCode != "files_too_large" || gotParam != "input[0].content[4]" {
+		t.Errorf("one file five times: %d %s", code, b)
 	}
 }
 
