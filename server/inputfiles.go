@@ -5,14 +5,20 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
+	"path"
+	"time"
 
 	"hearth"
 	"hearth/internal/filetext"
+	"hearth/internal/urlpolicy"
 	"hearth/storage"
 )
 
-// Files in a request: each input_file part (by file_id or file_data) is read into what
+// Files in a request: each input_file part (by file_id, file_data, or a file_url the
+// operator allows) is read into what
 // the model sees before the response runs (internal/filetext), and an input_image by
 // file_id gets its file's bytes. The parts are replaced in place, so what is stored
 // with the response is what the model saw: an input_file keeps its file_id and
@@ -120,8 +126,7 @@ func (s *Server) readFileBytes(ctx context.Context, owner string, p hearth.Conte
 		}
 		return name, mediaType, b, nil
 	case p.FileURL != "":
-		return "", "", nil, hearth.InvalidRequest(at+".file_url", "unsupported_content",
-			fmt.Sprintf("Invalid '%s.file_url': hearth does not fetch files from URLs; upload the file (POST /v1/files) and send its file_id, or send its bytes in file_data.", at))
+		return s.fetchFile(ctx, p, at+".file_url")
 	}
 	return "", "", nil, hearth.InvalidRequest(at+".file_data", hearth.CodeMissingRequiredParameter, "An input_file needs a file_id or file_data.")
 }
@@ -219,4 +224,51 @@ func fileTooLong(err error, input []hearth.Item) error {
 	out.Message = fmt.Sprintf("The file '%s' in '%s' (%d bytes of text) does not fit the model's context window. %s",
 		capText(name, 200), best, bestLen, he.Message)
 	return &out
+}
+
+// fileURLTimeout bounds the fetch of one file_url.
+const fileURLTimeout = 60 * time.Second
+
+// fetchFile fetches a file_url the operator allows (--file-allow-url, with the rules of
+// MCP server URLs: internal/urlpolicy), bounded by --max-file-bytes.
+func (s *Server) fetchFile(ctx context.Context, p hearth.ContentPart, param string) (name, declared string, data []byte, err error) {
+	if err := s.fileURLs.Check(p.FileURL, "file_url"); err != nil {
+		msg := err.Error()
+		if errors.Is(err, urlpolicy.ErrNoneAllowed) {
+			msg = "hearth fetches no file_url unless its operator allows it (--file-allow-url); upload the file (POST /v1/files) and send its file_id, or send its bytes in file_data"
+		}
+		return "", "", nil, hearth.InvalidRequest(param, "file_url_not_allowed", fmt.Sprintf("Invalid '%s': %s.", param, msg))
+	}
+	u, _ := url.Parse(p.FileURL) // Check parsed it
+	client := urlpolicy.Client(urlpolicy.IsLocal(u.Hostname()), "--file-allow-url")
+	ctx, cancel := context.WithTimeout(ctx, fileURLTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.FileURL, nil)
+	if err != nil {
+		return "", "", nil, hearth.InvalidRequest(param, hearth.CodeInvalidValue, fmt.Sprintf("Invalid '%s': %v.", param, err))
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", "", nil, hearth.InvalidRequest(param, "file_url_unreachable", fmt.Sprintf("Could not fetch '%s': %v.", param, err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", "", nil, hearth.InvalidRequest(param, "file_url_unreachable", fmt.Sprintf("Could not fetch '%s': the server answered %s.", param, resp.Status))
+	}
+	r := io.Reader(resp.Body)
+	max := s.limits.MaxFileBytes
+	if max >= 0 {
+		r = io.LimitReader(resp.Body, max+1)
+	}
+	if data, err = io.ReadAll(r); err != nil {
+		return "", "", nil, hearth.InvalidRequest(param, "file_url_unreachable", fmt.Sprintf("Could not fetch '%s': %v.", param, err))
+	}
+	if max >= 0 && int64(len(data)) > max {
+		return "", "", nil, fileDataTooLarge(param, max)
+	}
+	name = p.Filename
+	if name == "" {
+		name = path.Base(u.Path)
+	}
+	return name, resp.Header.Get("Content-Type"), data, nil
 }

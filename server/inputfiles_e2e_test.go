@@ -13,6 +13,7 @@ import (
 
 	"hearth"
 	"hearth/engine/ollama/testenv"
+	"hearth/internal/urlpolicy"
 	"hearth/scriptmodel"
 	"hearth/server"
 )
@@ -146,7 +147,7 @@ func TestInputFileE2E(t *testing.T) {
 		{"bare base64 without a name", map[string]string{"file_data": csv}, 400, "missing_required_parameter", "input[0].content[1].filename"},
 		{"malformed base64", map[string]string{"file_data": "data:text/plain;base64,%%%"}, 400, "invalid_value", "input[0].content[1].file_data"},
 		{"larger than --max-file-bytes", map[string]string{"file_data": base64.StdEncoding.EncodeToString(bytes.Repeat([]byte("a"), 65<<10)), "filename": "big.txt"}, 413, "file_too_large", "input[0].content[1].file_data"},
-		{"file_url", map[string]string{"file_url": "https://example.com/a.pdf"}, 400, "unsupported_content", "input[0].content[1].file_url"},
+		{"file_url with no --file-allow-url", map[string]string{"file_url": "https://example.com/a.pdf"}, 400, "file_url_not_allowed", "input[0].content[1].file_url"},
 	} {
 		code, _, b := call(t, nil, "POST", srv.URL+"/v1/responses", "", reqBody(plain, false, `"input":[`+userWithFile(question, tc.file)+`]`))
 		gotCode, gotParam := errCode(b)
@@ -217,4 +218,56 @@ func answerText(r *hearth.Response) string {
 		}
 	}
 	return s
+}
+
+// TestInputFileURLE2E: a file_url is fetched only where --file-allow-url allows it,
+// with the rules of MCP server URLs: a loopback host only when a pattern names it, no
+// redirects, at most --max-file-bytes.
+func TestInputFileURLE2E(t *testing.T) {
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/docs/notes.md":
+			w.Write([]byte("The kettle ships on Tuesday.\n"))
+		case "/docs/moved.md":
+			http.Redirect(w, r, "/docs/notes.md", http.StatusFound)
+		case "/docs/big.txt":
+			w.Write(bytes.Repeat([]byte("a"), 5000))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(files.Close)
+	named, err := urlpolicy.New("--file-allow-url", []string{files.URL + "/docs/*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, _, _ := lanHearth(t, server.Config{FileURLs: named, Limits: server.Limits{MaxFileBytes: 4096}})
+	m := testenv.Model(t, plain)
+	const question = "What ships on Tuesday?"
+	r := createJSON(t, srv, reqBody(plain, false, `"input":[`+userWithFile(question, map[string]string{"file_url": files.URL + "/docs/notes.md"})+`]`))
+	if want := m.CountTokens(onePrompt(question + "\n\n<file name=\"notes.md\">\nThe kettle ships on Tuesday.\n</file>")); r.Usage == nil || r.Usage.InputTokens != want {
+		t.Errorf("file_url: usage %+v, want %d input tokens (%+v)", r.Usage, want, r.Error)
+	}
+
+	wildcard, _ := urlpolicy.New("--file-allow-url", []string{"http://*/docs/*"})
+	srvWild, _, _ := lanHearth(t, server.Config{FileURLs: wildcard})
+	for _, tc := range []struct {
+		name, url string
+		srv       *httptest.Server
+		status    int
+		code      string
+	}{
+		{"a redirect", files.URL + "/docs/moved.md", srv, 400, "file_url_unreachable"},
+		{"not found", files.URL + "/docs/none.md", srv, 400, "file_url_unreachable"},
+		{"outside the pattern", files.URL + "/secret.md", srv, 400, "file_url_not_allowed"},
+		{"larger than --max-file-bytes", files.URL + "/docs/big.txt", srv, 413, "file_too_large"},
+		{"not http", "file:///etc/passwd", srv, 400, "file_url_not_allowed"},
+		{"a loopback host under a wildcard", files.URL + "/docs/notes.md", srvWild, 400, "file_url_not_allowed"},
+	} {
+		code, _, b := call(t, nil, "POST", tc.srv.URL+"/v1/responses", "", reqBody(plain, false, `"input":[`+userWithFile(question, map[string]string{"file_url": tc.url})+`]`))
+		gotCode, gotParam := errCode(b)
+		if code != tc.status || gotCode != tc.code || gotParam != "input[0].content[1].file_url" {
+			t.Errorf("%s: %d %s, want %d %s", tc.name, code, b, tc.status, tc.code)
+		}
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"hearth/engine/pool"
 	"hearth/internal/admission"
 	"hearth/internal/seal"
+	"hearth/internal/urlpolicy"
 	"hearth/server/console"
 )
 
@@ -57,6 +58,9 @@ type Config struct {
 	RandomPlacement bool
 	// Limits bound a request's size and time.
 	Limits Limits
+	// FileURLs are the URLs an input_file's file_url may name (--file-allow-url); nil
+	// or empty refuses every file_url.
+	FileURLs *urlpolicy.Policy
 	// WebSocketLifetime bounds a WebSocket connection on /v1/responses; zero means
 	// DefaultWebSocketLifetime (60 minutes).
 	WebSocketLifetime time.Duration
@@ -134,6 +138,7 @@ type Server struct {
 	dbKeys     dbKeys
 	admission  *admission.Controller
 	limits     Limits
+	fileURLs   *urlpolicy.Policy
 	metrics    *metrics
 	logContent bool
 	health     *runtimeHealth
@@ -175,7 +180,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
-		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent,
+		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), fileURLs: cfg.FileURLs, logContent: cfg.LogContent,
 		randomPlacement: cfg.RandomPlacement,
 		health:          &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
 		items: newItemCache(itemCacheBudget), contexts: newContextCache(contextCacheBudget), hot: newHotChains(hotChainBudget),

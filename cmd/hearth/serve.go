@@ -21,6 +21,7 @@ import (
 	"hearth/engine/ollama"
 	"hearth/internal/cpubuild"
 	"hearth/internal/seal"
+	"hearth/internal/urlpolicy"
 	"hearth/mcp"
 	"hearth/server"
 	"hearth/storage"
@@ -64,6 +65,7 @@ type serveOptions struct {
 	gpu           bool
 	mcp           []string
 	mcpAllowURL   []string
+	fileAllowURL  []string
 	mcpOutputCap  int
 }
 
@@ -142,6 +144,7 @@ ollama serve.`,
 	f.BoolVar(&o.newDatabase, "new-database", false, "start with a new, empty database when the one in --data is missing, empty or damaged (a damaged one is moved aside); use once, after deciding not to restore a backup")
 	f.BoolVar(&o.gpu, "gpu", true, "let the embedded runtime use a GPU backend built beside hearth (make build GPU=cuda or GPU=vulkan); false runs on the CPU")
 	f.StringArrayVar(&o.mcp, "mcp", nil, "an MCP server requests may use as a tool ({\"type\":\"mcp\",\"server_label\":LABEL}): 'LABEL=COMMAND ARGS...' (hearth starts it, over stdio) or 'LABEL=https://...' (streamable HTTP); repeat for several, or [mcp.LABEL] tables in the config file")
+	f.StringSliceVar(&o.fileAllowURL, "file-allow-url", nil, "URL patterns ('*' matches anything) an input_file's file_url may name; hearth fetches it (at most --max-file-bytes, no redirects); a loopback or private host must be named without a wildcard (default: none)")
 	f.StringSliceVar(&o.mcpAllowURL, "mcp-allow-url", nil, "URL patterns ('*' matches anything) of MCP servers a request may name itself as server_url; a loopback or private host must be named without a wildcard (default: none)")
 	f.IntVar(&o.mcpOutputCap, "mcp-output-cap", mcp.DefaultOutputCap, "largest MCP tool output in bytes the model reads; longer output is cut, with a note")
 	bindEnv(cmd)
@@ -303,8 +306,13 @@ func serve(parent context.Context, o serveOptions) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
+	fileURLs, err := urlpolicy.New("--file-allow-url", o.fileAllowURL)
+	if err != nil {
+		return err
+	}
 	h := server.New(server.Config{
-		Runtime: rt, Engine: eng, Database: db, Collectors: append(append(hosted.Collectors(), promptCacheCollectors()...), openedCacheCollectors()...),
+		FileURLs: fileURLs,
+		Runtime:  rt, Engine: eng, Database: db, Collectors: append(append(hosted.Collectors(), promptCacheCollectors()...), openedCacheCollectors()...),
 		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, WebSocketQueueBytes: o.wsQueue, WebSocketQueueBytesTotal: o.wsQueueAll, RequestBytesTotal: o.bodiesAll, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, TrustedProxies: o.trustProxies, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
