@@ -88,6 +88,7 @@ var dependencyRules = []struct {
 		},
 	},
 	{module: "github.com/jackc/pgx", why: "the PostgreSQL store", importers: []string{"storage/postgres"}},
+	{module: "github.com/pdfcpu/pdfcpu", why: "reading the text of PDFs a client hands a model", importers: []string{"internal/filetext"}},
 	{module: "github.com/modelcontextprotocol/go-sdk", why: "the MCP hosted tool kind", importers: []string{"mcp"}},
 	{module: "github.com/gin-gonic/gin", why: "hearth's router, and the embedded Ollama's",
 		importers: []string{"server", "engine/ollama"}},

@@ -321,5 +321,6 @@ func Describe(name string) string {
 		RepeatModel:       "calls get_weather and get_time; reopens a call after each call hearth closes",
 		MCPModel:          "calls the echo tool of an MCP server (server-everything), answers after the result",
 		MCPSlowModel:      "calls server-everything's trigger-long-running-operation (20 s), answers after the result",
+		EmbedModel:        "an embedding model (/v1/embeddings): a text's vector is its words' counts, normalised",
 	}[name]
 }

@@ -18,6 +18,7 @@ import (
 	"hearth/engine/pool"
 	"hearth/internal/admission"
 	"hearth/internal/seal"
+	"hearth/internal/urlpolicy"
 	"hearth/server/console"
 )
 
@@ -57,6 +58,9 @@ type Config struct {
 	RandomPlacement bool
 	// Limits bound a request's size and time.
 	Limits Limits
+	// FileURLs are the URLs an input_file's file_url may name (--file-allow-url); nil
+	// or empty refuses every file_url.
+	FileURLs *urlpolicy.Policy
 	// WebSocketLifetime bounds a WebSocket connection on /v1/responses; zero means
 	// DefaultWebSocketLifetime (60 minutes).
 	WebSocketLifetime time.Duration
@@ -136,6 +140,7 @@ type Server struct {
 	dbKeys     dbKeys
 	admission  *admission.Controller
 	limits     Limits
+	fileURLs   *urlpolicy.Policy
 	metrics    *metrics
 	logContent bool
 	health     *runtimeHealth
@@ -177,7 +182,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
-		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent,
+		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), fileURLs: cfg.FileURLs, logContent: cfg.LogContent,
 		randomPlacement: cfg.RandomPlacement,
 		health:          &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
 		items: newItemCache(itemCacheBudget), contexts: newContextCache(contextCacheBudget), hot: newHotChains(hotChainBudget),
@@ -283,13 +288,16 @@ func New(cfg Config) *Server {
 	authed.GET("/v1/responses/:id/input_items", s.listInputItems)
 	authed.POST("/v1/responses/:id/cancel", s.cancelResponse)
 	s.conversationRoutes(authed)
+	s.fileRoutes(authed)
+	authed.POST("/v1/embeddings", s.requestTimeout, s.createEmbeddings)
 	authed.GET("/v1/models", s.listModels)
 	authed.GET("/v1/models/*model", s.getModel)
 	// Ollama's own API, and its OpenAI-compatible endpoints hearth does not serve
 	// itself, pass through so ollama clients (`OLLAMA_HOST=<hearth> ollama list`) work.
 	if s.proxy != nil {
 		authed.Any("/api/*path", s.passthroughAccess, s.admitPassthrough, s.passthrough)
-		for _, p := range []string{"/v1/chat/completions", "/v1/completions", "/v1/embeddings"} {
+		// hearth answers /v1/embeddings itself (embeddings.go).
+		for _, p := range []string{"/v1/chat/completions", "/v1/completions"} {
 			authed.POST(p, s.passthroughAccess, s.admitPassthrough, s.passthrough)
 		}
 	}
@@ -310,9 +318,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.Se
 // limitBody bounds what a handler can read of the request body.
 func (s *Server) limitBody(c *gin.Context) {
 	// The runtime passthrough is exempt: model blobs are gigabytes.
-	if c.Request.Body != nil && !strings.HasPrefix(c.Request.URL.Path, "/api/") {
-		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.maxBody)
+	if c.Request.Body == nil || strings.HasPrefix(c.Request.URL.Path, "/api/") {
+		return
 	}
+	limit := s.maxBody
+	if c.Request.URL.Path == filesPath && c.Request.Method == http.MethodPost {
+		// An upload is bounded by --max-file-bytes instead (files.go).
+		if limit = s.uploadBodyLimit(); limit < 0 {
+			return
+		}
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 }
 
 // requestTimeout bounds a request's context by Limits.RequestTimeout.

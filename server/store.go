@@ -3,7 +3,7 @@ package server
 import "hearth/storage"
 
 // Store is what the server needs of the store: responses and their chains, journals,
-// conversations, key lookups for authentication, the console's reads, a health
+// conversations, files, key lookups for authentication, the console's reads, a health
 // check, the changes that the processes sharing the store make (changes.go), and the
 // leases that keep their in-flight responses from outliving them. storage.Store has
 // all of it (storage/sqlite and storage/postgres; cmd/hearth picks which); key
@@ -13,6 +13,7 @@ type Store interface {
 	storage.Chains
 	storage.Journal
 	storage.Conversations
+	storage.Files
 	storage.KeyLookup
 	storage.Console
 	storage.Health

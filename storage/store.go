@@ -17,7 +17,7 @@ import (
 //
 // Every method is safe for concurrent use. Errors wrap the sentinels of this package
 // (ErrNotFound, ErrExists, ErrFinished, ErrInvalidCursor, ErrConversationNotFound,
-// ErrItemNotFound, ErrDuplicateItem, ErrKeyNotFound, ErrKeyExists, ErrFull,
+// ErrItemNotFound, ErrDuplicateItem, ErrFileNotFound, ErrKeyNotFound, ErrKeyExists, ErrFull,
 // ErrCorrupt, ErrUnavailable), which the server maps to API errors with errors.Is.
 // Everything owned is scoped by owner (OwnerOf of the API key): another owner's record is ErrNotFound,
 // indistinguishable from a missing one.
@@ -122,6 +122,21 @@ type Conversations interface {
 	DeleteConversationItem(ctx context.Context, owner, id, itemID string) (*Conversation, error)
 }
 
+// Files keeps the Files API's uploads, bytes included, per owner.
+type Files interface {
+	// CreateFile stores a file with its content, atomically; a taken id is ErrExists.
+	CreateFile(ctx context.Context, f NewFile) error
+	// GetFile returns the owner's file record, or ErrFileNotFound.
+	GetFile(ctx context.Context, owner, id string) (*File, error)
+	// FileContent returns the owner's file's bytes, or ErrFileNotFound.
+	FileContent(ctx context.Context, owner, id string) ([]byte, error)
+	// ListFiles returns one page of the owner's files (FileQuery) and whether more
+	// follow; an After that is not a file of the owner is ErrInvalidCursor.
+	ListFiles(ctx context.Context, owner string, q FileQuery) (files []File, hasMore bool, err error)
+	// DeleteFile deletes the owner's file and its content, or is ErrFileNotFound.
+	DeleteFile(ctx context.Context, owner, id string) error
+}
+
 // KeyLookup reads API keys, as authentication does on every request.
 type KeyLookup interface {
 	// KeyByHash returns the key whose Hash is hash (revoked keys included: the caller
@@ -164,6 +179,7 @@ type Store interface {
 	Chains
 	Journal
 	Conversations
+	Files
 	Keys
 	Console
 	Health

@@ -19,6 +19,7 @@ import (
 	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/internal/cpubuild"
+	"hearth/internal/urlpolicy"
 	"hearth/mcp"
 	"hearth/server"
 	"hearth/storage"
@@ -65,6 +66,7 @@ type serveOptions struct {
 	gpu           bool
 	mcp           []string
 	mcpAllowURL   []string
+	fileAllowURL  []string
 	mcpOutputCap  int
 }
 
@@ -106,7 +108,7 @@ ollama serve.`,
 	f := cmd.Flags()
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	f.StringVar(&o.dataDir, "data", defaultDataDir(), "directory for hearth's database and keys")
-	f.StringVar(&o.database, "database", "", "where hearth keeps responses, chains, journals, conversations and keys: a PostgreSQL URL (postgres://user@host:5432/db; PG* environment variables fill in what it leaves out), or a SQLite file (a path or sqlite://PATH) (default: hearth.db in --data)")
+	f.StringVar(&o.database, "database", "", "where hearth keeps responses, chains, journals, conversations, files and keys: a PostgreSQL URL (postgres://user@host:5432/db; PG* environment variables fill in what it leaves out), or a SQLite file (a path or sqlite://PATH) (default: hearth.db in --data)")
 	f.StringVar(&o.ollamaURL, "ollama", "", "URL of an Ollama server to use instead of the embedded runtime (default $OLLAMA_HOST if set)")
 	f.StringSliceVar(&o.runtimes, "runtime", nil, "a runtime to serve from: embedded, or an Ollama URL, optionally with ?slots=N (repeat, or comma-separate, for several; default embedded)")
 	f.StringVar(&o.modelsDir, "models", "", "models directory of the embedded runtime (default $OLLAMA_MODELS or ~/.ollama/models)")
@@ -131,6 +133,7 @@ ollama serve.`,
 	f.Int64Var(&o.maxBody, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body; larger is 413")
 	f.IntVar(&o.limits.MaxInputItems, "max-input-items", server.DefaultMaxInputItems, "most input items per request; more is 400 (-1: no limit)")
 	f.Int64Var(&o.limits.MaxImageBytes, "max-image-bytes", server.DefaultMaxImageBytes, "largest decoded image; larger is 413 (-1: no limit)")
+	f.Int64Var(&o.limits.MaxFileBytes, "max-file-bytes", server.DefaultMaxFileBytes, "largest file uploaded to /v1/files; larger is 413 (-1: no limit but --request-bytes-total)")
 	f.IntVar(&o.limits.MaxTools, "max-tools", server.DefaultMaxTools, "most tools per request; more is 400 (-1: no limit)")
 	f.DurationVar(&o.limits.RequestTimeout, "request-timeout", server.DefaultRequestTimeout, "longest a response may take, the wait in the queue included; then it ends incomplete (reason request_timeout) (-1s: none)")
 	f.DurationVar(&o.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
@@ -143,6 +146,7 @@ ollama serve.`,
 	f.BoolVar(&o.newDatabase, "new-database", false, "start with a new, empty database when the one in --data is missing, empty or damaged (a damaged one is moved aside); use once, after deciding not to restore a backup")
 	f.BoolVar(&o.gpu, "gpu", true, "let the embedded runtime use a GPU backend built beside hearth (make build GPU=cuda or GPU=vulkan); false runs on the CPU")
 	f.StringArrayVar(&o.mcp, "mcp", nil, "an MCP server requests may use as a tool ({\"type\":\"mcp\",\"server_label\":LABEL}): 'LABEL=COMMAND ARGS...' (hearth starts it, over stdio) or 'LABEL=https://...' (streamable HTTP); repeat for several, or [mcp.LABEL] tables in the config file")
+	f.StringSliceVar(&o.fileAllowURL, "file-allow-url", nil, "URL patterns ('*' matches anything) an input_file's file_url may name; hearth fetches it (at most --max-file-bytes, no redirects); a loopback or private host must be named without a wildcard (default: none)")
 	f.StringSliceVar(&o.mcpAllowURL, "mcp-allow-url", nil, "URL patterns ('*' matches anything) of MCP servers a request may name itself as server_url; a loopback or private host must be named without a wildcard (default: none)")
 	f.IntVar(&o.mcpOutputCap, "mcp-output-cap", mcp.DefaultOutputCap, "largest MCP tool output in bytes the model reads; longer output is cut, with a note")
 	bindEnv(cmd)
@@ -309,8 +313,13 @@ func serve(parent context.Context, o serveOptions) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
+	fileURLs, err := urlpolicy.New("--file-allow-url", o.fileAllowURL)
+	if err != nil {
+		return err
+	}
 	h := server.New(server.Config{
-		Runtime: rt, Engine: eng, Database: db, Collectors: append(append(hosted.Collectors(), promptCacheCollectors()...), openedCacheCollectors()...),
+		FileURLs: fileURLs,
+		Runtime:  rt, Engine: eng, Database: db, Collectors: append(append(hosted.Collectors(), promptCacheCollectors()...), openedCacheCollectors()...),
 		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, WebSocketQueueBytes: o.wsQueue, WebSocketQueueBytesTotal: o.wsQueueAll, RequestBytesTotal: o.bodiesAll, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, TrustedProxies: o.trustProxies, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,

@@ -67,6 +67,9 @@ var suite = []struct {
 	{"conversations", tests(
 		"Conversations", testConversations,
 	)},
+	{"files", tests(
+		"Files", testFiles,
+	)},
 	{"keys", tests(
 		"KeyLifecycle", testKeyLifecycle,
 		"KeyRoles", testKeyRoles,
