@@ -231,15 +231,33 @@ func (b *Builder) startItem(it Item) error {
 // TextDelta appends assistant text, starting a message (and its output_text
 // part) if none is open.
 func (b *Builder) TextDelta(text string) error {
-	return b.messageDelta(PartOutputText, text)
+	return b.messageDelta(PartOutputText, text, nil)
+}
+
+// TextDeltaLogprobs is TextDelta with the log probabilities of the delta's tokens: they
+// go out with the delta event and are kept in the part's logprobs. A nil lps is
+// TextDelta; an empty one says the delta has none (its tokens were counted elsewhere).
+func (b *Builder) TextDeltaLogprobs(text string, lps []LogProb) error {
+	if text == "" && len(lps) > 0 {
+		// Tokens with no text left (the parser dropped theirs) still belong to
+		// the part: they are kept and shown with the part, not as an empty delta.
+		if b.cur >= 0 && b.partOpen && b.resp.Output[b.cur].Type == ItemMessage {
+			it := &b.resp.Output[b.cur]
+			if ci := len(it.Content) - 1; it.Content[ci].Type == PartOutputText {
+				it.Content[ci].Logprobs = append(it.Content[ci].Logprobs, lps...)
+			}
+		}
+		return nil
+	}
+	return b.messageDelta(PartOutputText, text, lps)
 }
 
 // RefusalDelta appends refusal text to the open message, in a refusal part.
 func (b *Builder) RefusalDelta(text string) error {
-	return b.messageDelta(PartRefusal, text)
+	return b.messageDelta(PartRefusal, text, nil)
 }
 
-func (b *Builder) messageDelta(partType, text string) error {
+func (b *Builder) messageDelta(partType, text string, lps []LogProb) error {
 	if text == "" {
 		return b.begin()
 	}
@@ -262,7 +280,10 @@ func (b *Builder) messageDelta(partType, text string) error {
 		b.send(Event{Type: EventRefusalDelta, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Delta: text})
 	} else {
 		appendText(&b.partText, &it.Content[ci].Text, text)
-		b.send(Event{Type: EventOutputTextDelta, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Delta: text})
+		if lps != nil {
+			it.Content[ci].Logprobs = append(it.Content[ci].Logprobs, lps...)
+		}
+		b.send(Event{Type: EventOutputTextDelta, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Delta: text, Logprobs: lps})
 	}
 	return nil
 }
@@ -472,7 +493,7 @@ func (b *Builder) closePart() {
 	part := it.Content[ci]
 	switch part.Type {
 	case PartOutputText:
-		b.send(Event{Type: EventOutputTextDone, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Text: part.Text})
+		b.send(Event{Type: EventOutputTextDone, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Text: part.Text, Logprobs: part.Logprobs})
 	case PartRefusal:
 		b.send(Event{Type: EventRefusalDone, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Refusal: part.Refusal})
 	case PartReasoningText:
