@@ -147,6 +147,11 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 		// the context mid-generation (shift).
 		NoSilentCuts: true,
 	}
+	if d, ok := req.KeepAlive(); ok {
+		// The prompt cache lives as long as the runtime keeps the model and its
+		// KV cache: the cache life asked is the model's keep-alive.
+		j.gen.KeepAlive = &d
+	}
 	switch req.Text.Format.Type {
 	case "json_object":
 		j.gen.Format = []byte(`"json"`)

@@ -64,6 +64,32 @@ func intsToBytes(b []int) []byte {
 	return out
 }
 
+// deltaLogprobs are the logprobs of the output_text deltas among events, in order;
+// each delta's tokens must spell the delta.
+func deltaLogprobs(t *testing.T, where string, events []map[string]any) []hearth.LogProb {
+	t.Helper()
+	var all []hearth.LogProb
+	for _, e := range events {
+		if e["type"] != "response.output_text.delta" {
+			continue
+		}
+		raw, _ := json.Marshal(e["logprobs"])
+		var lps []hearth.LogProb
+		if err := json.Unmarshal(raw, &lps); err != nil {
+			t.Fatal(err)
+		}
+		var spelled strings.Builder
+		for _, lp := range lps {
+			spelled.WriteString(lp.Token)
+		}
+		if d, _ := e["delta"].(string); strings.TrimSpace(spelled.String()) != strings.TrimSpace(d) {
+			t.Errorf("%s: delta %q carries the tokens of %q", where, d, spelled.String())
+		}
+		all = append(all, lps...)
+	}
+	return all
+}
+
 // outputText is the response's only output_text part.
 func outputText(t *testing.T, r *hearth.Response) hearth.ContentPart {
 	t.Helper()
@@ -80,8 +106,8 @@ func outputText(t *testing.T, r *hearth.Response) hearth.ContentPart {
 }
 
 // TestLogprobsE2E: include message.output_text.logprobs and top_logprobs give every
-// output_text the exact log probabilities of its tokens, in JSON, in the SSE deltas
-// (each delta carries its own tokens, which spell the delta), and on GET from the
+// output_text the exact log probabilities of its tokens, in JSON, in the SSE and
+// WebSocket deltas (each delta carries its own tokens, which spell the delta), and on GET from the
 // store; reasoning tokens are not output text and carry none; the enforced path (tools
 // with tool_choice none) gives the same as the direct one. Without asking, the arrays
 // stay empty.
@@ -120,27 +146,18 @@ func TestLogprobsE2E(t *testing.T) {
 		}
 		events, final := createSSE(t, srv, `{"model":"`+scriptmodel.ReasoningModel+`",`+ask+extra+`"stream":true,"input":"hi"}`)
 		checkLogprobs(t, where, think, answer, outputText(t, final).Logprobs, 3)
-		var fromDeltas []hearth.LogProb
-		for _, e := range events {
-			if e["type"] != "response.output_text.delta" {
-				continue
-			}
-			raw, _ := json.Marshal(e["logprobs"])
-			var lps []hearth.LogProb
-			if err := json.Unmarshal(raw, &lps); err != nil {
-				t.Fatal(err)
-			}
-			var spelled strings.Builder
-			for _, lp := range lps {
-				spelled.WriteString(lp.Token)
-			}
-			if d, _ := e["delta"].(string); strings.TrimSpace(spelled.String()) != strings.TrimSpace(d) {
-				t.Errorf("%s: delta %q carries the tokens of %q", where, d, spelled.String())
-			}
-			fromDeltas = append(fromDeltas, lps...)
-		}
-		checkLogprobs(t, where+" deltas", think, answer, fromDeltas, 3)
+		checkLogprobs(t, where+" deltas", think, answer, deltaLogprobs(t, where, events), 3)
 	}
+
+	// Over a WebSocket: the same events, the same tokens.
+	ws := dialWS(t, srv, nil)
+	ws.send(wsCreate(scriptmodel.ReasoningModel, ask+`"input":"hi"`), true)
+	tr := ws.turn()
+	if tr.err != nil {
+		t.Fatalf("websocket create: %+v", *tr.err)
+	}
+	checkLogprobs(t, "websocket", think, answer, outputText(t, tr.final).Logprobs, 3)
+	checkLogprobs(t, "websocket deltas", think, answer, deltaLogprobs(t, "websocket", tr.events), 3)
 
 	// Under a grammar (text.format): the tokens the grammar forced on the model, with
 	// the log probabilities the runtime gives them, those of the model's own
