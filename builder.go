@@ -69,8 +69,11 @@ type Builder struct {
 	// summary, a call's arguments), appended through these builders: see appendText.
 	partText, summaryText, argsText strings.Builder
 
-	cur            int  // index in resp.Output of the open item; -1 when none
-	partOpen       bool // the open item's last content part is streaming
+	cur      int  // index in resp.Output of the open item; -1 when none
+	partOpen bool // the open item's last content part is streaming
+	// phaseOpen: the open item is a message the model is writing, whose phase is
+	// decided when it ends (setPhase).
+	phaseOpen      bool
 	lastIncomplete bool // an item ended incomplete; only the end may follow
 	mirrorSummary  bool
 	argsDone       bool // the open mcp_call's arguments are done
@@ -152,7 +155,33 @@ func (b *Builder) Start() error {
 // StartMessage completes the open item, if any, and starts an assistant
 // message.
 func (b *Builder) StartMessage() error {
-	return b.startItem(Item{Type: ItemMessage, ID: NewID(PrefixMessage), Role: RoleAssistant, Content: []ContentPart{}})
+	if err := b.startItem(Item{Type: ItemMessage, ID: NewID(PrefixMessage), Role: RoleAssistant, Content: []ContentPart{}}); err != nil {
+		return err
+	}
+	b.phaseOpen = true
+	return nil
+}
+
+// setPhase decides the phase of the message the model is writing, as OpenAI labels
+// its assistant messages: "commentary" when a tool call follows it in the same
+// response (the model talks on its way to the call), "final_answer" otherwise. The
+// item's output_item.done and the stored response carry it; a replayed message
+// keeps the phase it was stored with.
+func (b *Builder) setPhase(next string) {
+	if !b.phaseOpen || b.cur < 0 {
+		return
+	}
+	b.phaseOpen = false
+	it := &b.resp.Output[b.cur]
+	if it.Type != ItemMessage || it.Phase != "" {
+		return
+	}
+	switch next {
+	case ItemFunctionCall, ItemCustomToolCall, ItemMCPCall, ItemMCPApprovalRequest:
+		it.Phase = PhaseCommentary
+	default:
+		it.Phase = PhaseFinalAnswer
+	}
 }
 
 // StartReasoning completes the open item, if any, and starts a reasoning item.
@@ -210,6 +239,7 @@ func (b *Builder) startItem(it Item) error {
 	if err := b.begin(); err != nil {
 		return err
 	}
+	b.setPhase(it.Type)
 	b.closeItem(StatusCompleted)
 	if b.lastIncomplete {
 		return fmt.Errorf("hearth: cannot start a %s item after an incomplete item", it.Type)
@@ -514,6 +544,7 @@ func (b *Builder) closeItem(status string) {
 		return
 	}
 	b.closePart()
+	b.setPhase("")
 	it := &b.resp.Output[b.cur]
 	if it.Type == ItemReasoning && b.Seal != nil {
 		it.EncryptedContent = b.Seal(it.Clone())

@@ -113,7 +113,7 @@ var (
 	// An mcp_call item's status also has OpenAI's "calling" and "failed" (a call that
 	// ended in an error): a stateless client sends hearth's failed calls back.
 	enumMCPCallStatus = []string{StatusInProgress, StatusCompleted, StatusIncomplete, "calling", StatusFailed}
-	enumPhase         = []string{"commentary", "final_answer"}
+	enumPhase         = []string{PhaseCommentary, PhaseFinalAnswer}
 	enumDetail        = []string{"low", "high", "auto"}
 	enumFormat        = []string{FormatText, FormatJSONObject, FormatJSONSchema}
 	enumGrammar       = []string{"lark", "regex"}

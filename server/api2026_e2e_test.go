@@ -69,3 +69,31 @@ func TestPromptCacheTTLE2E(t *testing.T) {
 		t.Errorf("without a ttl the model expires in %v, want the last one asked (24h) again", d)
 	}
 }
+
+// TestPhaseE2E: the message that ends a response is its final answer, in the JSON
+// reply, the stream's output_item.done and the stored response; an input message's
+// phase is accepted and kept.
+func TestPhaseE2E(t *testing.T) {
+	srv := newHearthWithDB(t)
+	input := `[{"role":"user","content":"hi"},{"role":"assistant","phase":"commentary","content":"Looking."},{"role":"user","content":"and?"}]`
+	r := createJSON(t, srv, `{"model":"`+scriptmodel.PlainModel+`","input":`+input+`}`)
+	if len(r.Output) != 1 || r.Output[0].Phase != hearth.PhaseFinalAnswer {
+		t.Fatalf("output %+v, want one final_answer message", r.Output)
+	}
+	events, final := createSSE(t, srv, `{"model":"`+scriptmodel.PlainModel+`","stream":true,"input":"hi"}`)
+	for _, e := range events {
+		if e["type"] == "response.output_item.done" {
+			if item, _ := e["item"].(map[string]any); item["phase"] != hearth.PhaseFinalAnswer {
+				t.Errorf("output_item.done %v, want phase final_answer", item)
+			}
+		}
+	}
+	resp, b := get(t, srv.URL+"/v1/responses/"+final.ID)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"phase":"final_answer"`) {
+		t.Errorf("stored response %d %s, want its message's phase", resp.StatusCode, b)
+	}
+	resp, b = get(t, srv.URL+"/v1/responses/"+r.ID+"/input_items")
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"phase":"commentary"`) {
+		t.Errorf("input items %d %s, want the input message's phase kept", resp.StatusCode, b)
+	}
+}
