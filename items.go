@@ -78,8 +78,9 @@ type Item struct {
 
 	Role    string
 	Content []ContentPart
-	// Phase labels an assistant message as "commentary" or "final_answer";
-	// clients that set it expect it back.
+	// Phase labels an assistant message as PhaseCommentary or PhaseFinalAnswer;
+	// clients that set it expect it back, and hearth's Builder sets it on the
+	// messages the model writes.
 	Phase string
 
 	Summary          []ContentPart
@@ -128,6 +129,13 @@ func (o *ToolOutput) UnmarshalJSON(data []byte) error {
 	*o = out
 	return nil
 }
+
+// The phases of an assistant message (OpenAI's): commentary on the way to a tool
+// call, or the final answer of the response.
+const (
+	PhaseCommentary  = "commentary"
+	PhaseFinalAnswer = "final_answer"
+)
 
 // ContentPart is one part of a message's or reasoning item's content. Type
 // says which fields mean something:
