@@ -80,7 +80,7 @@ var knownRequestFields = map[string]bool{
 var (
 	enumTruncation  = []string{TruncationAuto, TruncationDisabled}
 	enumServiceTier = []string{"auto", "default", "flex", "priority"}
-	enumInclude     = []string{IncludeReasoningEncryptedContent, IncludeOutputTextLogprobs}
+	enumInclude     = []string{IncludeReasoningEncryptedContent, IncludeOutputTextLogprobs, IncludeWebSearchSources}
 	enumEffort      = []string{ReasoningEffortNone, ReasoningEffortMinimal, ReasoningEffortLow, ReasoningEffortMedium, ReasoningEffortHigh, ReasoningEffortXHigh}
 	enumSummary     = []string{"auto", "concise", "detailed"}
 	enumVerbosity   = []string{"low", "medium", "high"}
@@ -95,7 +95,7 @@ var (
 	enumFormat        = []string{FormatText, FormatJSONObject, FormatJSONSchema}
 	enumGrammar       = []string{"lark", "regex"}
 	enumItemType      = []string{ItemMessage, ItemFunctionCall, ItemFunctionCallOutput, ItemReasoning, ItemReference, ItemCustomToolCall, ItemCustomToolCallOutput, ItemCompaction,
-		ItemMCPListTools, ItemMCPCall, ItemMCPApprovalRequest, ItemMCPApprovalResponse}
+		ItemMCPListTools, ItemMCPCall, ItemMCPApprovalRequest, ItemMCPApprovalResponse, ItemWebSearchCall}
 	textParts        = []string{PartInputText, PartOutputText, PartText}
 	userParts        = []string{PartInputText, PartOutputText, PartText, PartInputImage, PartInputFile, PartInputVideo}
 	assistantParts   = []string{PartInputText, PartOutputText, PartText, PartRefusal}
@@ -313,8 +313,11 @@ func decodeItem(raw json.RawMessage, path string) (Item, error) {
 		return Item{}, err
 	}
 	statuses := enumItemStatus
-	if typ == ItemMCPCall {
+	switch typ {
+	case ItemMCPCall:
 		statuses = enumMCPCallStatus
+	case ItemWebSearchCall:
+		statuses = enumWebSearchCallStatus
 	}
 	if it.Status, err = o.enum("status", statuses); err != nil {
 		return Item{}, err
@@ -407,6 +410,9 @@ func decodeItem(raw json.RawMessage, path string) (Item, error) {
 
 	default:
 		if ok, err := decodeMCPItem(o, &it); ok {
+			return it, err
+		}
+		if ok, err := decodeWebSearchItem(o, &it); ok {
 			return it, err
 		}
 		return Item{}, invalidEnum(o.at("type"), typ, enumItemType)
@@ -747,9 +753,11 @@ func decodeToolChoice(raw json.RawMessage, path string) (ToolChoice, error) {
 		if c.Name, _, err = o.string("name"); err != nil {
 			return ToolChoice{}, err
 		}
+	case ToolWebSearch, ToolWebSearchPreview:
+		// Forces a search; whether this hearth can search is the engine's to say.
 	default:
 		return ToolChoice{}, InvalidRequest(o.at("type"), CodeInvalidValue,
-			fmt.Sprintf("Invalid value: '%s'. hearth can only force 'function', 'custom' or 'mcp' tools, or restrict them with 'allowed_tools'; it cannot run hosted tools.", typ))
+			fmt.Sprintf("Invalid value: '%s'. hearth can only force 'function', 'custom', 'mcp' or 'web_search' tools, or restrict them with 'allowed_tools'; it cannot run hosted tools.", typ))
 	}
 	return c, nil
 }
@@ -786,6 +794,12 @@ func validateToolChoice(r *CreateResponseRequest) error {
 		if !servers[c.ServerLabel] {
 			return InvalidRequest("tool_choice.server_label", CodeInvalidValue,
 				fmt.Sprintf("Tool choice 'mcp' names server '%s', which is not in 'tools'.", c.ServerLabel))
+		}
+		return nil
+	case ToolWebSearch, ToolWebSearchPreview:
+		if !slices.ContainsFunc(r.Tools, func(t Tool) bool { return t.Type == c.Type }) {
+			return InvalidRequest("tool_choice", CodeInvalidValue,
+				fmt.Sprintf("Tool choice '%s' names a tool that is not in 'tools'.", c.Type))
 		}
 		return nil
 	case ToolFunction, ToolCustom:
