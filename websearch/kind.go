@@ -64,10 +64,11 @@ func (c Config) withDefaults() Config {
 // FunctionName is the function the model calls to search.
 const FunctionName = "web_search"
 
-const description = "Search the web. Returns numbered results, each with a title, its URL and a snippet." +
+// Description and Parameters are the search function's, as the model is offered it.
+const Description = "Search the web. Returns numbered results, each with a title, its URL and a snippet." +
 	" When the answer uses a result, cite its URL."
 
-var parameters = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What to search for."}},"required":["query"],"additionalProperties":false}`)
+var Parameters = json.RawMessage(`{"type":"object","properties":{"query":{"type":"string","description":"What to search for."}},"required":["query"],"additionalProperties":false}`)
 
 // Kind serves one request tool type (web_search or web_search_preview); the wiring
 // registers one Kind per type over the same backend.
@@ -107,6 +108,8 @@ type plan struct {
 	name    string
 	choice  *hearth.ToolChoice
 	sources bool
+	// strict: the runtime generates the arguments under the schema's grammar.
+	strict bool
 }
 
 // Plan offers the search function, under the name web_search unless the request's
@@ -124,6 +127,11 @@ func (k *Kind) Plan(_ context.Context, r *engine.HostedRequest) (engine.HostedPl
 		return nil, hearth.InvalidRequest(at, hearth.CodeInvalidValue, fmt.Sprintf(
 			"Invalid '%s': the request's own tools take the names web_search and %s, which the search tool needs.", at, k.toolType))
 	}
+	if err := r.Grammar(p.name, Parameters); err != nil {
+		k.log.Info("web_search offered without a grammar", "reason", err)
+	} else {
+		p.strict = true
+	}
 	if r.Request.ToolChoice.Type == k.toolType {
 		p.choice = &hearth.ToolChoice{Type: hearth.ToolFunction, Name: p.name}
 	}
@@ -131,8 +139,8 @@ func (k *Kind) Plan(_ context.Context, r *engine.HostedRequest) (engine.HostedPl
 }
 
 func (p *plan) Tools() []hearth.Tool {
-	t := hearth.Tool{Type: hearth.ToolFunction, Name: p.name, Description: description, Parameters: parameters}
-	strict := true
+	t := hearth.Tool{Type: hearth.ToolFunction, Name: p.name, Description: Description, Parameters: Parameters}
+	strict := p.strict
 	t.Strict = &strict
 	return []hearth.Tool{t}
 }
