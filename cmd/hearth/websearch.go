@@ -87,6 +87,9 @@ func registerWebSearch(eng *engine.Engine, servers *mcp.Manager, cfg *webSearchC
 	if cfg == nil {
 		return nil
 	}
+	if log == nil {
+		log = slog.Default()
+	}
 	tool, err := servers.Bind(cfg.MCP, cfg.Tool)
 	if err != nil {
 		return fmt.Errorf("hosted.web_search: %w", err)
