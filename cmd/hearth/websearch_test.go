@@ -42,9 +42,9 @@ snippet = "summary"
 	}
 
 	for body, wantErr := range map[string]string{
-		"[hosted.web_search]\nmcp = \"search\"\n":                    "want mcp",
+		"[hosted.web_search]\nmcp = \"search\"\n":                     "want mcp",
 		"[hosted.web_search]\nmcp = \"s\"\ntool = \"t\"\nurl_x = 1\n": "hosted.web_search.url_x: unknown key",
-		"[hosted.file_search]\nmcp = \"s\"\n":                        "hosted.file_search: unknown hosted tool",
+		"[hosted.file_search]\nmcp = \"s\"\n":                         "hosted.file_search: unknown hosted tool",
 	} {
 		os.WriteFile(path, []byte(body), 0o600)
 		if _, err := loadConfig(rootCommand(), path); err == nil || !strings.Contains(err.Error(), wantErr) {
