@@ -241,12 +241,18 @@ func Catalog() map[string]Spec {
 			s.ContextLength = SmallContext
 			return s
 		}(),
-		CodexModel:     codex,
-		AgentModel:     call(AgentText, AgentAnswerText),
-		RepeatModel:    call(RepeatText, ToolsAnswerText),
-		MCPModel:       call(MCPText, MCPAnswerText),
-		MCPSlowModel:   call(MCPSlowText, MCPSlowAnswerText),
-		WebSearchModel: call(WebSearchText, WebSearchAnswerText),
+		CodexModel:   codex,
+		AgentModel:   call(AgentText, AgentAnswerText),
+		RepeatModel:  call(RepeatText, ToolsAnswerText),
+		MCPModel:     call(MCPText, MCPAnswerText),
+		MCPSlowModel: call(MCPSlowText, MCPSlowAnswerText),
+		WebSearchModel: func() Spec {
+			// Codex CLI's test runs it too: Codex's context window and one head
+			// (see codex above).
+			s := call(WebSearchText, WebSearchAnswerText)
+			s.ContextLength, s.Heads = CodexContext, 1
+			return s
+		}(),
 		StepsModel: {Template: StepsTemplate, Stop: Stop, Scripts: []Script{
 			{Entry: EntryAssistant, Text: StepsText},
 			{Entry: EntryNextStep, Text: StepsNextText},

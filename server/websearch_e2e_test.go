@@ -301,3 +301,56 @@ func TestWebSearchKeyLimitsE2E(t *testing.T) {
 		}
 	}
 }
+
+// TestCodexWebSearchE2E: Codex CLI (the pinned npm @openai/codex) on a hearth with a
+// search configured: Codex sends its web_search tool as it does on every turn, the
+// script model searches, hearth runs the search on the test MCP server inside the one
+// response, and the model's answer, which Codex prints, cites the source it found;
+// the stream has the web_search_call and the answer's url_citation. Needs Node.js and
+// npm, as TestCodexCLIE2E does.
+func TestCodexWebSearchE2E(t *testing.T) {
+	search, err := mcptest.StdioServer("search")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := mcp.New(mcp.Options{Servers: []mcp.Server{search}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mgr.Close() })
+	bound, err := mgr.Bind("search", "search")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
+	eng.RegisterHosted(mcp.NewKind(mgr, nil))
+	for _, typ := range []string{hearth.ToolWebSearch, hearth.ToolWebSearchPreview} {
+		eng.RegisterHosted(websearch.NewKind(typ, bound, websearch.Config{}, nil))
+	}
+	run := runCodex(t, "hearth-script-web-search", false, "What is hearth? Search the web.",
+		func(c *server.Config) { c.Engine = eng })
+
+	if got := strings.TrimSpace(run.stdout); got != scriptmodel.WebSearchAnswerText {
+		t.Errorf("codex exec printed %q, want the model's answer %q", got, scriptmodel.WebSearchAnswerText)
+	}
+	if len(run.xs) != 1 {
+		t.Fatalf("Codex made %d requests, want 1 (the search runs inside the response)", len(run.xs))
+	}
+	tr := readTurn(t, 0, run.xs[0])
+	offered := false
+	for _, tl := range tr.req.Tools {
+		offered = offered || tl.Type == hearth.ToolWebSearch
+	}
+	if !offered {
+		t.Fatalf("Codex sent no web_search tool")
+	}
+	out := tr.resp.Output
+	if len(out) != 2 || out[0].Type != hearth.ItemWebSearchCall || out[0].Status != hearth.StatusCompleted ||
+		out[0].WebSearch == nil || out[0].WebSearch.Query != wsQuery || out[1].Type != hearth.ItemMessage {
+		t.Fatalf("output %s, want a completed web_search_call for %q, then the answer", itemTypes(out), wsQuery)
+	}
+	want := []hearth.Annotation{{Type: "url_citation", URL: mcptest.Corpus[0].URL, Title: mcptest.Corpus[0].Title, StartIndex: 40, EndIndex: 76}}
+	if got := out[1].Content[0].Annotations; len(got) != 1 || got[0] != want[0] {
+		t.Errorf("annotations %+v, want %+v", got, want)
+	}
+}
