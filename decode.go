@@ -753,9 +753,12 @@ func decodeToolChoice(raw json.RawMessage, path string) (ToolChoice, error) {
 		if c.Name, _, err = o.string("name"); err != nil {
 			return ToolChoice{}, err
 		}
-	case ToolWebSearch, ToolWebSearchPreview:
-		// Forces a search; whether this hearth can search is the engine's to say.
 	default:
+		if IsWebSearchTool(typ) {
+			// Forces a search; whether this hearth can search is the server's and
+			// the engine's to say.
+			break
+		}
 		return ToolChoice{}, InvalidRequest(o.at("type"), CodeInvalidValue,
 			fmt.Sprintf("Invalid value: '%s'. hearth can only force 'function', 'custom', 'mcp' or 'web_search' tools, or restrict them with 'allowed_tools'; it cannot run hosted tools.", typ))
 	}
@@ -787,6 +790,13 @@ func validateToolChoice(r *CreateResponseRequest) error {
 		return functions[name]
 	}
 	c := r.ToolChoice
+	if IsWebSearchTool(c.Type) {
+		if !slices.ContainsFunc(r.Tools, func(t Tool) bool { return t.Type == c.Type }) {
+			return InvalidRequest("tool_choice", CodeInvalidValue,
+				fmt.Sprintf("Tool choice '%s' names a tool that is not in 'tools'.", c.Type))
+		}
+		return nil
+	}
 	switch c.Type {
 	case ToolMCP:
 		// Whether the server has a tool of that name is the engine's to say: it
@@ -794,12 +804,6 @@ func validateToolChoice(r *CreateResponseRequest) error {
 		if !servers[c.ServerLabel] {
 			return InvalidRequest("tool_choice.server_label", CodeInvalidValue,
 				fmt.Sprintf("Tool choice 'mcp' names server '%s', which is not in 'tools'.", c.ServerLabel))
-		}
-		return nil
-	case ToolWebSearch, ToolWebSearchPreview:
-		if !slices.ContainsFunc(r.Tools, func(t Tool) bool { return t.Type == c.Type }) {
-			return InvalidRequest("tool_choice", CodeInvalidValue,
-				fmt.Sprintf("Tool choice '%s' names a tool that is not in 'tools'.", c.Type))
 		}
 		return nil
 	case ToolFunction, ToolCustom:

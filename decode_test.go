@@ -336,6 +336,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"web_search_call action without type", `{"model":"m","input":[{"type":"web_search_call","id":"ws_1","status":"completed","action":{"query":"q"}}]}`, "input[0].action.type", "missing_required_parameter"},
 		{"web_search_call bad status", `{"model":"m","input":[{"type":"web_search_call","id":"ws_1","status":"done","action":{"type":"search","query":"q"}}]}`, "input[0].status", "invalid_value"},
 		{"tool_choice web_search not in tools", `{"model":"m",` + fn + `,"tool_choice":{"type":"web_search"}}`, "tool_choice", "invalid_value"},
+		{"tool_choice dated web_search not in tools", `{"model":"m","tools":[{"type":"web_search"}],"tool_choice":{"type":"web_search_2025_08_26"}}`, "tool_choice", "invalid_value"},
 		{"no type or role", `{"model":"m","input":[{"content":"x"}]}`, "input[0].type", "missing_required_parameter"},
 		{"role", `{"model":"m","input":[{"role":"robot","content":"x"}]}`, "input[0].role", "invalid_value"},
 		{"no content", `{"model":"m","input":[{"role":"user"}]}`, "input[0].content", "missing_required_parameter"},

@@ -353,7 +353,8 @@ func (c ToolChoice) MarshalJSON() ([]byte, error) {
 			Mode  string    `json:"mode"`
 			Tools []ToolRef `json:"tools"`
 		}{c.Type, mode, allowed})
-	case ToolWebSearch, ToolWebSearchPreview:
+	}
+	if IsWebSearchTool(c.Type) {
 		return json.Marshal(struct {
 			Type string `json:"type"`
 		}{c.Type})

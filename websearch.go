@@ -34,10 +34,12 @@ const (
 	EventWebSearchCallCompleted  = "response.web_search_call.completed"
 )
 
+// WebSearchToolTypes are the request tool types of web search: OpenAI's names and
+// their dated versions (WebSearchTool, WebSearchPreviewTool).
+var WebSearchToolTypes = []string{ToolWebSearch, "web_search_2025_08_26", ToolWebSearchPreview, "web_search_preview_2025_03_11"}
+
 // IsWebSearchTool reports whether a request tool type is a web search tool.
-func IsWebSearchTool(typ string) bool {
-	return typ == ToolWebSearch || typ == ToolWebSearchPreview
-}
+func IsWebSearchTool(typ string) bool { return slices.Contains(WebSearchToolTypes, typ) }
 
 // WebSearchAction is a web_search_call item's action. hearth makes "search"
 // actions; an item a client sends back with another action (open_page,

@@ -53,7 +53,7 @@ func newSearchHearth(t *testing.T, tool string, keys, apiKeys []string, servers 
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, typ := range []string{hearth.ToolWebSearch, hearth.ToolWebSearchPreview} {
+	for _, typ := range hearth.WebSearchToolTypes {
 		eng.RegisterHosted(websearch.NewKind(typ, bound, websearch.Config{}, nil))
 	}
 	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Engine: eng, Database: db, APIKeys: apiKeys}))
@@ -242,11 +242,16 @@ func TestWebSearchUnconfiguredE2E(t *testing.T) {
 		t.Errorf("forced unconfigured search: %d %s", resp.StatusCode, b)
 	}
 
-	// Configured, the tool is not reported ignored.
+	// Configured, the tool (here its dated type) is not reported ignored, and searches.
 	ws, _ := newSearchHearth(t, "search", nil, nil)
-	resp, b = post(t, ws.URL+"/v1/responses", reqBody(scriptmodel.WebSearchModel, false, wsAsk+","+wsTool))
+	resp, b = post(t, ws.URL+"/v1/responses", reqBody(scriptmodel.WebSearchModel, false, wsAsk+`,"tools":[{"type":"web_search_2025_08_26"}]`))
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("x-hearth-ignored") != "" {
 		t.Errorf("configured: %d, x-hearth-ignored %q: %s", resp.StatusCode, resp.Header.Get("x-hearth-ignored"), b)
+	}
+	var r hearth.Response
+	json.Unmarshal(b, &r)
+	if got, want := outputJSON(t, &r), wantWebSearchOutput(false); got != want {
+		t.Errorf("dated type\n got %s\nwant %s", got, want)
 	}
 }
 
@@ -324,7 +329,7 @@ func TestCodexWebSearchE2E(t *testing.T) {
 	}
 	eng := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
 	eng.RegisterHosted(mcp.NewKind(mgr, nil))
-	for _, typ := range []string{hearth.ToolWebSearch, hearth.ToolWebSearchPreview} {
+	for _, typ := range hearth.WebSearchToolTypes {
 		eng.RegisterHosted(websearch.NewKind(typ, bound, websearch.Config{}, nil))
 	}
 	run := runCodex(t, "hearth-script-web-search", false, "What is hearth? Search the web.",

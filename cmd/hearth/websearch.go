@@ -80,8 +80,8 @@ func configHostedValue(v any) (*webSearchConfig, error) {
 	return out, nil
 }
 
-// registerWebSearch registers the web_search and web_search_preview kinds over the
-// configured MCP server's search tool. With none configured, a request's web_search
+// registerWebSearch registers the kinds of web_search, web_search_preview and their
+// dated types over the configured MCP server's search tool. With none configured, a request's web_search
 // tool stays what the decoder says: ignored, and reported so.
 func registerWebSearch(eng *engine.Engine, servers *mcp.Manager, cfg *webSearchConfig, log *slog.Logger) error {
 	if cfg == nil {
@@ -94,7 +94,7 @@ func registerWebSearch(eng *engine.Engine, servers *mcp.Manager, cfg *webSearchC
 	if err != nil {
 		return fmt.Errorf("hosted.web_search: %w", err)
 	}
-	for _, typ := range []string{hearth.ToolWebSearch, hearth.ToolWebSearchPreview} {
+	for _, typ := range hearth.WebSearchToolTypes {
 		eng.RegisterHosted(websearch.NewKind(typ, tool, cfg.Config, log))
 	}
 	log.Info("web search", "mcp", cfg.MCP, "tool", cfg.Tool)

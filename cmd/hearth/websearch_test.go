@@ -65,7 +65,7 @@ snippet = "summary"
 	if err := registerWebSearch(eng, mgr, &webSearchConfig{MCP: "search", Tool: "find"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, typ := range []string{hearth.ToolWebSearch, hearth.ToolWebSearchPreview} {
+	for _, typ := range hearth.WebSearchToolTypes {
 		if _, ok := eng.HostedKindFor(typ); !ok {
 			t.Errorf("no kind registered for %s", typ)
 		}
