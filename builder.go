@@ -80,6 +80,9 @@ type Builder struct {
 	// addedLate: the open item's output_item.added waits for its end (an
 	// mcp_approval_request, whose id is known only then).
 	addedLate bool
+	// citable are the results of the response's web searches: output text that
+	// names one of their URLs is annotated with a url_citation.
+	citable []WebSearchSource
 }
 
 type builderState int
@@ -397,8 +400,9 @@ func (b *Builder) ArgumentsDelta(text string) error {
 			it.Arguments += text
 			b.send(Event{Type: EventMCPCallArgumentsDelta, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
 		}
-	case ItemMCPApprovalRequest:
-		// OpenAI streams no arguments of an approval request: the item carries them.
+	case ItemMCPApprovalRequest, ItemWebSearchCall:
+		// OpenAI streams no arguments of an approval request or a web search: the
+		// item carries what they say (a search's query, in its action).
 		it.Arguments += text
 	default:
 		return fmt.Errorf("hearth: ArgumentsDelta while a %s item is open", it.Type)
@@ -523,6 +527,15 @@ func (b *Builder) closePart() {
 	part := it.Content[ci]
 	switch part.Type {
 	case PartOutputText:
+		if len(b.citable) > 0 {
+			// The answer cites what the response's searches found: each URL
+			// of a result that the text names is annotated, as OpenAI does.
+			for ai, a := range citations(part.Text, b.citable) {
+				part.Annotations = append(part.Annotations, a)
+				b.send(Event{Type: EventOutputTextAnnotationAdded, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, AnnotationIndex: ai, Annotation: &a})
+			}
+			it.Content[ci] = part
+		}
 		b.send(Event{Type: EventOutputTextDone, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Text: part.Text, Logprobs: part.Logprobs})
 	case PartRefusal:
 		b.send(Event{Type: EventRefusalDone, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Refusal: part.Refusal})

@@ -100,7 +100,7 @@ var knownRequestFields = map[string]bool{
 var (
 	enumTruncation  = []string{TruncationAuto, TruncationDisabled}
 	enumServiceTier = []string{"auto", "default", "flex", "priority"}
-	enumInclude     = []string{IncludeReasoningEncryptedContent, IncludeOutputTextLogprobs}
+	enumInclude     = []string{IncludeReasoningEncryptedContent, IncludeOutputTextLogprobs, IncludeWebSearchSources}
 	enumEffort      = []string{ReasoningEffortNone, ReasoningEffortMinimal, ReasoningEffortLow, ReasoningEffortMedium, ReasoningEffortHigh, ReasoningEffortXHigh, ReasoningEffortMax}
 	enumSummary     = []string{"auto", "concise", "detailed"}
 	// OpenAI's reasoning.context and prompt_cache_retention of 2026.
@@ -118,7 +118,7 @@ var (
 	enumFormat        = []string{FormatText, FormatJSONObject, FormatJSONSchema}
 	enumGrammar       = []string{"lark", "regex"}
 	enumItemType      = []string{ItemMessage, ItemFunctionCall, ItemFunctionCallOutput, ItemReasoning, ItemReference, ItemCustomToolCall, ItemCustomToolCallOutput, ItemCompaction,
-		ItemMCPListTools, ItemMCPCall, ItemMCPApprovalRequest, ItemMCPApprovalResponse}
+		ItemMCPListTools, ItemMCPCall, ItemMCPApprovalRequest, ItemMCPApprovalResponse, ItemWebSearchCall}
 	textParts        = []string{PartInputText, PartOutputText, PartText}
 	userParts        = []string{PartInputText, PartOutputText, PartText, PartInputImage, PartInputFile, PartInputVideo}
 	assistantParts   = []string{PartInputText, PartOutputText, PartText, PartRefusal}
@@ -447,8 +447,11 @@ func decodeItem(raw json.RawMessage, path string) (Item, error) {
 		return Item{}, err
 	}
 	statuses := enumItemStatus
-	if typ == ItemMCPCall {
+	switch typ {
+	case ItemMCPCall:
 		statuses = enumMCPCallStatus
+	case ItemWebSearchCall:
+		statuses = enumWebSearchCallStatus
 	}
 	if it.Status, err = o.enum("status", statuses); err != nil {
 		return Item{}, err
@@ -541,6 +544,9 @@ func decodeItem(raw json.RawMessage, path string) (Item, error) {
 
 	default:
 		if ok, err := decodeMCPItem(o, &it); ok {
+			return it, err
+		}
+		if ok, err := decodeWebSearchItem(o, &it); ok {
 			return it, err
 		}
 		return Item{}, invalidEnum(o.at("type"), typ, enumItemType)
@@ -887,8 +893,13 @@ func decodeToolChoice(raw json.RawMessage, path string) (ToolChoice, error) {
 			return ToolChoice{}, err
 		}
 	default:
+		if IsWebSearchTool(typ) {
+			// Forces a search; whether this hearth can search is the server's and
+			// the engine's to say.
+			break
+		}
 		return ToolChoice{}, InvalidRequest(o.at("type"), CodeInvalidValue,
-			fmt.Sprintf("Invalid value: '%s'. hearth can only force 'function', 'custom' or 'mcp' tools, or restrict them with 'allowed_tools'; it cannot run hosted tools.", typ))
+			fmt.Sprintf("Invalid value: '%s'. hearth can only force 'function', 'custom', 'mcp' or 'web_search' tools, or restrict them with 'allowed_tools'; it cannot run hosted tools.", typ))
 	}
 	return c, nil
 }
@@ -918,6 +929,13 @@ func validateToolChoice(r *CreateResponseRequest) error {
 		return functions[name]
 	}
 	c := r.ToolChoice
+	if IsWebSearchTool(c.Type) {
+		if !slices.ContainsFunc(r.Tools, func(t Tool) bool { return t.Type == c.Type }) {
+			return InvalidRequest("tool_choice", CodeInvalidValue,
+				fmt.Sprintf("Tool choice '%s' names a tool that is not in 'tools'.", c.Type))
+		}
+		return nil
+	}
 	switch c.Type {
 	case ToolMCP:
 		// Whether the server has a tool of that name is the engine's to say: it

@@ -45,6 +45,7 @@ var floors = []struct {
 	{"engine/ollama/testenv", 6},
 	// Hosted tool kinds and the store.
 	{"mcp", 6},
+	{"websearch", 6},
 	{"storage", 6},
 	// The binary records every store writes alike (packs, checkpoints, journal
 	// batches): the store's own types only, no driver.

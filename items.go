@@ -65,6 +65,7 @@ const (
 //	mcp_call                 ID, Status, ServerLabel, Name, Arguments, Output (text), Error, ApprovalRequestID
 //	mcp_approval_request     ID, ServerLabel, Name, Arguments
 //	mcp_approval_response    ID, ApprovalRequestID, Approve, Reason
+//	web_search_call          ID, Status, WebSearch (Arguments, Output: what the model wrote and read, not on the wire)
 //
 // One struct rather than an interface per type because the engine and
 // storage mostly switch on Type and copy fields across, and because a stored
@@ -103,6 +104,9 @@ type Item struct {
 	ApprovalRequestID string
 	Approve           *bool
 	Reason            string
+
+	// WebSearch is a web_search_call's action (websearch.go).
+	WebSearch *WebSearchAction
 }
 
 // ToolOutput is the output of a function or custom tool call: either a string
@@ -213,6 +217,13 @@ func (it Item) Clone() Item {
 	if it.MCPTools != nil {
 		it.MCPTools = append([]MCPToolInfo{}, it.MCPTools...)
 	}
+	if it.WebSearch != nil {
+		a := *it.WebSearch
+		if a.Sources != nil {
+			a.Sources = append([]WebSearchSource{}, a.Sources...)
+		}
+		it.WebSearch = &a
+	}
 	return it
 }
 
@@ -314,6 +325,9 @@ func (it Item) MarshalJSON() ([]byte, error) {
 		return json.Marshal(compactionJSON{it.Type, it.ID, it.EncryptedContent})
 	}
 	if data, ok, err := marshalMCPItem(it); ok {
+		return data, err
+	}
+	if data, ok, err := marshalWebSearchItem(it); ok {
 		return data, err
 	}
 	return nil, fmt.Errorf("hearth: cannot marshal item of type %q", it.Type)

@@ -204,9 +204,12 @@ func (t *Tool) Hosted() bool {
 	return t.Type != ToolFunction && t.Type != ToolNamespace && t.Type != ToolCustom
 }
 
-// Ignored reports whether t is a hosted tool hearth has no kind for (web_search, ...):
+// Ignored reports whether t is a hosted tool hearth has no kind for (file_search, ...):
 // it is kept, reported as ignored, and never shown to the model. The hosted tools
 // hearth runs (mcp) are decoded in full, and run by the engine's hosted tool kinds.
+// A web_search tool is ignored here too: whether hearth can search is the operator's
+// configuration, so the engine runs it where a kind is registered for it (the server
+// then does not report it ignored).
 func (t *Tool) Ignored() bool {
 	return t.Hosted() && t.Type != ToolMCP
 }
@@ -323,7 +326,7 @@ type ToolRef struct {
 // function or custom tool is required (of that one tool).
 func (c ToolChoice) EffectiveMode() string {
 	switch {
-	case c.Type == ToolFunction || c.Type == ToolCustom || c.Type == ToolMCP:
+	case c.Type == ToolFunction || c.Type == ToolCustom || c.Type == ToolMCP || IsWebSearchTool(c.Type):
 		return ToolChoiceRequired
 	case c.Mode == "":
 		return ToolChoiceAuto
@@ -360,6 +363,11 @@ func (c ToolChoice) MarshalJSON() ([]byte, error) {
 			Mode  string    `json:"mode"`
 			Tools []ToolRef `json:"tools"`
 		}{c.Type, mode, allowed})
+	}
+	if IsWebSearchTool(c.Type) {
+		return json.Marshal(struct {
+			Type string `json:"type"`
+		}{c.Type})
 	}
 	return nil, fmt.Errorf("hearth: cannot marshal tool_choice of type %q", c.Type)
 }

@@ -549,3 +549,35 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return t.base.RoundTrip(r)
 }
+
+// BoundTool is one tool of a configured server, bound by the operator for another
+// hosted kind to run (web search through a search server): the kind gives the
+// arguments, never the server or the tool.
+type BoundTool struct {
+	m     *Manager
+	label string
+	name  string
+}
+
+// Bind returns the tool name of the server configured as label. The server is not
+// started here: the first call starts it, as a request's first use does.
+func (m *Manager) Bind(label, name string) (*BoundTool, error) {
+	c, ok := m.servers[label]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, label)
+	}
+	if c.cfg.AllowedTools != nil && !contains(c.cfg.AllowedTools, name) {
+		return nil, fmt.Errorf("the operator does not allow tool %q of server %q (its allowed_tools)", name, label)
+	}
+	return &BoundTool{m: m, label: label, name: name}, nil
+}
+
+// Call runs the tool, with the server's time limit and output cap, counted in the
+// server's metrics like any call.
+func (t *BoundTool) Call(ctx context.Context, arguments json.RawMessage) (string, bool, error) {
+	res, err := t.m.CallTool(ctx, Ref{Label: t.label}, t.name, arguments)
+	return res.Output, res.IsError, err
+}
+
+// KeyAllowed reports whether the API key named key may use the tool's server.
+func (t *BoundTool) KeyAllowed(key string) bool { return t.m.KeyAllowed(t.label, key) }

@@ -59,6 +59,10 @@ func (s *Server) decodeRequest(m *reqMeta, body []byte, decode decoder, ignored 
 	if err != nil {
 		return nil, nil, err
 	}
+	more, err = s.hostedIgnored(req, more)
+	if err != nil {
+		return nil, nil, err
+	}
 	ignored = append(ignored, more...)
 	m.model = req.Model
 	m.log = m.log.With("model", logModel(req.Model))

@@ -308,6 +308,9 @@ func serve(parent context.Context, o serveOptions) error {
 		log.Info("mcp servers", "labels", hosted.Labels(), "allow_url", o.mcpAllowURL)
 	}
 	eng.RegisterHosted(mcp.NewKind(mcpBackend, log))
+	if err := registerWebSearch(eng, hosted, configWebSearch, log); err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
