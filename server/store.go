@@ -3,7 +3,7 @@ package server
 import "hearth/storage"
 
 // Store is what the server needs of the store: responses and their chains, journals,
-// conversations, files, key lookups for authentication, the console's reads, and a health
+// conversations, files, vector stores, key lookups for authentication, the console's reads, and a health
 // check. storage.Store has all of it (storage/sqlite is one; cmd/hearth picks which);
 // key management and startup recovery are cmd/hearth's, not the server's.
 type Store interface {
@@ -12,6 +12,7 @@ type Store interface {
 	storage.Journal
 	storage.Conversations
 	storage.Files
+	storage.VectorStores
 	storage.KeyLookup
 	storage.Console
 	storage.Health
