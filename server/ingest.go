@@ -43,6 +43,7 @@ const (
 // ingestStore is what ingestion needs of the store.
 type ingestStore interface {
 	GetFile(ctx context.Context, owner, id string) (*storage.File, error)
+	GetVectorStoreFile(ctx context.Context, owner, storeID, fileID string) (*storage.VectorStoreFile, error)
 	FileContent(ctx context.Context, owner, id string) ([]byte, error)
 	CompleteVectorStoreFile(ctx context.Context, storeID, fileID string, chunks []storage.NewChunk) error
 	FailVectorStoreFile(ctx context.Context, storeID, fileID, status, code, message string) error
@@ -102,6 +103,12 @@ func (in *ingester) close() {
 }
 
 func (in *ingester) run(j ingestJob) {
+	// A file cancelled, detached or finished while it waited costs nothing more.
+	f, err := in.db.GetVectorStoreFile(in.ctx, j.owner, j.storeID, j.fileID)
+	if errors.Is(err, storage.ErrVectorStoreFileNotFound) || errors.Is(err, storage.ErrVectorStoreNotFound) ||
+		(err == nil && f.Status != storage.FileInProgress) {
+		return
+	}
 	chunks, code, err := in.read(j)
 	if in.ctx.Err() != nil {
 		return // stopping: the file stays in_progress for the next start

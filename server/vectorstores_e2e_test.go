@@ -109,7 +109,16 @@ func TestVectorStoresE2E(t *testing.T) {
 	if batch.Status != "completed" || batch.FileCounts != (hearth.FileCounts{Completed: 1, Failed: 1, Total: 2}) {
 		t.Errorf("batch after ingestion %+v", batch)
 	}
+	// Cancelling a finished batch changes nothing; its files list as the batch's.
+	convDo(t, srv, alice, "POST", "/v1/vector_stores/"+vs.ID+"/file_batches/"+batch.ID+"/cancel", "", &batch)
+	if batch.Status != "completed" || batch.FileCounts != (hearth.FileCounts{Completed: 1, Failed: 1, Total: 2}) {
+		t.Errorf("batch cancelled after ingestion %+v", batch)
+	}
 	var files vectorStoreFilePage
+	convDo(t, srv, alice, "GET", "/v1/vector_stores/"+vs.ID+"/file_batches/"+batch.ID+"/files?filter=failed", "", &files)
+	if len(files.Data) != 1 || files.Data[0].ID != broken {
+		t.Errorf("the batch's failed files: %+v", files.Data)
+	}
 	convDo(t, srv, alice, "GET", "/v1/vector_stores/"+vs.ID+"/files?filter=completed&order=asc", "", &files)
 	var got []string
 	for _, f := range files.Data {
