@@ -41,6 +41,7 @@ func (s *Server) vectorStoreRoutes(g *gin.RouterGroup) {
 	g.POST("/v1/vector_stores/:id/files", s.attachVectorStoreFile)
 	g.GET("/v1/vector_stores/:id/files", s.listVectorStoreFiles)
 	g.GET("/v1/vector_stores/:id/files/:file_id", s.getVectorStoreFile)
+	g.POST("/v1/vector_stores/:id/files/:file_id", s.updateVectorStoreFile)
 	g.DELETE("/v1/vector_stores/:id/files/:file_id", s.detachVectorStoreFile)
 	g.POST("/v1/vector_stores/:id/file_batches", s.createFileBatch)
 	g.GET("/v1/vector_stores/:id/file_batches/:batch_id", s.getFileBatch)
@@ -660,6 +661,34 @@ func (s *Server) getVectorStoreFile(c *gin.Context) {
 		return
 	}
 	s.writeVectorStoreFile(c, c.Param("file_id"))
+}
+
+// updateVectorStoreFile serves POST /v1/vector_stores/{id}/files/{file_id}: the
+// file's attributes replaced (null clears them); searches filter on them at once.
+func (s *Server) updateVectorStoreFile(c *gin.Context) {
+	if s.noFileStore(c) {
+		return
+	}
+	var req map[string]json.RawMessage
+	if err := decodeJSON(c, &req); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	attrs, ok := req["attributes"]
+	if !ok {
+		s.writeError(c, hearth.InvalidRequest("attributes", hearth.CodeMissingRequiredParameter, "Missing required parameter: 'attributes'."))
+		return
+	}
+	if err := checkAttributes(attrs, "attributes"); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	f, err := s.db.UpdateVectorStoreFile(c.Request.Context(), owner(c), c.Param("id"), c.Param("file_id"), attrs)
+	if err != nil {
+		s.writeError(c, vectorStoreError(err, c.Param("id")))
+		return
+	}
+	c.JSON(http.StatusOK, vectorStoreFileObject(f))
 }
 
 // detachVectorStoreFile serves DELETE /v1/vector_stores/{id}/files/{file_id}: the

@@ -285,6 +285,22 @@ func TestVectorStoresE2E(t *testing.T) {
 	}
 	convRefused(t, srv, bob, "POST", "/v1/vector_stores", `{"file_ids":["`+ids["ops.txt"]+`"]}`, 404, "file_not_found", "file_ids[0]")
 
+	// New attributes: the filter follows them.
+	var updatedFile hearth.VectorStoreFile
+	convDo(t, srv, alice, "POST", "/v1/vector_stores/"+vs.ID+"/files/"+ids["kettle.md"], `{"attributes":{"team":"ops","year":2026}}`, &updatedFile)
+	if updatedFile.Attributes["team"] != "ops" || updatedFile.Status != "completed" {
+		t.Errorf("updated attributes %+v", updatedFile)
+	}
+	var found []string
+	for _, r := range search(`{"query":"kettle","filters":{"type":"eq","key":"team","value":"ops"}}`).Data {
+		found = append(found, r.Filename)
+	}
+	if !slices.Equal(found, []string{"kettle.md", "ops.txt"}) {
+		t.Errorf("after the update, the ops files found: %v", found)
+	}
+	convRefused(t, srv, alice, "POST", "/v1/vector_stores/"+vs.ID+"/files/"+ids["kettle.md"], `{"attributes":{"a":[1]}}`, 400, "invalid_type", "attributes.a")
+	convRefused(t, srv, alice, "POST", "/v1/vector_stores/"+vs.ID+"/files/"+ids["kettle.md"], `{}`, 400, "missing_required_parameter", "attributes")
+
 	// Detach a file: its chunks leave the search. Delete the store: the files stay.
 	convDo(t, srv, alice, "DELETE", "/v1/vector_stores/"+vs.ID+"/files/"+ids["kettle.md"], "", nil)
 	for _, r := range search(`{"query":"kettle","max_num_results":50}`).Data {

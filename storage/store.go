@@ -165,6 +165,9 @@ type VectorStores interface {
 	GetVectorStoreFile(ctx context.Context, owner, storeID, fileID string) (*VectorStoreFile, error)
 	// ListVectorStoreFiles returns a page of the store's files in attachment order.
 	ListVectorStoreFiles(ctx context.Context, owner, storeID string, q VectorStoreFileQuery) (files []VectorStoreFile, hasMore bool, err error)
+	// UpdateVectorStoreFile replaces the attributes of a file in the owner's store
+	// (its chunks' too, as searches filter them) and returns it as it now is.
+	UpdateVectorStoreFile(ctx context.Context, owner, storeID, fileID string, attributes json.RawMessage) (*VectorStoreFile, error)
 	// DetachVectorStoreFile removes the file and its chunks from the store.
 	DetachVectorStoreFile(ctx context.Context, owner, storeID, fileID string) error
 	// GetFileBatch returns the store's batch with its files counted, or

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -573,4 +574,29 @@ func (db *DB) VectorStoreChunks(ctx context.Context, owner, storeID string) ([]s
 		chunks = append(chunks, c)
 	}
 	return chunks, rows.Err()
+}
+
+// UpdateVectorStoreFile replaces the attributes of a file in the owner's store.
+func (db *DB) UpdateVectorStoreFile(ctx context.Context, owner, storeID, fileID string, attributes json.RawMessage) (*storage.VectorStoreFile, error) {
+	attrs, err := storage.AttributesJSON(attributes)
+	if err != nil {
+		return nil, err
+	}
+	err = db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		if err := ownStore(ctx, tx, owner, storeID); err != nil {
+			return err
+		}
+		res, err := tx.Exec(ctx, `UPDATE vector_store_files SET attributes = $1 WHERE store_id = $2 AND file_id = $3`, attrs, storeID, fileID)
+		if err != nil {
+			return err
+		}
+		if res.RowsAffected() == 0 {
+			return storage.ErrVectorStoreFileNotFound
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storage: update vector store file %s/%s: %w", storeID, fileID, err)
+	}
+	return db.GetVectorStoreFile(ctx, owner, storeID, fileID)
 }

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -583,4 +584,31 @@ func (db *DB) VectorStoreChunks(ctx context.Context, owner, storeID string) ([]s
 		chunks = append(chunks, c)
 	}
 	return chunks, rows.Err()
+}
+
+// UpdateVectorStoreFile replaces the attributes of a file in the owner's store.
+func (db *DB) UpdateVectorStoreFile(ctx context.Context, owner, storeID, fileID string, attributes json.RawMessage) (*storage.VectorStoreFile, error) {
+	attrs, err := storage.AttributesJSON(attributes)
+	if err != nil {
+		return nil, err
+	}
+	err = db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := ownStore(ctx, tx, owner, storeID); err != nil {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE vector_store_files SET attributes = ? WHERE store_id = ? AND file_id = ?`, attrs, storeID, fileID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return storage.ErrVectorStoreFileNotFound
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storage: update vector store file %s/%s: %w", storeID, fileID, err)
+	}
+	return db.GetVectorStoreFile(ctx, owner, storeID, fileID)
 }

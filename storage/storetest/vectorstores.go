@@ -241,6 +241,24 @@ func testVectorStores(t *testing.T, open Opener) {
 		t.Errorf("unknown cursor: %v", err)
 	}
 
+	// Attributes change on the file and on its chunks.
+	f, err = db.UpdateVectorStoreFile(ctx, alice, "vs-1", "file-a", json.RawMessage(`{"lang":"fr"}`))
+	if err != nil || string(f.Attributes) != `{"lang":"fr"}` || f.Status != storage.FileCompleted {
+		t.Errorf("update attributes: %+v %v", f, err)
+	}
+	if got, _ := db.VectorStoreChunks(ctx, alice, "vs-1"); string(got[0].Attributes) != `{"lang":"fr"}` {
+		t.Errorf("chunk attributes after the update: %s", got[0].Attributes)
+	}
+	if _, err := db.UpdateVectorStoreFile(ctx, bob, "vs-1", "file-a", nil); !errors.Is(err, storage.ErrVectorStoreNotFound) {
+		t.Errorf("bob updates attributes: %v", err)
+	}
+	if _, err := db.UpdateVectorStoreFile(ctx, alice, "vs-1", "file-nope", nil); !errors.Is(err, storage.ErrVectorStoreFileNotFound) {
+		t.Errorf("update a file not attached: %v", err)
+	}
+	if f, _ := db.UpdateVectorStoreFile(ctx, alice, "vs-1", "file-c", nil); f == nil || string(f.Attributes) != `{}` {
+		t.Errorf("attributes cleared: %+v", f)
+	}
+
 	// Detach takes the file's chunks; deleting the upload keeps what was read.
 	if err := db.DetachVectorStoreFile(ctx, alice, "vs-1", "file-b"); err != nil {
 		t.Fatal(err)
