@@ -275,6 +275,13 @@ func (s *Server) embeddingModel(ctx context.Context, requested string) (string, 
 			found = append(found, m.Name)
 		}
 	}
+	return onlyEmbeddingModel(found)
+}
+
+// onlyEmbeddingModel is the embedding model when the runtimes serve exactly one, and
+// otherwise the 400 that says what to do, naming those they serve.
+func onlyEmbeddingModel(found []string) (string, error) {
+	const param = "hearth.embedding_model"
 	switch len(found) {
 	case 1:
 		return found[0], nil
