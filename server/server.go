@@ -178,6 +178,8 @@ type Server struct {
 	ingest *ingester
 	// embedModel: Config.EmbeddingModel.
 	embedModel string
+	// vectorIndexes keeps vector stores' indexes between searches (vectorstores.go).
+	vectorIndexes *vectorIndexCache
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -212,6 +214,7 @@ func New(cfg Config) *Server {
 	}
 	s.dbKeys.db = cfg.Database
 	s.embedModel = cfg.EmbeddingModel
+	s.vectorIndexes = newVectorIndexCache(vectorIndexCacheBudget)
 	if p, ok := cfg.Runtime.(*pool.Pool); ok {
 		s.pool = p
 	} else {
@@ -245,6 +248,7 @@ func New(cfg Config) *Server {
 	s.metrics.reg.MustRegister(&poolCollector{s.pool, s.admission, s.models.label})
 	s.metrics.reg.MustRegister(CacheCollectors("item", "stored items kept decoded, by their JSON", s.items.stats)...)
 	s.metrics.reg.MustRegister(CacheCollectors("checkpoint", "chains' checkpoints kept decoded, by stamp", s.contexts.stats)...)
+	s.metrics.reg.MustRegister(CacheCollectors("vector_index", "vector stores' chunks and vectors kept between searches, by store and chunks version", s.vectorIndexes.stats)...)
 	s.metrics.reg.MustRegister(CacheCollectors("hot_chain", "chains of responses finished here and their builds, by response id", s.hot.stats)...)
 	s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "hearth_websocket_held_bytes",

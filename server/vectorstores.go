@@ -26,9 +26,9 @@ import (
 // the cosine of the query's embedding with the chunks'. Owned per key like files: a
 // store of another key answers as a missing one.
 //
-// A search reads the store's chunks from the database and scans them exactly
-// (internal/vectorindex); nothing is cached between searches yet, so a search costs
-// a read of every chunk of the store.
+// A search scans the store's chunks exactly (internal/vectorindex). The index of a
+// store is kept between searches, bounded (vectorIndexCache), and read again when the
+// store's ChunksVersion moves, which every replica sees in the database.
 
 // vectorStoreRoutes adds the vector stores API to the authenticated routes.
 func (s *Server) vectorStoreRoutes(g *gin.RouterGroup) {
@@ -944,29 +944,73 @@ func (s *Server) searchVectorStore(c *gin.Context) {
 	c.JSON(http.StatusOK, page)
 }
 
+// storeIndex is a vector store's chunks as a search scans them: the index of their
+// vectors (ids are positions in chunks) and their files' attributes decoded for
+// filters. It is read-only once built, and shared by the searches that find it.
+type storeIndex struct {
+	index  *vectorindex.Index
+	chunks []storage.Chunk
+	attrs  []map[string]any
+}
+
+// vectorIndexCacheBudget bounds the memory of the indexes kept between searches: a
+// store of 100,000 chunks of 768 dimensions takes about 300 MiB, and a store larger
+// than half the budget is read for each search instead.
+const vectorIndexCacheBudget = 1 << 30
+
+// vectorIndexCache keeps stores' indexes, keyed by store id and ChunksVersion: a key
+// names its contents, so a store whose chunks change is read again under its new
+// version and the old entry ages out.
+type vectorIndexCache struct{ generations[*storeIndex] }
+
+func newVectorIndexCache(budget int) *vectorIndexCache {
+	return &vectorIndexCache{newGenerations[*storeIndex](budget)}
+}
+
+// storeIndex returns the store's index, from the cache when its chunks have not
+// changed since it was built.
+func (s *Server) storeIndex(ctx context.Context, v *storage.VectorStore) (*storeIndex, error) {
+	key := v.ID + "@" + strconv.FormatInt(v.ChunksVersion, 10)
+	if x, ok := s.vectorIndexes.get(key); ok {
+		return x, nil
+	}
+	chunks, err := s.db.VectorStoreChunks(ctx, v.Owner, v.ID)
+	if err != nil {
+		return nil, err
+	}
+	x := &storeIndex{chunks: chunks, attrs: make([]map[string]any, len(chunks))}
+	if len(chunks) == 0 {
+		return x, nil
+	}
+	x.index = vectorindex.New(len(chunks[0].Vector))
+	bytes := 0
+	for i, ch := range chunks {
+		if err := x.index.Add(int64(i), ch.Vector); err != nil {
+			return nil, fmt.Errorf("vector store %s: chunk %d of %s: %w", v.ID, ch.Index, ch.FileID, err)
+		}
+		_ = json.Unmarshal(ch.Attributes, &x.attrs[i])
+		bytes += len(ch.Text) + len(ch.Attributes) + len(ch.FileID) + len(ch.Filename)
+	}
+	s.vectorIndexes.put(key, x, bytes+int(x.index.Bytes()))
+	return x, nil
+}
+
 // search embeds the queries with the store's model and scans its chunks.
 func (s *Server) search(ctx context.Context, v *storage.VectorStore, req searchRequest) ([]vectorindex.Hit, []storage.Chunk, error) {
-	chunks, err := s.db.VectorStoreChunks(ctx, v.Owner, v.ID)
-	if err != nil || len(chunks) == 0 {
+	x, err := s.storeIndex(ctx, v)
+	if err != nil || len(x.chunks) == 0 {
 		return nil, nil, err
 	}
 	out, err := s.pool.Embed(ctx, &engine.EmbedRequest{Model: v.Model, Input: req.Queries, Truncate: true})
 	if err != nil {
 		return nil, nil, embedError(err, v.Model)
 	}
-	index := vectorindex.New(len(chunks[0].Vector))
-	for i, ch := range chunks {
-		if err := index.Add(int64(i), ch.Vector); err != nil {
-			return nil, nil, fmt.Errorf("vector store %s: chunk %d of %s: %w", v.ID, ch.Index, ch.FileID, err)
-		}
-	}
+	chunks, index := x.chunks, x.index
 	var keep func(int64) bool
 	if req.Filter != nil {
 		pass := make([]bool, len(chunks))
-		for i, ch := range chunks {
-			var attrs map[string]any
-			_ = json.Unmarshal(ch.Attributes, &attrs)
-			pass[i] = req.Filter.Match(attrs)
+		for i := range chunks {
+			pass[i] = req.Filter.Match(x.attrs[i])
 		}
 		keep = func(id int64) bool { return pass[id] }
 	}

@@ -237,6 +237,29 @@ func TestVectorStoresE2E(t *testing.T) {
 		}
 	}
 
+	// The store's index was built once and kept: the four searches after the first hit it,
+	// and its memory is on /metrics.
+	_, admin, _ := db.CreateKeyAs(ctx, "ops", storage.RoleAdmin)
+	code, _, metrics := call(t, nil, "GET", srv.URL+"/metrics", admin, "")
+	if code != 200 {
+		t.Fatalf("metrics: %d %s", code, metrics)
+	}
+	metric := func(name string) float64 {
+		for _, line := range strings.Split(string(metrics), "\n") {
+			if v, ok := strings.CutPrefix(line, name+" "); ok {
+				var f float64
+				fmt.Sscan(v, &f)
+				return f
+			}
+		}
+		t.Errorf("no %s in /metrics", name)
+		return 0
+	}
+	if hits, entries, bytes := metric("hearth_vector_index_cache_hits_total"), metric("hearth_vector_index_cache_entries"),
+		metric("hearth_vector_index_cache_bytes"); hits != 4 || entries != 1 || bytes < float64(len(chunks)*e.Width()*4) {
+		t.Errorf("vector index cache: %v hits, %v entries, %v bytes", hits, entries, bytes)
+	}
+
 	// Lists, update, another key, errors naming the field.
 	var stores vectorStorePage
 	convDo(t, srv, alice, "GET", "/v1/vector_stores?limit=1", "", &stores)

@@ -70,6 +70,10 @@ type VectorStore struct {
 	LastActiveAt     time.Time
 	Files            FileCounts
 	UsageBytes       int64 // the sum of its completed files' UsageBytes
+	// ChunksVersion moves with every change of the store's chunks (a file completed,
+	// attached again, detached) or of their files' attributes: chunks read at one
+	// version are the store's for as long as it stays.
+	ChunksVersion int64
 }
 
 // ExpiresAt is when the store expires; zero when it does not.

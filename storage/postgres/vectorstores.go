@@ -75,18 +75,18 @@ func attachFiles(ctx context.Context, tx pgx.Tx, owner, storeID, batchID string,
 			return err
 		}
 	}
-	return nil
+	return bumpChunks(ctx, tx, storeID)
 }
 
 const vectorStoreColumns = `id, owner, name, model, chunk_max_tokens, chunk_overlap_tokens,
-	expires_after_days, metadata, created_at, last_active_at`
+	expires_after_days, metadata, created_at, last_active_at, chunks_version`
 
 func scanVectorStore(row interface{ Scan(...any) error }) (*storage.VectorStore, error) {
 	var s storage.VectorStore
 	var meta string
 	var created, active int64
 	if err := row.Scan(&s.ID, &s.Owner, &s.Name, &s.Model, &s.Chunking.MaxTokens, &s.Chunking.OverlapTokens,
-		&s.ExpiresAfterDays, &meta, &created, &active); err != nil {
+		&s.ExpiresAfterDays, &meta, &created, &active, &s.ChunksVersion); err != nil {
 		return nil, err
 	}
 	s.Metadata = []byte(meta)
@@ -414,7 +414,10 @@ func (db *DB) DetachVectorStoreFile(ctx context.Context, owner, storeID, fileID 
 			return storage.ErrVectorStoreFileNotFound
 		}
 		_, err = tx.Exec(ctx, `DELETE FROM vector_store_chunks WHERE store_id = $1 AND file_id = $2`, storeID, fileID)
-		return err
+		if err != nil {
+			return err
+		}
+		return bumpChunks(ctx, tx, storeID)
 	})
 	if err != nil {
 		return fmt.Errorf("storage: detach vector store file %s/%s: %w", storeID, fileID, err)
@@ -498,7 +501,10 @@ func (db *DB) CompleteVectorStoreFile(ctx context.Context, storeID, fileID strin
 		}
 		_, err := tx.Exec(ctx, `UPDATE vector_store_files SET status = 'completed', usage_bytes = $1
 			WHERE store_id = $2 AND file_id = $3`, usage, storeID, fileID)
-		return err
+		if err != nil {
+			return err
+		}
+		return bumpChunks(ctx, tx, storeID)
 	})
 	if err != nil {
 		return fmt.Errorf("storage: complete vector store file %s/%s: %w", storeID, fileID, err)
@@ -593,10 +599,16 @@ func (db *DB) UpdateVectorStoreFile(ctx context.Context, owner, storeID, fileID 
 		if res.RowsAffected() == 0 {
 			return storage.ErrVectorStoreFileNotFound
 		}
-		return nil
+		return bumpChunks(ctx, tx, storeID)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("storage: update vector store file %s/%s: %w", storeID, fileID, err)
 	}
 	return db.GetVectorStoreFile(ctx, owner, storeID, fileID)
+}
+
+// bumpChunks moves the store's ChunksVersion: its chunks or their attributes changed.
+func bumpChunks(ctx context.Context, tx pgx.Tx, storeID string) error {
+	_, err := tx.Exec(ctx, `UPDATE vector_stores SET chunks_version = chunks_version + 1 WHERE id = $1`, storeID)
+	return err
 }

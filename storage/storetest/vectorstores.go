@@ -151,8 +151,20 @@ func testVectorStores(t *testing.T, open Opener) {
 	// Ingestion: a file completes with its chunks, once; another fails with its error.
 	vec := []float32{0.6, -0.8, 0, 1e-7}
 	chunks := []storage.NewChunk{{Text: "alpha one", Vector: vec}, {Text: "alpha two", Vector: []float32{1, 0, 0, 0}}}
+	version := func() int64 {
+		t.Helper()
+		s, err := db.GetVectorStore(ctx, alice, "vs-1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.ChunksVersion
+	}
+	v0 := version()
 	if err := db.CompleteVectorStoreFile(ctx, "vs-1", "file-a", chunks); err != nil {
 		t.Fatal(err)
+	}
+	if v := version(); v == v0 {
+		t.Errorf("chunks version unchanged by a file's chunks: %d", v)
 	}
 	if err := db.CompleteVectorStoreFile(ctx, "vs-1", "file-a", chunks); !errors.Is(err, storage.ErrFinished) {
 		t.Errorf("completed twice: %v", err)
@@ -242,9 +254,13 @@ func testVectorStores(t *testing.T, open Opener) {
 	}
 
 	// Attributes change on the file and on its chunks.
+	v0 = version()
 	f, err = db.UpdateVectorStoreFile(ctx, alice, "vs-1", "file-a", json.RawMessage(`{"lang":"fr"}`))
 	if err != nil || string(f.Attributes) != `{"lang":"fr"}` || f.Status != storage.FileCompleted {
 		t.Errorf("update attributes: %+v %v", f, err)
+	}
+	if v := version(); v == v0 {
+		t.Errorf("chunks version unchanged by new attributes: %d", v)
 	}
 	if got, _ := db.VectorStoreChunks(ctx, alice, "vs-1"); string(got[0].Attributes) != `{"lang":"fr"}` {
 		t.Errorf("chunk attributes after the update: %s", got[0].Attributes)
@@ -260,8 +276,19 @@ func testVectorStores(t *testing.T, open Opener) {
 	}
 
 	// Detach takes the file's chunks; deleting the upload keeps what was read.
+	v0 = version()
 	if err := db.DetachVectorStoreFile(ctx, alice, "vs-1", "file-b"); err != nil {
 		t.Fatal(err)
+	}
+	if v := version(); v == v0 {
+		t.Errorf("chunks version unchanged by a detach: %d", v)
+	}
+	v0 = version()
+	if err := db.FailVectorStoreFile(ctx, "vs-1", "file-c", storage.FileFailed, "x", "y"); !errors.Is(err, storage.ErrFinished) {
+		t.Errorf("fail a cancelled file: %v", err)
+	}
+	if err := db.TouchVectorStore(ctx, alice, "vs-1", time.Now()); err != nil || version() != v0 {
+		t.Errorf("chunks version moved without a change of chunks: %v", err)
 	}
 	if err := db.DetachVectorStoreFile(ctx, alice, "vs-1", "file-b"); !errors.Is(err, storage.ErrVectorStoreFileNotFound) {
 		t.Errorf("detach twice: %v", err)

@@ -14,7 +14,8 @@ CREATE TABLE vector_stores (
     expires_after_days   integer NOT NULL,
     metadata             text    NOT NULL,
     created_at           bigint  NOT NULL,
-    last_active_at       bigint  NOT NULL
+    last_active_at       bigint  NOT NULL,
+    chunks_version       bigint  NOT NULL DEFAULT 0
 );
 CREATE INDEX vector_stores_by_owner ON vector_stores (owner, seq);
 

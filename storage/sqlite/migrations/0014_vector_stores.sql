@@ -14,7 +14,10 @@ CREATE TABLE vector_stores (
     expires_after_days   INTEGER NOT NULL,   -- 0: never
     metadata             TEXT    NOT NULL,
     created_at           INTEGER NOT NULL,   -- unix milliseconds
-    last_active_at       INTEGER NOT NULL
+    last_active_at       INTEGER NOT NULL,
+    -- moves with every change of the store's chunks or their attributes, so a
+    -- search that kept the chunks in memory knows when to read them again
+    chunks_version       INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 
 CREATE INDEX vector_stores_by_owner ON vector_stores (owner, seq);
