@@ -96,6 +96,13 @@ type Config struct {
 	// DefaultWriteTimeout. A client that reads nothing for this long is cut off and its
 	// response stops.
 	WriteTimeout time.Duration
+	// EmbeddingModel is the embedding model of a vector store created without one
+	// (--embedding-model); "" picks the only embedding model the runtimes serve.
+	EmbeddingModel string
+	// IngestWorkers is how many vector store files are read and embedded at once;
+	// zero means DefaultIngestWorkers. IngestQueue bounds the files waiting; zero
+	// means DefaultIngestQueue.
+	IngestWorkers, IngestQueue int
 	// LogContent logs each response's input and output text. Off by default: prompts
 	// are the team's business, not the log's.
 	LogContent bool
@@ -169,6 +176,12 @@ type Server struct {
 	console *console.Console
 	// recent keeps the latest speeds per model for the console's live view.
 	recent *console.Recent
+	// ingest reads, chunks and embeds vector store files in the background (ingest.go).
+	ingest *ingester
+	// embedModel: Config.EmbeddingModel.
+	embedModel string
+	// vectorIndexes keeps vector stores' indexes between searches (vectorstores.go).
+	vectorIndexes *vectorIndexCache
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -202,6 +215,8 @@ func New(cfg Config) *Server {
 		}
 	}
 	s.dbKeys.db = cfg.Database
+	s.embedModel = cfg.EmbeddingModel
+	s.vectorIndexes = newVectorIndexCache(vectorIndexCacheBudget)
 	if p, ok := cfg.Runtime.(*pool.Pool); ok {
 		s.pool = p
 	} else {
@@ -229,9 +244,13 @@ func New(cfg Config) *Server {
 		return names, nil
 	})
 	s.metrics = newMetrics(s.admission, s.models.label)
+	if cfg.Database != nil {
+		s.ingest = newIngester(cfg.Database, s.pool, log, cmp.Or(cfg.IngestWorkers, DefaultIngestWorkers), cmp.Or(cfg.IngestQueue, DefaultIngestQueue))
+	}
 	s.metrics.reg.MustRegister(&poolCollector{s.pool, s.admission, s.models.label})
 	s.metrics.reg.MustRegister(CacheCollectors("item", "stored items kept decoded, by their JSON", s.items.stats)...)
 	s.metrics.reg.MustRegister(CacheCollectors("checkpoint", "chains' checkpoints kept decoded, by stamp", s.contexts.stats)...)
+	s.metrics.reg.MustRegister(CacheCollectors("vector_index", "vector stores' chunks and vectors kept between searches, by store and chunks version", s.vectorIndexes.stats)...)
 	s.metrics.reg.MustRegister(CacheCollectors("hot_chain", "chains of responses finished here and their builds, by response id", s.hot.stats)...)
 	s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "hearth_websocket_held_bytes",
@@ -289,6 +308,7 @@ func New(cfg Config) *Server {
 	authed.POST("/v1/responses/:id/cancel", s.cancelResponse)
 	s.conversationRoutes(authed)
 	s.fileRoutes(authed)
+	s.vectorStoreRoutes(authed)
 	authed.POST("/v1/embeddings", s.requestTimeout, s.createEmbeddings)
 	authed.GET("/v1/models", s.listModels)
 	authed.GET("/v1/models/*model", s.getModel)

@@ -67,6 +67,8 @@ type serveOptions struct {
 	mcp           []string
 	mcpAllowURL   []string
 	fileAllowURL  []string
+	embedModel    string
+	ingestWorkers int
 	mcpOutputCap  int
 }
 
@@ -146,6 +148,8 @@ ollama serve.`,
 	f.BoolVar(&o.newDatabase, "new-database", false, "start with a new, empty database when the one in --data is missing, empty or damaged (a damaged one is moved aside); use once, after deciding not to restore a backup")
 	f.BoolVar(&o.gpu, "gpu", true, "let the embedded runtime use a GPU backend built beside hearth (make build GPU=cuda or GPU=vulkan); false runs on the CPU")
 	f.StringArrayVar(&o.mcp, "mcp", nil, "an MCP server requests may use as a tool ({\"type\":\"mcp\",\"server_label\":LABEL}): 'LABEL=COMMAND ARGS...' (hearth starts it, over stdio) or 'LABEL=https://...' (streamable HTTP); repeat for several, or [mcp.LABEL] tables in the config file")
+	f.StringVar(&o.embedModel, "embedding-model", "", "embedding model of a vector store created without one (default: the only embedding model the runtimes serve)")
+	f.IntVar(&o.ingestWorkers, "ingest-workers", server.DefaultIngestWorkers, "vector store files read and embedded at once")
 	f.StringSliceVar(&o.fileAllowURL, "file-allow-url", nil, "URL patterns ('*' matches anything) an input_file's file_url may name; hearth fetches it (at most --max-file-bytes, no redirects); a loopback or private host must be named without a wildcard (default: none)")
 	f.StringSliceVar(&o.mcpAllowURL, "mcp-allow-url", nil, "URL patterns ('*' matches anything) of MCP servers a request may name itself as server_url; a loopback or private host must be named without a wildcard (default: none)")
 	f.IntVar(&o.mcpOutputCap, "mcp-output-cap", mcp.DefaultOutputCap, "largest MCP tool output in bytes the model reads; longer output is cut, with a note")
@@ -326,8 +330,14 @@ func serve(parent context.Context, o serveOptions) error {
 		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, WebSocketQueueBytes: o.wsQueue, WebSocketQueueBytesTotal: o.wsQueueAll, RequestBytesTotal: o.bodiesAll, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, TrustedProxies: o.trustProxies, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
-		Admission: adm,
+		Admission: adm, EmbeddingModel: o.embedModel, IngestWorkers: o.ingestWorkers,
 	})
+	// Vector store files a stopped run left in_progress are read again from the start.
+	if n, err := h.ResumeIngestion(ctx); err != nil {
+		return fmt.Errorf("vector store ingestion: %w", err)
+	} else if n > 0 {
+		log.Info("resumed vector store files left in progress by a previous run", "count", n)
+	}
 	go h.Supervise(ctx, o.checkEvery)
 	go h.PruneJournals(ctx, o.journalKeep)
 	go h.KeepLeases(ctx, o.replicaLease)

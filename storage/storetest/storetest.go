@@ -70,6 +70,9 @@ var suite = []struct {
 	{"files", tests(
 		"Files", testFiles,
 	)},
+	{"vectorstores", tests(
+		"VectorStores", testVectorStores,
+	)},
 	{"keys", tests(
 		"KeyLifecycle", testKeyLifecycle,
 		"KeyRoles", testKeyRoles,
