@@ -37,7 +37,8 @@ const (
 //     same output items and usage;
 //   - no response of a killed replica stays queued or in_progress past its lease (4/3
 //     of --replica-lease after the kill); those that had not finished end failed with
-//     the lease error, and nothing is left in flight once the load stops;
+//     the lease error, nothing is left in flight once the load stops, and nothing
+//     else failed;
 //   - the replicas that were not killed never answer a 5xx, never drop a connection,
 //     and their streams end with response.completed or response.incomplete; a stream on
 //     the killed replica just ends (the client sees the connection go), which is counted.
@@ -100,13 +101,14 @@ func TestReplicaKillUnderLoad(t *testing.T) {
 	}()
 
 	inFlightOf := func(name string) int64 {
-		n, err := pgtest.QueryInt(ctx, pgURL, `SELECT count(*) FROM responses WHERE status IN ('queued', 'in_progress') AND replica = '`+strings.ReplaceAll(name, "'", "''")+`'`)
+		n, err := pgtest.QueryInt(ctx, pgURL, `SELECT count(*) FROM responses WHERE status IN ('queued', 'in_progress') AND replica = `+sqlString(name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return n
 	}
 	var killedInFlight, generatedAtKill int64
+	var killedNames []string
 	for round := range rounds {
 		slot := round % len(l.slots)
 		victim := l.slot(slot)
@@ -126,6 +128,7 @@ func TestReplicaKillUnderLoad(t *testing.T) {
 		}
 		killedInFlight += inFlight
 		l.kill(slot)
+		killedNames = append(killedNames, sqlString(victim.name))
 		generatedAtKill = l.generated.Load()
 		killedAt := time.Now()
 		if err := victim.cmd.Process.Kill(); err != nil {
@@ -147,6 +150,11 @@ func TestReplicaKillUnderLoad(t *testing.T) {
 	// Nothing anywhere is left in flight: the clients waited for their responses.
 	if n, err := pgtest.QueryInt(ctx, pgURL, `SELECT count(*) FROM responses WHERE status IN ('queued', 'in_progress')`); err != nil || n != 0 {
 		t.Errorf("after the load: %d response(s) queued or in_progress (%v)", n, err)
+	}
+	// What failed is what the killed replicas had in flight, failed by the lease sweep.
+	if n, err := pgtest.QueryInt(ctx, pgURL, `SELECT count(*) FROM responses WHERE status = 'failed' AND
+		(coalesce(error, '') NOT LIKE '%lease expired%' OR replica NOT IN (`+strings.Join(killedNames, ", ")+`))`); err != nil || n != 0 {
+		t.Errorf("after the load: %d failed response(s) not of a killed replica or not failed by its lease (%v)", n, err)
 	}
 	// Every response a client saw complete reads back the same from every replica.
 	live := l.live()
@@ -485,6 +493,9 @@ func (l *killLoad) await(made *killTarget, id string, n int) {
 		return
 	}
 }
+
+// sqlString quotes s as an SQL string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 func getRaw(u string) (int, []byte, error) {
 	resp, err := killClient.Get(u)
