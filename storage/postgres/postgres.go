@@ -145,9 +145,8 @@ func (db *DB) ChainEpoch() uint64 {
 }
 
 // chainsChanged moves ChainEpoch on, inside the transaction of the change.
-func chainsChanged(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `UPDATE chain_epoch SET epoch = epoch + 1`)
-	return err
+func chainsChanged(ctx context.Context, tx dbtx) error {
+	return queue(ctx, tx, `UPDATE chain_epoch SET epoch = epoch + 1`)
 }
 
 // chainLock is the advisory lock that keeps checkpoint writes and chain changes apart:
@@ -158,14 +157,12 @@ func chainsChanged(ctx context.Context, tx pgx.Tx) error {
 // checkpoint every CheckpointInterval links).
 const chainLock = 0x6865617274680001 // "hearth" and 1
 
-func lockChainsExclusive(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(chainLock))
-	return err
+func lockChainsExclusive(ctx context.Context, tx dbtx) error {
+	return queue(ctx, tx, `SELECT pg_advisory_xact_lock($1)`, int64(chainLock))
 }
 
-func lockChainsShared(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, int64(chainLock))
-	return err
+func lockChainsShared(ctx context.Context, tx dbtx) error {
+	return queue(ctx, tx, `SELECT pg_advisory_xact_lock_shared($1)`, int64(chainLock))
 }
 
 // write runs fn in a transaction. fn gets ctx without its cancellation: a transaction,
