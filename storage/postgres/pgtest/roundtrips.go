@@ -11,9 +11,11 @@ import (
 // (postgres.Options.Tracer): each statement sent alone (Exec, Query, QueryRow, a
 // transaction's begin and commit among them) is one, and so is each batch, however
 // many statements it pipelines. Statements are counted as sent, whatever their
-// answer. A connection's first use of a statement also prepares it (one more round
-// trip, or one per batch), which Prepares counts apart: it is paid once per
-// connection, not per response.
+// answer. A connection's first use of a statement also prepares it, one more round
+// trip, paid once per connection rather than per response: Prepares counts those of
+// statements sent alone, and a batch's are not seen at all (pgx prepares them in a
+// pipeline of their own, without its tracer), so a test counting exactly runs its
+// statements once first.
 type RoundTrips struct {
 	statements, batches, prepares atomic.Int64
 	// SQL, when set, is called with each statement sent alone or in a batch (for a
@@ -24,8 +26,8 @@ type RoundTrips struct {
 // Total is the round trips counted so far, prepares left out.
 func (r *RoundTrips) Total() int64 { return r.statements.Load() + r.batches.Load() }
 
-// Prepares is the statements prepared so far (each a round trip of its own, or one
-// per batch of them).
+// Prepares is the statements sent alone that were prepared so far (each a round
+// trip of its own).
 func (r *RoundTrips) Prepares() int64 { return r.prepares.Load() }
 
 func (r *RoundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
