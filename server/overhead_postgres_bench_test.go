@@ -36,27 +36,46 @@ func BenchmarkResponseOverheadPostgresDurable(b *testing.B) {
 
 func benchmarkResponseOverheadOn(b *testing.B, c *pgtest.Cluster) {
 	var u string
+	trips := &pgtest.RoundTrips{}
 	benchmarkResponseOverhead(b, func(tb testing.TB) http.Handler {
-		var err error
-		u, err = c.CreateDatabase(context.Background())
-		if err != nil {
-			tb.Fatal(err)
+		var h http.Handler
+		h, u = newPostgresFakeServer(tb, c, trips)
+		return h
+	}, pgCounts(&u), countRoundTrips(trips))
+}
+
+// newPostgresFakeServer is hearth's handler over the fake runtime with its records in
+// a new database on c, whose statements trips counts; it returns the database's URL.
+func newPostgresFakeServer(tb testing.TB, c *pgtest.Cluster, trips *pgtest.RoundTrips) (http.Handler, string) {
+	u, err := c.CreateDatabase(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db, err := postgres.OpenWith(context.Background(), u, postgres.Options{Tracer: trips})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	target, err := ollama.Connect("127.0.0.1:1")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	return server.New(server.Config{
+		Runtime: target, Engine: engine.New(ollama.Seam(fakeRuntime{}), engine.DefaultFormats(), log),
+		Database: db, Logger: log,
+	}), u
+}
+
+// countRoundTrips reports the round trips to PostgreSQL per response
+// (round-trips/op; statements prepared on a connection's first use of them left out).
+func countRoundTrips(trips *pgtest.RoundTrips) func(*testing.B) func() {
+	return func(b *testing.B) func() {
+		n0 := trips.Total()
+		return func() {
+			b.ReportMetric(float64(trips.Total()-n0)/float64(b.N), "round-trips/op")
 		}
-		db, err := postgres.Open(context.Background(), u)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		tb.Cleanup(func() { db.Close() })
-		target, err := ollama.Connect("127.0.0.1:1")
-		if err != nil {
-			tb.Fatal(err)
-		}
-		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		return server.New(server.Config{
-			Runtime: target, Engine: engine.New(ollama.Seam(fakeRuntime{}), engine.DefaultFormats(), log),
-			Database: db, Logger: log,
-		})
-	}, pgCounts(&u))
+	}
 }
 
 // pgCounts reports the write transactions per response in the database at *url

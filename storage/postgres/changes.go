@@ -18,7 +18,7 @@ const changesChannel = "hearth_changes"
 
 // notify tells change c to every replica, from inside the transaction that makes it:
 // PostgreSQL delivers it once the transaction commits, and never if it rolls back.
-func notify(ctx context.Context, tx pgx.Tx, c storage.Change) error {
+func notify(ctx context.Context, tx dbtx, c storage.Change) error {
 	var payload string
 	switch c.Kind {
 	case storage.JournalChanged:
@@ -30,8 +30,7 @@ func notify(ctx context.Context, tx pgx.Tx, c storage.Change) error {
 	default:
 		return nil
 	}
-	_, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, changesChannel, payload)
-	return err
+	return queue(ctx, tx, `SELECT pg_notify($1, $2)`, changesChannel, payload)
 }
 
 func parseChange(payload string) (storage.Change, bool) {

@@ -59,6 +59,11 @@ type Options struct {
 	// Log takes what the store's own goroutines meet (the connection on which it
 	// hears other replicas' changes breaking); nil: slog's default.
 	Log *slog.Logger
+	// Tracer sees every statement the store's pool sends (pgx's tracer; one that also
+	// implements pgx.BatchTracer or pgx.PrepareTracer sees those too), not the
+	// listening connection's. The tests count round trips with one
+	// (pgtest.RoundTrips).
+	Tracer pgx.QueryTracer
 }
 
 // Open connects to the PostgreSQL database at url (postgres://... or
@@ -81,6 +86,10 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
 		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	}
+	listenConfig := cfg.ConnConfig.Copy()
+	if opt.Tracer != nil {
+		cfg.ConnConfig.Tracer = opt.Tracer
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("storage: postgres: %w", err)
@@ -101,7 +110,7 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 	}
 	closing, closeFn := context.WithCancel(context.Background())
 	return &DB{pool: conns{pool}, replica: replica, logger: logger,
-		connConfig: cfg.ConnConfig.Copy(), closing: closing, close: closeFn}, nil
+		connConfig: listenConfig, closing: closing, close: closeFn}, nil
 }
 
 // Close closes the connections. In-flight rows stay as they are.
@@ -136,9 +145,8 @@ func (db *DB) ChainEpoch() uint64 {
 }
 
 // chainsChanged moves ChainEpoch on, inside the transaction of the change.
-func chainsChanged(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `UPDATE chain_epoch SET epoch = epoch + 1`)
-	return err
+func chainsChanged(ctx context.Context, tx dbtx) error {
+	return queue(ctx, tx, `UPDATE chain_epoch SET epoch = epoch + 1`)
 }
 
 // chainLock is the advisory lock that keeps checkpoint writes and chain changes apart:
@@ -149,14 +157,12 @@ func chainsChanged(ctx context.Context, tx pgx.Tx) error {
 // checkpoint every CheckpointInterval links).
 const chainLock = 0x6865617274680001 // "hearth" and 1
 
-func lockChainsExclusive(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(chainLock))
-	return err
+func lockChainsExclusive(ctx context.Context, tx dbtx) error {
+	return queue(ctx, tx, `SELECT pg_advisory_xact_lock($1)`, int64(chainLock))
 }
 
-func lockChainsShared(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, int64(chainLock))
-	return err
+func lockChainsShared(ctx context.Context, tx dbtx) error {
+	return queue(ctx, tx, `SELECT pg_advisory_xact_lock_shared($1)`, int64(chainLock))
 }
 
 // write runs fn in a transaction. fn gets ctx without its cancellation: a transaction,

@@ -117,6 +117,11 @@ func (c conns) BeginTx(ctx context.Context, opt pgx.TxOptions) (pgx.Tx, error) {
 	return tx{t}, nil
 }
 
+func (c conns) Acquire(ctx context.Context) (*pgxpool.Conn, error) {
+	conn, err := c.pool.Acquire(ctx)
+	return conn, classify(err)
+}
+
 func (c conns) Ping(ctx context.Context) error { return classify(c.pool.Ping(ctx)) }
 
 func (c conns) Close() { c.pool.Close() }
