@@ -53,12 +53,16 @@ sample of chains loaded from both stores and compared link by link, each printed
 	cmd.Flags().StringVar(&from, "from", "", "the SQLite database to copy: sqlite://PATH or a path")
 	cmd.Flags().StringVar(&to, "to", "", "the PostgreSQL database to copy into: postgres://...")
 	cmd.Flags().BoolVar(&addTo, "add", false, "copy into a target that already holds records")
-	cmd.MarkFlagRequired("from")
-	cmd.MarkFlagRequired("to")
+	// Checked in RunE rather than marked required: cobra checks required flags before
+	// bindEnv's hook has read $HEARTH_FROM and $HEARTH_TO.
+	bindEnv(cmd)
 	return cmd
 }
 
 func copyDatabase(ctx context.Context, out io.Writer, from, to string, addTo bool) error {
+	if from == "" || to == "" {
+		return errors.New("db copy needs --from sqlite://PATH and --to postgres://...")
+	}
 	src, dst := parseDatabase(from, ""), parseDatabase(to, "")
 	if src.postgresURL != "" || dst.postgresURL == "" {
 		return errors.New("db copy copies a SQLite database (--from sqlite://PATH) into PostgreSQL (--to postgres://...)")
