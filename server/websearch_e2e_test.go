@@ -115,7 +115,7 @@ func wantWebSearchOutput(sources bool) string {
 	}
 	return `[{"type":"web_search_call","id":"ID0","status":"completed","action":{"type":"search","query":"` + wsQuery + `"` + src + `}},` +
 		`{"type":"message","id":"ID1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"` + scriptmodel.WebSearchAnswerText + `",` +
-		`"annotations":[{"type":"url_citation","url":"` + c[0].URL + `","title":"` + c[0].Title + `","start_index":40,"end_index":76}],"logprobs":[]}]}]`
+		`"annotations":[{"type":"url_citation","url":"` + c[0].URL + `","title":"` + c[0].Title + `","start_index":40,"end_index":76}],"logprobs":[]}],"phase":"final_answer"}]`
 }
 
 // TestWebSearchE2E: a request's web_search tool on a hearth whose search is the test
@@ -268,7 +268,7 @@ func TestWebSearchFaultsE2E(t *testing.T) {
 		}
 		// No results: nothing to cite.
 		want := `[{"type":"web_search_call","id":"ID0","status":"failed","action":{"type":"search","query":"` + wsQuery + `","sources":[]}},` +
-			`{"type":"message","id":"ID1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"` + scriptmodel.WebSearchAnswerText + `","annotations":[],"logprobs":[]}]}]`
+			`{"type":"message","id":"ID1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"` + scriptmodel.WebSearchAnswerText + `","annotations":[],"logprobs":[]}],"phase":"final_answer"}]`
 		if got := outputJSON(t, r); got != want {
 			t.Errorf("%s: output\n got %s\nwant %s", name, got, want)
 		}
