@@ -46,21 +46,9 @@ func (db *DB) CreateFile(ctx context.Context, f storage.NewFile) error {
 	return nil
 }
 
-const fileColumns = `id, owner, filename, purpose, bytes, created_at`
-
-func scanFile(row interface{ Scan(...any) error }) (*storage.File, error) {
-	var f storage.File
-	var created int64
-	if err := row.Scan(&f.ID, &f.Owner, &f.Filename, &f.Purpose, &f.Bytes, &created); err != nil {
-		return nil, err
-	}
-	f.CreatedAt = time.UnixMilli(created)
-	return &f, nil
-}
-
 // GetFile returns the owner's file record.
 func (db *DB) GetFile(ctx context.Context, owner, id string) (*storage.File, error) {
-	f, err := scanFile(db.r.QueryRowContext(ctx, `SELECT `+fileColumns+` FROM files WHERE id = ? AND owner = ?`, id, owner))
+	f, err := storage.ScanFile(db.r.QueryRowContext(ctx, `SELECT `+storage.FileColumns+` FROM files WHERE id = ? AND owner = ?`, id, owner))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = storage.ErrFileNotFound
 	}
@@ -97,10 +85,7 @@ func (db *DB) ListFiles(ctx context.Context, owner string, q storage.FileQuery) 
 		where.WriteString(` AND purpose = ?`)
 		args = append(args, q.Purpose)
 	}
-	cmp, order := "<", "DESC"
-	if q.Order == storage.Asc {
-		cmp, order = ">", "ASC"
-	}
+	cmp, order := storage.SeqOrder(q.Order)
 	if q.After != "" {
 		var seq int64
 		err := db.r.QueryRowContext(ctx, `SELECT seq FROM files WHERE id = ? AND owner = ?`, q.After, owner).Scan(&seq)
@@ -113,27 +98,17 @@ func (db *DB) ListFiles(ctx context.Context, owner string, q storage.FileQuery) 
 		args = append(args, seq)
 	}
 	args = append(args, limit+1)
-	rows, err := db.r.QueryContext(ctx, `SELECT `+fileColumns+` FROM files WHERE `+where.String()+
+	rows, err := db.r.QueryContext(ctx, `SELECT `+storage.FileColumns+` FROM files WHERE `+where.String()+
 		` ORDER BY seq `+order+` LIMIT ?`, args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("storage: list files: %w", err)
 	}
 	defer rows.Close()
-	var files []storage.File
-	for rows.Next() {
-		f, err := scanFile(rows)
-		if err != nil {
-			return nil, false, fmt.Errorf("storage: list files: %w", err)
-		}
-		files = append(files, *f)
-	}
-	if err := rows.Err(); err != nil {
+	files, err := storage.ScanAll(rows, storage.ScanFile)
+	if err != nil {
 		return nil, false, fmt.Errorf("storage: list files: %w", err)
 	}
-	more := len(files) > limit
-	if more {
-		files = files[:limit]
-	}
+	files, more := storage.TrimPage(files, limit)
 	return files, more, nil
 }
 

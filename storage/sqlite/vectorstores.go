@@ -14,16 +14,9 @@ import (
 
 // CreateVectorStore stores the store and attaches its files in one transaction.
 func (db *DB) CreateVectorStore(ctx context.Context, s storage.NewVectorStore) error {
-	if s.ID == "" || s.Owner == "" {
-		return errors.New("storage: create vector store: id and owner are required")
-	}
-	meta, err := storage.MetadataJSON(s.Metadata)
+	meta, created, err := s.Row()
 	if err != nil {
 		return err
-	}
-	created := s.CreatedAt
-	if created.IsZero() {
-		created = time.Now()
 	}
 	err = db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO vector_stores (id, owner, name, model, chunk_max_tokens,
@@ -79,22 +72,6 @@ func attachFiles(ctx context.Context, tx *sql.Tx, owner, storeID, batchID string
 	return bumpChunks(ctx, tx, storeID)
 }
 
-const vectorStoreColumns = `id, owner, name, model, chunk_max_tokens, chunk_overlap_tokens,
-	expires_after_days, metadata, created_at, last_active_at, chunks_version`
-
-func scanVectorStore(row interface{ Scan(...any) error }) (*storage.VectorStore, error) {
-	var s storage.VectorStore
-	var meta string
-	var created, active int64
-	if err := row.Scan(&s.ID, &s.Owner, &s.Name, &s.Model, &s.Chunking.MaxTokens, &s.Chunking.OverlapTokens,
-		&s.ExpiresAfterDays, &meta, &created, &active, &s.ChunksVersion); err != nil {
-		return nil, err
-	}
-	s.Metadata = []byte(meta)
-	s.CreatedAt, s.LastActiveAt = time.UnixMilli(created), time.UnixMilli(active)
-	return &s, nil
-}
-
 // countFiles counts the files of a store (batchID "") or of one of its batches.
 func countFiles(ctx context.Context, q interface {
 	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
@@ -119,17 +96,7 @@ func countFiles(ctx context.Context, q interface {
 		if err := rows.Scan(&status, &n, &bytes); err != nil {
 			return c, 0, err
 		}
-		switch status {
-		case storage.FileInProgress:
-			c.InProgress = n
-		case storage.FileCompleted:
-			c.Completed = n
-		case storage.FileFailed:
-			c.Failed = n
-		case storage.FileCancelled:
-			c.Cancelled = n
-		}
-		c.Total += n
+		c.Add(status, n)
 		usage += bytes
 	}
 	return c, usage, rows.Err()
@@ -145,7 +112,7 @@ func (db *DB) GetVectorStore(ctx context.Context, owner, id string) (*storage.Ve
 }
 
 func (db *DB) getVectorStore(ctx context.Context, owner, id string) (*storage.VectorStore, error) {
-	s, err := scanVectorStore(db.r.QueryRowContext(ctx, `SELECT `+vectorStoreColumns+` FROM vector_stores WHERE id = ? AND owner = ?`, id, owner))
+	s, err := storage.ScanVectorStore(db.r.QueryRowContext(ctx, `SELECT `+storage.VectorStoreColumns+` FROM vector_stores WHERE id = ? AND owner = ?`, id, owner))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, storage.ErrVectorStoreNotFound
 	} else if err != nil {
@@ -161,10 +128,7 @@ func (db *DB) getVectorStore(ctx context.Context, owner, id string) (*storage.Ve
 func (db *DB) ListVectorStores(ctx context.Context, owner string, q storage.VectorStoreQuery) ([]storage.VectorStore, bool, error) {
 	limit := q.ListLimit()
 	where, args := `owner = ?`, []any{owner}
-	cmp, order := "<", "DESC"
-	if q.Order == storage.Asc {
-		cmp, order = ">", "ASC"
-	}
+	cmp, order := storage.SeqOrder(q.Order)
 	if q.After != "" {
 		var seq int64
 		err := db.r.QueryRowContext(ctx, `SELECT seq FROM vector_stores WHERE id = ? AND owner = ?`, q.After, owner).Scan(&seq)
@@ -177,28 +141,17 @@ func (db *DB) ListVectorStores(ctx context.Context, owner string, q storage.Vect
 		args = append(args, seq)
 	}
 	args = append(args, limit+1)
-	rows, err := db.r.QueryContext(ctx, `SELECT `+vectorStoreColumns+` FROM vector_stores WHERE `+where+
+	rows, err := db.r.QueryContext(ctx, `SELECT `+storage.VectorStoreColumns+` FROM vector_stores WHERE `+where+
 		` ORDER BY seq `+order+` LIMIT ?`, args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("storage: list vector stores: %w", err)
 	}
-	var stores []storage.VectorStore
-	for rows.Next() {
-		s, err := scanVectorStore(rows)
-		if err != nil {
-			rows.Close()
-			return nil, false, fmt.Errorf("storage: list vector stores: %w", err)
-		}
-		stores = append(stores, *s)
-	}
+	stores, err := storage.ScanAll(rows, storage.ScanVectorStore)
 	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err != nil {
 		return nil, false, fmt.Errorf("storage: list vector stores: %w", err)
 	}
-	more := len(stores) > limit
-	if more {
-		stores = stores[:limit]
-	}
+	stores, more := storage.TrimPage(stores, limit)
 	for i := range stores {
 		if stores[i].Files, stores[i].UsageBytes, err = countFiles(ctx, db.r, stores[i].ID, ""); err != nil {
 			return nil, false, fmt.Errorf("storage: list vector stores: %w", err)
@@ -209,15 +162,11 @@ func (db *DB) ListVectorStores(ctx context.Context, owner string, q storage.Vect
 
 // UpdateVectorStore changes the owner's store.
 func (db *DB) UpdateVectorStore(ctx context.Context, owner, id string, u storage.VectorStoreUpdate) (*storage.VectorStore, error) {
-	var meta *string
-	if u.Metadata != nil {
-		m, err := storage.MetadataJSON(u.Metadata)
-		if err != nil {
-			return nil, err
-		}
-		meta = &m
+	meta, err := u.MetadataColumn()
+	if err != nil {
+		return nil, err
 	}
-	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE vector_stores SET name = COALESCE(?, name),
 			expires_after_days = COALESCE(?, expires_after_days), metadata = COALESCE(?, metadata)
 			WHERE id = ? AND owner = ?`, u.Name, u.ExpiresAfterDays, meta, id, owner)
@@ -320,25 +269,9 @@ func (db *DB) AttachVectorStoreFiles(ctx context.Context, owner, storeID, batchI
 	return nil
 }
 
-const vectorStoreFileColumns = `f.store_id, f.file_id, s.owner, f.batch_id, f.status, f.error_code, f.error_message,
-	f.attributes, f.chunk_max_tokens, f.chunk_overlap_tokens, f.usage_bytes, f.created_at`
-
-func scanVectorStoreFile(row interface{ Scan(...any) error }) (*storage.VectorStoreFile, error) {
-	var f storage.VectorStoreFile
-	var attrs string
-	var created int64
-	if err := row.Scan(&f.StoreID, &f.FileID, &f.Owner, &f.BatchID, &f.Status, &f.ErrorCode, &f.ErrorMsg,
-		&attrs, &f.Chunking.MaxTokens, &f.Chunking.OverlapTokens, &f.UsageBytes, &created); err != nil {
-		return nil, err
-	}
-	f.Attributes = []byte(attrs)
-	f.CreatedAt = time.UnixMilli(created)
-	return &f, nil
-}
-
 // GetVectorStoreFile returns one attachment of the owner's store.
 func (db *DB) GetVectorStoreFile(ctx context.Context, owner, storeID, fileID string) (*storage.VectorStoreFile, error) {
-	f, err := scanVectorStoreFile(db.r.QueryRowContext(ctx, `SELECT `+vectorStoreFileColumns+`
+	f, err := storage.ScanVectorStoreFile(db.r.QueryRowContext(ctx, `SELECT `+storage.VectorStoreFileColumns+`
 		FROM vector_store_files f JOIN vector_stores s ON s.id = f.store_id
 		WHERE f.store_id = ? AND f.file_id = ? AND s.owner = ?`, storeID, fileID, owner))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -365,10 +298,7 @@ func (db *DB) ListVectorStoreFiles(ctx context.Context, owner, storeID string, q
 		where += ` AND f.batch_id = ?`
 		args = append(args, q.BatchID)
 	}
-	cmp, order := "<", "DESC"
-	if q.Order == storage.Asc {
-		cmp, order = ">", "ASC"
-	}
+	cmp, order := storage.SeqOrder(q.Order)
 	if q.After != "" {
 		var seq int64
 		err := db.r.QueryRowContext(ctx, `SELECT seq FROM vector_store_files WHERE store_id = ? AND file_id = ?`, storeID, q.After).Scan(&seq)
@@ -381,28 +311,18 @@ func (db *DB) ListVectorStoreFiles(ctx context.Context, owner, storeID string, q
 		args = append(args, seq)
 	}
 	args = append(args, limit+1)
-	rows, err := db.r.QueryContext(ctx, `SELECT `+vectorStoreFileColumns+`
+	rows, err := db.r.QueryContext(ctx, `SELECT `+storage.VectorStoreFileColumns+`
 		FROM vector_store_files f JOIN vector_stores s ON s.id = f.store_id
 		WHERE `+where+` ORDER BY f.seq `+order+` LIMIT ?`, args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("storage: list vector store files: %w", err)
 	}
 	defer rows.Close()
-	var files []storage.VectorStoreFile
-	for rows.Next() {
-		f, err := scanVectorStoreFile(rows)
-		if err != nil {
-			return nil, false, fmt.Errorf("storage: list vector store files: %w", err)
-		}
-		files = append(files, *f)
-	}
-	if err := rows.Err(); err != nil {
+	files, err := storage.ScanAll(rows, storage.ScanVectorStoreFile)
+	if err != nil {
 		return nil, false, fmt.Errorf("storage: list vector store files: %w", err)
 	}
-	more := len(files) > limit
-	if more {
-		files = files[:limit]
-	}
+	files, more := storage.TrimPage(files, limit)
 	return files, more, nil
 }
 
@@ -485,10 +405,7 @@ func finishFile(ctx context.Context, tx *sql.Tx, storeID, fileID string) error {
 	} else if err != nil {
 		return err
 	}
-	if status != storage.FileInProgress {
-		return storage.ErrFinished
-	}
-	return nil
+	return storage.CheckInProgress(status)
 }
 
 // CompleteVectorStoreFile stores the file's chunks and marks it completed.
@@ -524,8 +441,8 @@ func (db *DB) CompleteVectorStoreFile(ctx context.Context, storeID, fileID strin
 
 // FailVectorStoreFile marks a file in progress failed or cancelled.
 func (db *DB) FailVectorStoreFile(ctx context.Context, storeID, fileID, status, code, message string) error {
-	if status != storage.FileFailed && status != storage.FileCancelled {
-		return fmt.Errorf("storage: fail vector store file: status %q", status)
+	if err := storage.CheckFailStatus(status); err != nil {
+		return err
 	}
 	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := finishFile(ctx, tx, storeID, fileID); err != nil {
@@ -543,22 +460,18 @@ func (db *DB) FailVectorStoreFile(ctx context.Context, storeID, fileID, status, 
 
 // InProgressVectorStoreFiles lists every file still in progress, oldest first.
 func (db *DB) InProgressVectorStoreFiles(ctx context.Context) ([]storage.VectorStoreFile, error) {
-	rows, err := db.r.QueryContext(ctx, `SELECT `+vectorStoreFileColumns+`
+	rows, err := db.r.QueryContext(ctx, `SELECT `+storage.VectorStoreFileColumns+`
 		FROM vector_store_files f JOIN vector_stores s ON s.id = f.store_id
 		WHERE f.status = 'in_progress' ORDER BY f.seq`)
 	if err != nil {
 		return nil, fmt.Errorf("storage: vector store files in progress: %w", err)
 	}
 	defer rows.Close()
-	var files []storage.VectorStoreFile
-	for rows.Next() {
-		f, err := scanVectorStoreFile(rows)
-		if err != nil {
-			return nil, fmt.Errorf("storage: vector store files in progress: %w", err)
-		}
-		files = append(files, *f)
+	files, err := storage.ScanAll(rows, storage.ScanVectorStoreFile)
+	if err != nil {
+		return nil, fmt.Errorf("storage: vector store files in progress: %w", err)
 	}
-	return files, rows.Err()
+	return files, nil
 }
 
 // VectorStoreChunks returns all the store's chunks with their files' attributes.
@@ -566,7 +479,7 @@ func (db *DB) VectorStoreChunks(ctx context.Context, owner, storeID string) ([]s
 	if _, err := db.getVectorStore(ctx, owner, storeID); err != nil {
 		return nil, fmt.Errorf("storage: vector store chunks: %w", err)
 	}
-	rows, err := db.r.QueryContext(ctx, `SELECT c.file_id, c.idx, c.text, c.vector, f.attributes, COALESCE(u.filename, '')
+	rows, err := db.r.QueryContext(ctx, `SELECT `+storage.ChunkColumns+`
 		FROM vector_store_chunks c
 		JOIN vector_store_files f ON f.store_id = c.store_id AND f.file_id = c.file_id
 		LEFT JOIN files u ON u.id = c.file_id
@@ -575,21 +488,11 @@ func (db *DB) VectorStoreChunks(ctx context.Context, owner, storeID string) ([]s
 		return nil, fmt.Errorf("storage: vector store chunks: %w", err)
 	}
 	defer rows.Close()
-	var chunks []storage.Chunk
-	for rows.Next() {
-		var c storage.Chunk
-		var vec []byte
-		var attrs string
-		if err := rows.Scan(&c.FileID, &c.Index, &c.Text, &vec, &attrs, &c.Filename); err != nil {
-			return nil, fmt.Errorf("storage: vector store chunks: %w", err)
-		}
-		if c.Vector, err = storage.DecodeVector(vec); err != nil {
-			return nil, err
-		}
-		c.Attributes = []byte(attrs)
-		chunks = append(chunks, c)
+	chunks, err := storage.ScanAll(rows, storage.ScanChunk)
+	if err != nil {
+		return nil, fmt.Errorf("storage: vector store chunks: %w", err)
 	}
-	return chunks, rows.Err()
+	return chunks, nil
 }
 
 // UpdateVectorStoreFile replaces the attributes of a file in the owner's store.
