@@ -28,16 +28,12 @@ func (db *DB) CreateFile(ctx context.Context, f storage.NewFile) error {
 		content = []byte{}
 	}
 	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `INSERT INTO files (id, owner, filename, purpose, bytes, created_at)
+		if err := execOne(ctx, tx, storage.ErrExists, `INSERT INTO files (id, owner, filename, purpose, bytes, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
-			f.ID, f.Owner, f.Filename, f.Purpose, len(content), created.UnixMilli())
-		if err != nil {
+			f.ID, f.Owner, f.Filename, f.Purpose, len(content), created.UnixMilli()); err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return storage.ErrExists
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO file_contents (file_id, content) VALUES ($1, $2)`, f.ID, content)
+		_, err := tx.Exec(ctx, `INSERT INTO file_contents (file_id, content) VALUES ($1, $2)`, f.ID, content)
 		return err
 	})
 	if err != nil {

@@ -20,16 +20,12 @@ func (db *DB) CreateVectorStore(ctx context.Context, s storage.NewVectorStore) e
 		return err
 	}
 	err = db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		res, err := tx.Exec(ctx, `INSERT INTO vector_stores (id, owner, name, model, chunk_max_tokens,
+		if err := execOne(ctx, tx, storage.ErrExists, `INSERT INTO vector_stores (id, owner, name, model, chunk_max_tokens,
 			chunk_overlap_tokens, expires_after_days, metadata, created_at, last_active_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING`,
 			s.ID, s.Owner, s.Name, s.Model, s.Chunking.MaxTokens, s.Chunking.OverlapTokens,
-			s.ExpiresAfterDays, meta, created.UnixMilli(), created.UnixMilli())
-		if err != nil {
+			s.ExpiresAfterDays, meta, created.UnixMilli(), created.UnixMilli()); err != nil {
 			return err
-		}
-		if res.RowsAffected() == 0 {
-			return storage.ErrExists
 		}
 		return attachFiles(ctx, tx, s.Owner, s.ID, "", s.Files, created)
 	})
@@ -168,16 +164,9 @@ func (db *DB) UpdateVectorStore(ctx context.Context, owner, id string, u storage
 		return nil, err
 	}
 	err = db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		res, err := tx.Exec(ctx, `UPDATE vector_stores SET name = COALESCE($1, name),
+		return execOne(ctx, tx, storage.ErrVectorStoreNotFound, `UPDATE vector_stores SET name = COALESCE($1, name),
 			expires_after_days = COALESCE($2, expires_after_days), metadata = COALESCE($3, metadata)
 			WHERE id = $4 AND owner = $5`, u.Name, u.ExpiresAfterDays, meta, id, owner)
-		if err != nil {
-			return err
-		}
-		if res.RowsAffected() == 0 {
-			return storage.ErrVectorStoreNotFound
-		}
-		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("storage: update vector store %s: %w", id, err)
@@ -188,15 +177,8 @@ func (db *DB) UpdateVectorStore(ctx context.Context, owner, id string, u storage
 // TouchVectorStore moves the store's last activity to at.
 func (db *DB) TouchVectorStore(ctx context.Context, owner, id string, at time.Time) error {
 	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		res, err := tx.Exec(ctx, `UPDATE vector_stores SET last_active_at = GREATEST(last_active_at, $1)
+		return execOne(ctx, tx, storage.ErrVectorStoreNotFound, `UPDATE vector_stores SET last_active_at = GREATEST(last_active_at, $1)
 			WHERE id = $2 AND owner = $3`, at.UnixMilli(), id, owner)
-		if err != nil {
-			return err
-		}
-		if res.RowsAffected() == 0 {
-			return storage.ErrVectorStoreNotFound
-		}
-		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("storage: touch vector store %s: %w", id, err)
@@ -207,12 +189,8 @@ func (db *DB) TouchVectorStore(ctx context.Context, owner, id string, at time.Ti
 // DeleteVectorStore deletes the owner's store with its attachments and chunks.
 func (db *DB) DeleteVectorStore(ctx context.Context, owner, id string) error {
 	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		res, err := tx.Exec(ctx, `DELETE FROM vector_stores WHERE id = $1 AND owner = $2`, id, owner)
-		if err != nil {
+		if err := execOne(ctx, tx, storage.ErrVectorStoreNotFound, `DELETE FROM vector_stores WHERE id = $1 AND owner = $2`, id, owner); err != nil {
 			return err
-		}
-		if res.RowsAffected() == 0 {
-			return storage.ErrVectorStoreNotFound
 		}
 		// The cascades do it; said here too, as in the SQLite store.
 		for _, table := range []string{"vector_store_chunks", "vector_store_files", "vector_store_batches"} {
@@ -326,14 +304,10 @@ func (db *DB) DetachVectorStoreFile(ctx context.Context, owner, storeID, fileID 
 		if err := ownStore(ctx, tx, owner, storeID); err != nil {
 			return err
 		}
-		res, err := tx.Exec(ctx, `DELETE FROM vector_store_files WHERE store_id = $1 AND file_id = $2`, storeID, fileID)
-		if err != nil {
+		if err := execOne(ctx, tx, storage.ErrVectorStoreFileNotFound, `DELETE FROM vector_store_files WHERE store_id = $1 AND file_id = $2`, storeID, fileID); err != nil {
 			return err
 		}
-		if res.RowsAffected() == 0 {
-			return storage.ErrVectorStoreFileNotFound
-		}
-		_, err = tx.Exec(ctx, `DELETE FROM vector_store_chunks WHERE store_id = $1 AND file_id = $2`, storeID, fileID)
+		_, err := tx.Exec(ctx, `DELETE FROM vector_store_chunks WHERE store_id = $1 AND file_id = $2`, storeID, fileID)
 		if err != nil {
 			return err
 		}
@@ -495,12 +469,8 @@ func (db *DB) UpdateVectorStoreFile(ctx context.Context, owner, storeID, fileID 
 		if err := ownStore(ctx, tx, owner, storeID); err != nil {
 			return err
 		}
-		res, err := tx.Exec(ctx, `UPDATE vector_store_files SET attributes = $1 WHERE store_id = $2 AND file_id = $3`, attrs, storeID, fileID)
-		if err != nil {
+		if err := execOne(ctx, tx, storage.ErrVectorStoreFileNotFound, `UPDATE vector_store_files SET attributes = $1 WHERE store_id = $2 AND file_id = $3`, attrs, storeID, fileID); err != nil {
 			return err
-		}
-		if res.RowsAffected() == 0 {
-			return storage.ErrVectorStoreFileNotFound
 		}
 		return bumpChunks(ctx, tx, storeID)
 	})

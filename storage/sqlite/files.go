@@ -26,18 +26,12 @@ func (db *DB) CreateFile(ctx context.Context, f storage.NewFile) error {
 		content = []byte{} // NOT NULL: an empty file is an empty blob
 	}
 	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO files (id, owner, filename, purpose, bytes, created_at)
+		if err := execOne(ctx, tx, storage.ErrExists, `INSERT INTO files (id, owner, filename, purpose, bytes, created_at)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
-			f.ID, f.Owner, f.Filename, f.Purpose, len(content), created.UnixMilli())
-		if err != nil {
+			f.ID, f.Owner, f.Filename, f.Purpose, len(content), created.UnixMilli()); err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return storage.ErrExists
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO file_contents (file_id, content) VALUES (?, ?)`, f.ID, content)
+		_, err := tx.ExecContext(ctx, `INSERT INTO file_contents (file_id, content) VALUES (?, ?)`, f.ID, content)
 		return err
 	})
 	if err != nil {
@@ -115,18 +109,12 @@ func (db *DB) ListFiles(ctx context.Context, owner string, q storage.FileQuery) 
 // DeleteFile deletes the owner's file and its bytes.
 func (db *DB) DeleteFile(ctx context.Context, owner, id string) error {
 	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM files WHERE id = ? AND owner = ?`, id, owner)
-		if err != nil {
+		if err := execOne(ctx, tx, storage.ErrFileNotFound, `DELETE FROM files WHERE id = ? AND owner = ?`, id, owner); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return storage.ErrFileNotFound
 		}
 		// The cascade would do it; said here too so the bytes go even on a database
 		// opened without foreign keys.
-		_, err = tx.ExecContext(ctx, `DELETE FROM file_contents WHERE file_id = ?`, id)
+		_, err := tx.ExecContext(ctx, `DELETE FROM file_contents WHERE file_id = ?`, id)
 		return err
 	})
 	if err != nil {

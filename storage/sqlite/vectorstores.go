@@ -19,18 +19,12 @@ func (db *DB) CreateVectorStore(ctx context.Context, s storage.NewVectorStore) e
 		return err
 	}
 	err = db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO vector_stores (id, owner, name, model, chunk_max_tokens,
+		if err := execOne(ctx, tx, storage.ErrExists, `INSERT INTO vector_stores (id, owner, name, model, chunk_max_tokens,
 			chunk_overlap_tokens, expires_after_days, metadata, created_at, last_active_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			s.ID, s.Owner, s.Name, s.Model, s.Chunking.MaxTokens, s.Chunking.OverlapTokens,
-			s.ExpiresAfterDays, meta, created.UnixMilli(), created.UnixMilli())
-		if err != nil {
+			s.ExpiresAfterDays, meta, created.UnixMilli(), created.UnixMilli()); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return storage.ErrExists
 		}
 		return attachFiles(ctx, tx, s.Owner, s.ID, "", s.Files, created)
 	})
@@ -167,18 +161,9 @@ func (db *DB) UpdateVectorStore(ctx context.Context, owner, id string, u storage
 		return nil, err
 	}
 	err = db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE vector_stores SET name = COALESCE(?, name),
+		return execOne(ctx, tx, storage.ErrVectorStoreNotFound, `UPDATE vector_stores SET name = COALESCE(?, name),
 			expires_after_days = COALESCE(?, expires_after_days), metadata = COALESCE(?, metadata)
 			WHERE id = ? AND owner = ?`, u.Name, u.ExpiresAfterDays, meta, id, owner)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return storage.ErrVectorStoreNotFound
-		}
-		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("storage: update vector store %s: %w", id, err)
@@ -189,17 +174,8 @@ func (db *DB) UpdateVectorStore(ctx context.Context, owner, id string, u storage
 // TouchVectorStore moves the store's last activity to at.
 func (db *DB) TouchVectorStore(ctx context.Context, owner, id string, at time.Time) error {
 	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE vector_stores SET last_active_at = max(last_active_at, ?)
+		return execOne(ctx, tx, storage.ErrVectorStoreNotFound, `UPDATE vector_stores SET last_active_at = max(last_active_at, ?)
 			WHERE id = ? AND owner = ?`, at.UnixMilli(), id, owner)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return storage.ErrVectorStoreNotFound
-		}
-		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("storage: touch vector store %s: %w", id, err)
@@ -210,14 +186,8 @@ func (db *DB) TouchVectorStore(ctx context.Context, owner, id string, at time.Ti
 // DeleteVectorStore deletes the owner's store with its attachments and chunks.
 func (db *DB) DeleteVectorStore(ctx context.Context, owner, id string) error {
 	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM vector_stores WHERE id = ? AND owner = ?`, id, owner)
-		if err != nil {
+		if err := execOne(ctx, tx, storage.ErrVectorStoreNotFound, `DELETE FROM vector_stores WHERE id = ? AND owner = ?`, id, owner); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return storage.ErrVectorStoreNotFound
 		}
 		// The cascades would do it; said here too for a database opened without
 		// foreign keys.
@@ -332,16 +302,10 @@ func (db *DB) DetachVectorStoreFile(ctx context.Context, owner, storeID, fileID 
 		if err := ownStore(ctx, tx, owner, storeID); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM vector_store_files WHERE store_id = ? AND file_id = ?`, storeID, fileID)
-		if err != nil {
+		if err := execOne(ctx, tx, storage.ErrVectorStoreFileNotFound, `DELETE FROM vector_store_files WHERE store_id = ? AND file_id = ?`, storeID, fileID); err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return storage.ErrVectorStoreFileNotFound
-		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM vector_store_chunks WHERE store_id = ? AND file_id = ?`, storeID, fileID)
+		_, err := tx.ExecContext(ctx, `DELETE FROM vector_store_chunks WHERE store_id = ? AND file_id = ?`, storeID, fileID)
 		if err != nil {
 			return err
 		}
@@ -505,14 +469,8 @@ func (db *DB) UpdateVectorStoreFile(ctx context.Context, owner, storeID, fileID 
 		if err := ownStore(ctx, tx, owner, storeID); err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `UPDATE vector_store_files SET attributes = ? WHERE store_id = ? AND file_id = ?`, attrs, storeID, fileID)
-		if err != nil {
+		if err := execOne(ctx, tx, storage.ErrVectorStoreFileNotFound, `UPDATE vector_store_files SET attributes = ? WHERE store_id = ? AND file_id = ?`, attrs, storeID, fileID); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			return storage.ErrVectorStoreFileNotFound
 		}
 		return bumpChunks(ctx, tx, storeID)
 	})
