@@ -24,6 +24,7 @@ import (
 
 // fileRoutes adds the Files API to the authenticated routes.
 func (s *Server) fileRoutes(g *gin.RouterGroup) {
+	g = g.Group("", s.requireFileStore)
 	g.POST("/v1/files", s.uploadFile)
 	g.GET("/v1/files", s.listFiles)
 	g.GET("/v1/files/:id", s.getFile)
@@ -56,13 +57,13 @@ func fileObject(f *storage.File) hearth.File {
 		Filename: f.Filename, Purpose: f.Purpose, Status: "processed"}
 }
 
-// noFileStore answers for a server without a database, which keeps no files.
-func (s *Server) noFileStore(c *gin.Context) bool {
-	if s.db != nil {
-		return false
+// requireFileStore goes before every handler of the files and vector stores APIs: a
+// server without a database keeps no files, and answers so before any handler runs.
+func (s *Server) requireFileStore(c *gin.Context) {
+	if s.db == nil {
+		s.writeError(c, hearth.ServerError("This server keeps no database: files need one."))
+		c.Abort()
 	}
-	s.writeError(c, hearth.ServerError("This server keeps no database: files need one."))
-	return true
 }
 
 // fileError maps storage's errors to the API's: a 404 naming the file, anything else
@@ -78,9 +79,6 @@ func fileError(err error, id string) error {
 // (the bytes, with a filename) and purpose. The file part is read as it arrives and
 // refused with 413 as soon as it passes --max-file-bytes.
 func (s *Server) uploadFile(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
 		s.writeError(c, &hearth.Error{Status: http.StatusUnsupportedMediaType, Type: hearth.ErrTypeInvalidRequest,
@@ -221,9 +219,6 @@ func cleanFilename(name string) string {
 
 // listFiles serves GET /v1/files (purpose, limit, order, after).
 func (s *Server) listFiles(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	q := storage.FileQuery{Purpose: c.Query("purpose"), After: c.Query("after"), Order: storage.Desc}
 	if v := c.Query("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -264,9 +259,6 @@ func (s *Server) listFiles(c *gin.Context) {
 
 // getFile serves GET /v1/files/{id}.
 func (s *Server) getFile(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	f, err := s.db.GetFile(c.Request.Context(), owner(c), c.Param("id"))
 	if err != nil {
 		s.writeError(c, fileError(err, c.Param("id")))
@@ -279,9 +271,6 @@ func (s *Server) getFile(c *gin.Context) {
 // as an attachment of type application/octet-stream whatever the file is, so an
 // uploaded HTML page never runs as a page of hearth's origin (the console's).
 func (s *Server) fileContent(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	ctx := c.Request.Context()
 	f, err := s.db.GetFile(ctx, owner(c), c.Param("id"))
 	var content []byte
@@ -299,9 +288,6 @@ func (s *Server) fileContent(c *gin.Context) {
 
 // deleteFile serves DELETE /v1/files/{id}.
 func (s *Server) deleteFile(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	id := c.Param("id")
 	if err := s.db.DeleteFile(c.Request.Context(), owner(c), id); err != nil {
 		s.writeError(c, fileError(err, id))

@@ -32,6 +32,7 @@ import (
 
 // vectorStoreRoutes adds the vector stores API to the authenticated routes.
 func (s *Server) vectorStoreRoutes(g *gin.RouterGroup) {
+	g = g.Group("", s.requireFileStore)
 	g.POST("/v1/vector_stores", s.createVectorStore)
 	g.GET("/v1/vector_stores", s.listVectorStores)
 	g.GET("/v1/vector_stores/:id", s.getVectorStore)
@@ -149,6 +150,17 @@ func decodeJSON(c *gin.Context, v any) error {
 		return hearth.InvalidRequest("", hearth.CodeInvalidJSON, "The body is not a JSON object of the request: "+err.Error())
 	}
 	return nil
+}
+
+// decodeFields reads the body of an update, whose fields are told apart from
+// absent ones (and null from both), or answers the request when it cannot.
+func (s *Server) decodeFields(c *gin.Context) (map[string]json.RawMessage, bool) {
+	var fields map[string]json.RawMessage
+	if err := decodeJSON(c, &fields); err != nil {
+		s.writeError(c, err)
+		return nil, false
+	}
+	return fields, true
 }
 
 // parseChunking reads a chunking_strategy: absent or auto is OpenAI's auto (800
@@ -318,9 +330,6 @@ func (s *Server) storeFileIDs(ctx context.Context, ownerID string, ids []string,
 
 // createVectorStore serves POST /v1/vector_stores.
 func (s *Server) createVectorStore(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	var req struct {
 		Name             *string         `json:"name"`
 		Description      *string         `json:"description"`
@@ -416,23 +425,22 @@ func listQuery(c *gin.Context, max int) (limit int, order storage.Order, after s
 	return limit, order, after, nil
 }
 
-// listPage writes a list page with OpenAI's cursors.
-func listPage[T any](c *gin.Context, data []T, id func(T) string, more bool) {
+// listPage writes a page of stored records as the API's objects, with OpenAI's
+// cursors.
+func listPage[R, T any](c *gin.Context, records []R, object func(*R) T, id func(T) string, more bool) {
+	data := make([]T, len(records))
+	for i := range records {
+		data[i] = object(&records[i])
+	}
 	var first, last any
 	if len(data) > 0 {
 		first, last = id(data[0]), id(data[len(data)-1])
-	}
-	if data == nil {
-		data = []T{}
 	}
 	c.JSON(http.StatusOK, gin.H{"object": "list", "data": data, "first_id": first, "last_id": last, "has_more": more})
 }
 
 // listVectorStores serves GET /v1/vector_stores.
 func (s *Server) listVectorStores(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	limit, order, after, err := listQuery(c, storage.MaxVectorStoreListLimit)
 	if err != nil {
 		s.writeError(c, err)
@@ -447,30 +455,20 @@ func (s *Server) listVectorStores(c *gin.Context) {
 		return
 	}
 	now := time.Now()
-	data := make([]hearth.VectorStore, len(stores))
-	for i := range stores {
-		data[i] = vectorStoreObject(&stores[i], now)
-	}
-	listPage(c, data, func(v hearth.VectorStore) string { return v.ID }, more)
+	object := func(v *storage.VectorStore) hearth.VectorStore { return vectorStoreObject(v, now) }
+	listPage(c, stores, object, func(v hearth.VectorStore) string { return v.ID }, more)
 }
 
 // getVectorStore serves GET /v1/vector_stores/{id}.
 func (s *Server) getVectorStore(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	s.writeVectorStore(c, c.Param("id"))
 }
 
 // updateVectorStore serves POST /v1/vector_stores/{id}: name, expires_after (null
 // removes it), metadata.
 func (s *Server) updateVectorStore(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
-	var req map[string]json.RawMessage
-	if err := decodeJSON(c, &req); err != nil {
-		s.writeError(c, err)
+	req, ok := s.decodeFields(c)
+	if !ok {
 		return
 	}
 	var u storage.VectorStoreUpdate
@@ -512,9 +510,6 @@ func (s *Server) updateVectorStore(c *gin.Context) {
 // deleteVectorStore serves DELETE /v1/vector_stores/{id}: the store, its chunks and
 // its attachments go; the files stay.
 func (s *Server) deleteVectorStore(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	id := c.Param("id")
 	if err := s.db.DeleteVectorStore(c.Request.Context(), owner(c), id); err != nil {
 		s.writeError(c, vectorStoreError(err, id))
@@ -561,9 +556,6 @@ func (s *Server) storeChunking(c *gin.Context) (storage.Chunking, bool) {
 
 // attachVectorStoreFile serves POST /v1/vector_stores/{id}/files.
 func (s *Server) attachVectorStoreFile(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	var req storeFileRequest
 	if err := decodeJSON(c, &req); err != nil {
 		s.writeError(c, err)
@@ -621,9 +613,6 @@ func (s *Server) listVectorStoreFiles(c *gin.Context) { s.listFilesOf(c, "") }
 
 // listFileBatchFiles serves GET /v1/vector_stores/{id}/file_batches/{batch_id}/files.
 func (s *Server) listFileBatchFiles(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	if _, err := s.db.GetFileBatch(c.Request.Context(), owner(c), c.Param("id"), c.Param("batch_id")); err != nil {
 		s.writeError(c, vectorStoreError(err, c.Param("id")))
 		return
@@ -632,9 +621,6 @@ func (s *Server) listFileBatchFiles(c *gin.Context) {
 }
 
 func (s *Server) listFilesOf(c *gin.Context, batchID string) {
-	if s.noFileStore(c) {
-		return
-	}
 	limit, order, after, err := listQuery(c, storage.MaxVectorStoreListLimit)
 	if err != nil {
 		s.writeError(c, err)
@@ -655,30 +641,19 @@ func (s *Server) listFilesOf(c *gin.Context, batchID string) {
 		s.writeError(c, vectorStoreError(err, c.Param("id")))
 		return
 	}
-	data := make([]hearth.VectorStoreFile, len(files))
-	for i := range files {
-		data[i] = vectorStoreFileObject(&files[i])
-	}
-	listPage(c, data, func(f hearth.VectorStoreFile) string { return f.ID }, more)
+	listPage(c, files, vectorStoreFileObject, func(f hearth.VectorStoreFile) string { return f.ID }, more)
 }
 
 // getVectorStoreFile serves GET /v1/vector_stores/{id}/files/{file_id}.
 func (s *Server) getVectorStoreFile(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	s.writeVectorStoreFile(c, c.Param("file_id"))
 }
 
 // updateVectorStoreFile serves POST /v1/vector_stores/{id}/files/{file_id}: the
 // file's attributes replaced (null clears them); searches filter on them at once.
 func (s *Server) updateVectorStoreFile(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
-	var req map[string]json.RawMessage
-	if err := decodeJSON(c, &req); err != nil {
-		s.writeError(c, err)
+	req, ok := s.decodeFields(c)
+	if !ok {
 		return
 	}
 	attrs, ok := req["attributes"]
@@ -701,9 +676,6 @@ func (s *Server) updateVectorStoreFile(c *gin.Context) {
 // detachVectorStoreFile serves DELETE /v1/vector_stores/{id}/files/{file_id}: the
 // file leaves the store with its chunks; the upload stays.
 func (s *Server) detachVectorStoreFile(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	id := c.Param("file_id")
 	if err := s.db.DetachVectorStoreFile(c.Request.Context(), owner(c), c.Param("id"), id); err != nil {
 		s.writeError(c, vectorStoreError(err, c.Param("id")))
@@ -715,9 +687,6 @@ func (s *Server) detachVectorStoreFile(c *gin.Context) {
 // createFileBatch serves POST /v1/vector_stores/{id}/file_batches: file_ids (with the
 // batch's attributes and chunking_strategy) or files (each with its own).
 func (s *Server) createFileBatch(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	var req struct {
 		FileIDs          []string           `json:"file_ids"`
 		Files            []storeFileRequest `json:"files"`
@@ -792,9 +761,6 @@ func (s *Server) writeFileBatch(c *gin.Context, batchID string) {
 
 // getFileBatch serves GET /v1/vector_stores/{id}/file_batches/{batch_id}.
 func (s *Server) getFileBatch(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	s.writeFileBatch(c, c.Param("batch_id"))
 }
 
@@ -802,9 +768,6 @@ func (s *Server) getFileBatch(c *gin.Context) {
 // not yet ingested are cancelled (a worker embedding one finds it so and keeps
 // nothing).
 func (s *Server) cancelFileBatch(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	b, err := s.db.CancelFileBatch(c.Request.Context(), owner(c), c.Param("id"), c.Param("batch_id"))
 	if err != nil {
 		s.writeError(c, vectorStoreError(err, c.Param("id")))
@@ -907,9 +870,6 @@ func decodeSearch(c *gin.Context) (searchRequest, error) {
 // files' attributes passing filters, scoring at least score_threshold. The score is
 // the cosine similarity of the embeddings.
 func (s *Server) searchVectorStore(c *gin.Context) {
-	if s.noFileStore(c) {
-		return
-	}
 	req, err := decodeSearch(c)
 	if err != nil {
 		s.writeError(c, err)
