@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
+
+	"hearth/storage"
 )
 
 // execOne runs a statement that must change a row, and answers notFound (or
@@ -17,4 +19,14 @@ func execOne(ctx context.Context, tx pgx.Tx, notFound error, query string, args 
 		return notFound
 	}
 	return nil
+}
+
+// queryAll runs a query on the pool and reads every row it returns with scan.
+func queryAll[T any](ctx context.Context, db *DB, scan func(storage.RowScanner) (*T, error), query string, args ...any) ([]T, error) {
+	rows, err := db.pool.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	return storage.ScanAll(rows, scan)
 }

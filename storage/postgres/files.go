@@ -87,13 +87,8 @@ func (db *DB) ListFiles(ctx context.Context, owner string, q storage.FileQuery) 
 		}
 		where.WriteString(` AND seq ` + cmp + ` ` + arg(seq))
 	}
-	rows, err := db.pool.Query(ctx, `SELECT `+storage.FileColumns+` FROM files WHERE `+where.String()+
+	files, err := queryAll(ctx, db, storage.ScanFile, `SELECT `+storage.FileColumns+` FROM files WHERE `+where.String()+
 		` ORDER BY seq `+order+` LIMIT `+arg(limit+1), args...)
-	if err != nil {
-		return nil, false, fmt.Errorf("storage: list files: %w", err)
-	}
-	defer rows.Close()
-	files, err := storage.ScanAll(rows, storage.ScanFile)
 	if err != nil {
 		return nil, false, fmt.Errorf("storage: list files: %w", err)
 	}

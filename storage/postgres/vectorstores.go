@@ -138,13 +138,10 @@ func (db *DB) ListVectorStores(ctx context.Context, owner string, q storage.Vect
 		}
 		where += ` AND seq ` + cmp + ` ` + arg(seq)
 	}
-	rows, err := db.pool.Query(ctx, `SELECT `+storage.VectorStoreColumns+` FROM vector_stores WHERE `+where+
+	// queryAll has closed its rows before the counts below: a count must not wait
+	// for a second connection while the page holds one.
+	stores, err := queryAll(ctx, db, storage.ScanVectorStore, `SELECT `+storage.VectorStoreColumns+` FROM vector_stores WHERE `+where+
 		` ORDER BY seq `+order+` LIMIT `+arg(limit+1), args...)
-	if err != nil {
-		return nil, false, fmt.Errorf("storage: list vector stores: %w", err)
-	}
-	stores, err := storage.ScanAll(rows, storage.ScanVectorStore)
-	rows.Close()
 	if err != nil {
 		return nil, false, fmt.Errorf("storage: list vector stores: %w", err)
 	}
@@ -283,14 +280,9 @@ func (db *DB) ListVectorStoreFiles(ctx context.Context, owner, storeID string, q
 		}
 		where += ` AND f.seq ` + cmp + ` ` + arg(seq)
 	}
-	rows, err := db.pool.Query(ctx, `SELECT `+storage.VectorStoreFileColumns+`
+	files, err := queryAll(ctx, db, storage.ScanVectorStoreFile, `SELECT `+storage.VectorStoreFileColumns+`
 		FROM vector_store_files f JOIN vector_stores s ON s.id = f.store_id
 		WHERE `+where+` ORDER BY f.seq `+order+` LIMIT `+arg(limit+1), args...)
-	if err != nil {
-		return nil, false, fmt.Errorf("storage: list vector store files: %w", err)
-	}
-	defer rows.Close()
-	files, err := storage.ScanAll(rows, storage.ScanVectorStoreFile)
 	if err != nil {
 		return nil, false, fmt.Errorf("storage: list vector store files: %w", err)
 	}
@@ -424,14 +416,9 @@ func (db *DB) FailVectorStoreFile(ctx context.Context, storeID, fileID, status, 
 
 // InProgressVectorStoreFiles lists every file still in progress, oldest first.
 func (db *DB) InProgressVectorStoreFiles(ctx context.Context) ([]storage.VectorStoreFile, error) {
-	rows, err := db.pool.Query(ctx, `SELECT `+storage.VectorStoreFileColumns+`
+	files, err := queryAll(ctx, db, storage.ScanVectorStoreFile, `SELECT `+storage.VectorStoreFileColumns+`
 		FROM vector_store_files f JOIN vector_stores s ON s.id = f.store_id
 		WHERE f.status = 'in_progress' ORDER BY f.seq`)
-	if err != nil {
-		return nil, fmt.Errorf("storage: vector store files in progress: %w", err)
-	}
-	defer rows.Close()
-	files, err := storage.ScanAll(rows, storage.ScanVectorStoreFile)
 	if err != nil {
 		return nil, fmt.Errorf("storage: vector store files in progress: %w", err)
 	}
@@ -443,16 +430,11 @@ func (db *DB) VectorStoreChunks(ctx context.Context, owner, storeID string) ([]s
 	if _, err := db.getVectorStore(ctx, owner, storeID); err != nil {
 		return nil, fmt.Errorf("storage: vector store chunks: %w", err)
 	}
-	rows, err := db.pool.Query(ctx, `SELECT `+storage.ChunkColumns+`
+	chunks, err := queryAll(ctx, db, storage.ScanChunk, `SELECT `+storage.ChunkColumns+`
 		FROM vector_store_chunks c
 		JOIN vector_store_files f ON f.store_id = c.store_id AND f.file_id = c.file_id
 		LEFT JOIN files u ON u.id = c.file_id
 		WHERE c.store_id = $1 AND f.status = 'completed' ORDER BY f.seq, c.idx`, storeID)
-	if err != nil {
-		return nil, fmt.Errorf("storage: vector store chunks: %w", err)
-	}
-	defer rows.Close()
-	chunks, err := storage.ScanAll(rows, storage.ScanChunk)
 	if err != nil {
 		return nil, fmt.Errorf("storage: vector store chunks: %w", err)
 	}

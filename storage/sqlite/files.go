@@ -92,13 +92,8 @@ func (db *DB) ListFiles(ctx context.Context, owner string, q storage.FileQuery) 
 		args = append(args, seq)
 	}
 	args = append(args, limit+1)
-	rows, err := db.r.QueryContext(ctx, `SELECT `+storage.FileColumns+` FROM files WHERE `+where.String()+
+	files, err := queryAll(ctx, db, storage.ScanFile, `SELECT `+storage.FileColumns+` FROM files WHERE `+where.String()+
 		` ORDER BY seq `+order+` LIMIT ?`, args...)
-	if err != nil {
-		return nil, false, fmt.Errorf("storage: list files: %w", err)
-	}
-	defer rows.Close()
-	files, err := storage.ScanAll(rows, storage.ScanFile)
 	if err != nil {
 		return nil, false, fmt.Errorf("storage: list files: %w", err)
 	}
