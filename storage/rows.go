@@ -130,6 +130,25 @@ func ScanChunk(row RowScanner) (*Chunk, error) {
 	return &c, nil
 }
 
+// CountFiles reads the rows of a count of a store's files by status: status,
+// count and bytes of chunk text, one row a status. It returns the counts and the
+// bytes of them all.
+func CountFiles(rows Rows) (FileCounts, int64, error) {
+	var c FileCounts
+	var usage int64
+	for rows.Next() {
+		var status string
+		var n int
+		var bytes int64
+		if err := rows.Scan(&status, &n, &bytes); err != nil {
+			return c, 0, err
+		}
+		c.Add(status, n)
+		usage += bytes
+	}
+	return c, usage, rows.Err()
+}
+
 // Add counts n files in the given status.
 func (c *FileCounts) Add(status string, n int) {
 	switch status {

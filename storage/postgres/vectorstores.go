@@ -82,19 +82,7 @@ func countFiles(ctx context.Context, q interface {
 		return storage.FileCounts{}, 0, err
 	}
 	defer rows.Close()
-	var c storage.FileCounts
-	var usage int64
-	for rows.Next() {
-		var status string
-		var n int
-		var bytes int64
-		if err := rows.Scan(&status, &n, &bytes); err != nil {
-			return c, 0, err
-		}
-		c.Add(status, n)
-		usage += bytes
-	}
-	return c, usage, rows.Err()
+	return storage.CountFiles(rows)
 }
 
 // GetVectorStore returns the owner's store with its files counted.
