@@ -54,7 +54,9 @@ func (e *Engine) PrepareCompaction(ctx context.Context, req *hearth.CreateRespon
 	if err := checkCallIDs(history, req.Input); err != nil {
 		return nil, err
 	}
-	h, in, err := e.openSealed(history, req.Input)
+	// An earlier compaction item stands for what came before it.
+	history, input, _ := cutAtCompaction(history, req.Input)
+	h, in, err := e.openSealed(history, input)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +67,7 @@ func (e *Engine) PrepareCompaction(ctx context.Context, req *hearth.CreateRespon
 		return nil, err
 	}
 
-	window := append(append([]hearth.Item(nil), history...), req.Input...)
+	window := append(append([]hearth.Item(nil), history...), input...)
 	lastUser := -1
 	for i, it := range window {
 		if it.Type == hearth.ItemMessage && it.Role == hearth.RoleUser {
