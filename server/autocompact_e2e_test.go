@@ -87,6 +87,20 @@ func TestServerCompactionE2E(t *testing.T) {
 		t.Errorf("resent items: %d input tokens, %d items; continued chain: %d", r.Usage.InputTokens, len(r.Output), r3.Usage.InputTokens)
 	}
 
+	// A conversation compacts and goes on the same way.
+	var conv struct{ ID string }
+	convDo(t, srv, "", "POST", "/v1/conversations", `{}`, &conv)
+	inConv := func(input string) *hearth.Response {
+		return createJSON(t, srv, reqBody(model, false, `"input":`+jsonString(input)+`,"conversation":"`+conv.ID+`",`+cm))
+	}
+	inConv(one)
+	if c2 := inConv(two); len(c2.Output) != 2 || c2.Output[0].Type != hearth.ItemCompaction || c2.Usage.InputTokens != wantIn {
+		t.Errorf("conversation turn over the threshold: %d items, %d input tokens", len(c2.Output), c2.Usage.InputTokens)
+	}
+	if c3 := inConv("three"); len(c3.Output) != 1 || c3.Usage.InputTokens != r3.Usage.InputTokens {
+		t.Errorf("conversation turn after the compaction: %d items, %d input tokens; the chain's: %d", len(c3.Output), c3.Usage.InputTokens, r3.Usage.InputTokens)
+	}
+
 	// SSE and WebSocket announce the compaction item as OpenAI does, first.
 	events, final := createSSE(t, srv, reqBody(model, true, `"input":`+jsonString(two)+`,"previous_response_id":"`+r1.ID+`",`+cm))
 	checkCompactionEvents(t, "SSE", events, final, wantIn, wantOut)
@@ -125,6 +139,37 @@ func checkCompactionEvents(t *testing.T, label string, events []map[string]any, 
 	}
 	if len(final.Output) != 2 || final.Output[0].Type != hearth.ItemCompaction || final.Usage.InputTokens != wantIn || final.Usage.OutputTokens != wantOut {
 		t.Errorf("%s: final %d items, usage %+v", label, len(final.Output), final.Usage)
+	}
+}
+
+// TestServerCompactionWindowE2E: without a threshold, compaction happens where the
+// input would not fit the model's window (a 400 context_length_exceeded without
+// context_management); the summarising prompt drops the oldest turns to fit, as
+// /v1/responses/compact does.
+func TestServerCompactionWindowE2E(t *testing.T) {
+	srv, db, key, _ := sealedHearth(t, t.TempDir())
+	model := scriptmodel.PlainModel // a 4096-token window
+	m := testenv.Model(t, model)
+	reply := m.Text(scriptmodel.EntryAssistant)
+	two := "two " + strings.Repeat("lorem ", 420)
+	r1 := createJSON(t, srv, reqBody(model, false, `"input":`+jsonString("one "+strings.Repeat("lorem ", 330))))
+	body := func(cm string) string {
+		return reqBody(model, false, `"input":`+jsonString(two)+`,"previous_response_id":"`+r1.ID+`"`+cm)
+	}
+	resp, b := post(t, srv.URL+"/v1/responses", body(""))
+	if code, _ := errCode(b); resp.StatusCode != 400 || code != hearth.CodeContextLengthExceeded {
+		t.Fatalf("without context_management: %d %s", resp.StatusCode, b)
+	}
+	withCM := body(`,"context_management":[{"type":"compaction"}]`)
+	eng := sealingEngine(t, key)
+	summaryPrompt := compactionPrompt(t, eng, withCM, storedHistory(t, db, r1.ID))
+	r2 := createJSON(t, srv, withCM)
+	sameItems(t, "over the window", r2.Output, []item{{Type: "compaction"}, {Type: "message", Status: "completed", Text: reply}})
+	answerPrompt := renderedPrompt(t, eng, reqBody(model, false, `"input":[{"role":"user","content":`+jsonString(two)+
+		`},{"role":"user","content":`+jsonString(engine.CompactionPreamble+reply)+`}]`), nil)
+	if want := m.CountTokens(summaryPrompt) + m.CountTokens(answerPrompt); r2.Usage.InputTokens != want ||
+		r2.Usage.OutputTokens != 2*m.EvalCount(scriptmodel.EntryAssistant) {
+		t.Errorf("usage %+v; want %d input tokens", r2.Usage, want)
 	}
 }
 
