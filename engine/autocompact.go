@@ -54,6 +54,7 @@ func (e *Engine) compactFirst(ctx context.Context, req *hearth.CreateResponseReq
 		}
 		j = &Job{e: e, Model: m, req: req, caller: callerFrom(ctx)}
 	}
+	cp.whole = true
 	j.compaction = &pendingCompaction{cp: cp, history: history}
 	return j, nil
 }
@@ -119,13 +120,17 @@ func (j *Job) runCompaction(ctx context.Context, b *hearth.Builder, pc *pendingC
 }
 
 // cutAtCompaction returns history and input without what the conversation's last
-// compaction item stands for: every item before it except system and developer
-// messages and the last user message before it, which compaction keeps as they are
-// (PrepareCompaction). A window from /v1/responses/compact holds only those before its
-// compaction item, so nothing is cut from it; a chain whose response compacted itself
-// holds its whole past, which the item replaces. cut is false when nothing was
-// removed, and history and input are then the caller's.
-func cutAtCompaction(history, input []hearth.Item) (h, in []hearth.Item, cut bool) {
+// compaction item stands for. The item of a server-side compaction stands for the
+// whole conversation before it and carries what compaction kept as it was (system and
+// developer messages, the last user message): those replace everything before it, so
+// the item continues the conversation whatever the client sent before it (all of it,
+// or nothing, as OpenAI tells clients they may). Any other compaction item (from
+// /v1/responses/compact, or one hearth cannot open, which openSealed reports) stands
+// for every item before it but system and developer messages and the last user
+// message before it, which stay where they are: a compact window holds only those
+// before its item, so nothing is cut from it. cut is false when nothing changed, and
+// history and input are then the caller's.
+func (e *Engine) cutAtCompaction(history, input []hearth.Item) (h, in []hearth.Item, cut bool) {
 	at := -1 // index of the last compaction item in history, then input
 	for i := len(input) - 1; i >= 0 && at < 0; i-- {
 		if input[i].Type == hearth.ItemCompaction {
@@ -145,6 +150,15 @@ func cutAtCompaction(history, input []hearth.Item) (h, in []hearth.Item, cut boo
 			return &history[i]
 		}
 		return &input[i-len(history)]
+	}
+	if p, ok := e.openCompaction(item(at)); ok && p.Whole {
+		// The kept items become the history's start; the item and what follows it
+		// stay where they are.
+		h = append(h, p.Kept...)
+		if at < len(history) {
+			return append(h, history[at:]...), input, true
+		}
+		return h, input[at-len(history):], true
 	}
 	lastUser := -1
 	for i := at - 1; i >= 0 && lastUser < 0; i-- {

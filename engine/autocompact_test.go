@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/internal/seal"
 )
 
 func TestCutAtCompaction(t *testing.T) {
@@ -38,9 +39,30 @@ func TestCutAtCompaction(t *testing.T) {
 		{"compaction in the input cuts history", []hearth.Item{dev, u1, a1}, []hearth.Item{u2, cmp, u3}, "dev", "u2,cmp,u3", true},
 		{"no user before it", []hearth.Item{a1, call, out, cmp}, nil, "cmp", "", true},
 	} {
-		h, in, cut := cutAtCompaction(tc.history, tc.input)
+		h, in, cut := (&Engine{}).cutAtCompaction(tc.history, tc.input)
 		if ids(h) != tc.wantH || ids(in) != tc.wantIn || cut != tc.cut {
 			t.Errorf("%s: history %q input %q cut %v; want %q %q %v", tc.name, ids(h), ids(in), cut, tc.wantH, tc.wantIn, tc.cut)
+		}
+	}
+
+	// A server-side compaction's item carries what it kept: whatever comes before it
+	// (everything, nothing, or something else) is replaced by those.
+	e := &Engine{Seal: seal.NewKey()}
+	whole := hearth.Item{Type: hearth.ItemCompaction, ID: "whole",
+		EncryptedContent: e.sealCompaction(sealedCompaction{Summary: "s", Whole: true, Kept: []hearth.Item{dev, u2}})}
+	for _, tc := range []struct {
+		name           string
+		history, input []hearth.Item
+		wantH, wantIn  string
+	}{
+		{"the chain", []hearth.Item{dev, u1, a1, u2, whole, a2}, []hearth.Item{u3}, "dev,u2,whole,a2", "u3"},
+		{"resent whole", nil, []hearth.Item{dev, u1, a1, u2, whole, a2, u3}, "dev,u2", "whole,a2,u3"},
+		{"pruned before it", nil, []hearth.Item{whole, a2, u3}, "dev,u2", "whole,a2,u3"},
+		{"other items before it", []hearth.Item{sys, u1}, []hearth.Item{whole, a2, u3}, "dev,u2", "whole,a2,u3"},
+	} {
+		h, in, cut := e.cutAtCompaction(tc.history, tc.input)
+		if ids(h) != tc.wantH || ids(in) != tc.wantIn || !cut {
+			t.Errorf("%s: history %q input %q cut %v; want %q %q", tc.name, ids(h), ids(in), cut, tc.wantH, tc.wantIn)
 		}
 	}
 }

@@ -86,7 +86,7 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	}
 	// The last compaction item stands for what came before it (autocompact.go).
 	stored, given := history, req.Input
-	history, input, cut := cutAtCompaction(history, req.Input)
+	history, input, cut := e.cutAtCompaction(history, req.Input)
 	if cut {
 		plain = 0
 	}

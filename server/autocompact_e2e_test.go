@@ -24,8 +24,9 @@ func jsonNumber(n int) string { b, _ := json.Marshal(n); return string(b) }
 // compaction item (announced by output_item.added and .done, over JSON, SSE and
 // WebSocket alike), the model answers from the compacted window (the last user
 // message, then the summary), usage adds the summarising generation's tokens, and
-// the next turn goes on from the compaction item whether it continues the chain or
-// resends the items; a turn under the threshold is not compacted.
+// the next turn goes on from the compaction item whether it continues the chain or a
+// conversation, resends the items, or sends only those from the compaction item on; a
+// turn under the threshold is not compacted.
 func TestServerCompactionE2E(t *testing.T) {
 	srv, db, key, _ := sealedHearth(t, t.TempDir())
 	model := scriptmodel.PlainModel
@@ -85,6 +86,13 @@ func TestServerCompactionE2E(t *testing.T) {
 	resent := reqBody(model, false, `"input":`+strings.TrimSuffix(mustJSON(t, items), "]")+`,{"role":"user","content":"three"}],`+cm)
 	if r := createJSON(t, srv, resent); r.Usage.InputTokens != r3.Usage.InputTokens || len(r.Output) != 1 {
 		t.Errorf("resent items: %d input tokens, %d items; continued chain: %d", r.Usage.InputTokens, len(r.Output), r3.Usage.InputTokens)
+	}
+
+	// So does one that drops every item before the compaction item (OpenAI's latency
+	// tip): the item carries what compaction kept.
+	pruned := reqBody(model, false, `"input":`+strings.TrimSuffix(mustJSON(t, r2.Output), "]")+`,{"role":"user","content":"three"}],`+cm)
+	if r := createJSON(t, srv, pruned); r.Usage.InputTokens != r3.Usage.InputTokens || len(r.Output) != 1 {
+		t.Errorf("items from the compaction item on: %d input tokens, %d items; continued chain: %d", r.Usage.InputTokens, len(r.Output), r3.Usage.InputTokens)
 	}
 
 	// A conversation compacts and goes on the same way.
