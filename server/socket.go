@@ -267,8 +267,12 @@ func lifetimeText(d time.Duration) string {
 	return d.String()
 }
 
-// revoked closes the connection whose key was revoked (the error message was sent).
-func (sk *socket) revoked(error) {
+// revoked closes the connection whose key was revoked (the error message was sent):
+// no lane runs another create.
+func (sk *socket) revoked() {
+	sk.lanesMu.Lock()
+	sk.closing = true
+	sk.lanesMu.Unlock()
 	sk.conn.Close(websocket.StatusPolicyViolation, "API key no longer valid")
 }
 

@@ -184,7 +184,7 @@ func (l *lane) run() {
 		if err := sk.s.stillValid(sk.ctx, sk.caller); err != nil {
 			sk.release(m.held)
 			sk.sendError(err, "", l.id)
-			sk.revoked(err)
+			sk.revoked()
 			continue
 		}
 		func() {
