@@ -160,8 +160,8 @@ func TestWebSocketStreamsE2E(t *testing.T) {
 }
 
 // TestWebSocketStreamFailuresE2E: a lane's failure (a bad request, an unknown model,
-// a bad stream_id) is an error message on that lane alone; the other lane's response
-// completes, and the failed lane serves its next create.
+// a model error mid-response, a bad stream_id) is that lane's alone; the other lane's
+// response completes, and a failed lane serves its next create.
 func TestWebSocketStreamFailuresE2E(t *testing.T) {
 	srv, _, _, _ := sealedHearth(t, t.TempDir())
 	long, plainM := scriptmodel.LongModel, scriptmodel.PlainModel
@@ -169,8 +169,17 @@ func TestWebSocketStreamFailuresE2E(t *testing.T) {
 	ws.send(laneCreate("ok", long, `"input":"tell a story"`), false)
 	ws.send(laneCreate("bad", plainM, `"input":[{"role":"robot","content":"hi"}]`), false)
 	ws.send(laneCreate("gone", "no-such-model", `"input":"hi"`), false)
+	// A model error mid-response: the custom tool's input cannot match its grammar.
+	parens := "start: \"(\" start \")\" | \"x\"\n"
+	ws.send(laneCreate("model", scriptmodel.CustomToolModel, `"input":"Add a file.","tools":[`+customTool(grammarFormat("lark", parens))+`]`), false)
 	ws.send(laneCreate("bad", plainM, `"input":"hi"`), false)
-	log := ws.readLanes(map[string]int{"ok": 1, "bad": 2, "gone": 1})
+	log := ws.readLanes(map[string]int{"ok": 1, "bad": 2, "gone": 1, "model": 1})
+	model := log.byLane["model"]
+	if n := len(model); n < 2 || model[n-2]["type"] != "error" || model[n-1]["type"] != "response.failed" {
+		t.Errorf("lane model: %d messages, ending %v", n, model[n-1]["type"])
+	} else if e, _ := model[n-2]["error"].(map[string]any); e["code"] != "model_error" {
+		t.Errorf("lane model's error: %v", model[n-2])
+	}
 
 	wantErr := func(lane string, m map[string]any, status float64, code, param string) {
 		t.Helper()
