@@ -83,6 +83,9 @@ type Builder struct {
 	// citable are the results of the response's web searches: output text that
 	// names one of their URLs is annotated with a url_citation.
 	citable []WebSearchSource
+	// spent is usage counted before the response's own generation (a server-side
+	// compaction's summary), added to the usage the response ends with.
+	spent Usage
 }
 
 type builderState int
@@ -481,8 +484,11 @@ func (b *Builder) Fail(err *Error, usage *Usage) error {
 }
 
 func (b *Builder) finish(status string, usage *Usage) {
+	if usage == nil && b.spent != (Usage{}) {
+		usage = &Usage{}
+	}
 	if usage != nil {
-		u := *usage
+		u := addUsage(*usage, b.spent)
 		if u.TotalTokens == 0 {
 			u.TotalTokens = u.InputTokens + u.OutputTokens
 		}

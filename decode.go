@@ -94,6 +94,7 @@ var knownRequestFields = map[string]bool{
 	"background": true, "service_tier": true, "prompt_cache_key": true,
 	"safety_identifier": true, "user": true, "include": true,
 	"prompt_cache_retention": true, "prompt_cache_options": true,
+	"context_management": true,
 }
 
 // Enumerations from the schema (plus "minimal", see ReasoningEffortMinimal).
@@ -261,6 +262,9 @@ func decodeRequestFields(o object) (*CreateResponseRequest, error) {
 		if r.PromptCacheOptions, err = decodePromptCacheOptions(raw, "prompt_cache_options"); err != nil {
 			return nil, err
 		}
+	}
+	if r.ContextManagement, err = decodeContextManagement(o); err != nil {
+		return nil, err
 	}
 	if r.User, _, err = o.string("user"); err != nil {
 		return nil, err

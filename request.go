@@ -46,6 +46,8 @@ type CreateResponseRequest struct {
 	PromptCacheRetention string              `json:"prompt_cache_retention,omitempty"`
 	PromptCacheOptions   *PromptCacheOptions `json:"prompt_cache_options,omitempty"`
 	SafetyIdentifier     string              `json:"safety_identifier,omitempty"`
+	// ContextManagement asks for server-side compaction (contextmanagement.go).
+	ContextManagement []ContextManagement `json:"context_management,omitempty"`
 	// User is OpenAI's deprecated end-user id; not in the Open Responses
 	// schema, accepted so that older SDK calls are not reported as ignored.
 	User    string   `json:"user,omitempty"`

@@ -42,6 +42,9 @@ type Compaction struct {
 	e    *Engine
 	job  *Job
 	kept []hearth.Item
+	// whole: the item stands for the whole conversation before it and carries the
+	// kept items (server-side compaction, sealedCompaction.Whole).
+	whole bool
 }
 
 // PrepareCompaction checks a compaction request (the create fields that apply: model,
@@ -54,7 +57,9 @@ func (e *Engine) PrepareCompaction(ctx context.Context, req *hearth.CreateRespon
 	if err := checkCallIDs(history, req.Input); err != nil {
 		return nil, err
 	}
-	h, in, err := e.openSealed(history, req.Input)
+	// An earlier compaction item stands for what came before it.
+	history, input, _ := e.cutAtCompaction(history, req.Input)
+	h, in, err := e.openSealed(history, input)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +70,7 @@ func (e *Engine) PrepareCompaction(ctx context.Context, req *hearth.CreateRespon
 		return nil, err
 	}
 
-	window := append(append([]hearth.Item(nil), history...), req.Input...)
+	window := append(append([]hearth.Item(nil), history...), input...)
 	lastUser := -1
 	for i, it := range window {
 		if it.Type == hearth.ItemMessage && it.Role == hearth.RoleUser {
@@ -166,7 +171,11 @@ func (c *Compaction) Run(ctx context.Context) ([]hearth.Item, hearth.Usage, erro
 		}
 		return nil, usage, hearth.ModelError(msg)
 	}
+	payload := sealedCompaction{Summary: text}
+	if c.whole {
+		payload.Whole, payload.Kept = true, c.kept
+	}
 	out := append(c.kept, hearth.Item{Type: hearth.ItemCompaction, ID: hearth.NewID(hearth.PrefixCompaction),
-		EncryptedContent: c.e.sealCompaction(text)})
+		EncryptedContent: c.e.sealCompaction(payload)})
 	return out, usage, nil
 }

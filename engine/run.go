@@ -46,6 +46,9 @@ type Job struct {
 	// caller is whom the response is for (WithCaller): its approval requests are
 	// issued to it.
 	caller string
+	// compaction, when set, runs before the job's generation, which is then prepared
+	// again from the compacted window (autocompact.go).
+	compaction *pendingCompaction
 }
 
 // Prepare resolves the model, builds the conversation (history, then the request's own
@@ -59,7 +62,11 @@ func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	if err := checkCallIDs(history, req.Input); err != nil {
 		return nil, err
 	}
-	return e.prepare(ctx, req, history)
+	j, err := e.prepare(ctx, req, history)
+	if cm, ok := req.Compaction(); ok {
+		return e.compactFirst(ctx, req, history, cm, j, err)
+	}
+	return j, err
 }
 
 func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest, history []hearth.Item) (*Job, error) {
@@ -77,9 +84,14 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	if memo != nil && memo.build != nil && memo.build.items <= len(history) {
 		plain = memo.build.items
 	}
-	// Sealed items (encrypted reasoning, compaction) render as what they stand for.
+	// The last compaction item stands for what came before it (autocompact.go).
 	stored, given := history, req.Input
-	history, input, err := e.openSealedFrom(history, req.Input, plain)
+	history, input, cut := e.cutAtCompaction(history, req.Input)
+	if cut {
+		plain = 0
+	}
+	// Sealed items (encrypted reasoning, compaction) render as what they stand for.
+	history, input, err = e.openSealedFrom(history, input, plain)
 	if err != nil {
 		return nil, err
 	}
@@ -274,6 +286,15 @@ func generationStops(m *Model) []string {
 func (j *Job) Run(ctx context.Context, b *hearth.Builder) error {
 	if err := b.Start(); err != nil {
 		return err
+	}
+	if pc := j.compaction; pc != nil {
+		nj, err := j.runCompaction(ctx, b, pc)
+		if err != nil {
+			return err
+		}
+		// The job is the one from the compacted window from here on, for what the
+		// caller asks of it after the run (Memo, SavedPrompt) too.
+		*j = *nj
 	}
 	if j.req.Includes(hearth.IncludeReasoningEncryptedContent) {
 		b.Seal = j.e.sealReasoning

@@ -79,6 +79,10 @@ func savedPrompt(ctx context.Context) *SavedPrompt {
 // SavedPrompt is the job's prompt with its digest, for its chain's checkpoint; false
 // when the model's renderer cannot save prompts or this conversation's.
 func (j *Job) SavedPrompt() (SavedPrompt, bool) {
+	if j.conv == nil {
+		// Its compaction failed before the job had a conversation.
+		return SavedPrompt{}, false
+	}
 	d, ok := j.Model.Info.Prompt.(PromptDigester)
 	if !ok {
 		return SavedPrompt{}, false

@@ -26,6 +26,12 @@ type sealedReasoning struct {
 // sealedCompaction is the payload of a compaction item's encrypted_content.
 type sealedCompaction struct {
 	Summary string `json:"summary"`
+	// Whole marks the item of a server-side compaction, which stands for the whole
+	// conversation before it: Kept are the items compaction kept as they were
+	// (system and developer messages, the last user message), so that the item
+	// alone, without anything before it, continues the conversation.
+	Whole bool          `json:"whole,omitempty"`
+	Kept  []hearth.Item `json:"kept,omitempty"`
 }
 
 // sealReasoning is the encrypted_content of reasoning item it: its reasoning text as
@@ -36,9 +42,20 @@ func (e *Engine) sealReasoning(it hearth.Item) string {
 	return e.Seal.Seal(seal.Reasoning, p)
 }
 
-func (e *Engine) sealCompaction(summary string) string {
-	p, _ := json.Marshal(sealedCompaction{Summary: summary})
-	return e.Seal.Seal(seal.Compaction, p)
+func (e *Engine) sealCompaction(p sealedCompaction) string {
+	b, _ := json.Marshal(p)
+	return e.Seal.Seal(seal.Compaction, b)
+}
+
+// openCompaction is the payload of a compaction item hearth sealed, or false when it
+// cannot be opened (openSealed then says why).
+func (e *Engine) openCompaction(it *hearth.Item) (sealedCompaction, bool) {
+	var p sealedCompaction
+	if e.Seal == nil || it.EncryptedContent == "" {
+		return p, false
+	}
+	b, err := e.Seal.Open(seal.Compaction, it.EncryptedContent)
+	return p, err == nil && json.Unmarshal(b, &p) == nil
 }
 
 // openSealed returns history and input with hearth's sealed content restored, for

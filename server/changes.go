@@ -151,7 +151,7 @@ func (s *Server) recheckKeys() {
 // revoke ends a connection whose key is no longer valid.
 func (sk *socket) revoke(err error) {
 	sk.s.log.Info("closing a WebSocket whose API key is no longer valid", "key", sk.base.key)
-	sk.sendError(err, "")
+	sk.sendError(err, "", "")
 	sk.conn.Close(websocket.StatusPolicyViolation, "API key no longer valid")
 }
 

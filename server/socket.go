@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
@@ -52,14 +53,16 @@ type socket struct {
 	owner  string
 	caller caller
 	openAI bool
-	// latest is the connection-local state: the last response this connection created
-	// that did not fail, stored or not, with the whole conversation it ends (its
-	// history, its input, its output). A create whose previous_response_id names it
-	// continues from here without storage; any other id is loaded from storage. Only
-	// the worker goroutine touches it.
-	latest *socketState
-	// runtime is where latest ran: the connection's next create goes there.
-	runtime string
+	// lanes are the connection's FIFOs of creates by stream_id, "" the default one
+	// (socketlanes.go). lanesMu guards the map and the lanes' queues, waiting (the
+	// creates queued on all lanes), closing (no more creates run) and laneClock.
+	lanesMu   sync.Mutex
+	lanes     map[string]*lane
+	waiting   int
+	closing   bool
+	laneClock uint64
+	// lanesWG counts the lanes' running goroutines.
+	lanesWG sync.WaitGroup
 	// budget bounds the bytes of the connection's messages received and not finished
 	// (socketbudget.go); chunk is the reader's buffer.
 	budget byteBudget
@@ -107,7 +110,7 @@ func (s *Server) responsesSocket(c *gin.Context) {
 	ctx, cancel := context.WithCancel(engine.WithCacheGroup(context.Background(), engine.CacheGroupOf(c.Request.Context())))
 	defer cancel()
 	sk := &socket{s: s, conn: conn, ctx: ctx, base: *meta(c), owner: owner(c), caller: callerOf(c), openAI: clientDialect(c) == dialectOpenAI,
-		chunk: make([]byte, socketReadChunk)}
+		chunk: make([]byte, socketReadChunk), lanes: map[string]*lane{}}
 	sk.budget.limit = s.socketConnBytes
 	// A key revoked meanwhile closes it (changes.go).
 	defer s.changes.addSocket(sk)()
@@ -168,18 +171,18 @@ func (sk *socket) read(cancel context.CancelFunc, creates chan<- socketMessage) 
 		msg, refused, err := sk.receive(r)
 		switch {
 		case errors.Is(err, errMessageTooLarge):
-			sk.sendError(tooLarge(sk.s.messageLimit()), "")
+			sk.sendError(tooLarge(sk.s.messageLimit()), "", "")
 			sk.conn.Close(websocket.StatusMessageTooBig, "message too big")
 			return
 		case err != nil:
 			return
 		case refused != nil:
-			sk.sendError(refused, "1")
+			sk.sendError(refused, "1", "")
 			continue
 		}
 		if typ != websocket.MessageText {
 			sk.release(msg.held)
-			sk.sendError(hearth.InvalidRequest("", hearth.CodeInvalidJSON, "Send each response.create as one JSON text message, not a binary message."), "")
+			sk.sendError(hearth.InvalidRequest("", hearth.CodeInvalidJSON, "Send each response.create as one JSON text message, not a binary message."), "", "")
 			continue
 		}
 		select {
@@ -188,7 +191,7 @@ func (sk *socket) read(cancel context.CancelFunc, creates chan<- socketMessage) 
 			sk.release(msg.held)
 			sk.sendError(hearth.TooManyRequests(fmt.Sprintf(
 				"%d response.create messages already wait on this connection behind the response in flight; send more once they finish.",
-				maxPendingCreates)), "")
+				maxPendingCreates)), "", "")
 		}
 	}
 }
@@ -214,27 +217,32 @@ func (sk *socket) keepAlive() {
 	}
 }
 
-// serve runs the connection's creates one at a time, in the order they came. When the
-// lifetime is over it sends websocket_connection_limit_reached and closes; a response
-// in flight then finishes first, creates still waiting are not run. When hearth stops,
-// it closes the same way (1001 going away) once the response in flight is done.
+// serve hands the connection's creates to their lanes (socketlanes.go), in the order
+// they came: each lane runs its creates one at a time, and a connection whose creates
+// name no stream_id runs them one at a time, in order. When the lifetime is over it
+// sends websocket_connection_limit_reached and closes; responses in flight then finish
+// first, creates still waiting are not run. When hearth stops, it closes the same way
+// (1001 going away) once the responses in flight are done.
 func (sk *socket) serve(creates <-chan socketMessage, lifetime time.Duration) {
 	end := time.Now().Add(lifetime)
 	limit := time.NewTimer(lifetime)
 	defer limit.Stop()
 	stopping := sk.s.jobs.root
+	defer sk.closeLanes()
 	for {
 		switch {
 		case sk.ctx.Err() != nil:
 			return
 		case stopping.Err() != nil:
+			sk.closeLanes()
 			sk.conn.Close(websocket.StatusGoingAway, "hearth is stopping")
 			return
 		case !time.Now().Before(end):
+			sk.closeLanes()
 			sk.sendError(&hearth.Error{Status: http.StatusBadRequest, Type: hearth.ErrTypeInvalidRequest,
 				Code: CodeWebSocketConnectionLimitReached,
 				Message: fmt.Sprintf("Responses websocket connection limit reached (%s). Create a new websocket connection to continue.",
-					lifetimeText(lifetime))}, "")
+					lifetimeText(lifetime))}, "", "")
 			sk.conn.Close(websocket.StatusNormalClosure, CodeWebSocketConnectionLimitReached)
 			return
 		}
@@ -247,18 +255,7 @@ func (sk *socket) serve(creates <-chan socketMessage, lifetime time.Duration) {
 				sk.release(m.held)
 				continue
 			}
-			// The key was checked at the upgrade; the connection may live an hour, and a
-			// key revoked meanwhile must stop working here as it does over HTTP.
-			if err := sk.s.stillValid(sk.ctx, sk.caller); err != nil {
-				sk.release(m.held)
-				sk.sendError(err, "")
-				sk.conn.Close(websocket.StatusPolicyViolation, "API key no longer valid")
-				return
-			}
-			func() {
-				defer sk.release(m.held)
-				sk.create(m.data)
-			}()
+			sk.dispatch(m)
 		}
 	}
 }
@@ -270,18 +267,27 @@ func lifetimeText(d time.Duration) string {
 	return d.String()
 }
 
-// create serves one response.create message. Failing (an error message, or a
-// response that ends failed) a create that names a previous_response_id evicts the
-// connection-local state: a client retrying that continuation then gets it from
-// storage, or previous_response_not_found for a store: false response, rather than a
-// state hearth can no longer vouch for.
-func (sk *socket) create(data []byte) {
-	final, retry, err := sk.respond(data)
+// revoked closes the connection whose key was revoked (the error message was sent):
+// no lane runs another create.
+func (sk *socket) revoked() {
+	sk.lanesMu.Lock()
+	sk.closing = true
+	sk.lanesMu.Unlock()
+	sk.conn.Close(websocket.StatusPolicyViolation, "API key no longer valid")
+}
+
+// create serves one response.create message of the lane. Failing (an error message,
+// or a response that ends failed) a create that names a previous_response_id evicts
+// the lane's state: a client retrying that continuation then gets it from storage, or
+// previous_response_not_found for a store: false response, rather than a state hearth
+// can no longer vouch for.
+func (l *lane) create(data []byte) {
+	final, retry, err := l.respond(data)
 	if err != nil {
-		sk.sendError(err, retry)
+		l.sk.sendError(err, retry, l.id)
 	}
 	if (err != nil || final.Status == hearth.StatusFailed) && continuation(data) {
-		sk.latest = nil
+		l.latest = nil
 	}
 }
 
@@ -302,7 +308,8 @@ func continuation(data []byte) bool {
 // response exists is returned (with a Retry-After value for a 429), for an error
 // message; once the response exists, its events tell the client how it ended, a
 // response.failed included.
-func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
+func (l *lane) respond(data []byte) (*hearth.Response, string, error) {
+	sk := l.sk
 	s := sk.s
 	body, dropped, err := createBody(data, sk.openAI)
 	if err != nil {
@@ -317,9 +324,9 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	}
 	ctx, cancel := s.timed(sk.ctx)
 	defer cancel()
-	// The connection's next create goes where its latest response ran, whose KV
-	// cache holds the conversation so far.
-	p, err := s.prepare(ctx, intake{meta: &m, who: sk.owner, local: sk.latest, runtime: sk.runtime}, req)
+	// The lane's next create goes where its latest response ran, whose KV cache
+	// holds the conversation so far.
+	p, err := s.prepare(ctx, intake{meta: &m, who: sk.owner, local: l.latest, runtime: l.runtime}, req)
 	if err != nil {
 		return nil, "", err
 	}
@@ -328,14 +335,14 @@ func (sk *socket) respond(data []byte) (*hearth.Response, string, error) {
 	if err != nil {
 		return nil, retry, err
 	}
-	final, storeErr := r.execute(p.ctx, r.builder(resp, sk, r.adm.queued), sk)
+	final, storeErr := r.execute(p.ctx, r.builder(resp, l, r.adm.queued), l)
 	if storeErr != nil {
 		// The client was sent response.failed: the response is not one to continue.
 		final = failedCopy(final, notStoredMessage(storeErr))
 	}
 	if final.Status != hearth.StatusFailed {
-		sk.latest = nextSocketState(p, r, final)
-		sk.runtime = r.adm.runtime()
+		l.latest = nextSocketState(p, r, final)
+		l.runtime = r.adm.runtime()
 	}
 	return final, "", nil
 }
@@ -406,6 +413,8 @@ func createBody(data []byte, openAI bool) (body []byte, ignored []string, err er
 			fmt.Sprintf("Invalid value: %s. The only client event on this connection is 'response.create'.", raw))
 	}
 	delete(fields, "type")
+	// The lane was read before (streamIDOf); it is no field of the create body.
+	delete(fields, "stream_id")
 	if openAI {
 		if v, ok := fields["stream"]; ok && string(v) == "true" {
 			delete(fields, "stream")
@@ -426,10 +435,10 @@ func createBody(data []byte, openAI bool) (body []byte, ignored []string, err er
 	return body, ignored, err
 }
 
-// Event sends one event as a text message, in the client's dialect. An error event
+// eventData is one event as a text message, in the client's dialect. An error event
 // (a failure mid-response) also carries the status a WebSocket error has, so a client
 // that reads errors by the WebSocket schema understands it too.
-func (sk *socket) Event(e hearth.Event) {
+func (sk *socket) eventData(e hearth.Event) []byte {
 	_, data := eventJSON(e, sk.openAI)
 	if e.Type == hearth.EventError && e.Error != nil {
 		var fields map[string]json.RawMessage
@@ -438,11 +447,8 @@ func (sk *socket) Event(e hearth.Event) {
 			data, _ = json.Marshal(fields)
 		}
 	}
-	sk.write(data)
+	return data
 }
-
-// Done ends a response's events; the connection stays open for the next.
-func (sk *socket) Done() {}
 
 func (sk *socket) write(data []byte) {
 	ctx, cancel := context.WithTimeout(sk.ctx, socketWriteTimeout)
@@ -470,8 +476,8 @@ type socketErrorValue struct {
 }
 
 // sendError sends err as a WebSocket error message, encoded by apiError as HTTP
-// errors are.
-func (sk *socket) sendError(err error, retryAfter string) {
+// errors are, with the stream_id of the lane it concerns (none for "").
+func (sk *socket) sendError(err error, retryAfter, streamID string) {
 	he := apiError(sk.base.log, err, "path", "websocket")
 	v := socketErrorValue{Type: he.Type, Code: he.Code, Message: he.Message}
 	if v.Code == "" {
@@ -488,5 +494,5 @@ func (sk *socket) sendError(err error, retryAfter string) {
 		v.Headers = map[string]string{"retry-after": retryAfter}
 	}
 	data, _ := json.Marshal(socketError{Type: hearth.EventError, Status: errorStatus(he), Error: v})
-	sk.write(data)
+	sk.write(withStreamID(data, streamID))
 }

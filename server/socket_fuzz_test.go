@@ -202,7 +202,7 @@ func FuzzWebSocketFrame(f *testing.F) {
 				err  error
 			}{msgs, err}
 		}()
-		sk := &socket{conn: w.server, ctx: w.ctx, openAI: openAI}
+		sk := &lane{sk: &socket{conn: w.server, ctx: w.ctx, openAI: openAI}}
 		r := &run{}
 		emit := r.observe(r.emitTo(sk))
 		for _, e := range in {

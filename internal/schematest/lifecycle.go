@@ -328,10 +328,12 @@ func (c *lifecycle) itemAdded(e map[string]any) error {
 	if id == "" {
 		return fmt.Errorf("item has no id")
 	}
-	if status, _ := item["status"].(string); status != "in_progress" {
+	typ, _ := item["type"].(string)
+	// A compaction item has no status (the schema's CompactionBody): it is added
+	// whole, its encrypted_content with it.
+	if status, _ := item["status"].(string); status != "in_progress" && !(typ == "compaction" && status == "") {
 		return fmt.Errorf("added item has status %q, want in_progress", status)
 	}
-	typ, _ := item["type"].(string)
 	if typ == "function_call" || typ == "custom_tool_call" {
 		if name, _ := item["name"].(string); name == "" {
 			return fmt.Errorf("added %s has no name", typ)
@@ -364,7 +366,8 @@ func (c *lifecycle) itemDone(e map[string]any) error {
 	// An mcp_call or web_search_call that ended in an error is done as "failed"
 	// (OpenAI's statuses of those items).
 	failedCall := status == "failed" && (it.typ == "mcp_call" || it.typ == "web_search_call")
-	if status != "completed" && status != "incomplete" && !failedCall {
+	statusless := status == "" && it.typ == "compaction"
+	if status != "completed" && status != "incomplete" && !failedCall && !statusless {
 		return fmt.Errorf("done item has status %q", status)
 	}
 	if err := compareParts(item["content"], it.parts, "content"); err != nil {
