@@ -83,6 +83,9 @@ type Builder struct {
 	// citable are the results of the response's web searches: output text that
 	// names one of their URLs is annotated with a url_citation.
 	citable []WebSearchSource
+	// citableFiles are the results of the response's file searches: output text
+	// that names one of their files is annotated with a file_citation.
+	citableFiles []FileSearchResult
 }
 
 type builderState int
@@ -400,7 +403,7 @@ func (b *Builder) ArgumentsDelta(text string) error {
 			it.Arguments += text
 			b.send(Event{Type: EventMCPCallArgumentsDelta, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
 		}
-	case ItemMCPApprovalRequest, ItemWebSearchCall:
+	case ItemMCPApprovalRequest, ItemWebSearchCall, ItemFileSearchCall:
 		// OpenAI streams no arguments of an approval request or a web search: the
 		// item carries what they say (a search's query, in its action).
 		it.Arguments += text
@@ -527,10 +530,13 @@ func (b *Builder) closePart() {
 	part := it.Content[ci]
 	switch part.Type {
 	case PartOutputText:
-		if len(b.citable) > 0 {
+		if len(b.citable)+len(b.citableFiles) > 0 {
 			// The answer cites what the response's searches found: each URL
-			// of a result that the text names is annotated, as OpenAI does.
-			for ai, a := range citations(part.Text, b.citable) {
+			// of a web result and each file name of a file result that the
+			// text names is annotated, as OpenAI does.
+			found := append(citations(part.Text, b.citable), fileCitations(part.Text, b.citableFiles)...)
+			for _, a := range found {
+				ai := len(part.Annotations)
 				part.Annotations = append(part.Annotations, a)
 				b.send(Event{Type: EventOutputTextAnnotationAdded, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, AnnotationIndex: ai, Annotation: &a})
 			}
