@@ -104,6 +104,8 @@ var fileSearchUnions = []union{
 	{[]string{"SpecificToolChoiceParam"}, []string{"FileSearchToolChoice"}},
 	{[]string{"ResponseResource", "properties", "tool_choice"}, []string{"FileSearchToolChoice"}},
 	{[]string{"Annotation"}, []string{"FileCitationBody"}},
+	// allowed_tools may name the file_search tool by its type.
+	{[]string{"AllowedToolChoice", "properties", "tools", "items"}, []string{"FileSearchToolChoice"}},
 }
 
 func fileSearchEvents() map[string]string {
