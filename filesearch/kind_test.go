@@ -59,7 +59,9 @@ func request(t *testing.T, body, caller string, later bool) *engine.HostedReques
 		}
 	}
 	return &engine.HostedRequest{Request: req, Tools: mine, Caller: caller, LaterTurn: later,
-		Taken:   func(name string) bool { return contains([]string{"lookup"}, name) || strings.Contains(body, `"name":"`+name+`"`) },
+		Taken: func(name string) bool {
+			return contains([]string{"lookup"}, name) || strings.Contains(body, `"name":"`+name+`"`)
+		},
 		Grammar: func(string, json.RawMessage) error { return nil }}
 }
 

@@ -243,7 +243,7 @@ func outcome(t *storage.ConsoleTurn) (reason, errMsg string) {
 
 // itemView is an item as people read it.
 type itemView struct {
-	Kind   string // message, reasoning, call, output, other, or a hosted tool type (mcp, web_search, file_search)
+	Kind string // message, reasoning, call, output, other, or a hosted tool type (mcp, web_search, file_search)
 	// Hosted marks an item of a hosted tool kind, shown as its kind says.
 	Hosted bool
 	Type   string
