@@ -332,3 +332,57 @@ func TestFileSearchRequestErrorsE2E(t *testing.T) {
 		t.Errorf("forced without the kind: %d %s", resp.StatusCode, b)
 	}
 }
+
+// TestFileSearchStoresE2E: a tool naming two stores searches both (each result once
+// per store that holds it, best first, equal scores in the order the tool names the
+// stores); a filter that keeps nothing finds nothing: the item completes with no
+// results, the model reads "No results.", and its answer's file name cites nothing.
+func TestFileSearchStoresE2E(t *testing.T) {
+	srv, _, _ := fileSearchHearth(t, server.Config{})
+	store, ids := fsStore(t, srv, "")
+	m := testenv.Model(t, scriptmodel.FileSearchModel)
+	var kettles hearth.VectorStore
+	convDo(t, srv, "", "POST", "/v1/vector_stores", fmt.Sprintf(`{"name":"kettles","file_ids":[%q],"hearth":{"embedding_model":%q}}`,
+		ids["kettle.md"], scriptmodel.EmbedModel), &kettles)
+	waitVectorStore(t, func() hearth.VectorStore {
+		var v hearth.VectorStore
+		convDo(t, srv, "", "GET", "/v1/vector_stores/"+kettles.ID, "", &v)
+		return v
+	})
+	model := scriptmodel.FileSearchModel
+
+	both := createFileSearchJSON(t, srv, reqBody(model, false, fsAsk+","+fsInclude+
+		`,"tools":[{"type":"file_search","vector_store_ids":["`+kettles.ID+`","`+store+`"],"max_num_results":3}]`))
+	fs := both.Output[0].FileSearch
+	var got []string
+	for _, r := range fs.Results {
+		got = append(got, r.Filename+" "+r.FileID)
+	}
+	want := []string{"handbook.md " + ids["handbook.md"], "kettle.md " + ids["kettle.md"], "kettle.md " + ids["kettle.md"]}
+	if strings.Join(got, ",") != strings.Join(want, ",") || fs.Results[1].Score != fs.Results[2].Score || fs.Results[0].Score <= fs.Results[1].Score {
+		t.Errorf("two stores found %+v, want %v", fs.Results, want)
+	}
+	if a := both.Output[1].Content[0].Annotations; len(a) != 1 || a[0].FileID != ids["handbook.md"] {
+		t.Errorf("two stores: annotations %+v", a)
+	}
+
+	none := createFileSearchJSON(t, srv, reqBody(model, false, fsAsk+","+fsInclude+
+		`,"tools":[{"type":"file_search","vector_store_ids":["`+store+`"],"filters":{"type":"eq","key":"team","value":"nobody"}}]`))
+	wantNone := `[{"type":"file_search_call","id":"ID0","status":"completed","queries":["` + scriptmodel.FileSearchQuery + `"],"results":[]},` +
+		`{"type":"message","id":"ID1","status":"completed","role":"assistant","content":[{"type":"output_text","text":"` + scriptmodel.FileSearchAnswerText + `",` +
+		`"annotations":[],"logprobs":[]}],"phase":"final_answer"}]`
+	if got := outputJSON(t, none); got != wantNone {
+		t.Errorf("a filter that keeps nothing\n got %s\nwant %s", got, wantNone)
+	}
+	// What the model read: its second prompt ends with the call and "No results.".
+	fn := `"tools":[{"type":"function","name":"file_search","description":` + jsonString(filesearch.Description) + `,"parameters":` + string(filesearch.Parameters) + `,"strict":true}]`
+	plain := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
+	id := none.Output[0].ID
+	first := promptOf(t, plain, reqBody(model, false, fsAsk+","+fn))
+	second := promptOf(t, plain, reqBody(model, false, `"input":[{"role":"user","content":"How many days of leave do new hires get?"},`+
+		`{"type":"function_call","call_id":"`+id+`","name":"file_search","arguments":`+jsonString(fsArgs)+`},`+
+		`{"type":"function_call_output","call_id":"`+id+`","output":"No results."}],`+fn))
+	if got, want := none.Usage.InputTokens, m.CountTokens(first)+m.CountTokens(second); got != want {
+		t.Errorf("a filter that keeps nothing: %d input tokens, want %d (the model reads \"No results.\")", got, want)
+	}
+}
