@@ -142,7 +142,7 @@ func promptOf(t *testing.T, eng *engine.Engine, body string) string {
 // then the stored response, its replay, a continuation that replays the search,
 // a conversation, tool_choice and allowed_tools forcing the search.
 func TestFileSearchE2E(t *testing.T) {
-	srv, eng, _ := fileSearchHearth(t, server.Config{})
+	srv, eng, db := fileSearchHearth(t, server.Config{})
 	store, ids := fsStore(t, srv, "")
 	results, found := fsSearched(t, srv, "", store, 2)
 	if len(found) != 2 || found[0].Filename != "handbook.md" || found[0].Score <= found[1].Score {
@@ -248,6 +248,38 @@ func TestFileSearchE2E(t *testing.T) {
 	chainSecond := promptOf(t, plain, reqBody(model, false, `"input":[`+chain+`,`+searched(next.Output[0].ID)+`],`+fn))
 	if got, want := next.Usage.InputTokens, m.CountTokens(chainFirst)+m.CountTokens(chainSecond); got != want {
 		t.Errorf("continuation: %d input tokens, want %d (the chain's search replayed as its call and results)", got, want)
+	}
+
+	// A second hearth over the same database (a restart, another replica: no chain
+	// kept in memory) replays the stored search the same way.
+	eng2 := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
+	h2 := server.New(server.Config{Runtime: testenv.Runtime(t), Database: db, Engine: eng2})
+	eng2.RegisterHosted(filesearch.NewKind(h2, nil))
+	srv2 := httptest.NewServer(h2)
+	t.Cleanup(srv2.Close)
+	cold := createFileSearchJSON(t, srv2, reqBody(model, false, `"previous_response_id":"`+r.ID+`","input":"Once more, please.",`+tool+","+fsInclude))
+	coldSecond := promptOf(t, plain, reqBody(model, false, `"input":[`+chain+`,`+searched(cold.Output[0].ID)+`],`+fn))
+	if got := outputJSON(t, cold); got != want {
+		t.Errorf("continuation on a second hearth\n got %s\nwant %s", got, want)
+	}
+	if got, want := cold.Usage.InputTokens, m.CountTokens(chainFirst)+m.CountTokens(coldSecond); got != want {
+		t.Errorf("continuation on a second hearth: %d input tokens, want %d", got, want)
+	}
+
+	// A continuation of a response that did not include the results: its model reads
+	// that they were not kept (what a restarted hearth or another replica would show).
+	bareNext := createFileSearchJSON(t, srv, reqBody(model, false, `"previous_response_id":"`+bare.ID+`","input":"Once more, please.",`+tool))
+	notKept := func(id string) string {
+		return `{"type":"function_call","call_id":"` + id + `","name":"file_search","arguments":` + jsonString(fsArgs) + `},` +
+			`{"type":"function_call_output","call_id":"` + id + `","output":` + jsonString("(The results of this search are not kept: the request did not include file_search_call.results. Search again to read them.)") + `}`
+	}
+	bareChain := `{"role":"user","content":"How many days of leave do new hires get?"},` + notKept(bare.Output[0].ID) + `,` +
+		`{"type":"message","role":"assistant","content":[{"type":"output_text","text":` + jsonString(scriptmodel.FileSearchAnswerText) + `}]},` +
+		`{"role":"user","content":"Once more, please."}`
+	bareFirst := promptOf(t, plain, reqBody(model, false, `"input":[`+bareChain+`],`+fn))
+	bareSecond := promptOf(t, plain, reqBody(model, false, `"input":[`+bareChain+`,`+searched(bareNext.Output[0].ID)+`],`+fn))
+	if got, want := bareNext.Usage.InputTokens, m.CountTokens(bareFirst)+m.CountTokens(bareSecond); got != want {
+		t.Errorf("continuation without include: %d input tokens, want %d (the results not kept)", got, want)
 	}
 
 	// A conversation keeps the search among its items and replays it next turn.
