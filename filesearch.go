@@ -115,10 +115,13 @@ func marshalFileSearchItem(it Item) (data []byte, ok bool, err error) {
 			out.Queries = fs.Queries
 		}
 		out.Results = fs.Results
-		for i, r := range out.Results {
-			if r.Attributes == nil {
-				out.Results = slices.Clone(out.Results)
-				out.Results[i].Attributes = map[string]any{}
+		if slices.ContainsFunc(out.Results, func(r FileSearchResult) bool { return r.Attributes == nil }) {
+			// OpenAI's results carry attributes always: none is {}.
+			out.Results = slices.Clone(out.Results)
+			for i := range out.Results {
+				if out.Results[i].Attributes == nil {
+					out.Results[i].Attributes = map[string]any{}
+				}
 			}
 		}
 	}
