@@ -404,8 +404,9 @@ func (b *Builder) ArgumentsDelta(text string) error {
 			b.send(Event{Type: EventMCPCallArgumentsDelta, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
 		}
 	case ItemMCPApprovalRequest, ItemWebSearchCall, ItemFileSearchCall:
-		// OpenAI streams no arguments of an approval request or a web search: the
-		// item carries what they say (a search's query, in its action).
+		// OpenAI streams no arguments of an approval request or of a web or file
+		// search: the item carries what they say (a search's query, in its action
+		// or its queries).
 		it.Arguments += text
 	default:
 		return fmt.Errorf("hearth: ArgumentsDelta while a %s item is open", it.Type)

@@ -982,8 +982,8 @@ func validateToolChoice(r *CreateResponseRequest) error {
 			}
 		}
 	}
-	// A file_search tool is a call the model can make (where hearth searches: else
-	// the server refuses it as a tool no kind runs).
+	// A file_search tool is a call the model can make: `hearth serve` always runs
+	// it (an engine without its kind shows the model nothing to call).
 	if c.EffectiveMode() == ToolChoiceRequired && len(functions)+len(customs) == 0 && !fileSearch {
 		return InvalidRequest("tool_choice", CodeInvalidValue,
 			"Tool choice requires a tool call, but 'tools' has no function or custom tool hearth can call.")
