@@ -86,6 +86,9 @@ type Builder struct {
 	// spent is usage counted before the response's own generation (a server-side
 	// compaction's summary), added to the usage the response ends with.
 	spent Usage
+	// citableFiles are the results of the response's file searches: output text
+	// that names one of their files is annotated with a file_citation.
+	citableFiles []FileSearchResult
 }
 
 type builderState int
@@ -403,9 +406,10 @@ func (b *Builder) ArgumentsDelta(text string) error {
 			it.Arguments += text
 			b.send(Event{Type: EventMCPCallArgumentsDelta, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
 		}
-	case ItemMCPApprovalRequest, ItemWebSearchCall:
-		// OpenAI streams no arguments of an approval request or a web search: the
-		// item carries what they say (a search's query, in its action).
+	case ItemMCPApprovalRequest, ItemWebSearchCall, ItemFileSearchCall:
+		// OpenAI streams no arguments of an approval request or of a web or file
+		// search: the item carries what they say (a search's query, in its action
+		// or its queries).
 		it.Arguments += text
 	default:
 		return fmt.Errorf("hearth: ArgumentsDelta while a %s item is open", it.Type)
@@ -533,10 +537,13 @@ func (b *Builder) closePart() {
 	part := it.Content[ci]
 	switch part.Type {
 	case PartOutputText:
-		if len(b.citable) > 0 {
+		if len(b.citable)+len(b.citableFiles) > 0 {
 			// The answer cites what the response's searches found: each URL
-			// of a result that the text names is annotated, as OpenAI does.
-			for ai, a := range citations(part.Text, b.citable) {
+			// of a web result and each file name of a file result that the
+			// text names is annotated, as OpenAI does.
+			found := append(citations(part.Text, b.citable), fileCitations(part.Text, b.citableFiles)...)
+			for _, a := range found {
+				ai := len(part.Annotations)
 				part.Annotations = append(part.Annotations, a)
 				b.send(Event{Type: EventOutputTextAnnotationAdded, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, AnnotationIndex: ai, Annotation: &a})
 			}

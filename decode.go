@@ -101,7 +101,7 @@ var knownRequestFields = map[string]bool{
 var (
 	enumTruncation  = []string{TruncationAuto, TruncationDisabled}
 	enumServiceTier = []string{"auto", "default", "flex", "priority"}
-	enumInclude     = []string{IncludeReasoningEncryptedContent, IncludeOutputTextLogprobs, IncludeWebSearchSources}
+	enumInclude     = []string{IncludeReasoningEncryptedContent, IncludeOutputTextLogprobs, IncludeWebSearchSources, IncludeFileSearchResults}
 	enumEffort      = []string{ReasoningEffortNone, ReasoningEffortMinimal, ReasoningEffortLow, ReasoningEffortMedium, ReasoningEffortHigh, ReasoningEffortXHigh, ReasoningEffortMax}
 	enumSummary     = []string{"auto", "concise", "detailed"}
 	// OpenAI's reasoning.context and prompt_cache_retention of 2026.
@@ -119,7 +119,7 @@ var (
 	enumFormat        = []string{FormatText, FormatJSONObject, FormatJSONSchema}
 	enumGrammar       = []string{"lark", "regex"}
 	enumItemType      = []string{ItemMessage, ItemFunctionCall, ItemFunctionCallOutput, ItemReasoning, ItemReference, ItemCustomToolCall, ItemCustomToolCallOutput, ItemCompaction,
-		ItemMCPListTools, ItemMCPCall, ItemMCPApprovalRequest, ItemMCPApprovalResponse, ItemWebSearchCall}
+		ItemMCPListTools, ItemMCPCall, ItemMCPApprovalRequest, ItemMCPApprovalResponse, ItemWebSearchCall, ItemFileSearchCall}
 	textParts        = []string{PartInputText, PartOutputText, PartText}
 	userParts        = []string{PartInputText, PartOutputText, PartText, PartInputImage, PartInputFile, PartInputVideo}
 	assistantParts   = []string{PartInputText, PartOutputText, PartText, PartRefusal}
@@ -456,6 +456,8 @@ func decodeItem(raw json.RawMessage, path string) (Item, error) {
 		statuses = enumMCPCallStatus
 	case ItemWebSearchCall:
 		statuses = enumWebSearchCallStatus
+	case ItemFileSearchCall:
+		statuses = enumFileSearchCallStatus
 	}
 	if it.Status, err = o.enum("status", statuses); err != nil {
 		return Item{}, err
@@ -551,6 +553,9 @@ func decodeItem(raw json.RawMessage, path string) (Item, error) {
 			return it, err
 		}
 		if ok, err := decodeWebSearchItem(o, &it); ok {
+			return it, err
+		}
+		if ok, err := decodeFileSearchItem(o, &it); ok {
 			return it, err
 		}
 		return Item{}, invalidEnum(o.at("type"), typ, enumItemType)
@@ -762,6 +767,12 @@ func decodeTool(raw json.RawMessage, path string, nested bool) (Tool, error) {
 			return Tool{}, err
 		}
 		return t, nil
+	case ToolFileSearch:
+		t.Raw = compact(raw)
+		if t.FileSearch, err = decodeFileSearchTool(o); err != nil {
+			return Tool{}, err
+		}
+		return t, nil
 	default:
 		t.Raw = compact(raw)
 		return t, nil
@@ -881,8 +892,13 @@ func decodeToolChoice(raw json.RawMessage, path string) (ToolChoice, error) {
 				return ToolChoice{}, err
 			}
 			var ref ToolRef
-			if ref.Type, err = to.requiredEnum("type", []string{ToolFunction, ToolCustom}); err != nil {
+			if ref.Type, err = to.requiredEnum("type", []string{ToolFunction, ToolCustom, ToolFileSearch}); err != nil {
 				return ToolChoice{}, err
+			}
+			if ref.Type == ToolFileSearch {
+				// A hosted tool is named by its type alone.
+				c.Allowed = append(c.Allowed, ref)
+				continue
 			}
 			if ref.Name, err = to.requiredString("name"); err != nil {
 				return ToolChoice{}, err
@@ -897,13 +913,13 @@ func decodeToolChoice(raw json.RawMessage, path string) (ToolChoice, error) {
 			return ToolChoice{}, err
 		}
 	default:
-		if IsWebSearchTool(typ) {
+		if forcedByType(typ) {
 			// Forces a search; whether this hearth can search is the server's and
 			// the engine's to say.
 			break
 		}
 		return ToolChoice{}, InvalidRequest(o.at("type"), CodeInvalidValue,
-			fmt.Sprintf("Invalid value: '%s'. hearth can only force 'function', 'custom', 'mcp' or 'web_search' tools, or restrict them with 'allowed_tools'; it cannot run hosted tools.", typ))
+			fmt.Sprintf("Invalid value: '%s'. hearth can only force 'function', 'custom', 'mcp', 'web_search' or 'file_search' tools, or restrict them with 'allowed_tools'; it cannot run hosted tools.", typ))
 	}
 	return c, nil
 }
@@ -926,14 +942,18 @@ func validateToolChoice(r *CreateResponseRequest) error {
 			}
 		}
 	}
+	fileSearch := slices.ContainsFunc(r.Tools, func(t Tool) bool { return t.Type == ToolFileSearch })
 	known := func(typ, name string) bool {
-		if typ == ToolCustom {
+		switch typ {
+		case ToolCustom:
 			return customs[name]
+		case ToolFileSearch:
+			return fileSearch
 		}
 		return functions[name]
 	}
 	c := r.ToolChoice
-	if IsWebSearchTool(c.Type) {
+	if forcedByType(c.Type) {
 		if !slices.ContainsFunc(r.Tools, func(t Tool) bool { return t.Type == c.Type }) {
 			return InvalidRequest("tool_choice", CodeInvalidValue,
 				fmt.Sprintf("Tool choice '%s' names a tool that is not in 'tools'.", c.Type))
@@ -958,12 +978,17 @@ func validateToolChoice(r *CreateResponseRequest) error {
 		for i, ref := range c.Allowed {
 			if !known(ref.Type, ref.Name) {
 				p := indexPath("tool_choice.tools", i)
+				if ref.Type == ToolFileSearch {
+					return InvalidRequest(p, CodeInvalidValue, fmt.Sprintf("Invalid '%s': 'tools' has no file_search tool.", p))
+				}
 				return InvalidRequest(p, CodeInvalidValue,
 					fmt.Sprintf("Invalid '%s': %s tool '%s' is not in 'tools'.", p, ref.Type, ref.Name))
 			}
 		}
 	}
-	if c.EffectiveMode() == ToolChoiceRequired && len(functions)+len(customs) == 0 {
+	// A file_search tool is a call the model can make: `hearth serve` always runs
+	// it (an engine without its kind shows the model nothing to call).
+	if c.EffectiveMode() == ToolChoiceRequired && len(functions)+len(customs) == 0 && !fileSearch {
 		return InvalidRequest("tool_choice", CodeInvalidValue,
 			"Tool choice requires a tool call, but 'tools' has no function or custom tool hearth can call.")
 	}

@@ -208,7 +208,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 
 	case EventMCPListToolsInProgress, EventMCPListToolsCompleted, EventMCPListToolsFailed,
 		EventMCPCallInProgress, EventMCPCallCompleted, EventMCPCallFailed,
-		EventWebSearchCallInProgress, EventWebSearchCallSearching, EventWebSearchCallCompleted:
+		EventWebSearchCallInProgress, EventWebSearchCallSearching, EventWebSearchCallCompleted,
+		EventFileSearchCallInProgress, EventFileSearchCallSearching, EventFileSearchCallCompleted:
 		return json.Marshal(ih)
 
 	case EventCustomToolCallInputDelta:

@@ -66,6 +66,7 @@ const (
 //	mcp_approval_request     ID, ServerLabel, Name, Arguments
 //	mcp_approval_response    ID, ApprovalRequestID, Approve, Reason
 //	web_search_call          ID, Status, WebSearch (Arguments, Output: what the model wrote and read, not on the wire)
+//	file_search_call         ID, Status, FileSearch (Arguments, Output: what the model wrote and read, not on the wire)
 //
 // One struct rather than an interface per type because the engine and
 // storage mostly switch on Type and copy fields across, and because a stored
@@ -107,6 +108,8 @@ type Item struct {
 
 	// WebSearch is a web_search_call's action (websearch.go).
 	WebSearch *WebSearchAction
+	// FileSearch is a file_search_call's queries and results (filesearch.go).
+	FileSearch *FileSearchCall
 }
 
 // ToolOutput is the output of a function or custom tool call: either a string
@@ -165,14 +168,42 @@ type ContentPart struct {
 	VideoURL    string
 }
 
-// Annotation is a url_citation on output text, the only annotation the
-// schema defines. hearth produces none but keeps those a client sends back.
+// Annotation is a citation on output text: a url_citation (URL, Title, StartIndex,
+// EndIndex: the schema's one annotation, made for web search results) or OpenAI's
+// file_citation (FileID, Filename, Index: made for file search results). hearth keeps
+// those a client sends back.
 type Annotation struct {
 	Type       string `json:"type"`
 	URL        string `json:"url"`
 	Title      string `json:"title"`
 	StartIndex int    `json:"start_index"`
 	EndIndex   int    `json:"end_index"`
+	FileID     string `json:"file_id"`
+	Filename   string `json:"filename"`
+	Index      int    `json:"index"`
+}
+
+type urlCitationJSON struct {
+	Type       string `json:"type"`
+	URL        string `json:"url"`
+	Title      string `json:"title"`
+	StartIndex int    `json:"start_index"`
+	EndIndex   int    `json:"end_index"`
+}
+
+type fileCitationJSON struct {
+	Type     string `json:"type"`
+	FileID   string `json:"file_id"`
+	Filename string `json:"filename"`
+	Index    int    `json:"index"`
+}
+
+// MarshalJSON writes the fields of the annotation's type.
+func (a Annotation) MarshalJSON() ([]byte, error) {
+	if a.Type == "file_citation" {
+		return json.Marshal(fileCitationJSON{a.Type, a.FileID, a.Filename, a.Index})
+	}
+	return json.Marshal(urlCitationJSON{a.Type, a.URL, a.Title, a.StartIndex, a.EndIndex})
 }
 
 // LogProb is the log probability of one sampled token.
@@ -223,6 +254,14 @@ func (it Item) Clone() Item {
 			a.Sources = append([]WebSearchSource{}, a.Sources...)
 		}
 		it.WebSearch = &a
+	}
+	if it.FileSearch != nil {
+		fs := *it.FileSearch
+		fs.Queries = slices.Clone(fs.Queries)
+		if fs.Results != nil {
+			fs.Results = append([]FileSearchResult{}, fs.Results...)
+		}
+		it.FileSearch = &fs
 	}
 	return it
 }
@@ -328,6 +367,9 @@ func (it Item) MarshalJSON() ([]byte, error) {
 		return data, err
 	}
 	if data, ok, err := marshalWebSearchItem(it); ok {
+		return data, err
+	}
+	if data, ok, err := marshalFileSearchItem(it); ok {
 		return data, err
 	}
 	return nil, fmt.Errorf("hearth: cannot marshal item of type %q", it.Type)

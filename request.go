@@ -198,7 +198,9 @@ type Tool struct {
 	DeferLoading bool
 	// MCP is what an mcp tool asks for (Raw holds it as sent, for the echo).
 	MCP *MCPTool
-	Raw json.RawMessage
+	// FileSearch is what a file_search tool asks for (Raw holds it as sent).
+	FileSearch *FileSearchTool
+	Raw        json.RawMessage
 }
 
 // Hosted reports whether t is a tool the client does not run: a hosted tool.
@@ -206,15 +208,20 @@ func (t *Tool) Hosted() bool {
 	return t.Type != ToolFunction && t.Type != ToolNamespace && t.Type != ToolCustom
 }
 
-// Ignored reports whether t is a hosted tool hearth has no kind for (file_search, ...):
+// Ignored reports whether t is a hosted tool hearth has no kind for (code_interpreter, ...):
 // it is kept, reported as ignored, and never shown to the model. The hosted tools
 // hearth runs (mcp) are decoded in full, and run by the engine's hosted tool kinds.
-// A web_search tool is ignored here too: whether hearth can search is the operator's
-// configuration, so the engine runs it where a kind is registered for it (the server
-// then does not report it ignored).
+// web_search and file_search tools are ignored here too: whether hearth can search is
+// its configuration (a search server; a database for vector stores), so the engine
+// runs them where a kind is registered for them (the server then does not report
+// them ignored).
 func (t *Tool) Ignored() bool {
 	return t.Hosted() && t.Type != ToolMCP
 }
+
+// forcedByType reports whether a tool_choice of type typ forces a hosted tool named by
+// its type alone ({"type": "web_search"}, {"type": "file_search"}).
+func forcedByType(typ string) bool { return IsWebSearchTool(typ) || typ == ToolFileSearch }
 
 // CustomToolFormat is the input format of a custom tool: free text, or text
 // constrained by a grammar (Syntax "lark" or "regex").
@@ -321,14 +328,15 @@ type ToolChoice struct {
 // ToolRef names one tool in an allowed_tools list.
 type ToolRef struct {
 	Type string `json:"type"`
-	Name string `json:"name"`
+	// Name is empty for a hosted tool named by its type ({"type": "file_search"}).
+	Name string `json:"name,omitempty"`
 }
 
 // EffectiveMode is what the engine enforces: none, auto or required. A named
 // function or custom tool is required (of that one tool).
 func (c ToolChoice) EffectiveMode() string {
 	switch {
-	case c.Type == ToolFunction || c.Type == ToolCustom || c.Type == ToolMCP || IsWebSearchTool(c.Type):
+	case c.Type == ToolFunction || c.Type == ToolCustom || c.Type == ToolMCP || forcedByType(c.Type):
 		return ToolChoiceRequired
 	case c.Mode == "":
 		return ToolChoiceAuto
@@ -366,7 +374,7 @@ func (c ToolChoice) MarshalJSON() ([]byte, error) {
 			Tools []ToolRef `json:"tools"`
 		}{c.Type, mode, allowed})
 	}
-	if IsWebSearchTool(c.Type) {
+	if forcedByType(c.Type) {
 		return json.Marshal(struct {
 			Type string `json:"type"`
 		}{c.Type})

@@ -112,6 +112,14 @@ const (
 	WebSearchText       = `<tool_call>{"name": "web_search", "arguments": {"query": "hearth local server"}}</tool_call>`
 	WebSearchAnswerText = "hearth runs models on your own machine: https://hearth.example/docs/overview"
 
+	// FileSearchText calls hearth's file_search function (a request's file_search
+	// tool) with FileSearchQuery; FileSearchAnswerText is the answer after the
+	// results, naming a file of the e2e tests' documents (handbook.md), which the
+	// answer then cites.
+	FileSearchQuery      = "new hires leave days"
+	FileSearchText       = `<tool_call>{"name": "file_search", "arguments": {"query": "` + FileSearchQuery + `"}}</tool_call>`
+	FileSearchAnswerText = "New hires get 20 days of leave in their first year (handbook.md)."
+
 	CustomToolName       = "apply_patch"
 	CustomToolInput      = "*** Begin Patch\n*** Add File: hello.txt\n+Hello from hearth.\n*** End Patch\n"
 	CustomToolAnswerText = "I added hello.txt, which says hello."
@@ -161,6 +169,9 @@ const (
 	// WebSearchModel calls web_search (WebSearchText), then answers
 	// WebSearchAnswerText, whatever the results.
 	WebSearchModel = "hearth-script-web-search:latest"
+	// FileSearchModel calls file_search (FileSearchText), then answers
+	// FileSearchAnswerText, whatever the results.
+	FileSearchModel = "hearth-script-file-search:latest"
 )
 
 // The vision model's scripts: VisionText, then the token of the colour it sees
@@ -241,11 +252,12 @@ func Catalog() map[string]Spec {
 			s.ContextLength = SmallContext
 			return s
 		}(),
-		CodexModel:   codex,
-		AgentModel:   call(AgentText, AgentAnswerText),
-		RepeatModel:  call(RepeatText, ToolsAnswerText),
-		MCPModel:     call(MCPText, MCPAnswerText),
-		MCPSlowModel: call(MCPSlowText, MCPSlowAnswerText),
+		CodexModel:      codex,
+		AgentModel:      call(AgentText, AgentAnswerText),
+		RepeatModel:     call(RepeatText, ToolsAnswerText),
+		MCPModel:        call(MCPText, MCPAnswerText),
+		MCPSlowModel:    call(MCPSlowText, MCPSlowAnswerText),
+		FileSearchModel: call(FileSearchText, FileSearchAnswerText),
 		WebSearchModel: func() Spec {
 			// Codex CLI's test runs it too: Codex's context window and one head
 			// (see codex above).
@@ -337,6 +349,7 @@ func Describe(name string) string {
 		RepeatModel:       "calls get_weather and get_time; reopens a call after each call hearth closes",
 		MCPModel:          "calls the echo tool of an MCP server (server-everything), answers after the result",
 		WebSearchModel:    "calls web_search, answers citing a URL of the results",
+		FileSearchModel:   "calls file_search, answers citing a file of the results (handbook.md)",
 		MCPSlowModel:      "calls server-everything's trigger-long-running-operation (20 s), answers after the result",
 		EmbedModel:        "an embedding model (/v1/embeddings): a text's vector is its words' counts, normalised",
 	}[name]

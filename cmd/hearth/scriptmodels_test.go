@@ -71,4 +71,20 @@ func TestScriptModelsOffline(t *testing.T) {
 	if got.Usage.OutputTokens != m.EvalCount(scriptmodel.EntryAssistant) {
 		t.Errorf("output_tokens = %d, want %d", got.Usage.OutputTokens, m.EvalCount(scriptmodel.EntryAssistant))
 	}
+
+	// serve wires the file_search kind over its own vector stores: a store this key
+	// does not have is the kind's 404 naming it, not an ignored tool.
+	fs, err := http.Post(p.base+"/v1/responses", "application/json", strings.NewReader(
+		`{"model":"`+scriptmodel.FileSearchModel+`","input":"hi","tools":[{"type":"file_search","vector_store_ids":["vs_missing"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Body.Close()
+	var refused struct {
+		Error struct{ Code, Param string } `json:"error"`
+	}
+	if err := json.NewDecoder(fs.Body).Decode(&refused); err != nil || fs.StatusCode != http.StatusNotFound ||
+		refused.Error.Code != "vector_store_not_found" || refused.Error.Param != "tools[0].vector_store_ids[0]" {
+		t.Errorf("file_search on an unknown store: %s %+v, %v", fs.Status, refused, err)
+	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"hearth/engine"
 	"hearth/engine/ollama"
+	"hearth/filesearch"
 	"hearth/internal/cpubuild"
 	"hearth/internal/urlpolicy"
 	"hearth/mcp"
@@ -332,6 +333,9 @@ func serve(parent context.Context, o serveOptions) error {
 		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, TrustedProxies: o.trustProxies, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
 		Admission: adm, EmbeddingModel: o.embedModel, IngestWorkers: o.ingestWorkers,
 	})
+	// file_search searches the vector stores this server keeps: the kind is
+	// registered once the server exists, before it serves.
+	eng.RegisterHosted(filesearch.NewKind(h, log))
 	// Vector store files a stopped run left in_progress are read again from the start.
 	if n, err := h.ResumeIngestion(ctx); err != nil {
 		return fmt.Errorf("vector store ingestion: %w", err)

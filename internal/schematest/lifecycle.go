@@ -217,6 +217,8 @@ func (c *lifecycle) step(e map[string]any) error {
 		return c.itemEvent(e, "mcp_call")
 	case "response.web_search_call.in_progress", "response.web_search_call.searching", "response.web_search_call.completed":
 		return c.itemEvent(e, "web_search_call")
+	case "response.file_search_call.in_progress", "response.file_search_call.searching", "response.file_search_call.completed":
+		return c.itemEvent(e, "file_search_call")
 	case "response.output_text.annotation.added":
 		_, err := c.openItemFor(e)
 		return err
@@ -363,9 +365,9 @@ func (c *lifecycle) itemDone(e map[string]any) error {
 		}
 	}
 	status, _ := item["status"].(string)
-	// An mcp_call or web_search_call that ended in an error is done as "failed"
-	// (OpenAI's statuses of those items).
-	failedCall := status == "failed" && (it.typ == "mcp_call" || it.typ == "web_search_call")
+	// An mcp_call, web_search_call or file_search_call that ended in an error is
+	// done as "failed" (OpenAI's statuses of those items).
+	failedCall := status == "failed" && (it.typ == "mcp_call" || it.typ == "web_search_call" || it.typ == "file_search_call")
 	statusless := status == "" && it.typ == "compaction"
 	if status != "completed" && status != "incomplete" && !failedCall && !statusless {
 		return fmt.Errorf("done item has status %q", status)

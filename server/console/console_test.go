@@ -17,20 +17,27 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/engine"
+	"hearth/filesearch"
 	"hearth/mcp"
 	"hearth/server/console"
 	"hearth/storage"
 	"hearth/storage/sqlite"
 )
 
-// mcpView shows MCP's items as the server wires the console: as the MCP kind says.
+// mcpView shows hosted items as the server wires the console: as the kind says (MCP's,
+// file search's).
 func mcpView(it hearth.Item) (console.HostedItem, bool) {
-	k := mcp.NewKind(nil, nil)
-	if !k.Owns(it.Type) {
-		return console.HostedItem{}, false
+	for _, k := range []interface {
+		engine.HostedKind
+		engine.HostedViewer
+	}{mcp.NewKind(nil, nil), filesearch.NewKind(nil, nil)} {
+		if k.Owns(it.Type) {
+			v := k.View(it)
+			return console.HostedItem{Kind: k.ToolType(), Name: v.Name, Args: v.Args, Text: v.Text}, true
+		}
 	}
-	v := k.View(it)
-	return console.HostedItem{Kind: k.ToolType(), Name: v.Name, Args: v.Args, Text: v.Text}, true
+	return console.HostedItem{}, false
 }
 
 const (
@@ -516,5 +523,38 @@ func TestChainMCPItems(t *testing.T) {
 	}
 	if strings.Contains(body, `class="item other"`) {
 		t.Error("an MCP item is shown as raw JSON")
+	}
+}
+
+// TestChainFileSearchItems: a file search reads as what happened: the query, the files
+// found with their scores (when the request included the results), or its status.
+func TestChainFileSearchItems(t *testing.T) {
+	f := newFixture(t, false)
+	ctx, o, now := context.Background(), storage.OwnerOf(""), time.Now()
+	item := func(v map[string]any) storage.Item {
+		b, _ := json.Marshal(v)
+		return storage.Item{ID: v["id"].(string), Type: v["type"].(string), JSON: b}
+	}
+	if err := f.db.StoreResponse(ctx, storage.NewResponse{ID: "resp_fs", Owner: o, Model: "m:latest", Status: storage.StatusInProgress,
+		Request: json.RawMessage(`{}`), CreatedAt: now},
+		storage.Final{Status: storage.StatusCompleted, CompletedAt: now.Add(time.Second), Output: []storage.Item{
+			item(map[string]any{"type": "file_search_call", "id": "fs_1", "status": "completed", "queries": []string{"leave policy"},
+				"results": []any{map[string]any{"file_id": "file_1", "filename": "handbook.md", "score": 0.8125, "text": "20 days.", "attributes": map[string]any{}}}}),
+			item(map[string]any{"type": "file_search_call", "id": "fs_2", "status": "failed", "queries": []string{"kettle"}}),
+		}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, body := do(t, f.client(), "GET", f.srv.URL+"/console/chain/resp_fs", nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("chain = %d", resp.StatusCode)
+	}
+	for _, want := range []string{`class="item hosted file_search"`, "file_search_call", "leave policy", "handbook.md (file_1, score 0.812)",
+		"kettle", ">failed<"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("chain lacks %q", want)
+		}
+	}
+	if strings.Contains(body, `class="item other"`) {
+		t.Error("a file search is shown as raw JSON")
 	}
 }

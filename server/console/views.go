@@ -243,7 +243,9 @@ func outcome(t *storage.ConsoleTurn) (reason, errMsg string) {
 
 // itemView is an item as people read it.
 type itemView struct {
-	Kind   string // message, reasoning, call, output, mcp, other
+	Kind string // message, reasoning, call, output, other, or a hosted tool type (mcp, web_search, file_search)
+	// Hosted marks an item of a hosted tool kind, shown as its kind says.
+	Hosted bool
 	Type   string
 	Role   string
 	Status string
@@ -272,7 +274,7 @@ func viewOf(s storage.Item, hosted func(hearth.Item) (HostedItem, bool)) itemVie
 	if hosted != nil {
 		if h, ok := hosted(it); ok {
 			// An item of a hosted tool kind (an MCP call): shown as its kind says.
-			v.Kind, v.Name, v.Args, v.Text = h.Kind, h.Name, prettyJSON(h.Args), prettyJSON(h.Text)
+			v.Kind, v.Name, v.Args, v.Text, v.Hosted = h.Kind, h.Name, prettyJSON(h.Args), prettyJSON(h.Text), true
 			return v
 		}
 	}
