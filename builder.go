@@ -180,7 +180,7 @@ func (b *Builder) setPhase(next string) {
 		return
 	}
 	switch next {
-	case ItemFunctionCall, ItemCustomToolCall, ItemMCPCall, ItemMCPApprovalRequest:
+	case ItemFunctionCall, ItemCustomToolCall, ItemMCPCall, ItemMCPApprovalRequest, ItemToolSearchCall:
 		it.Phase = PhaseCommentary
 	default:
 		it.Phase = PhaseFinalAnswer
@@ -400,7 +400,7 @@ func (b *Builder) ArgumentsDelta(text string) error {
 			it.Arguments += text
 			b.send(Event{Type: EventMCPCallArgumentsDelta, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
 		}
-	case ItemMCPApprovalRequest, ItemWebSearchCall:
+	case ItemMCPApprovalRequest, ItemWebSearchCall, ItemToolSearchCall:
 		// OpenAI streams no arguments of an approval request or a web search: the
 		// item carries what they say (a search's query, in its action).
 		it.Arguments += text

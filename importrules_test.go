@@ -46,6 +46,7 @@ var floors = []struct {
 	// Hosted tool kinds and the store.
 	{"mcp", 6},
 	{"websearch", 6},
+	{"toolsearch", 6},
 	{"storage", 6},
 	// The binary records every store writes alike (packs, checkpoints, journal
 	// batches): the store's own types only, no driver.

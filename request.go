@@ -89,7 +89,8 @@ func (t requestTool) MarshalJSON() ([]byte, error) {
 			Description string          `json:"description,omitempty"`
 			Parameters  json.RawMessage `json:"parameters,omitempty"`
 			Strict      *bool           `json:"strict,omitempty"`
-		}{t.Type, t.Name, t.Description, t.Parameters, t.Strict})
+			Defer       bool            `json:"defer_loading,omitempty"`
+		}{t.Type, t.Name, t.Description, t.Parameters, t.Strict, t.DeferLoading})
 	case ToolNamespace:
 		var tools []requestTool
 		for _, c := range t.Tools {
@@ -190,10 +191,12 @@ type Tool struct {
 	Tools       []Tool
 	Format      CustomToolFormat
 	Namespace   string
-	// DeferLoading is OpenAI's defer_loading: the tool is meant to stay out of the
-	// prompt until a tool_search loads it. Not honoured yet (the tool is shown like
-	// any other), and reported as ignored.
+	// DeferLoading is OpenAI's defer_loading: the tool stays out of the prompt until
+	// a tool_search loads it (toolsearch.go). Without a tool_search tool in the
+	// request it is shown like any other, and the field reported as ignored.
 	DeferLoading bool
+	// Search is what a tool_search tool asks for (Raw holds it as sent).
+	Search *ToolSearch
 	// MCP is what an mcp tool asks for (Raw holds it as sent, for the echo).
 	MCP *MCPTool
 	Raw json.RawMessage
@@ -211,7 +214,7 @@ func (t *Tool) Hosted() bool {
 // configuration, so the engine runs it where a kind is registered for it (the server
 // then does not report it ignored).
 func (t *Tool) Ignored() bool {
-	return t.Hosted() && t.Type != ToolMCP
+	return t.Hosted() && t.Type != ToolMCP && t.Type != ToolToolSearch
 }
 
 // CustomToolFormat is the input format of a custom tool: free text, or text
@@ -243,6 +246,7 @@ type customToolJSON struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	Format      any    `json:"format,omitempty"`
+	Defer       bool   `json:"defer_loading,omitempty"`
 }
 
 // MarshalJSON writes a function tool the way the response's tools list
@@ -273,7 +277,7 @@ func (t Tool) MarshalJSON() ([]byte, error) {
 		default:
 			format = map[string]string{"type": t.Format.Type, "syntax": t.Format.Syntax, "definition": t.Format.Definition}
 		}
-		return json.Marshal(customToolJSON{t.Type, t.Name, t.Description, format})
+		return json.Marshal(customToolJSON{t.Type, t.Name, t.Description, format, t.DeferLoading})
 	}
 	if len(t.Raw) > 0 {
 		return t.Raw, nil

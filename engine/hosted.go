@@ -96,6 +96,7 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 			out.Tools = append(out.Tools, t)
 		}
 	}
+	own := len(out.Tools)
 	st := &hostedState{orig: req, history: history}
 	planned := make([]HostedPlan, len(e.kinds))
 	for k, kind := range e.kinds {
@@ -123,6 +124,13 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 		}
 		planned[k] = p
 		st.plans = append(st.plans, p)
+	}
+	for _, p := range st.plans {
+		if ts, ok := p.(HostedToolset); ok {
+			shown := ts.OwnTools(out.Tools[:own:own])
+			out.Tools = append(shown, out.Tools[own:]...)
+			own = len(shown)
+		}
 	}
 	h, in := history, input
 	for k, kind := range e.kinds {
