@@ -53,14 +53,25 @@ func deferredDocuments(tools []hearth.Tool) []document {
 	return docs
 }
 
+// stopWords are English words too common to tell tools apart: a query's "a" or
+// "the" would otherwise load every tool whose description has one.
+var stopWords = map[string]bool{
+	"a": true, "an": true, "the": true, "of": true, "in": true, "on": true, "to": true, "for": true,
+	"and": true, "or": true, "with": true, "by": true, "at": true, "from": true, "is": true, "are": true,
+	"be": true, "it": true, "its": true, "this": true, "that": true, "as": true,
+}
+
 // words splits text into lowercase words: runs of letters and digits, with
-// snake_case, kebab-case, dotted and camelCase names split into their parts.
+// snake_case, kebab-case, dotted and camelCase names split into their parts, less
+// the stop words.
 func words(text string) []string {
 	var out []string
 	var cur []rune
 	flush := func() {
 		if len(cur) > 0 {
-			out = append(out, strings.ToLower(string(cur)))
+			if w := strings.ToLower(string(cur)); !stopWords[w] {
+				out = append(out, w)
+			}
 			cur = cur[:0]
 		}
 	}
