@@ -115,9 +115,12 @@ const (
 	// ToolSearchText calls hearth's tool_search function (a request's tool_search
 	// tool); after its result the model calls the get_weather tool it loaded
 	// (ToolSearchNextText), then answers ToolSearchAnswerText. Both calls are spelled
-	// as HermesCall spells them, so they pass their grammars token for token.
+	// as HermesCall spells them, so they pass their grammars token for token. The
+	// second opens with a newline: "\n<tool_call>" is a token of its own, so the
+	// prompt of an enforced continuation after it (which ends in the opener) goes on
+	// with the second script, not the first one's "<tool_call>".
 	ToolSearchText       = `<tool_call>{"name": "tool_search", "arguments": {"query": "weather of a city"}}</tool_call>`
-	ToolSearchNextText   = `<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>`
+	ToolSearchNextText   = "\n" + `<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>`
 	ToolSearchAnswerText = "The weather tool I loaded says it is sunny in Paris."
 
 	CustomToolName       = "apply_patch"
