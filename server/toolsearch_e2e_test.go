@@ -46,7 +46,9 @@ const (
 	tsLoaded   = "Loaded: get_weather. They can be called now."
 )
 
-func deferred(tool string) string { return strings.Replace(tool, `{"type":"function",`, `{"type":"function","defer_loading":true,`, 1) }
+func deferred(tool string) string {
+	return strings.Replace(tool, `{"type":"function",`, `{"type":"function","defer_loading":true,`, 1)
+}
 
 func tsTools(search string) string {
 	return `"tools":[` + search + `,` + deferred(tsWeather) + `,` + deferred(tsTime) + `,` + tsReadFile + `]`
