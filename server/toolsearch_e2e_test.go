@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -311,5 +312,64 @@ func TestToolSearchRefusedE2E(t *testing.T) {
 		if resp.StatusCode != http.StatusBadRequest || e.Error.Param != c.param {
 			t.Errorf("%s: %d %s, want a 400 at %s", c.tools, resp.StatusCode, b, c.param)
 		}
+	}
+}
+
+// TestToolSearchCodexPromptE2E measures what deferring saves on Codex CLI's request
+// (testdata/codex_request.json, its tools as sent): the first prompt as Codex sends it,
+// and with every tool but exec_command deferred (the functions of its multi_agent_v1
+// namespace included) behind a tool_search tool, in the Codex script model's tokens
+// and in bytes. The numbers are in docs/api-2026.md:
+//
+//	go test -count=1 -v -run TestToolSearchCodexPromptE2E ./server
+func TestToolSearchCodexPromptE2E(t *testing.T) {
+	_, eng := newToolSearchHearth(t)
+	m := testenv.Model(t, scriptmodel.CodexModel)
+	raw, err := os.ReadFile("../testdata/codex_request.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
+		t.Fatal(err)
+	}
+	body["model"], body["stream"] = scriptmodel.CodexModel, false
+	prompt := func(body map[string]any) string {
+		b, _ := json.Marshal(body)
+		return renderedPrompt(t, eng, string(b), nil)
+	}
+	sent := prompt(body)
+
+	tools := body["tools"].([]any)
+	deferredCount := 0
+	for _, t := range tools {
+		tool := t.(map[string]any)
+		switch tool["type"] {
+		case "function":
+			if tool["name"] != "exec_command" {
+				tool["defer_loading"] = true
+				deferredCount++
+			}
+		case "namespace":
+			for _, c := range tool["tools"].([]any) {
+				c.(map[string]any)["defer_loading"] = true
+				deferredCount++
+			}
+		}
+	}
+	body["tools"] = append(tools, map[string]any{"type": "tool_search"})
+	searched := prompt(body)
+
+	before, after := m.CountTokens(sent), m.CountTokens(searched)
+	t.Logf("Codex's first prompt: %d tokens (%d bytes) as sent; %d tokens (%d bytes) with %d tools deferred behind tool_search: %d tokens (%.0f%%) saved",
+		before, len(sent), after, len(searched), deferredCount, before-after, 100*float64(before-after)/float64(before))
+	// exec_command stays; of the namespace the model sees its name and description in
+	// the search's, none of its functions' schemas.
+	if !strings.Contains(sent, "agent_type") || strings.Contains(searched, "agent_type") ||
+		!strings.Contains(searched, `"exec_command"`) || !strings.Contains(searched, "multi_agent_v1 (namespace): Spawn and coordinate sub-agents.") {
+		t.Errorf("the deferred prompt should keep exec_command, list the namespace and leave the deferred schemas out:\n%s", searched)
+	}
+	if after >= before {
+		t.Errorf("deferring saved nothing: %d tokens before, %d after", before, after)
 	}
 }
