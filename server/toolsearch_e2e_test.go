@@ -197,6 +197,13 @@ func TestToolSearchE2E(t *testing.T) {
 		t.Errorf("JSON output\n got %s\nwant %s", got, wantOut)
 	}
 
+	// tool_choice naming the deferred get_weather: the model must search first (the
+	// choice allows the search until get_weather is loaded), then calls it.
+	forced := createToolSearchJSON(t, srv, reqBody(model, false, tsAsk+","+tsTools(`{"type":"tool_search"}`)+`,"tool_choice":{"type":"function","name":"get_weather"}`))
+	if got := normalized(t, forced.Output); got != canon(wantOut) {
+		t.Errorf("tool_choice get_weather\n got %s\nwant %s", got, wantOut)
+	}
+
 	// The chain: the client answers get_weather; the stored tool_search_output keeps
 	// get_weather loaded, and the model answers.
 	fcID := r.Output[2].CallID
