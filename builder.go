@@ -401,8 +401,9 @@ func (b *Builder) ArgumentsDelta(text string) error {
 			b.send(Event{Type: EventMCPCallArgumentsDelta, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
 		}
 	case ItemMCPApprovalRequest, ItemWebSearchCall, ItemToolSearchCall:
-		// OpenAI streams no arguments of an approval request or a web search: the
-		// item carries what they say (a search's query, in its action).
+		// OpenAI streams no arguments of an approval request, a web search or a tool
+		// search: the item carries what they say (a web search's query in its action,
+		// a tool search's arguments whole).
 		it.Arguments += text
 	default:
 		return fmt.Errorf("hearth: ArgumentsDelta while a %s item is open", it.Type)

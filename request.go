@@ -209,7 +209,7 @@ func (t *Tool) Hosted() bool {
 
 // Ignored reports whether t is a hosted tool hearth has no kind for (file_search, ...):
 // it is kept, reported as ignored, and never shown to the model. The hosted tools
-// hearth runs (mcp) are decoded in full, and run by the engine's hosted tool kinds.
+// hearth runs (mcp, tool_search) are decoded in full, and run by the engine's hosted tool kinds.
 // A web_search tool is ignored here too: whether hearth can search is the operator's
 // configuration, so the engine runs it where a kind is registered for it (the server
 // then does not report it ignored).
