@@ -48,6 +48,7 @@ func NewKind(log *slog.Logger) *Kind {
 var (
 	_ engine.HostedKind      = (*Kind)(nil)
 	_ engine.HostedReemitter = (*Kind)(nil)
+	_ engine.HostedViewer    = (*Kind)(nil)
 	_ engine.HostedToolset   = (*plan)(nil)
 )
 
@@ -281,6 +282,18 @@ func (p *plan) Call(name string) (engine.HostedCall, bool) {
 
 // Reemit reports a stored tool search item as the live stream did.
 func (k *Kind) Reemit(b *hearth.Builder, it hearth.Item) { b.ReemitToolSearchItem(it) }
+
+// View shows a tool_search_call as the search and its arguments (with who ran it),
+// a tool_search_output as the tools it loaded.
+func (k *Kind) View(it hearth.Item) engine.HostedView {
+	v := engine.HostedView{Name: FunctionName + " (" + it.Execution + ")"}
+	if it.Type == hearth.ItemToolSearchCall {
+		v.Args = string(hearth.ToolSearchArguments(it.Arguments))
+		return v
+	}
+	v.Text = Loaded(it.LoadedTools)
+	return v
+}
 
 type call struct{ p *plan }
 

@@ -148,3 +148,13 @@ func TestAsCalls(t *testing.T) {
 		t.Errorf("asCalls\n got %s\nwant %s", got, want)
 	}
 }
+
+func TestView(t *testing.T) {
+	k := NewKind(nil)
+	call := k.View(hearth.Item{Type: hearth.ItemToolSearchCall, Execution: hearth.ExecutionClient, Arguments: `{"query": "crm"}`})
+	out := k.View(hearth.Item{Type: hearth.ItemToolSearchOutput, Execution: hearth.ExecutionServer,
+		LoadedTools: []hearth.Tool{{Type: hearth.ToolNamespace, Name: "crm", Tools: []hearth.Tool{fn("list_open_orders", "", false)}}}})
+	if call.Name != "tool_search (client)" || call.Args != `{"query":"crm"}` || out.Name != "tool_search (server)" || out.Text != "Loaded: list_open_orders. They can be called now." {
+		t.Errorf("views %+v %+v", call, out)
+	}
+}
