@@ -204,6 +204,17 @@ func TestToolSearchE2E(t *testing.T) {
 		t.Errorf("tool_choice get_weather\n got %s\nwant %s", got, wantOut)
 	}
 
+	// A choice stands after the search it needed: with get_time described so that
+	// the search loads it too, tool_choice get_time is met by a call of get_time in
+	// the next turn (generated under its grammar), not by the get_weather the model
+	// would call left to itself.
+	cityTime := deferred(strings.Replace(tsTime, "Local time in a timezone.", "Local time in a city.", 1))
+	both := createToolSearchJSON(t, srv, reqBody(model, false, tsAsk+`,"tools":[{"type":"tool_search"},`+deferred(tsWeather)+`,`+cityTime+`],"tool_choice":{"type":"function","name":"get_time"}`))
+	if o := both.Output; len(o) != 3 || o[0].Type != hearth.ItemToolSearchCall || len(o[1].LoadedTools) != 2 ||
+		o[2].Type != hearth.ItemFunctionCall || o[2].Name != "get_time" {
+		t.Errorf("tool_choice get_time after a search that loads it: output %s", normalized(t, o))
+	}
+
 	// The chain: the client answers get_weather; the stored tool_search_output keeps
 	// get_weather loaded, and the model answers.
 	fcID := r.Output[2].CallID
