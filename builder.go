@@ -186,7 +186,7 @@ func (b *Builder) setPhase(next string) {
 		return
 	}
 	switch next {
-	case ItemFunctionCall, ItemCustomToolCall, ItemMCPCall, ItemMCPApprovalRequest:
+	case ItemFunctionCall, ItemCustomToolCall, ItemMCPCall, ItemMCPApprovalRequest, ItemToolSearchCall:
 		it.Phase = PhaseCommentary
 	default:
 		it.Phase = PhaseFinalAnswer
@@ -406,10 +406,10 @@ func (b *Builder) ArgumentsDelta(text string) error {
 			it.Arguments += text
 			b.send(Event{Type: EventMCPCallArgumentsDelta, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
 		}
-	case ItemMCPApprovalRequest, ItemWebSearchCall, ItemFileSearchCall:
-		// OpenAI streams no arguments of an approval request or of a web or file
-		// search: the item carries what they say (a search's query, in its action
-		// or its queries).
+	case ItemMCPApprovalRequest, ItemWebSearchCall, ItemFileSearchCall, ItemToolSearchCall:
+		// OpenAI streams no arguments of an approval request, a web or file search or
+		// a tool search: the item carries what they say (a search's query, in its
+		// action or its queries; a tool search's arguments whole).
 		it.Arguments += text
 	default:
 		return fmt.Errorf("hearth: ArgumentsDelta while a %s item is open", it.Type)

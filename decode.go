@@ -65,7 +65,16 @@ func DecodeCreateRequest(body []byte) (req *CreateResponseRequest, ignored []str
 	if req.Reasoning.Context != "" {
 		ignored = append(ignored, "reasoning.context")
 	}
+	// Deferred tools are kept out of the prompt only where a tool_search tool can
+	// load them; without one they are shown like any other.
+	searches, err := checkDeferred(req.Tools)
+	if err != nil {
+		return nil, nil, err
+	}
 	for i, t := range req.Tools {
+		if searches {
+			break
+		}
 		if t.DeferLoading {
 			ignored = append(ignored, fmt.Sprintf("tools[%d].defer_loading", i))
 		}
@@ -119,7 +128,8 @@ var (
 	enumFormat        = []string{FormatText, FormatJSONObject, FormatJSONSchema}
 	enumGrammar       = []string{"lark", "regex"}
 	enumItemType      = []string{ItemMessage, ItemFunctionCall, ItemFunctionCallOutput, ItemReasoning, ItemReference, ItemCustomToolCall, ItemCustomToolCallOutput, ItemCompaction,
-		ItemMCPListTools, ItemMCPCall, ItemMCPApprovalRequest, ItemMCPApprovalResponse, ItemWebSearchCall, ItemFileSearchCall}
+		ItemMCPListTools, ItemMCPCall, ItemMCPApprovalRequest, ItemMCPApprovalResponse, ItemWebSearchCall, ItemFileSearchCall,
+		ItemToolSearchCall, ItemToolSearchOutput}
 	textParts        = []string{PartInputText, PartOutputText, PartText}
 	userParts        = []string{PartInputText, PartOutputText, PartText, PartInputImage, PartInputFile, PartInputVideo}
 	assistantParts   = []string{PartInputText, PartOutputText, PartText, PartRefusal}
@@ -558,6 +568,9 @@ func decodeItem(raw json.RawMessage, path string) (Item, error) {
 		if ok, err := decodeFileSearchItem(o, &it); ok {
 			return it, err
 		}
+		if ok, err := decodeToolSearchItem(o, &it); ok {
+			return it, err
+		}
 		return Item{}, invalidEnum(o.at("type"), typ, enumItemType)
 	}
 	return it, nil
@@ -770,6 +783,12 @@ func decodeTool(raw json.RawMessage, path string, nested bool) (Tool, error) {
 	case ToolFileSearch:
 		t.Raw = compact(raw)
 		if t.FileSearch, err = decodeFileSearchTool(o); err != nil {
+			return Tool{}, err
+		}
+		return t, nil
+	case ToolToolSearch:
+		t.Raw = compact(raw)
+		if t.Search, err = decodeToolSearchTool(o); err != nil {
 			return Tool{}, err
 		}
 		return t, nil

@@ -32,6 +32,10 @@ func InputIDPrefix(itemType string) string {
 		return PrefixCustomToolCall
 	case ItemMCPApprovalResponse:
 		return PrefixMCPApprovalResponse
+	case ItemToolSearchCall:
+		return PrefixToolSearchCall
+	case ItemToolSearchOutput:
+		return PrefixToolSearchOutput
 	}
 	return PrefixMessage
 }

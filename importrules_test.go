@@ -47,6 +47,7 @@ var floors = []struct {
 	{"mcp", 6},
 	{"websearch", 6},
 	{"filesearch", 6},
+	{"toolsearch", 6},
 	{"storage", 6},
 	// The binary records every store writes alike (packs, checkpoints, journal
 	// batches): the store's own types only, no driver.

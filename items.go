@@ -67,6 +67,8 @@ const (
 //	mcp_approval_response    ID, ApprovalRequestID, Approve, Reason
 //	web_search_call          ID, Status, WebSearch (Arguments, Output: what the model wrote and read, not on the wire)
 //	file_search_call         ID, Status, FileSearch (Arguments, Output: what the model wrote and read, not on the wire)
+//	tool_search_call         ID, Status, CallID, Execution, Arguments (JSON text)
+//	tool_search_output       ID, Status, CallID, Execution, LoadedTools
 //
 // One struct rather than an interface per type because the engine and
 // storage mostly switch on Type and copy fields across, and because a stored
@@ -110,6 +112,11 @@ type Item struct {
 	WebSearch *WebSearchAction
 	// FileSearch is a file_search_call's queries and results (filesearch.go).
 	FileSearch *FileSearchCall
+
+	// Execution says who ran a tool search (ExecutionServer or ExecutionClient), and
+	// LoadedTools are the tools a tool_search_output loaded (toolsearch.go).
+	Execution   string
+	LoadedTools []Tool
 }
 
 // ToolOutput is the output of a function or custom tool call: either a string
@@ -248,6 +255,9 @@ func (it Item) Clone() Item {
 	if it.MCPTools != nil {
 		it.MCPTools = append([]MCPToolInfo{}, it.MCPTools...)
 	}
+	if it.LoadedTools != nil {
+		it.LoadedTools = append([]Tool{}, it.LoadedTools...)
+	}
 	if it.WebSearch != nil {
 		a := *it.WebSearch
 		if a.Sources != nil {
@@ -370,6 +380,9 @@ func (it Item) MarshalJSON() ([]byte, error) {
 		return data, err
 	}
 	if data, ok, err := marshalFileSearchItem(it); ok {
+		return data, err
+	}
+	if data, ok, err := marshalToolSearchItem(it); ok {
 		return data, err
 	}
 	return nil, fmt.Errorf("hearth: cannot marshal item of type %q", it.Type)

@@ -91,7 +91,8 @@ func (t requestTool) MarshalJSON() ([]byte, error) {
 			Description string          `json:"description,omitempty"`
 			Parameters  json.RawMessage `json:"parameters,omitempty"`
 			Strict      *bool           `json:"strict,omitempty"`
-		}{t.Type, t.Name, t.Description, t.Parameters, t.Strict})
+			Defer       bool            `json:"defer_loading,omitempty"`
+		}{t.Type, t.Name, t.Description, t.Parameters, t.Strict, t.DeferLoading})
 	case ToolNamespace:
 		var tools []requestTool
 		for _, c := range t.Tools {
@@ -192,10 +193,12 @@ type Tool struct {
 	Tools       []Tool
 	Format      CustomToolFormat
 	Namespace   string
-	// DeferLoading is OpenAI's defer_loading: the tool is meant to stay out of the
-	// prompt until a tool_search loads it. Not honoured yet (the tool is shown like
-	// any other), and reported as ignored.
+	// DeferLoading is OpenAI's defer_loading: the tool stays out of the prompt until
+	// a tool_search loads it (toolsearch.go). Without a tool_search tool in the
+	// request it is shown like any other, and the field reported as ignored.
 	DeferLoading bool
+	// Search is what a tool_search tool asks for (Raw holds it as sent).
+	Search *ToolSearch
 	// MCP is what an mcp tool asks for (Raw holds it as sent, for the echo).
 	MCP *MCPTool
 	// FileSearch is what a file_search tool asks for (Raw holds it as sent).
@@ -210,13 +213,13 @@ func (t *Tool) Hosted() bool {
 
 // Ignored reports whether t is a hosted tool hearth has no kind for (code_interpreter, ...):
 // it is kept, reported as ignored, and never shown to the model. The hosted tools
-// hearth runs (mcp) are decoded in full, and run by the engine's hosted tool kinds.
-// web_search and file_search tools are ignored here too: whether hearth can search is
-// its configuration (a search server; a database for vector stores), so the engine
-// runs them where a kind is registered for them (the server then does not report
-// them ignored).
+// hearth runs (mcp, tool_search) are decoded in full, and run by the engine's hosted
+// tool kinds. web_search and file_search tools are ignored here too: whether hearth
+// can search is its configuration (a search server; a database for vector stores),
+// so the engine runs them where a kind is registered for them (the server then does
+// not report them ignored).
 func (t *Tool) Ignored() bool {
-	return t.Hosted() && t.Type != ToolMCP
+	return t.Hosted() && t.Type != ToolMCP && t.Type != ToolToolSearch
 }
 
 // forcedByType reports whether a tool_choice of type typ forces a hosted tool named by
@@ -252,6 +255,7 @@ type customToolJSON struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
 	Format      any    `json:"format,omitempty"`
+	Defer       bool   `json:"defer_loading,omitempty"`
 }
 
 // MarshalJSON writes a function tool the way the response's tools list
@@ -282,7 +286,7 @@ func (t Tool) MarshalJSON() ([]byte, error) {
 		default:
 			format = map[string]string{"type": t.Format.Type, "syntax": t.Format.Syntax, "definition": t.Format.Definition}
 		}
-		return json.Marshal(customToolJSON{t.Type, t.Name, t.Description, format})
+		return json.Marshal(customToolJSON{t.Type, t.Name, t.Description, format, t.DeferLoading})
 	}
 	if len(t.Raw) > 0 {
 		return t.Raw, nil

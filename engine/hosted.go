@@ -96,6 +96,7 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 			out.Tools = append(out.Tools, t)
 		}
 	}
+	own := len(out.Tools)
 	st := &hostedState{orig: req, history: history}
 	planned := make([]HostedPlan, len(e.kinds))
 	for k, kind := range e.kinds {
@@ -123,6 +124,13 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 		}
 		planned[k] = p
 		st.plans = append(st.plans, p)
+	}
+	for _, p := range st.plans {
+		if ts, ok := p.(HostedToolset); ok {
+			shown := ts.OwnTools(out.Tools[:own:own])
+			out.Tools = append(shown, out.Tools[own:]...)
+			own = len(shown)
+		}
 	}
 	h, in := history, input
 	for k, kind := range e.kinds {
@@ -262,7 +270,7 @@ func (j *Job) complete(ctx context.Context, b *hearth.Builder, usage hearth.Usag
 			next.MaxToolCalls = &left
 		}
 	}
-	if next.ToolChoice.EffectiveMode() == hearth.ToolChoiceRequired {
+	if c := next.ToolChoice; c.EffectiveMode() == hearth.ToolChoiceRequired && !choosesClientTools(c) {
 		// The required call was made; what follows is the model's choice.
 		next.ToolChoice = hearth.ToolChoice{Mode: hearth.ToolChoiceAuto}
 	}
@@ -283,6 +291,18 @@ func (j *Job) complete(ctx context.Context, b *hearth.Builder, usage hearth.Usag
 		nj.hosted.orig, nj.hosted.history = st.orig, st.history
 	}
 	return nj.Run(ctx, b)
+}
+
+// choosesClientTools reports whether a tool_choice names tools of the client's own (a
+// function or custom tool, allowed_tools). Only a call of one of them meets it, and
+// such a call ends the response: hosted calls before it (a tool search that loads
+// the named tool) leave it standing for the next turn.
+func choosesClientTools(c hearth.ToolChoice) bool {
+	switch c.Type {
+	case hearth.ToolFunction, hearth.ToolCustom, "allowed_tools":
+		return true
+	}
+	return false
 }
 
 // total adds the usage of the earlier turns to a turn's.

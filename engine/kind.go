@@ -80,6 +80,17 @@ type HostedPlan interface {
 	Call(name string) (HostedCall, bool)
 }
 
+// HostedToolset is the optional part of a plan that decides which of the request's
+// own tools (function, custom and namespace tools) the model is offered this turn:
+// tool search keeps deferred tools out of the prompt until a search loads them, and
+// adds the tools its searches loaded. The engine enforces tool_choice, allowed_tools
+// and strict grammars over what it returns, as over any request's tools.
+type HostedToolset interface {
+	// OwnTools returns the tools offered in place of own (the request's own tools,
+	// in order).
+	OwnTools(own []hearth.Tool) []hearth.Tool
+}
+
 // HostedCall is one call the model makes of a kind's function.
 type HostedCall interface {
 	// Begin starts the call's item in b as the model starts the call; its

@@ -119,6 +119,16 @@ const (
 	FileSearchQuery      = "new hires leave days"
 	FileSearchText       = `<tool_call>{"name": "file_search", "arguments": {"query": "` + FileSearchQuery + `"}}</tool_call>`
 	FileSearchAnswerText = "New hires get 20 days of leave in their first year (handbook.md)."
+	// ToolSearchText calls hearth's tool_search function (a request's tool_search
+	// tool); after its result the model calls the get_weather tool it loaded
+	// (ToolSearchNextText), then answers ToolSearchAnswerText. Both calls are spelled
+	// as HermesCall spells them, so they pass their grammars token for token. The
+	// second opens with a newline: "\n<tool_call>" is a token of its own, so the
+	// prompt of an enforced continuation after it (which ends in the opener) goes on
+	// with the second script, not the first one's "<tool_call>".
+	ToolSearchText       = `<tool_call>{"name": "tool_search", "arguments": {"query": "weather of a city"}}</tool_call>`
+	ToolSearchNextText   = "\n" + `<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>`
+	ToolSearchAnswerText = "The weather tool I loaded says it is sunny in Paris."
 
 	CustomToolName       = "apply_patch"
 	CustomToolInput      = "*** Begin Patch\n*** Add File: hello.txt\n+Hello from hearth.\n*** End Patch\n"
@@ -172,6 +182,10 @@ const (
 	// FileSearchModel calls file_search (FileSearchText), then answers
 	// FileSearchAnswerText, whatever the results.
 	FileSearchModel = "hearth-script-file-search:latest"
+	// ToolSearchModel calls tool_search (ToolSearchText); after a tool_search result
+	// it calls get_weather (ToolSearchNextText); after any other tool result it
+	// answers ToolSearchAnswerText. See ToolSearchTemplate.
+	ToolSearchModel = "hearth-script-tool-search:latest"
 )
 
 // The vision model's scripts: VisionText, then the token of the colour it sees
@@ -210,6 +224,14 @@ const EntryNextStep = "<|next|>"
 var StepsTemplate = strings.Replace(Template,
 	`{{ if eq .Role "tool" }}`+EntryAnswer+`{{ else }}`,
 	`{{ if and (eq .Role "tool") (eq .ToolName "get_weather") }}`+EntryNextStep+
+		`{{ else if eq .Role "tool" }}`+EntryAnswer+`{{ else }}`, 1)
+
+// ToolSearchTemplate is Template with one more situation: after a tool_search result
+// the last token is EntryNextStep, so the model calls the tool it loaded in a turn of
+// its own before it answers.
+var ToolSearchTemplate = strings.Replace(Template,
+	`{{ if eq .Role "tool" }}`+EntryAnswer+`{{ else }}`,
+	`{{ if and (eq .Role "tool") (eq .ToolName "tool_search") }}`+EntryNextStep+
 		`{{ else if eq .Role "tool" }}`+EntryAnswer+`{{ else }}`, 1)
 
 // SmallContext is the context length of SmallContextModel: a few short turns fit,
@@ -269,6 +291,11 @@ func Catalog() map[string]Spec {
 			{Entry: EntryAssistant, Text: StepsText},
 			{Entry: EntryNextStep, Text: StepsNextText},
 			{Entry: EntryAnswer, Text: ToolsAnswerText},
+		}},
+		ToolSearchModel: {Template: ToolSearchTemplate, Stop: Stop, Scripts: []Script{
+			{Entry: EntryAssistant, Text: ToolSearchText},
+			{Entry: EntryNextStep, Text: ToolSearchNextText},
+			{Entry: EntryAnswer, Text: ToolSearchAnswerText},
 		}},
 		VisionModel: VisionSpec(),
 	}
@@ -350,6 +377,7 @@ func Describe(name string) string {
 		MCPModel:          "calls the echo tool of an MCP server (server-everything), answers after the result",
 		WebSearchModel:    "calls web_search, answers citing a URL of the results",
 		FileSearchModel:   "calls file_search, answers citing a file of the results (handbook.md)",
+		ToolSearchModel:   "calls tool_search, then the get_weather tool it loaded, then answers",
 		MCPSlowModel:      "calls server-everything's trigger-long-running-operation (20 s), answers after the result",
 		EmbedModel:        "an embedding model (/v1/embeddings): a text's vector is its words' counts, normalised",
 	}[name]

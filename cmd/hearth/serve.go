@@ -24,6 +24,7 @@ import (
 	"hearth/mcp"
 	"hearth/server"
 	"hearth/storage"
+	"hearth/toolsearch"
 )
 
 type serveOptions struct {
@@ -316,6 +317,8 @@ func serve(parent context.Context, o serveOptions) error {
 	if err := registerWebSearch(eng, hosted, configWebSearch, log); err != nil {
 		return err
 	}
+	// Tool search needs nothing configured: it searches the request's own tools.
+	eng.RegisterHosted(toolsearch.NewKind(log))
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
