@@ -259,7 +259,7 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"the engine imports a runtime", goFile{path: "engine/x.go", dir: "engine", imports: []string{"hearth/engine/ollama"}}, true},
 		{"the store imports the server", goFile{path: "storage/sqlite/x.go", dir: "storage/sqlite", imports: []string{"hearth/server"}}, true},
 		{"the engine imports the harness outside a test", goFile{path: "engine/x.go", dir: "engine", imports: []string{"hearth/engine/ollama/testenv"}}, true},
-		{"a package without a floor", goFile{path: "toolsearch/x.go", dir: "toolsearch", imports: []string{"hearth/engine"}}, true},
+		{"a package without a floor", goFile{path: "nofloor/x.go", dir: "nofloor", imports: []string{"hearth/engine"}}, true},
 		{"a new server test speaks Ollama's API", goFile{path: "server/new_e2e_test.go", dir: "server", test: true, imports: []string{"github.com/ollama/ollama/api"}}, true},
 
 		{"the runtime imports Ollama", goFile{path: "engine/ollama/x.go", dir: "engine/ollama", imports: []string{"github.com/ollama/ollama/api", "hearth/engine"}}, false},
