@@ -914,7 +914,8 @@ type storeIndex struct {
 }
 
 // vectorIndexCacheBudget bounds the memory of the indexes kept between searches: a
-// store of 100,000 chunks of 768 dimensions takes about 300 MiB, and a store larger
+// store of 100,000 chunks of 768 dimensions takes about 370 MiB of vectors (float32
+// and int8 copies, vectorindex.BytesFor) plus its chunks' text, and a store larger
 // than half the budget is read for each search instead.
 const vectorIndexCacheBudget = 1 << 30
 
@@ -942,12 +943,20 @@ func (s *Server) storeIndex(ctx context.Context, v *storage.VectorStore) (*store
 	if len(chunks) == 0 {
 		return x, nil
 	}
-	x.index = vectorindex.New(len(chunks[0].Vector))
+	dim := len(chunks[0].Vector)
+	if dim < 1 || dim > vectorindex.MaxDim {
+		return nil, fmt.Errorf("vector store %s: vectors of %d dimensions, not in 1..%d", v.ID, dim, vectorindex.MaxDim)
+	}
+	x.index = vectorindex.New(dim)
+	x.index.Grow(len(chunks))
 	bytes := 0
-	for i, ch := range chunks {
+	for i := range chunks {
+		ch := &chunks[i]
 		if err := x.index.Add(int64(i), ch.Vector); err != nil {
 			return nil, fmt.Errorf("vector store %s: chunk %d of %s: %w", v.ID, ch.Index, ch.FileID, err)
 		}
+		// The index holds its own copy; the chunk's would double the memory kept.
+		ch.Vector = nil
 		_ = json.Unmarshal(ch.Attributes, &x.attrs[i])
 		bytes += len(ch.Text) + len(ch.Attributes) + len(ch.FileID) + len(ch.Filename)
 	}
