@@ -58,6 +58,8 @@ type ingestJob struct {
 type ingester struct {
 	db    ingestStore
 	embed engine.Embedder
+	// tokens counts chunks' tokens with the embedding model's tokenizer.
+	tokens engine.Tokenizer
 	log   *slog.Logger
 	queue chan ingestJob
 	ctx   context.Context
@@ -65,9 +67,9 @@ type ingester struct {
 	wg    sync.WaitGroup
 }
 
-func newIngester(db ingestStore, embed engine.Embedder, log *slog.Logger, workers, queue int) *ingester {
+func newIngester(db ingestStore, embed engine.Embedder, tokens engine.Tokenizer, log *slog.Logger, workers, queue int) *ingester {
 	ctx, stop := context.WithCancel(context.Background())
-	in := &ingester{db: db, embed: embed, log: log, queue: make(chan ingestJob, queue), ctx: ctx, stop: stop}
+	in := &ingester{db: db, embed: embed, tokens: tokens, log: log, queue: make(chan ingestJob, queue), ctx: ctx, stop: stop}
 	for range workers {
 		in.wg.Add(1)
 		go in.work()
@@ -161,7 +163,14 @@ func (in *ingester) read(j ingestJob) ([]storage.NewChunk, string, error) {
 	case res.Kind != filetext.Text:
 		return nil, fileErrUnsupported, fmt.Errorf("%s: an image has no text to search.", f.Filename)
 	}
-	texts := textchunk.Split(res.Text, j.chunking.MaxTokens, j.chunking.OverlapTokens)
+	texts, err := textchunk.Split(res.Text, j.chunking.MaxTokens, j.chunking.OverlapTokens, in.counter(ctx, j))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
+		in.log.Warn("vector store file: counting its tokens failed", "file", j.fileID, "model", j.model, "err", err)
+		return nil, fileErrServer, fmt.Errorf("Counting the file's tokens with %s failed: %v", j.model, err)
+	}
 	if len(texts) == 0 {
 		return nil, fileErrInvalid, fmt.Errorf("%s: %v.", f.Filename, filetext.ErrNoText)
 	}
@@ -188,6 +197,25 @@ func (in *ingester) read(j ingestJob) ([]storage.NewChunk, string, error) {
 		}
 	}
 	return chunks, "", nil
+}
+
+// counter counts a file's tokens with its store's embedding model's tokenizer. A
+// runtime that cannot tokenize for the model (engine.ErrNoTokenizer) leaves the file
+// to textchunk's estimate, from its first count to its last, and the log says so.
+func (in *ingester) counter(ctx context.Context, j ingestJob) textchunk.Counter {
+	estimate := false
+	return func(texts []string) ([]int, error) {
+		if !estimate {
+			n, err := in.tokens.CountTokens(ctx, j.model, texts)
+			if !errors.Is(err, engine.ErrNoTokenizer) {
+				return n, err
+			}
+			estimate = true
+			in.log.Warn("vector store file: chunk sizes estimated (a token per word or punctuation mark), not counted by the model's tokenizer",
+				"vector_store", j.storeID, "file", j.fileID, "model", j.model, "err", err)
+		}
+		return textchunk.Estimate(texts)
+	}
 }
 
 // ResumeIngestion queues again the vector store files a stopped process left

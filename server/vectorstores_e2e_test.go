@@ -131,12 +131,16 @@ func TestVectorStoresE2E(t *testing.T) {
 		t.Errorf("ops.txt %+v", f)
 	}
 
-	// The expected results: every chunk as textchunk cuts it, scored by the script
-	// embedder's vectors.
+	// The expected results: every chunk as textchunk cuts it with the script
+	// embedder's tokenizer, scored by its vectors.
 	type chunk struct{ fileID, filename, text string }
 	var chunks []chunk
 	for _, name := range []string{"kettle.md", "handbook.md", "ops.txt"} {
-		for _, text := range textchunk.Split(texts[name], 100, 20) {
+		split, err := textchunk.Split(texts[name], 100, 20, scriptTokens(e))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range split {
 			chunks = append(chunks, chunk{ids[name], name, text})
 		}
 	}
@@ -344,6 +348,65 @@ func TestVectorStoresE2E(t *testing.T) {
 	convDo(t, srv, alice, "POST", "/v1/vector_stores", `{}`, &plain)
 	if plain.Hearth.EmbeddingModel != scriptmodel.EmbedModel || plain.Status != "completed" || plain.Name != "" {
 		t.Errorf("a store without a model: %+v", plain)
+	}
+}
+
+// scriptTokens counts tokens as the script embedding model's tokenizer does.
+func scriptTokens(e *scriptmodel.Embedder) textchunk.Counter {
+	return func(texts []string) ([]int, error) {
+		n := make([]int, len(texts))
+		for i, t := range texts {
+			n[i] = len(e.Tokenize(t))
+		}
+		return n, nil
+	}
+}
+
+// TestVectorStoreChunkTokensE2E: chunk sizes are counted by the embedding model's
+// tokenizer (the runtime's own, through the runtime seam), not in words. In the script
+// embedding model "kettle" is one token and "xyzzy", not in its vocabulary, five (one a
+// letter); a document of 50 kettles and 20 xyzzys is 70 words but 150 tokens, so at
+// 100 tokens a chunk with an overlap of 20 it is two chunks, whose boundaries follow
+// from those counts alone.
+func TestVectorStoreChunkTokensE2E(t *testing.T) {
+	srv, _, db := lanHearth(t, server.Config{})
+	ctx := context.Background()
+	_, alice, _ := db.CreateKey(ctx, "alice")
+	e := testenv.Embedder(t)
+	doc := strings.Repeat("kettle ", 50) + strings.Repeat("xyzzy ", 20)
+	if k, x := len(e.Tokenize("kettle")), len(e.Tokenize("xyzzy")); k != 1 || x != 5 {
+		t.Fatalf("the script tokenizer counts kettle %d and xyzzy %d tokens, want 1 and 5", k, x)
+	}
+	// 50 kettles and 10 xyzzys fill the first chunk (50 + 50 tokens); the second
+	// starts 4 xyzzys (20 tokens) back and takes the rest.
+	want := []string{
+		strings.Repeat("kettle ", 50) + strings.TrimSpace(strings.Repeat("xyzzy ", 10)),
+		strings.TrimSpace(strings.Repeat("xyzzy ", 14)),
+	}
+	if n := len(e.Tokenize(want[0])); n != 100 {
+		t.Fatalf("the first chunk is %d tokens", n)
+	}
+	f := uploadFile(t, srv, alice, "tokens.txt", "assistants", []byte(doc))
+	var vs hearth.VectorStore
+	convDo(t, srv, alice, "POST", "/v1/vector_stores", fmt.Sprintf(`{"file_ids":[%q],
+		"chunking_strategy":{"type":"static","static":{"max_chunk_size_tokens":100,"chunk_overlap_tokens":20}},
+		"hearth":{"embedding_model":%q}}`, f.ID, scriptmodel.EmbedModel), &vs)
+	vs = waitVectorStore(t, func() hearth.VectorStore {
+		var v hearth.VectorStore
+		convDo(t, srv, alice, "GET", "/v1/vector_stores/"+vs.ID, "", &v)
+		return v
+	})
+	if vs.FileCounts.Completed != 1 {
+		t.Fatalf("ingested %+v", vs)
+	}
+	var page hearth.VectorStoreSearchPage
+	convDo(t, srv, alice, "POST", "/v1/vector_stores/"+vs.ID+"/search", `{"query":"kettle","max_num_results":10}`, &page)
+	var got []string
+	for _, r := range page.Data {
+		got = append(got, r.Content[0].Text)
+	}
+	if !slices.Equal(got, want) { // the kettles' chunk scores higher
+		t.Errorf("chunks:\n%q\nwant\n%q", got, want)
 	}
 }
 
