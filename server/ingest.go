@@ -60,11 +60,11 @@ type ingester struct {
 	embed engine.Embedder
 	// tokens counts chunks' tokens with the embedding model's tokenizer.
 	tokens engine.Tokenizer
-	log   *slog.Logger
-	queue chan ingestJob
-	ctx   context.Context
-	stop  context.CancelFunc
-	wg    sync.WaitGroup
+	log    *slog.Logger
+	queue  chan ingestJob
+	ctx    context.Context
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 func newIngester(db ingestStore, embed engine.Embedder, tokens engine.Tokenizer, log *slog.Logger, workers, queue int) *ingester {

@@ -188,4 +188,3 @@ func (c *cutter) cut(verify Counter) ([]string, error) {
 func (c *cutter) chunk(first, last int) string {
 	return c.text[c.pieces[first].start:c.pieces[last].end]
 }
-
