@@ -103,6 +103,11 @@ type Config struct {
 	// zero means DefaultIngestWorkers. IngestQueue bounds the files waiting; zero
 	// means DefaultIngestQueue.
 	IngestWorkers, IngestQueue int
+	// VectorIndexMemory bounds the memory of vector stores' search indexes kept
+	// between searches (--vector-index-memory); a store whose index would take more
+	// than half of it is not searched (vector_store_too_large). Zero means
+	// DefaultVectorIndexMemory.
+	VectorIndexMemory int64
 	// LogContent logs each response's input and output text. Off by default: prompts
 	// are the team's business, not the log's.
 	LogContent bool
@@ -216,7 +221,7 @@ func New(cfg Config) *Server {
 	}
 	s.dbKeys.db = cfg.Database
 	s.embedModel = cfg.EmbeddingModel
-	s.vectorIndexes = newVectorIndexCache(vectorIndexCacheBudget)
+	s.vectorIndexes = newVectorIndexCache(int(cmp.Or(cfg.VectorIndexMemory, DefaultVectorIndexMemory)))
 	if p, ok := cfg.Runtime.(*pool.Pool); ok {
 		s.pool = p
 	} else {

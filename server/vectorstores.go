@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/singleflight"
 
 	"hearth"
 	"hearth/engine"
@@ -913,19 +914,35 @@ type storeIndex struct {
 	attrs  []map[string]any
 }
 
-// vectorIndexCacheBudget bounds the memory of the indexes kept between searches: a
+// DefaultVectorIndexMemory bounds the memory of the indexes kept between searches: a
 // store of 100,000 chunks of 768 dimensions takes about 370 MiB of vectors (float32
-// and int8 copies, vectorindex.BytesFor) plus its chunks' text, and a store larger
-// than half the budget is read for each search instead.
-const vectorIndexCacheBudget = 1 << 30
+// and int8 copies, vectorindex.BytesFor) plus its chunks' text.
+const DefaultVectorIndexMemory = 1 << 30
 
 // vectorIndexCache keeps stores' indexes, keyed by store id and ChunksVersion: a key
 // names its contents, so a store whose chunks change is read again under its new
-// version and the old entry ages out.
-type vectorIndexCache struct{ generations[*storeIndex] }
+// version and the old entry ages out. Its budget bounds them all; one store may take
+// half (the cache's generation), and a store larger than that is refused, not read
+// for each search. builds makes each key's index once however many searches ask for
+// it at the same time.
+type vectorIndexCache struct {
+	generations[*storeIndex]
+	builds singleflight.Group
+}
 
 func newVectorIndexCache(budget int) *vectorIndexCache {
-	return &vectorIndexCache{newGenerations[*storeIndex](budget)}
+	return &vectorIndexCache{generations: newGenerations[*storeIndex](budget)}
+}
+
+// storeLimit is the most one store's index may take.
+func (c *vectorIndexCache) storeLimit() int { return c.budget / 2 }
+
+// vectorStoreTooLarge is the error of a search of a store whose index would take more
+// than a store may.
+func vectorStoreTooLarge(id string, need, limit int) error {
+	return &hearth.Error{Status: http.StatusBadRequest, Type: hearth.ErrTypeInvalidRequest, Code: "vector_store_too_large",
+		Param: "vector_store_id", Message: fmt.Sprintf("Vector store %s needs %d MiB of memory to search, over the %d MiB one store may take on this server (half of --vector-index-memory); split its files into smaller stores.",
+			id, (need+(1<<20)-1)>>20, limit>>20)}
 }
 
 // storeIndex returns the store's index, from the cache when its chunks have not
@@ -935,6 +952,18 @@ func (s *Server) storeIndex(ctx context.Context, v *storage.VectorStore) (*store
 	if x, ok := s.vectorIndexes.get(key); ok {
 		return x, nil
 	}
+	// Built apart from the caller's context: the searches waiting for it are not
+	// the first caller's to cancel.
+	x, err, _ := s.vectorIndexes.builds.Do(key, func() (any, error) {
+		return s.buildStoreIndex(context.WithoutCancel(ctx), v, key)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return x.(*storeIndex), nil
+}
+
+func (s *Server) buildStoreIndex(ctx context.Context, v *storage.VectorStore, key string) (*storeIndex, error) {
 	chunks, err := s.db.VectorStoreChunks(ctx, v.Owner, v.ID)
 	if err != nil {
 		return nil, err
@@ -947,9 +976,16 @@ func (s *Server) storeIndex(ctx context.Context, v *storage.VectorStore) (*store
 	if dim < 1 || dim > vectorindex.MaxDim {
 		return nil, fmt.Errorf("vector store %s: vectors of %d dimensions, not in 1..%d", v.ID, dim, vectorindex.MaxDim)
 	}
+	bytes := 0
+	for _, ch := range chunks {
+		bytes += len(ch.Text) + len(ch.Attributes) + len(ch.FileID) + len(ch.Filename)
+	}
+	bytes += int(vectorindex.BytesFor(len(chunks), dim))
+	if limit := s.vectorIndexes.storeLimit(); bytes > limit {
+		return nil, vectorStoreTooLarge(v.ID, bytes, limit)
+	}
 	x.index = vectorindex.New(dim)
 	x.index.Grow(len(chunks))
-	bytes := 0
 	for i := range chunks {
 		ch := &chunks[i]
 		if err := x.index.Add(int64(i), ch.Vector); err != nil {
@@ -958,9 +994,8 @@ func (s *Server) storeIndex(ctx context.Context, v *storage.VectorStore) (*store
 		// The index holds its own copy; the chunk's would double the memory kept.
 		ch.Vector = nil
 		_ = json.Unmarshal(ch.Attributes, &x.attrs[i])
-		bytes += len(ch.Text) + len(ch.Attributes) + len(ch.FileID) + len(ch.Filename)
 	}
-	s.vectorIndexes.put(key, x, bytes+int(x.index.Bytes()))
+	s.vectorIndexes.put(key, x, bytes)
 	return x, nil
 }
 

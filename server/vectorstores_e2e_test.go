@@ -410,6 +410,45 @@ func TestVectorStoreChunkTokensE2E(t *testing.T) {
 	}
 }
 
+// TestVectorStoreTooLargeE2E: a store whose index needs more than half of
+// --vector-index-memory is refused with vector_store_too_large, naming the store, and
+// nothing is kept; the bound is on /metrics.
+func TestVectorStoreTooLargeE2E(t *testing.T) {
+	const memory = 4096 // one chunk of the script model's vectors takes about 2 KiB
+	srv, _, db := lanHearth(t, server.Config{VectorIndexMemory: memory})
+	ctx := context.Background()
+	_, alice, _ := db.CreateKey(ctx, "alice")
+	small := uploadFile(t, srv, alice, "small.txt", "assistants", []byte("kettle")).ID
+	large := uploadFile(t, srv, alice, "large.txt", "assistants", []byte(strings.Repeat("kettle ", 500))).ID
+	stores := map[string]string{}
+	for name, file := range map[string]string{"small": small, "large": large} {
+		var vs hearth.VectorStore
+		convDo(t, srv, alice, "POST", "/v1/vector_stores", fmt.Sprintf(`{"file_ids":[%q],
+			"chunking_strategy":{"type":"static","static":{"max_chunk_size_tokens":100,"chunk_overlap_tokens":0}},
+			"hearth":{"embedding_model":%q}}`, file, scriptmodel.EmbedModel), &vs)
+		waitVectorStore(t, func() hearth.VectorStore {
+			var v hearth.VectorStore
+			convDo(t, srv, alice, "GET", "/v1/vector_stores/"+vs.ID, "", &v)
+			return v
+		})
+		stores[name] = vs.ID
+	}
+	var page hearth.VectorStoreSearchPage
+	convDo(t, srv, alice, "POST", "/v1/vector_stores/"+stores["small"]+"/search", `{"query":"kettle"}`, &page)
+	if len(page.Data) != 1 {
+		t.Errorf("the small store: %+v", page.Data)
+	}
+	code, _, body := call(t, nil, "POST", srv.URL+"/v1/vector_stores/"+stores["large"]+"/search", alice, `{"query":"kettle"}`)
+	if c, p := errCode(body); code != 400 || c != "vector_store_too_large" || p != "vector_store_id" ||
+		!strings.Contains(string(body), stores["large"]) || !strings.Contains(string(body), "--vector-index-memory") {
+		t.Errorf("the large store: %d %s", code, body)
+	}
+	_, admin, _ := db.CreateKeyAs(ctx, "ops", storage.RoleAdmin)
+	if budget, entries := metric(t, srv, admin, "hearth_vector_index_cache_budget_bytes"), metric(t, srv, admin, "hearth_vector_index_cache_entries"); budget != memory || entries != 1 {
+		t.Errorf("metrics: budget %v, entries %v; want the bound and the small store's index alone", budget, entries)
+	}
+}
+
 // TestVectorStoreResumeE2E: files a stopped process left in_progress (written here
 // straight to the database, as such a process leaves them) are read again by the
 // next one's ResumeIngestion, and complete; a file whose upload is gone fails.
