@@ -90,7 +90,7 @@ func vectorStoreObject(v *storage.VectorStore, now time.Time) hearth.VectorStore
 		o.Metadata = map[string]string{}
 	}
 	switch {
-	case !v.ExpiresAt().IsZero() && !now.Before(v.ExpiresAt()):
+	case v.Expired(now):
 		o.Status = "expired"
 	case v.Files.InProgress > 0:
 		o.Status = "in_progress"
@@ -945,6 +945,47 @@ func vectorStoreTooLarge(id string, need, limit int) error {
 			id, (need+(1<<20)-1)>>20, limit>>20)}
 }
 
+// vectorStoreExpired is the error of a search of an expired store.
+func vectorStoreExpired(v *storage.VectorStore) error {
+	return &hearth.Error{Status: http.StatusBadRequest, Type: hearth.ErrTypeInvalidRequest, Code: "vector_store_expired",
+		Param: "vector_store_id", Message: fmt.Sprintf("Vector store %s expired at %s (%d days after its last activity) and will be deleted; create it again.",
+			v.ID, v.ExpiresAt().UTC().Format(time.RFC3339), v.ExpiresAfterDays)}
+}
+
+// vectorStoreSweepEvery is how often SweepVectorStores deletes expired stores.
+const vectorStoreSweepEvery = time.Hour
+
+// SweepVectorStores deletes the expired vector stores of every owner, once now and
+// then every hour until ctx ends: an expired store answers no search, and OpenAI
+// deletes them too. Their files stay.
+func (s *Server) SweepVectorStores(ctx context.Context) {
+	if s.db == nil {
+		return
+	}
+	t := time.NewTicker(vectorStoreSweepEvery)
+	defer t.Stop()
+	for {
+		s.DeleteExpiredVectorStores(ctx, time.Now())
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// DeleteExpiredVectorStores deletes the stores expired at now and returns how many.
+func (s *Server) DeleteExpiredVectorStores(ctx context.Context, now time.Time) int {
+	ids, err := s.db.DeleteExpiredVectorStores(ctx, now)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.log.Warn("delete expired vector stores", "error", err)
+	case len(ids) > 0:
+		s.log.Info("deleted expired vector stores", "vector_stores", ids)
+	}
+	return len(ids)
+}
+
 // storeIndex returns the store's index, from the cache when its chunks have not
 // changed since it was built.
 func (s *Server) storeIndex(ctx context.Context, v *storage.VectorStore) (*storeIndex, error) {
@@ -999,8 +1040,12 @@ func (s *Server) buildStoreIndex(ctx context.Context, v *storage.VectorStore, ke
 	return x, nil
 }
 
-// search embeds the queries with the store's model and scans its chunks.
+// search embeds the queries with the store's model and scans its chunks. An expired
+// store answers no more (the sweeper deletes it).
 func (s *Server) search(ctx context.Context, v *storage.VectorStore, req searchRequest) ([]vectorindex.Hit, []storage.Chunk, error) {
+	if v.Expired(time.Now()) {
+		return nil, nil, vectorStoreExpired(v)
+	}
 	x, err := s.storeIndex(ctx, v)
 	if err != nil || len(x.chunks) == 0 {
 		return nil, nil, err

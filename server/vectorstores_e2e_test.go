@@ -449,6 +449,60 @@ func TestVectorStoreTooLargeE2E(t *testing.T) {
 	}
 }
 
+// TestVectorStoreExpiryE2E: a store past its expires_after shows expired and answers
+// no search (400 vector_store_expired) until the sweeper deletes it (then 404, its files
+// kept); a store not yet expired is searched and kept, and goes when its time comes.
+func TestVectorStoreExpiryE2E(t *testing.T) {
+	srv, h, db := lanHearth(t, server.Config{})
+	ctx := context.Background()
+	_, alice, _ := db.CreateKey(ctx, "alice")
+	who := storage.OwnerOf(alice)
+	f := uploadFile(t, srv, alice, "kettle.md", "assistants", []byte("The kettle ships on Tuesday."))
+	var fresh hearth.VectorStore
+	convDo(t, srv, alice, "POST", "/v1/vector_stores", fmt.Sprintf(`{"file_ids":[%q],"expires_after":{"anchor":"last_active_at","days":1},
+		"hearth":{"embedding_model":%q}}`, f.ID, scriptmodel.EmbedModel), &fresh)
+	waitVectorStore(t, func() hearth.VectorStore {
+		var v hearth.VectorStore
+		convDo(t, srv, alice, "GET", "/v1/vector_stores/"+fresh.ID, "", &v)
+		return v
+	})
+	// A store whose last activity was two days ago, expiring after one, as a
+	// process that was stopped for two days finds it.
+	err := db.CreateVectorStore(ctx, storage.NewVectorStore{ID: "vs_old", Owner: who, Model: scriptmodel.EmbedModel, ExpiresAfterDays: 1,
+		Chunking: storage.Chunking{MaxTokens: 800, OverlapTokens: 400}, CreatedAt: time.Now().Add(-48 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old hearth.VectorStore
+	convDo(t, srv, alice, "GET", "/v1/vector_stores/vs_old", "", &old)
+	if old.Status != "expired" {
+		t.Errorf("the old store: %+v", old)
+	}
+	code, _, body := call(t, nil, "POST", srv.URL+"/v1/vector_stores/vs_old/search", alice, `{"query":"kettle"}`)
+	if c, p := errCode(body); code != 400 || c != "vector_store_expired" || p != "vector_store_id" || !strings.Contains(string(body), "vs_old") {
+		t.Errorf("search of the expired store: %d %s", code, body)
+	}
+	var page hearth.VectorStoreSearchPage
+	convDo(t, srv, alice, "POST", "/v1/vector_stores/"+fresh.ID+"/search", `{"query":"kettle"}`, &page)
+	if len(page.Data) != 1 {
+		t.Errorf("search of the fresh store: %+v", page.Data)
+	}
+
+	if n := h.DeleteExpiredVectorStores(ctx, time.Now()); n != 1 {
+		t.Errorf("swept %d stores, want the old one", n)
+	}
+	convRefused(t, srv, alice, "GET", "/v1/vector_stores/vs_old", "", 404, "vector_store_not_found", "vector_store_id")
+	convRefused(t, srv, alice, "POST", "/v1/vector_stores/vs_old/search", `{"query":"kettle"}`, 404, "vector_store_not_found", "vector_store_id")
+	convDo(t, srv, alice, "GET", "/v1/vector_stores/"+fresh.ID, "", nil)
+	// The fresh one goes a day after its last activity (the search above), with its
+	// chunks; its file stays.
+	if n := h.DeleteExpiredVectorStores(ctx, time.Now().Add(25*time.Hour)); n != 1 {
+		t.Errorf("a day on: swept %d stores, want the fresh one", n)
+	}
+	convRefused(t, srv, alice, "GET", "/v1/vector_stores/"+fresh.ID, "", 404, "vector_store_not_found", "vector_store_id")
+	convDo(t, srv, alice, "GET", "/v1/files/"+f.ID, "", nil)
+}
+
 // TestVectorStoreResumeE2E: files a stopped process left in_progress (written here
 // straight to the database, as such a process leaves them) are read again by the
 // next one's ResumeIngestion, and complete; a file whose upload is gone fails.

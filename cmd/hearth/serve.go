@@ -343,6 +343,7 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	go h.Supervise(ctx, o.checkEvery)
 	go h.PruneJournals(ctx, o.journalKeep)
+	go h.SweepVectorStores(ctx)
 	go h.KeepLeases(ctx, o.replicaLease)
 	srv := &http.Server{
 		Handler:           h,
