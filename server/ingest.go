@@ -17,7 +17,9 @@ import (
 // chunks (internal/textchunk) and embedded with the store's model in the background,
 // then stored with its chunks in one transaction (storage.CompleteVectorStoreFile).
 // The work is bounded: one queue of files waiting (a full queue fails the file at
-// once, with a message saying to attach it again) and a fixed number of workers.
+// once, with a message saying to attach it again) and a fixed number of workers. Each
+// embedding call takes a slot of the model in admission like a request
+// (Server.admitIngestion), so ingestion takes turns with the keys' requests.
 //
 // A file's status lives in the store, not here: a process that stops leaves its files
 // in_progress, and the next one takes them up again from the start
@@ -60,11 +62,14 @@ type ingester struct {
 	embed engine.Embedder
 	// tokens counts chunks' tokens with the embedding model's tokenizer.
 	tokens engine.Tokenizer
-	log    *slog.Logger
-	queue  chan ingestJob
-	ctx    context.Context
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
+	// admit waits for a slot of model for one embedding call and returns the context
+	// to make it with and the slot's release (Server.admitIngestion); nil: no waiting.
+	admit func(ctx context.Context, model string) (context.Context, func(), error)
+	log   *slog.Logger
+	queue chan ingestJob
+	ctx   context.Context
+	stop  context.CancelFunc
+	wg    sync.WaitGroup
 }
 
 func newIngester(db ingestStore, embed engine.Embedder, tokens engine.Tokenizer, log *slog.Logger, workers, queue int) *ingester {
@@ -177,7 +182,7 @@ func (in *ingester) read(j ingestJob) ([]storage.NewChunk, string, error) {
 	chunks := make([]storage.NewChunk, 0, len(texts))
 	for start := 0; start < len(texts); start += embedBatch {
 		batch := texts[start:min(start+embedBatch, len(texts))]
-		out, err := in.embed.Embed(ctx, &engine.EmbedRequest{Model: j.model, Input: batch})
+		out, err := in.embedBatch(ctx, j.model, batch)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, "", ctx.Err()
@@ -197,6 +202,19 @@ func (in *ingester) read(j ingestJob) ([]storage.NewChunk, string, error) {
 		}
 	}
 	return chunks, "", nil
+}
+
+// embedBatch embeds one batch of chunks, in a slot of the model when admission is on.
+func (in *ingester) embedBatch(ctx context.Context, model string, batch []string) (*engine.EmbedResult, error) {
+	if in.admit != nil {
+		placed, done, err := in.admit(ctx, model)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+		ctx = placed
+	}
+	return in.embed.Embed(ctx, &engine.EmbedRequest{Model: model, Input: batch})
 }
 
 // counter counts a file's tokens with its store's embedding model's tokenizer. A

@@ -251,6 +251,7 @@ func New(cfg Config) *Server {
 	s.metrics = newMetrics(s.admission, s.models.label)
 	if cfg.Database != nil {
 		s.ingest = newIngester(cfg.Database, s.pool, s.pool, log, cmp.Or(cfg.IngestWorkers, DefaultIngestWorkers), cmp.Or(cfg.IngestQueue, DefaultIngestQueue))
+		s.ingest.admit = s.admitIngestion
 	}
 	s.metrics.reg.MustRegister(&poolCollector{s.pool, s.admission, s.models.label})
 	s.metrics.reg.MustRegister(CacheCollectors("item", "stored items kept decoded, by their JSON", s.items.stats)...)

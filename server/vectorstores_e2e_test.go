@@ -503,6 +503,39 @@ func TestVectorStoreExpiryE2E(t *testing.T) {
 	convDo(t, srv, alice, "GET", "/v1/files/"+f.ID, "", nil)
 }
 
+// TestVectorStoreIngestAdmissionE2E: ingestion's embedding calls take a slot of the
+// embedding model in admission like requests do: while the only slot is held the file
+// waits in the model's queue (on /metrics), in progress, and completes once it is freed.
+func TestVectorStoreIngestAdmissionE2E(t *testing.T) {
+	srv, h, db := lanHearth(t, server.Config{})
+	ctx := context.Background()
+	_, alice, _ := db.CreateKey(ctx, "alice")
+	_, admin, _ := db.CreateKeyAs(ctx, "ops", storage.RoleAdmin)
+	f := uploadFile(t, srv, alice, "kettle.md", "assistants", []byte("The kettle ships on Tuesday."))
+	release := server.HoldSlot(h, scriptmodel.EmbedModel)
+	defer func() { release() }()
+	var vs hearth.VectorStore
+	convDo(t, srv, alice, "POST", "/v1/vector_stores", fmt.Sprintf(`{"file_ids":[%q],"hearth":{"embedding_model":%q}}`,
+		f.ID, scriptmodel.EmbedModel), &vs)
+	waitFor(t, "ingestion queued for the embedding model", func() bool {
+		return metric(t, srv, admin, "hearth_queue_depth", "hearth-script-embed") == 1
+	})
+	convDo(t, srv, alice, "GET", "/v1/vector_stores/"+vs.ID, "", &vs)
+	if vs.Status != "in_progress" || vs.FileCounts.InProgress != 1 {
+		t.Errorf("while the slot is held: %+v", vs)
+	}
+	release()
+	release = func() {}
+	vs = waitVectorStore(t, func() hearth.VectorStore {
+		var v hearth.VectorStore
+		convDo(t, srv, alice, "GET", "/v1/vector_stores/"+vs.ID, "", &v)
+		return v
+	})
+	if vs.FileCounts.Completed != 1 || metric(t, srv, admin, "hearth_queue_depth", "hearth-script-embed") != 0 {
+		t.Errorf("after the slot was freed: %+v", vs)
+	}
+}
+
 // TestVectorStoreResumeE2E: files a stopped process left in_progress (written here
 // straight to the database, as such a process leaves them) are read again by the
 // next one's ResumeIngestion, and complete; a file whose upload is gone fails.
