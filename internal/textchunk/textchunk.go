@@ -6,7 +6,9 @@
 // Chunks are cut between pieces: a piece is a run of characters between spaces and
 // punctuation marks, or one punctuation mark, or one CJK ideograph — the words
 // WordPiece tokenizers (BERT's, nomic's: most embedding models) split a text into
-// before they look at the vocabulary. A chunk's text is the document's own text from
+// before they look at the vocabulary — except that a punctuation mark of several bytes
+// (« » — “ ” 。) starts the piece of the word after it, because the runtime's
+// WordPiece reads it that way. A chunk's text is the document's own text from
 // its first piece to its last, whitespace and line breaks included.
 //
 // A piece's tokens are counted once per distinct piece (with the whitespace before
@@ -56,6 +58,12 @@ func pieces(text string) []span {
 		switch {
 		case unicode.IsSpace(r):
 			end(i)
+		case unicode.IsPunct(r) && utf8.RuneLen(r) > 1:
+			// The runtime's WordPiece (Ollama 0.17.4) cuts a multi-byte punctuation
+			// mark after its first byte and reads the rest with the word after it:
+			// counted alone, the mark and that word would not add up to that.
+			end(i)
+			word = i
 		case unicode.IsPunct(r) || isCJK(r):
 			end(i)
 			out = append(out, span{i, i + utf8.RuneLen(r)})

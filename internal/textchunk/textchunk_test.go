@@ -35,6 +35,7 @@ func TestEstimate(t *testing.T) {
 		{"a-b", 3},
 		{"a+b $5", 2}, // symbols are not punctuation: WordPiece keeps them in the word
 		{"日本語", 3},
+		{"«quote» — end。", 5}, // «quote, », —, end, 。: a multi-byte mark starts the next word's piece
 	} {
 		if got := estimate(c.text); got != c.want {
 			t.Errorf("Estimate(%q) = %d, want %d", c.text, got, c.want)
