@@ -1,6 +1,9 @@
 package engine
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Embedder is the runtime seam's embeddings: vectors of texts from an embedding model
 // the runtime serves. It is a part of the seam of its own, asked for with a type
@@ -32,3 +35,18 @@ type EmbedResult struct {
 	Vectors      [][]float32
 	PromptTokens int
 }
+
+// Tokenizer is the runtime seam's tokenizer of embedding models: how many tokens a
+// model makes of texts, which is what a vector store's chunk sizes count. Like
+// Embedder it is a part of its own, asked for with a type assertion; engine/ollama
+// implements it with the model's own tokenizer, engine/pool routes it like Embed.
+type Tokenizer interface {
+	// CountTokens returns the number of tokens model's tokenizer makes of each text,
+	// in order, without the special tokens the model adds around an input. An unknown
+	// model wraps ErrModelNotFound; a runtime that cannot tokenize for the model
+	// wraps ErrNoTokenizer (the caller then estimates, and says so).
+	CountTokens(ctx context.Context, model string, texts []string) ([]int, error)
+}
+
+// ErrNoTokenizer is the error of a runtime that cannot count a model's tokens.
+var ErrNoTokenizer = errors.New("the runtime cannot count this model's tokens")

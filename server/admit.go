@@ -61,6 +61,41 @@ func (s *Server) admitAs(ctx context.Context, m *reqMeta, req *hearth.CreateResp
 		cacheGroup: engine.CacheGroupOf(ctx)}, "", nil
 }
 
+// ingestionFairness is the identity vector store ingestion queues under in
+// admission: one party among the keys, so a large ingest gets its fair share of an
+// embedding model's slots and no more.
+const ingestionFairness = "vector-store-ingestion"
+
+// admitIngestion waits for a slot of model for one embedding call of vector store
+// ingestion and returns the context to make the call with and the slot's release. A
+// refusal (a full queue, a rate limit) is waited out and tried again after its
+// Retry-After, while ctx lasts: the file stays in_progress meanwhile.
+func (s *Server) admitIngestion(ctx context.Context, model string) (context.Context, func(), error) {
+	req := &hearth.CreateResponseRequest{Model: model}
+	for {
+		m := &reqMeta{start: time.Now(), key: ingestionFairness, fairness: ingestionFairness, model: model, log: s.log}
+		placed, release := s.place(ctx, "", req, "")
+		adm, retry, err := s.admitAs(placed, m, req, "")
+		release()
+		if err == nil {
+			if err := adm.wait(ctx); err != nil {
+				adm.done()
+				return nil, nil, err
+			}
+			return adm.placed(ctx), adm.done, nil
+		}
+		secs, perr := strconv.Atoi(retry)
+		if perr != nil {
+			return nil, nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		case <-time.After(time.Duration(max(secs, 1)) * time.Second):
+		}
+	}
+}
+
 // admit is admitAs for an HTTP request: a refusal's Retry-After goes in the header.
 func (s *Server) admit(ctx context.Context, c *gin.Context, req *hearth.CreateResponseRequest, responseID string) (*admitted, error) {
 	a, retry, err := s.admitAs(ctx, meta(c), req, responseID)

@@ -17,7 +17,9 @@ import (
 // chunks (internal/textchunk) and embedded with the store's model in the background,
 // then stored with its chunks in one transaction (storage.CompleteVectorStoreFile).
 // The work is bounded: one queue of files waiting (a full queue fails the file at
-// once, with a message saying to attach it again) and a fixed number of workers.
+// once, with a message saying to attach it again) and a fixed number of workers. Each
+// embedding call takes a slot of the model in admission like a request
+// (Server.admitIngestion), so ingestion takes turns with the keys' requests.
 //
 // A file's status lives in the store, not here: a process that stops leaves its files
 // in_progress, and the next one takes them up again from the start
@@ -58,6 +60,11 @@ type ingestJob struct {
 type ingester struct {
 	db    ingestStore
 	embed engine.Embedder
+	// tokens counts chunks' tokens with the embedding model's tokenizer.
+	tokens engine.Tokenizer
+	// admit waits for a slot of model for one embedding call and returns the context
+	// to make it with and the slot's release (Server.admitIngestion); nil: no waiting.
+	admit func(ctx context.Context, model string) (context.Context, func(), error)
 	log   *slog.Logger
 	queue chan ingestJob
 	ctx   context.Context
@@ -65,9 +72,9 @@ type ingester struct {
 	wg    sync.WaitGroup
 }
 
-func newIngester(db ingestStore, embed engine.Embedder, log *slog.Logger, workers, queue int) *ingester {
+func newIngester(db ingestStore, embed engine.Embedder, tokens engine.Tokenizer, log *slog.Logger, workers, queue int) *ingester {
 	ctx, stop := context.WithCancel(context.Background())
-	in := &ingester{db: db, embed: embed, log: log, queue: make(chan ingestJob, queue), ctx: ctx, stop: stop}
+	in := &ingester{db: db, embed: embed, tokens: tokens, log: log, queue: make(chan ingestJob, queue), ctx: ctx, stop: stop}
 	for range workers {
 		in.wg.Add(1)
 		go in.work()
@@ -161,14 +168,21 @@ func (in *ingester) read(j ingestJob) ([]storage.NewChunk, string, error) {
 	case res.Kind != filetext.Text:
 		return nil, fileErrUnsupported, fmt.Errorf("%s: an image has no text to search.", f.Filename)
 	}
-	texts := textchunk.Split(res.Text, j.chunking.MaxTokens, j.chunking.OverlapTokens)
+	texts, err := textchunk.Split(res.Text, j.chunking.MaxTokens, j.chunking.OverlapTokens, in.counter(ctx, j))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
+		in.log.Warn("vector store file: counting its tokens failed", "file", j.fileID, "model", j.model, "err", err)
+		return nil, fileErrServer, fmt.Errorf("Counting the file's tokens with %s failed: %v", j.model, err)
+	}
 	if len(texts) == 0 {
 		return nil, fileErrInvalid, fmt.Errorf("%s: %v.", f.Filename, filetext.ErrNoText)
 	}
 	chunks := make([]storage.NewChunk, 0, len(texts))
 	for start := 0; start < len(texts); start += embedBatch {
 		batch := texts[start:min(start+embedBatch, len(texts))]
-		out, err := in.embed.Embed(ctx, &engine.EmbedRequest{Model: j.model, Input: batch})
+		out, err := in.embedBatch(ctx, j.model, batch)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, "", ctx.Err()
@@ -188,6 +202,38 @@ func (in *ingester) read(j ingestJob) ([]storage.NewChunk, string, error) {
 		}
 	}
 	return chunks, "", nil
+}
+
+// embedBatch embeds one batch of chunks, in a slot of the model when admission is on.
+func (in *ingester) embedBatch(ctx context.Context, model string, batch []string) (*engine.EmbedResult, error) {
+	if in.admit != nil {
+		placed, done, err := in.admit(ctx, model)
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+		ctx = placed
+	}
+	return in.embed.Embed(ctx, &engine.EmbedRequest{Model: model, Input: batch})
+}
+
+// counter counts a file's tokens with its store's embedding model's tokenizer. A
+// runtime that cannot tokenize for the model (engine.ErrNoTokenizer) leaves the file
+// to textchunk's estimate, from its first count to its last, and the log says so.
+func (in *ingester) counter(ctx context.Context, j ingestJob) textchunk.Counter {
+	estimate := false
+	return func(texts []string) ([]int, error) {
+		if !estimate {
+			n, err := in.tokens.CountTokens(ctx, j.model, texts)
+			if !errors.Is(err, engine.ErrNoTokenizer) {
+				return n, err
+			}
+			estimate = true
+			in.log.Warn("vector store file: chunk sizes estimated (a token per word or punctuation mark), not counted by the model's tokenizer",
+				"vector_store", j.storeID, "file", j.fileID, "model", j.model, "err", err)
+		}
+		return textchunk.Estimate(texts)
+	}
 }
 
 // ResumeIngestion queues again the vector store files a stopped process left

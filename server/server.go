@@ -103,6 +103,11 @@ type Config struct {
 	// zero means DefaultIngestWorkers. IngestQueue bounds the files waiting; zero
 	// means DefaultIngestQueue.
 	IngestWorkers, IngestQueue int
+	// VectorIndexMemory bounds the memory of vector stores' search indexes kept
+	// between searches (--vector-index-memory); a store whose index would take more
+	// than half of it is not searched (vector_store_too_large). Zero means
+	// DefaultVectorIndexMemory.
+	VectorIndexMemory int64
 	// LogContent logs each response's input and output text. Off by default: prompts
 	// are the team's business, not the log's.
 	LogContent bool
@@ -216,7 +221,7 @@ func New(cfg Config) *Server {
 	}
 	s.dbKeys.db = cfg.Database
 	s.embedModel = cfg.EmbeddingModel
-	s.vectorIndexes = newVectorIndexCache(vectorIndexCacheBudget)
+	s.vectorIndexes = newVectorIndexCache(int(cmp.Or(cfg.VectorIndexMemory, DefaultVectorIndexMemory)))
 	if p, ok := cfg.Runtime.(*pool.Pool); ok {
 		s.pool = p
 	} else {
@@ -245,7 +250,8 @@ func New(cfg Config) *Server {
 	})
 	s.metrics = newMetrics(s.admission, s.models.label)
 	if cfg.Database != nil {
-		s.ingest = newIngester(cfg.Database, s.pool, log, cmp.Or(cfg.IngestWorkers, DefaultIngestWorkers), cmp.Or(cfg.IngestQueue, DefaultIngestQueue))
+		s.ingest = newIngester(cfg.Database, s.pool, s.pool, log, cmp.Or(cfg.IngestWorkers, DefaultIngestWorkers), cmp.Or(cfg.IngestQueue, DefaultIngestQueue))
+		s.ingest.admit = s.admitIngestion
 	}
 	s.metrics.reg.MustRegister(&poolCollector{s.pool, s.admission, s.models.label})
 	s.metrics.reg.MustRegister(CacheCollectors("item", "stored items kept decoded, by their JSON", s.items.stats)...)

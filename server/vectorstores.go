@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/singleflight"
 
 	"hearth"
 	"hearth/engine"
@@ -89,7 +90,7 @@ func vectorStoreObject(v *storage.VectorStore, now time.Time) hearth.VectorStore
 		o.Metadata = map[string]string{}
 	}
 	switch {
-	case !v.ExpiresAt().IsZero() && !now.Before(v.ExpiresAt()):
+	case v.Expired(now):
 		o.Status = "expired"
 	case v.Files.InProgress > 0:
 		o.Status = "in_progress"
@@ -913,18 +914,76 @@ type storeIndex struct {
 	attrs  []map[string]any
 }
 
-// vectorIndexCacheBudget bounds the memory of the indexes kept between searches: a
-// store of 100,000 chunks of 768 dimensions takes about 300 MiB, and a store larger
-// than half the budget is read for each search instead.
-const vectorIndexCacheBudget = 1 << 30
+// DefaultVectorIndexMemory bounds the memory of the indexes kept between searches: a
+// store of 100,000 chunks of 768 dimensions takes about 370 MiB of vectors (float32
+// and int8 copies, vectorindex.BytesFor) plus its chunks' text.
+const DefaultVectorIndexMemory = 1 << 30
 
 // vectorIndexCache keeps stores' indexes, keyed by store id and ChunksVersion: a key
 // names its contents, so a store whose chunks change is read again under its new
-// version and the old entry ages out.
-type vectorIndexCache struct{ generations[*storeIndex] }
+// version and the old entry ages out. Its budget bounds them all; one store may take
+// half (the cache's generation), and a store larger than that is refused, not read
+// for each search. builds makes each key's index once however many searches ask for
+// it at the same time.
+type vectorIndexCache struct {
+	generations[*storeIndex]
+	builds singleflight.Group
+}
 
 func newVectorIndexCache(budget int) *vectorIndexCache {
-	return &vectorIndexCache{newGenerations[*storeIndex](budget)}
+	return &vectorIndexCache{generations: newGenerations[*storeIndex](budget)}
+}
+
+// storeLimit is the most one store's index may take.
+func (c *vectorIndexCache) storeLimit() int { return c.budget / 2 }
+
+// vectorStoreTooLarge is the error of a search of a store whose index would take more
+// than a store may.
+func vectorStoreTooLarge(id string, need, limit int) error {
+	return &hearth.Error{Status: http.StatusBadRequest, Type: hearth.ErrTypeInvalidRequest, Code: "vector_store_too_large",
+		Param: "vector_store_id", Message: fmt.Sprintf("Vector store %s needs %d MiB of memory to search, over the %d MiB one store may take on this server (half of --vector-index-memory); split its files into smaller stores.",
+			id, (need+(1<<20)-1)>>20, limit>>20)}
+}
+
+// vectorStoreExpired is the error of a search of an expired store.
+func vectorStoreExpired(v *storage.VectorStore) error {
+	return &hearth.Error{Status: http.StatusBadRequest, Type: hearth.ErrTypeInvalidRequest, Code: "vector_store_expired",
+		Param: "vector_store_id", Message: fmt.Sprintf("Vector store %s expired at %s (%d days after its last activity) and will be deleted; create it again.",
+			v.ID, v.ExpiresAt().UTC().Format(time.RFC3339), v.ExpiresAfterDays)}
+}
+
+// vectorStoreSweepEvery is how often SweepVectorStores deletes expired stores.
+const vectorStoreSweepEvery = time.Hour
+
+// SweepVectorStores deletes the expired vector stores of every owner, once now and
+// then every hour until ctx ends: an expired store answers no search, and OpenAI
+// deletes them too. Their files stay.
+func (s *Server) SweepVectorStores(ctx context.Context) {
+	if s.db == nil {
+		return
+	}
+	t := time.NewTicker(vectorStoreSweepEvery)
+	defer t.Stop()
+	for {
+		s.DeleteExpiredVectorStores(ctx, time.Now())
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// DeleteExpiredVectorStores deletes the stores expired at now and returns how many.
+func (s *Server) DeleteExpiredVectorStores(ctx context.Context, now time.Time) int {
+	ids, err := s.db.DeleteExpiredVectorStores(ctx, now)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.log.Warn("delete expired vector stores", "error", err)
+	case len(ids) > 0:
+		s.log.Info("deleted expired vector stores", "vector_stores", ids)
+	}
+	return len(ids)
 }
 
 // storeIndex returns the store's index, from the cache when its chunks have not
@@ -934,6 +993,18 @@ func (s *Server) storeIndex(ctx context.Context, v *storage.VectorStore) (*store
 	if x, ok := s.vectorIndexes.get(key); ok {
 		return x, nil
 	}
+	// Built apart from the caller's context: the searches waiting for it are not
+	// the first caller's to cancel.
+	x, err, _ := s.vectorIndexes.builds.Do(key, func() (any, error) {
+		return s.buildStoreIndex(context.WithoutCancel(ctx), v, key)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return x.(*storeIndex), nil
+}
+
+func (s *Server) buildStoreIndex(ctx context.Context, v *storage.VectorStore, key string) (*storeIndex, error) {
 	chunks, err := s.db.VectorStoreChunks(ctx, v.Owner, v.ID)
 	if err != nil {
 		return nil, err
@@ -942,21 +1013,39 @@ func (s *Server) storeIndex(ctx context.Context, v *storage.VectorStore) (*store
 	if len(chunks) == 0 {
 		return x, nil
 	}
-	x.index = vectorindex.New(len(chunks[0].Vector))
+	dim := len(chunks[0].Vector)
+	if dim < 1 || dim > vectorindex.MaxDim {
+		return nil, fmt.Errorf("vector store %s: vectors of %d dimensions, not in 1..%d", v.ID, dim, vectorindex.MaxDim)
+	}
 	bytes := 0
-	for i, ch := range chunks {
+	for _, ch := range chunks {
+		bytes += len(ch.Text) + len(ch.Attributes) + len(ch.FileID) + len(ch.Filename)
+	}
+	bytes += int(vectorindex.BytesFor(len(chunks), dim))
+	if limit := s.vectorIndexes.storeLimit(); bytes > limit {
+		return nil, vectorStoreTooLarge(v.ID, bytes, limit)
+	}
+	x.index = vectorindex.New(dim)
+	x.index.Grow(len(chunks))
+	for i := range chunks {
+		ch := &chunks[i]
 		if err := x.index.Add(int64(i), ch.Vector); err != nil {
 			return nil, fmt.Errorf("vector store %s: chunk %d of %s: %w", v.ID, ch.Index, ch.FileID, err)
 		}
+		// The index holds its own copy; the chunk's would double the memory kept.
+		ch.Vector = nil
 		_ = json.Unmarshal(ch.Attributes, &x.attrs[i])
-		bytes += len(ch.Text) + len(ch.Attributes) + len(ch.FileID) + len(ch.Filename)
 	}
-	s.vectorIndexes.put(key, x, bytes+int(x.index.Bytes()))
+	s.vectorIndexes.put(key, x, bytes)
 	return x, nil
 }
 
-// search embeds the queries with the store's model and scans its chunks.
+// search embeds the queries with the store's model and scans its chunks. An expired
+// store answers no more (the sweeper deletes it).
 func (s *Server) search(ctx context.Context, v *storage.VectorStore, req searchRequest) ([]vectorindex.Hit, []storage.Chunk, error) {
+	if v.Expired(time.Now()) {
+		return nil, nil, vectorStoreExpired(v)
+	}
 	x, err := s.storeIndex(ctx, v)
 	if err != nil || len(x.chunks) == 0 {
 		return nil, nil, err

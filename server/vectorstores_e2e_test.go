@@ -131,12 +131,16 @@ func TestVectorStoresE2E(t *testing.T) {
 		t.Errorf("ops.txt %+v", f)
 	}
 
-	// The expected results: every chunk as textchunk cuts it, scored by the script
-	// embedder's vectors.
+	// The expected results: every chunk as textchunk cuts it with the script
+	// embedder's tokenizer, scored by its vectors.
 	type chunk struct{ fileID, filename, text string }
 	var chunks []chunk
 	for _, name := range []string{"kettle.md", "handbook.md", "ops.txt"} {
-		for _, text := range textchunk.Split(texts[name], 100, 20) {
+		split, err := textchunk.Split(texts[name], 100, 20, scriptTokens(e))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range split {
 			chunks = append(chunks, chunk{ids[name], name, text})
 		}
 	}
@@ -344,6 +348,191 @@ func TestVectorStoresE2E(t *testing.T) {
 	convDo(t, srv, alice, "POST", "/v1/vector_stores", `{}`, &plain)
 	if plain.Hearth.EmbeddingModel != scriptmodel.EmbedModel || plain.Status != "completed" || plain.Name != "" {
 		t.Errorf("a store without a model: %+v", plain)
+	}
+}
+
+// scriptTokens counts tokens as the script embedding model's tokenizer does.
+func scriptTokens(e *scriptmodel.Embedder) textchunk.Counter {
+	return func(texts []string) ([]int, error) {
+		n := make([]int, len(texts))
+		for i, t := range texts {
+			n[i] = len(e.Tokenize(t))
+		}
+		return n, nil
+	}
+}
+
+// TestVectorStoreChunkTokensE2E: chunk sizes are counted by the embedding model's
+// tokenizer (the runtime's own, through the runtime seam), not in words. In the script
+// embedding model "kettle" is one token and "xyzzy", not in its vocabulary, five (one a
+// letter); a document of 50 kettles and 20 xyzzys is 70 words but 150 tokens, so at
+// 100 tokens a chunk with an overlap of 20 it is two chunks, whose boundaries follow
+// from those counts alone.
+func TestVectorStoreChunkTokensE2E(t *testing.T) {
+	srv, _, db := lanHearth(t, server.Config{})
+	ctx := context.Background()
+	_, alice, _ := db.CreateKey(ctx, "alice")
+	e := testenv.Embedder(t)
+	doc := strings.Repeat("kettle ", 50) + strings.Repeat("xyzzy ", 20)
+	if k, x := len(e.Tokenize("kettle")), len(e.Tokenize("xyzzy")); k != 1 || x != 5 {
+		t.Fatalf("the script tokenizer counts kettle %d and xyzzy %d tokens, want 1 and 5", k, x)
+	}
+	// 50 kettles and 10 xyzzys fill the first chunk (50 + 50 tokens); the second
+	// starts 4 xyzzys (20 tokens) back and takes the rest.
+	want := []string{
+		strings.Repeat("kettle ", 50) + strings.TrimSpace(strings.Repeat("xyzzy ", 10)),
+		strings.TrimSpace(strings.Repeat("xyzzy ", 14)),
+	}
+	if n := len(e.Tokenize(want[0])); n != 100 {
+		t.Fatalf("the first chunk is %d tokens", n)
+	}
+	f := uploadFile(t, srv, alice, "tokens.txt", "assistants", []byte(doc))
+	var vs hearth.VectorStore
+	convDo(t, srv, alice, "POST", "/v1/vector_stores", fmt.Sprintf(`{"file_ids":[%q],
+		"chunking_strategy":{"type":"static","static":{"max_chunk_size_tokens":100,"chunk_overlap_tokens":20}},
+		"hearth":{"embedding_model":%q}}`, f.ID, scriptmodel.EmbedModel), &vs)
+	vs = waitVectorStore(t, func() hearth.VectorStore {
+		var v hearth.VectorStore
+		convDo(t, srv, alice, "GET", "/v1/vector_stores/"+vs.ID, "", &v)
+		return v
+	})
+	if vs.FileCounts.Completed != 1 {
+		t.Fatalf("ingested %+v", vs)
+	}
+	var page hearth.VectorStoreSearchPage
+	convDo(t, srv, alice, "POST", "/v1/vector_stores/"+vs.ID+"/search", `{"query":"kettle","max_num_results":10}`, &page)
+	var got []string
+	for _, r := range page.Data {
+		got = append(got, r.Content[0].Text)
+	}
+	if !slices.Equal(got, want) { // the kettles' chunk scores higher
+		t.Errorf("chunks:\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestVectorStoreTooLargeE2E: a store whose index needs more than half of
+// --vector-index-memory is refused with vector_store_too_large, naming the store, and
+// nothing is kept; the bound is on /metrics.
+func TestVectorStoreTooLargeE2E(t *testing.T) {
+	const memory = 4096 // one chunk of the script model's vectors takes about 2 KiB
+	srv, _, db := lanHearth(t, server.Config{VectorIndexMemory: memory})
+	ctx := context.Background()
+	_, alice, _ := db.CreateKey(ctx, "alice")
+	small := uploadFile(t, srv, alice, "small.txt", "assistants", []byte("kettle")).ID
+	large := uploadFile(t, srv, alice, "large.txt", "assistants", []byte(strings.Repeat("kettle ", 500))).ID
+	stores := map[string]string{}
+	for name, file := range map[string]string{"small": small, "large": large} {
+		var vs hearth.VectorStore
+		convDo(t, srv, alice, "POST", "/v1/vector_stores", fmt.Sprintf(`{"file_ids":[%q],
+			"chunking_strategy":{"type":"static","static":{"max_chunk_size_tokens":100,"chunk_overlap_tokens":0}},
+			"hearth":{"embedding_model":%q}}`, file, scriptmodel.EmbedModel), &vs)
+		waitVectorStore(t, func() hearth.VectorStore {
+			var v hearth.VectorStore
+			convDo(t, srv, alice, "GET", "/v1/vector_stores/"+vs.ID, "", &v)
+			return v
+		})
+		stores[name] = vs.ID
+	}
+	var page hearth.VectorStoreSearchPage
+	convDo(t, srv, alice, "POST", "/v1/vector_stores/"+stores["small"]+"/search", `{"query":"kettle"}`, &page)
+	if len(page.Data) != 1 {
+		t.Errorf("the small store: %+v", page.Data)
+	}
+	code, _, body := call(t, nil, "POST", srv.URL+"/v1/vector_stores/"+stores["large"]+"/search", alice, `{"query":"kettle"}`)
+	if c, p := errCode(body); code != 400 || c != "vector_store_too_large" || p != "vector_store_id" ||
+		!strings.Contains(string(body), stores["large"]) || !strings.Contains(string(body), "--vector-index-memory") {
+		t.Errorf("the large store: %d %s", code, body)
+	}
+	_, admin, _ := db.CreateKeyAs(ctx, "ops", storage.RoleAdmin)
+	if budget, entries := metric(t, srv, admin, "hearth_vector_index_cache_budget_bytes"), metric(t, srv, admin, "hearth_vector_index_cache_entries"); budget != memory || entries != 1 {
+		t.Errorf("metrics: budget %v, entries %v; want the bound and the small store's index alone", budget, entries)
+	}
+}
+
+// TestVectorStoreExpiryE2E: a store past its expires_after shows expired and answers
+// no search (400 vector_store_expired) until the sweeper deletes it (then 404, its files
+// kept); a store not yet expired is searched and kept, and goes when its time comes.
+func TestVectorStoreExpiryE2E(t *testing.T) {
+	srv, h, db := lanHearth(t, server.Config{})
+	ctx := context.Background()
+	_, alice, _ := db.CreateKey(ctx, "alice")
+	who := storage.OwnerOf(alice)
+	f := uploadFile(t, srv, alice, "kettle.md", "assistants", []byte("The kettle ships on Tuesday."))
+	var fresh hearth.VectorStore
+	convDo(t, srv, alice, "POST", "/v1/vector_stores", fmt.Sprintf(`{"file_ids":[%q],"expires_after":{"anchor":"last_active_at","days":1},
+		"hearth":{"embedding_model":%q}}`, f.ID, scriptmodel.EmbedModel), &fresh)
+	waitVectorStore(t, func() hearth.VectorStore {
+		var v hearth.VectorStore
+		convDo(t, srv, alice, "GET", "/v1/vector_stores/"+fresh.ID, "", &v)
+		return v
+	})
+	// A store whose last activity was two days ago, expiring after one, as a
+	// process that was stopped for two days finds it.
+	err := db.CreateVectorStore(ctx, storage.NewVectorStore{ID: "vs_old", Owner: who, Model: scriptmodel.EmbedModel, ExpiresAfterDays: 1,
+		Chunking: storage.Chunking{MaxTokens: 800, OverlapTokens: 400}, CreatedAt: time.Now().Add(-48 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old hearth.VectorStore
+	convDo(t, srv, alice, "GET", "/v1/vector_stores/vs_old", "", &old)
+	if old.Status != "expired" {
+		t.Errorf("the old store: %+v", old)
+	}
+	code, _, body := call(t, nil, "POST", srv.URL+"/v1/vector_stores/vs_old/search", alice, `{"query":"kettle"}`)
+	if c, p := errCode(body); code != 400 || c != "vector_store_expired" || p != "vector_store_id" || !strings.Contains(string(body), "vs_old") {
+		t.Errorf("search of the expired store: %d %s", code, body)
+	}
+	var page hearth.VectorStoreSearchPage
+	convDo(t, srv, alice, "POST", "/v1/vector_stores/"+fresh.ID+"/search", `{"query":"kettle"}`, &page)
+	if len(page.Data) != 1 {
+		t.Errorf("search of the fresh store: %+v", page.Data)
+	}
+
+	if n := h.DeleteExpiredVectorStores(ctx, time.Now()); n != 1 {
+		t.Errorf("swept %d stores, want the old one", n)
+	}
+	convRefused(t, srv, alice, "GET", "/v1/vector_stores/vs_old", "", 404, "vector_store_not_found", "vector_store_id")
+	convRefused(t, srv, alice, "POST", "/v1/vector_stores/vs_old/search", `{"query":"kettle"}`, 404, "vector_store_not_found", "vector_store_id")
+	convDo(t, srv, alice, "GET", "/v1/vector_stores/"+fresh.ID, "", nil)
+	// The fresh one goes a day after its last activity (the search above), with its
+	// chunks; its file stays.
+	if n := h.DeleteExpiredVectorStores(ctx, time.Now().Add(25*time.Hour)); n != 1 {
+		t.Errorf("a day on: swept %d stores, want the fresh one", n)
+	}
+	convRefused(t, srv, alice, "GET", "/v1/vector_stores/"+fresh.ID, "", 404, "vector_store_not_found", "vector_store_id")
+	convDo(t, srv, alice, "GET", "/v1/files/"+f.ID, "", nil)
+}
+
+// TestVectorStoreIngestAdmissionE2E: ingestion's embedding calls take a slot of the
+// embedding model in admission like requests do: while the only slot is held the file
+// waits in the model's queue (on /metrics), in progress, and completes once it is freed.
+func TestVectorStoreIngestAdmissionE2E(t *testing.T) {
+	srv, h, db := lanHearth(t, server.Config{})
+	ctx := context.Background()
+	_, alice, _ := db.CreateKey(ctx, "alice")
+	_, admin, _ := db.CreateKeyAs(ctx, "ops", storage.RoleAdmin)
+	f := uploadFile(t, srv, alice, "kettle.md", "assistants", []byte("The kettle ships on Tuesday."))
+	release := server.HoldSlot(h, scriptmodel.EmbedModel)
+	defer func() { release() }()
+	var vs hearth.VectorStore
+	convDo(t, srv, alice, "POST", "/v1/vector_stores", fmt.Sprintf(`{"file_ids":[%q],"hearth":{"embedding_model":%q}}`,
+		f.ID, scriptmodel.EmbedModel), &vs)
+	waitFor(t, "ingestion queued for the embedding model", func() bool {
+		return metric(t, srv, admin, "hearth_queue_depth", "hearth-script-embed") == 1
+	})
+	convDo(t, srv, alice, "GET", "/v1/vector_stores/"+vs.ID, "", &vs)
+	if vs.Status != "in_progress" || vs.FileCounts.InProgress != 1 {
+		t.Errorf("while the slot is held: %+v", vs)
+	}
+	release()
+	release = func() {}
+	vs = waitVectorStore(t, func() hearth.VectorStore {
+		var v hearth.VectorStore
+		convDo(t, srv, alice, "GET", "/v1/vector_stores/"+vs.ID, "", &v)
+		return v
+	})
+	if vs.FileCounts.Completed != 1 || metric(t, srv, admin, "hearth_queue_depth", "hearth-script-embed") != 0 {
+		t.Errorf("after the slot was freed: %+v", vs)
 	}
 }
 

@@ -157,6 +157,9 @@ type VectorStores interface {
 	// DeleteVectorStore deletes the owner's store, its files' attachments and chunks
 	// (not the files themselves).
 	DeleteVectorStore(ctx context.Context, owner, id string) error
+	// DeleteExpiredVectorStores deletes, as DeleteVectorStore does, every owner's
+	// stores whose ExpiresAt is at or before now, and returns their ids in order.
+	DeleteExpiredVectorStores(ctx context.Context, now time.Time) ([]string, error)
 
 	// AttachVectorStoreFiles attaches files to the owner's store, atomically, each
 	// in_progress; a file attached already starts over (its chunks dropped, its

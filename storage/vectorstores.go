@@ -84,6 +84,12 @@ func (s *VectorStore) ExpiresAt() time.Time {
 	return s.LastActiveAt.Add(time.Duration(s.ExpiresAfterDays) * 24 * time.Hour)
 }
 
+// Expired reports whether the store has expired at now.
+func (s *VectorStore) Expired(now time.Time) bool {
+	at := s.ExpiresAt()
+	return !at.IsZero() && !now.Before(at)
+}
+
 // NewVectorStore is what CreateVectorStore stores; its Files are attached in the same
 // transaction (in_progress).
 type NewVectorStore struct {

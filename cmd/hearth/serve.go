@@ -71,6 +71,7 @@ type serveOptions struct {
 	fileAllowURL  []string
 	embedModel    string
 	ingestWorkers int
+	indexMemory   int64
 	mcpOutputCap  int
 }
 
@@ -152,6 +153,7 @@ ollama serve.`,
 	f.StringArrayVar(&o.mcp, "mcp", nil, "an MCP server requests may use as a tool ({\"type\":\"mcp\",\"server_label\":LABEL}): 'LABEL=COMMAND ARGS...' (hearth starts it, over stdio) or 'LABEL=https://...' (streamable HTTP); repeat for several, or [mcp.LABEL] tables in the config file")
 	f.StringVar(&o.embedModel, "embedding-model", "", "embedding model of a vector store created without one (default: the only embedding model the runtimes serve)")
 	f.IntVar(&o.ingestWorkers, "ingest-workers", server.DefaultIngestWorkers, "vector store files read and embedded at once")
+	f.Int64Var(&o.indexMemory, "vector-index-memory", server.DefaultVectorIndexMemory, "bytes of vector stores' search indexes kept in memory; a store whose index needs more than half is not searched (400 vector_store_too_large)")
 	f.StringSliceVar(&o.fileAllowURL, "file-allow-url", nil, "URL patterns ('*' matches anything) an input_file's file_url may name; hearth fetches it (at most --max-file-bytes, no redirects); a loopback or private host must be named without a wildcard (default: none)")
 	f.StringSliceVar(&o.mcpAllowURL, "mcp-allow-url", nil, "URL patterns ('*' matches anything) of MCP servers a request may name itself as server_url; a loopback or private host must be named without a wildcard (default: none)")
 	f.IntVar(&o.mcpOutputCap, "mcp-output-cap", mcp.DefaultOutputCap, "largest MCP tool output in bytes the model reads; longer output is cut, with a note")
@@ -335,6 +337,7 @@ func serve(parent context.Context, o serveOptions) error {
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, TrustedProxies: o.trustProxies, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
 		Admission: adm, EmbeddingModel: o.embedModel, IngestWorkers: o.ingestWorkers,
+		VectorIndexMemory: o.indexMemory,
 	})
 	// file_search searches the vector stores this server keeps: the kind is
 	// registered once the server exists, before it serves.
@@ -347,6 +350,7 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	go h.Supervise(ctx, o.checkEvery)
 	go h.PruneJournals(ctx, o.journalKeep)
+	go h.SweepVectorStores(ctx)
 	go h.KeepLeases(ctx, o.replicaLease)
 	srv := &http.Server{
 		Handler:           h,

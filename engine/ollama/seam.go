@@ -27,7 +27,11 @@ type Client interface {
 // Seam returns the engine's runtime seam over an Ollama API client: it translates the
 // engine's requests into Ollama's and back, and gives each model the Ollama template
 // rendering of its prompts.
-func Seam(c Client) engine.Runtime { return seam{c: c, lp: &logprobsGate{}} }
+func Seam(c Client) engine.Runtime { return newSeam(c, false, false) }
+
+func newSeam(c Client, drain, embedded bool) seam {
+	return seam{c: c, drain: drain, lp: &logprobsGate{}, tok: newTokenizers(embedded)}
+}
 
 // Seam is the engine's runtime seam over this runtime. Over an external runtime it
 // never leaves a generation's stream before its end (see drainSeam).
@@ -35,7 +39,7 @@ func (r *Runtime) Seam() engine.Runtime {
 	if r.Embedded {
 		// The embedded runtime's listener makes leaving a stream safe
 		// (disconnectSafeListener), and leaving frees the slot at once.
-		return Seam(r.Client)
+		return newSeam(r.Client, false, true)
 	}
 	return DrainingSeam(r.Client)
 }
@@ -52,13 +56,15 @@ func (r *Runtime) Seam() engine.Runtime {
 // normally, so the slot is freed as soon as the generation ends (the engine ends phases
 // with stop strings and budgets, so what is left is short). The caller returns at once;
 // only the runtime's slot stays busy for the rest.
-func DrainingSeam(c Client) engine.Runtime { return seam{c: c, drain: true, lp: &logprobsGate{}} }
+func DrainingSeam(c Client) engine.Runtime { return newSeam(c, true, false) }
 
 type seam struct {
 	c     Client
 	drain bool
 	// lp remembers whether the runtime returns log probabilities (logprobs.go).
 	lp *logprobsGate
+	// tok keeps the tokenizers of the models whose tokens were counted (tokenize.go).
+	tok *tokenizers
 }
 
 // drainLimit bounds how long a left generation is read in the background: past it the

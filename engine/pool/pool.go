@@ -293,6 +293,32 @@ func (p *Pool) Serves(label, model string) bool {
 	return m != nil && m.isUp() && m.has(model)
 }
 
+// CountTokens counts texts' tokens with the tokenizer of model on a runtime that has
+// it; one that cannot tokenize for it (an external runtime with a tokenizer it cannot
+// build) passes the call to another that has the model, if any.
+func (p *Pool) CountTokens(ctx context.Context, model string, texts []string) ([]int, error) {
+	var err error
+	for _, l := range p.Candidates(model) {
+		m := p.member(l)
+		if m == nil {
+			continue
+		}
+		t, ok := m.seam.(engine.Tokenizer)
+		if !ok {
+			err = fmt.Errorf("%w: runtime %s counts no tokens", engine.ErrNoTokenizer, m.label)
+			continue
+		}
+		var n []int
+		if n, err = t.CountTokens(ctx, model, texts); err == nil || !(errors.Is(err, engine.ErrNoTokenizer) || refused(err)) {
+			return n, err
+		}
+	}
+	if err == nil {
+		err = fmt.Errorf("%w: %q", engine.ErrModelNotFound, model)
+	}
+	return nil, err
+}
+
 // choose is the runtime that serves a call for model made with ctx: its placement's,
 // else the first candidate (then named in the placement, so the response's later calls
 // go there too).

@@ -27,6 +27,28 @@ type fake struct {
 	midway error
 	// unready, when set, is Ready's error alone.
 	unready error
+	// noTokenizer: CountTokens answers engine.ErrNoTokenizer (an external runtime
+	// whose model's tokenizer the seam cannot build).
+	noTokenizer bool
+	counted     int // CountTokens calls answered
+}
+
+// CountTokens counts a token per byte.
+func (f *fake) CountTokens(_ context.Context, model string, texts []string) ([]int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case f.down != nil:
+		return nil, f.down
+	case f.noTokenizer:
+		return nil, engine.ErrNoTokenizer
+	}
+	f.counted++
+	n := make([]int, len(texts))
+	for i, t := range texts {
+		n[i] = len(t)
+	}
+	return n, nil
 }
 
 func (f *fake) set(fn func(*fake)) {
@@ -246,5 +268,30 @@ func TestLabels(t *testing.T) {
 	}
 	if _, err := New(nil, nil); err == nil {
 		t.Error("no runtimes: no error")
+	}
+}
+
+// CountTokens goes to a runtime that has the model; one that cannot tokenize for it,
+// or refuses the connection, passes it to the next that has it; another error is the
+// caller's.
+func TestCountTokensPassesOn(t *testing.T) {
+	a := &fake{host: "a", models: []string{"m"}, noTokenizer: true}
+	b := &fake{host: "b", models: []string{"m"}}
+	p := newPool(t, a, b)
+	n, err := p.CountTokens(context.Background(), "m", []string{"four", "ab"})
+	if err != nil || !slices.Equal(n, []int{4, 2}) || b.counted != 1 {
+		t.Fatalf("counted %v %v by b %d", n, err, b.counted)
+	}
+	b.set(func(f *fake) { f.down = refusedErr })
+	if _, err := p.CountTokens(context.Background(), "m", []string{"x"}); !errors.Is(err, refusedErr.Err) {
+		t.Errorf("the last refusing: %v", err)
+	}
+	b.set(func(f *fake) { f.down = errors.New("broken") })
+	if _, err := p.CountTokens(context.Background(), "m", []string{"x"}); err == nil || err.Error() != "broken" {
+		t.Errorf("another error: %v, want b's", err)
+	}
+	a.set(func(f *fake) { f.noTokenizer = false })
+	if _, err := p.CountTokens(context.Background(), "m", []string{"x"}); err != nil || a.counted != 1 {
+		t.Errorf("a counts first now: %v (a %d)", err, a.counted)
 	}
 }

@@ -189,6 +189,47 @@ func (db *DB) DeleteVectorStore(ctx context.Context, owner, id string) error {
 	return nil
 }
 
+// DeleteExpiredVectorStores deletes the stores expired at now, of every owner.
+func (db *DB) DeleteExpiredVectorStores(ctx context.Context, now time.Time) ([]string, error) {
+	var ids []string
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		ids = nil
+		rows, err := tx.QueryContext(ctx, `SELECT id FROM vector_stores
+			WHERE expires_after_days > 0 AND last_active_at + expires_after_days * 86400000 <= ? ORDER BY id`, now.UnixMilli())
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, id := range ids {
+			for _, table := range []string{"vector_store_chunks", "vector_store_files", "vector_store_batches", "vector_stores"} {
+				column := "store_id"
+				if table == "vector_stores" {
+					column = "id"
+				}
+				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE `+column+` = ?`, id); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storage: delete expired vector stores: %w", err)
+	}
+	return ids, nil
+}
+
 // ownStore checks, inside a transaction, that the store is the owner's.
 func ownStore(ctx context.Context, tx *sql.Tx, owner, storeID string) error {
 	var one int

@@ -72,6 +72,7 @@ var suite = []struct {
 	)},
 	{"vectorstores", tests(
 		"VectorStores", testVectorStores,
+		"ExpiredVectorStores", testExpiredVectorStores,
 	)},
 	{"keys", tests(
 		"KeyLifecycle", testKeyLifecycle,

@@ -332,3 +332,61 @@ func testVectorStores(t *testing.T, open Opener) {
 		t.Errorf("new store's chunks: %+v %v", got, err)
 	}
 }
+
+// testExpiredVectorStores: DeleteExpiredVectorStores deletes the stores of every owner
+// whose expiry (days after the last activity) is at or before the time given, with
+// their files' attachments and chunks, and leaves the others.
+func testExpiredVectorStores(t *testing.T, open Opener) {
+	ctx := context.Background()
+	db := open(t)
+	alice, bob := storage.OwnerOf("alice"), storage.OwnerOf("bob")
+	if err := db.CreateFile(ctx, storage.NewFile{ID: "file-a", Owner: alice, Filename: "a.md", Purpose: "assistants", Content: []byte("alpha")}); err != nil {
+		t.Fatal(err)
+	}
+	day := 24 * time.Hour
+	now := time.UnixMilli(time.Now().UnixMilli())
+	chunking := storage.Chunking{MaxTokens: 800, OverlapTokens: 400}
+	for _, v := range []storage.NewVectorStore{
+		{ID: "vs-old", Owner: alice, ExpiresAfterDays: 1, CreatedAt: now.Add(-2 * day),
+			Files: []storage.NewVectorStoreFile{{FileID: "file-a", Chunking: chunking}}},
+		{ID: "vs-edge", Owner: bob, ExpiresAfterDays: 2, CreatedAt: now.Add(-2 * day)},
+		{ID: "vs-young", Owner: bob, ExpiresAfterDays: 3, CreatedAt: now.Add(-2 * day)},
+		{ID: "vs-never", Owner: alice, CreatedAt: now.Add(-400 * day)},
+	} {
+		v.Model, v.Chunking = "embed", chunking
+		if err := db.CreateVectorStore(ctx, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.CompleteVectorStoreFile(ctx, "vs-old", "file-a", []storage.NewChunk{{Text: "alpha", Vector: []float32{1, 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := db.DeleteExpiredVectorStores(ctx, now)
+	if err != nil || !slices.Equal(ids, []string{"vs-edge", "vs-old"}) {
+		t.Fatalf("deleted %v, %v; want vs-edge (at its expiry) and vs-old", ids, err)
+	}
+	if _, err := db.GetVectorStore(ctx, alice, "vs-old"); !errors.Is(err, storage.ErrVectorStoreNotFound) {
+		t.Errorf("vs-old after: %v", err)
+	}
+	if chunks, err := db.VectorStoreChunks(ctx, alice, "vs-old"); err == nil && len(chunks) > 0 {
+		t.Errorf("vs-old's chunks left: %d", len(chunks))
+	}
+	if _, err := db.GetFile(ctx, alice, "file-a"); err != nil {
+		t.Errorf("the file itself is kept: %v", err)
+	}
+	for _, s := range []struct{ owner, id string }{{bob, "vs-young"}, {alice, "vs-never"}} {
+		if _, err := db.GetVectorStore(ctx, s.owner, s.id); err != nil {
+			t.Errorf("%s: %v", s.id, err)
+		}
+	}
+	// Activity moves the expiry: touched now, vs-young expires 3 days from now.
+	if err := db.TouchVectorStore(ctx, bob, "vs-young", now); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := db.DeleteExpiredVectorStores(ctx, now.Add(2*day)); err != nil || len(ids) != 0 {
+		t.Errorf("two days on: deleted %v, %v", ids, err)
+	}
+	if ids, err := db.DeleteExpiredVectorStores(ctx, now.Add(3*day)); err != nil || !slices.Equal(ids, []string{"vs-young"}) {
+		t.Errorf("three days on: deleted %v, %v", ids, err)
+	}
+}
