@@ -87,4 +87,4 @@ func TestRoundTripsPostgres(t *testing.T) {
 	}
 }
 
-const wantJSON, wantStream, wantContinuation = 3, 5, 3
+const wantJSON, wantStream, wantContinuation = 2, 4, 2

@@ -143,11 +143,13 @@ func (db *DB) ChainEpoch() uint64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var n int64
-	if err := db.pool.QueryRow(ctx, `SELECT epoch FROM chain_epoch`).Scan(&n); err != nil {
+	if err := db.pool.QueryRow(ctx, sqlChainEpoch).Scan(&n); err != nil {
 		return 1<<63 | db.unknownEpoch.Add(1)
 	}
 	return uint64(n) &^ (1 << 63)
 }
+
+const sqlChainEpoch = `SELECT epoch FROM chain_epoch`
 
 // chainsChanged moves ChainEpoch on, inside the transaction of the change.
 func chainsChanged(ctx context.Context, tx dbtx) error {

@@ -77,6 +77,7 @@ var suite = []struct {
 		"KeyLifecycle", testKeyLifecycle,
 		"KeyRoles", testKeyRoles,
 		"KeyCacheGroups", testKeyCacheGroups,
+		"CheckKey", testCheckKey,
 	)},
 	{"console", tests(
 		"ConsoleResponses", testConsoleResponses,
