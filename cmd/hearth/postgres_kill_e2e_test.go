@@ -144,7 +144,8 @@ func TestReplicaKillUnderLoad(t *testing.T) {
 		if n != 0 {
 			t.Errorf("round %d: %d response(s) of the killed replica %s still in flight %v after the kill (lease %v)", round+1, n, victim.name, time.Since(killedAt).Round(time.Millisecond), liveLease)
 		}
-		t.Logf("round %d: killed %s with %d response(s) in flight; after %v", round+1, victim.base, inFlight, time.Since(start).Round(time.Millisecond))
+		t.Logf("round %d: killed %s with %d response(s) in flight, none left in flight %v after the kill; after %v", round+1, victim.base, inFlight,
+			time.Since(killedAt).Round(10*time.Millisecond), time.Since(start).Round(time.Millisecond))
 	}
 	stopLoad()
 	clients.Wait()
