@@ -17,10 +17,12 @@ import (
 	"hearth/storage"
 )
 
-// Gin context keys: the caller's storage owner, and its credential.
+// Gin context keys: the caller's storage owner, its credential, and the chain epoch
+// read with its key (epochOf).
 const (
 	ownerKey  = "hearth.owner"
 	callerKey = "hearth.caller"
+	epochKey  = "hearth.epoch"
 )
 
 // caller is the credential a request authenticated with.
@@ -84,17 +86,41 @@ type dbKeys struct {
 // database has any, and records who calls: the storage owner (OwnerOf(key)) and the
 // key's name for logs and metrics. Database keys are looked up on every request (one
 // read of a unique index), so a key revoked with `hearth keys revoke` fails at once.
+// That read also answers whether the database has keys and reads the chain epoch
+// (storage.KeyCheck), which the request's chain reads then start from (epochKey): on
+// PostgreSQL one round trip where each would be one.
 func (s *Server) authenticate(c *gin.Context) {
 	m := meta(c)
 	ctx := c.Request.Context()
-	required := s.keys.enabled()
-	if !required && s.dbKeys.db != nil {
-		if s.dbKeys.seen.Load() {
-			required = true
-		} else if has, err := s.dbKeys.db.HasKeys(ctx); err != nil {
+	h := c.GetHeader("Authorization")
+	// The scheme is case-insensitive (RFC 7235 section 2.1): "bearer" and "BEARER" too.
+	scheme, key, ok := strings.Cut(strings.TrimSpace(h), " ")
+	ok = ok && strings.EqualFold(scheme, "Bearer")
+	key = strings.TrimSpace(key)
+	if !ok {
+		key = ""
+	}
+	configured := 0
+	if key != "" {
+		configured = s.keys.find(key)
+	}
+	required := s.keys.enabled() || s.dbKeys.seen.Load()
+	// The database is read when it decides whether a key is required (none seen yet)
+	// or which key this is (one not configured); a request refused for want of a key
+	// reads nothing.
+	var check storage.KeyCheck
+	if s.dbKeys.db != nil && configured == 0 && (!required || key != "") {
+		hash := ""
+		if key != "" {
+			hash = storage.OwnerOf(key)
+		}
+		var err error
+		if check, err = s.dbKeys.db.CheckKey(ctx, hash); err != nil {
 			s.writeError(c, fmt.Errorf("authenticate: %w", err))
 			return
-		} else if has {
+		}
+		c.Set(epochKey, check.Epoch)
+		if check.HasKeys {
 			s.dbKeys.seen.Store(true)
 			required = true
 		}
@@ -105,12 +131,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		return
 	}
 	m.key = "unauthenticated" // until a key checks out
-	h := c.GetHeader("Authorization")
-	// The scheme is case-insensitive (RFC 7235 section 2.1): "bearer" and "BEARER" too.
-	scheme, key, ok := strings.Cut(strings.TrimSpace(h), " ")
-	ok = ok && strings.EqualFold(scheme, "Bearer")
-	key = strings.TrimSpace(key)
-	if !ok || key == "" {
+	if key == "" {
 		msg := "Incorrect API key provided."
 		if h == "" {
 			msg = "You didn't provide an API key. Send it as 'Authorization: Bearer <key>'."
@@ -120,25 +141,18 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	name, group := "", ""
 	cl := caller{role: storage.RoleAdmin} // the operator set the configured keys
-	if i := s.keys.find(key); i > 0 {
+	if configured > 0 {
 		// Configured keys have no name; their position names them without showing them.
-		name = fmt.Sprintf("config-%d", i)
+		name = fmt.Sprintf("config-%d", configured)
 		group = "key:" + name
-	} else if s.dbKeys.db != nil {
-		k, err := s.dbKeys.db.KeyByHash(ctx, storage.OwnerOf(key))
-		switch {
-		case errors.Is(err, storage.ErrKeyNotFound):
-		case err != nil:
-			s.writeError(c, fmt.Errorf("authenticate: %w", err))
-			return
-		case !k.Active():
+	} else if k := check.Key; k != nil {
+		if !k.Active() {
 			s.writeError(c, hearth.InvalidAPIKey("This API key was revoked."))
 			return
-		default:
-			name = k.Name
-			cl = caller{role: k.Role, hash: k.Hash}
-			group = cacheGroupOf(k)
 		}
+		name = k.Name
+		cl = caller{role: k.Role, hash: k.Hash}
+		group = cacheGroupOf(k)
 	}
 	if name == "" {
 		s.writeError(c, hearth.InvalidAPIKey("Incorrect API key provided."))
@@ -149,6 +163,16 @@ func (s *Server) authenticate(c *gin.Context) {
 	c.Set(ownerKey, storage.OwnerOf(key))
 	c.Set(callerKey, cl)
 	c.Request = c.Request.WithContext(engine.WithCacheGroup(ctx, group))
+}
+
+// epochOf is the chain epoch authenticate read with the request's key, for the
+// request's chain reads (intake.epoch); nil when it read none.
+func epochOf(c *gin.Context) *uint64 {
+	if v, ok := c.Get(epochKey); ok {
+		e := v.(uint64)
+		return &e
+	}
+	return nil
 }
 
 // cacheGroupOf is the cache group of a database key's responses: the group an admin

@@ -24,7 +24,7 @@ func (s *Server) compactResponse(c *gin.Context) {
 		return
 	}
 	// The prologue of every response (prologue.go), for a summarising generation.
-	p, err := s.prepare(c.Request.Context(), intake{meta: meta(c), who: owner(c), compaction: true}, req)
+	p, err := s.prepare(c.Request.Context(), intake{meta: meta(c), who: owner(c), epoch: epochOf(c), compaction: true}, req)
 	if err != nil {
 		s.writeError(c, err)
 		return

@@ -68,12 +68,20 @@ func newPostgresFakeServer(tb testing.TB, c *pgtest.Cluster, trips *pgtest.Round
 }
 
 // countRoundTrips reports the round trips to PostgreSQL per response
-// (round-trips/op; statements prepared on a connection's first use of them left out).
+// (round-trips/op; statements prepared on a connection's first use of them left out),
+// and the time hearth waited for them: commit-ms/op for those that commit a write
+// transaction (on a durable cluster, its WAL flush among it), other-ms/op for the
+// rest (the key and epoch read, a chain's load, a write's checks). hearth-ms/op less
+// both is hearth's own work.
 func countRoundTrips(trips *pgtest.RoundTrips) func(*testing.B) func() {
 	return func(b *testing.B) func() {
 		n0 := trips.Total()
+		c0, o0 := trips.Waited()
 		return func() {
+			c, o := trips.Waited()
 			b.ReportMetric(float64(trips.Total()-n0)/float64(b.N), "round-trips/op")
+			b.ReportMetric(float64((c-c0).Microseconds())/1000/float64(b.N), "commit-ms/op")
+			b.ReportMetric(float64((o-o0).Microseconds())/1000/float64(b.N), "other-ms/op")
 		}
 	}
 }

@@ -34,6 +34,10 @@ type intake struct {
 	meta *reqMeta
 	// who owns the response (owner).
 	who string
+	// epoch is the chain epoch read with the request's key (epochOf), from which its
+	// chain reads start; nil: they read it. A WebSocket's creates read their own,
+	// each later than the connection's key.
+	epoch *uint64
 	// local is the latest response of a WebSocket connection, whose chain the
 	// connection keeps even where storage has none (store: false); nil over HTTP.
 	local *socketState
@@ -73,7 +77,7 @@ func (p *prepared) close() {
 // failed to start).
 func (s *Server) prepare(ctx context.Context, in intake, req *hearth.CreateResponseRequest) (*prepared, error) {
 	p := &prepared{req: req}
-	chain, err := s.chainHistory(ctx, in.who, req.PreviousResponseID, in.local, !in.compaction)
+	chain, err := s.chainHistory(ctx, in.who, req.PreviousResponseID, in.local, in.epoch, !in.compaction)
 	if err == nil {
 		var local []hearth.Item
 		if in.local != nil {

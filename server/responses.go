@@ -95,7 +95,7 @@ func (s *Server) createResponse(c *gin.Context) {
 	if !ok {
 		return
 	}
-	p, err := s.prepare(c.Request.Context(), intake{meta: meta(c), who: owner(c)}, req)
+	p, err := s.prepare(c.Request.Context(), intake{meta: meta(c), who: owner(c), epoch: epochOf(c)}, req)
 	if err != nil {
 		s.writeError(c, err)
 		return
@@ -621,11 +621,15 @@ type chainRead struct {
 // decoded from s.contexts (after the first continuation that reads it) and the links
 // after it from storage. With resume, a load also returns the prompt saved with the
 // checkpoint. The caller must not change the items (the caches share them), only the
-// slice.
-func (s *Server) chainHistory(ctx context.Context, owner, previousID string, local *socketState, resume bool) (chainRead, error) {
+// slice. epoch is the chain epoch read with the request's key, nil when none was.
+func (s *Server) chainHistory(ctx context.Context, owner, previousID string, local *socketState, epoch *uint64, resume bool) (chainRead, error) {
 	var ch chainRead
 	if s.db != nil {
-		ch = chainRead{epoch: s.db.ChainEpoch(), settled: true, depth: 1}
+		if epoch == nil {
+			e := s.db.ChainEpoch()
+			epoch = &e
+		}
+		ch = chainRead{epoch: *epoch, settled: true, depth: 1}
 		if previousID == "" {
 			return ch, nil
 		}

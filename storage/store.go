@@ -201,7 +201,23 @@ type KeyLookup interface {
 	KeyByHash(ctx context.Context, hash string) (*Key, error)
 	// HasKeys reports whether any key was ever created.
 	HasKeys(ctx context.Context) (bool, error)
+	// CheckKey reads what a request's authentication needs at once: HasKeys, the key
+	// whose Hash is hash when hash is not empty (KeyByHash), and the chain epoch
+	// (Chains.ChainEpoch) at that moment, from which the request's chain reads may
+	// start. On a store across a network that is one round trip, where the reads one
+	// by one would be up to three.
+	CheckKey(ctx context.Context, hash string) (KeyCheck, error)
 	ListKeys(ctx context.Context) ([]Key, error)
+}
+
+// KeyCheck is what KeyLookup.CheckKey read.
+type KeyCheck struct {
+	HasKeys bool
+	// Key is the key asked for, revoked or not; nil when there is none (or none was
+	// asked for).
+	Key *Key
+	// Epoch is ChainEpoch's answer, read with the rest.
+	Epoch uint64
 }
 
 // Keys manages API keys (`hearth keys`): the secret is returned once and only its hash

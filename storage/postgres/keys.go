@@ -129,6 +129,33 @@ func (db *DB) HasKeys(ctx context.Context) (bool, error) {
 	return has, nil
 }
 
+// CheckKey sends HasKeys's, KeyByHash's (when hash is not empty) and ChainEpoch's
+// statements in one batch: one round trip.
+func (db *DB) CheckKey(ctx context.Context, hash string) (storage.KeyCheck, error) {
+	var (
+		check storage.KeyCheck
+		epoch int64
+	)
+	b := &pgx.Batch{}
+	b.Queue(`SELECT EXISTS (SELECT 1 FROM api_keys)`).QueryRow(func(r pgx.Row) error { return r.Scan(&check.HasKeys) })
+	b.Queue(sqlChainEpoch).QueryRow(func(r pgx.Row) error { return r.Scan(&epoch) })
+	if hash != "" {
+		b.Queue(`SELECT `+keyColumns+` FROM api_keys WHERE hash = $1`, hash).QueryRow(func(r pgx.Row) error {
+			k, err := scanKey(r)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			check.Key = k
+			return err
+		})
+	}
+	if err := db.pool.SendBatch(ctx, b); err != nil {
+		return storage.KeyCheck{}, fmt.Errorf("storage: check key: %w", err)
+	}
+	check.Epoch = uint64(epoch) &^ (1 << 63)
+	return check, nil
+}
+
 func scanKey(row pgx.Row) (*storage.Key, error) {
 	var (
 		k       storage.Key

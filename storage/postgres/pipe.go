@@ -13,12 +13,14 @@ import (
 // host), which is most of what a write costs on PostgreSQL; the server's own work is
 // a fraction. A pipe sends them pipelined (pgx.Batch): a statement whose answer
 // nothing reads before the commit waits in a queue, and the queue goes to the server
-// in one round trip when Go needs an answer, or with the commit. A response's write
-// so costs two round trips: its statements with the begin, then the commit after the
-// checks among them passed (a parent that exists, an id not taken).
+// in one round trip when Go needs an answer, or with the commit. A write whose
+// checks fail on the server (an error aborts the transaction there, and the commit
+// queued after it does not happen) is one round trip: a new response's. A write that
+// reads a check in Go (QueueRow: a row's lock and status) is two: its statements with
+// the begin, then the commit once the check passed.
 //
 // The one thing to know when writing for a pipe: a statement queued after a check
-// (QueueRow, QueueExec) runs on the server before the check's answer is read in Go.
+// (QueueRow) runs on the server before the check's answer is read in Go.
 // A failed check rolls the transaction back, so what ran after it is never seen; but
 // it ran, and a statement whose running alone would be wrong (rather than rolled
 // back) must wait for the check with Send.
@@ -91,12 +93,6 @@ func (p *pipe) QueueRow(check func(pgx.Row) error, sql string, args ...any) {
 	p.checks = true
 }
 
-// QueueExec queues a statement whose command tag check reads when the queue is sent.
-func (p *pipe) QueueExec(check func(pgconn.CommandTag) error, sql string, args ...any) {
-	p.batch.Queue(sql, args...).Exec(check)
-	p.checks = true
-}
-
 // Send sends what is queued, in one round trip, and runs the checks.
 func (p *pipe) Send(ctx context.Context) error {
 	if p.batch.Len() == 0 {
@@ -151,19 +147,6 @@ func queueRow(ctx context.Context, tx dbtx, check func(pgx.Row) error, sql strin
 		return nil
 	}
 	return check(tx.QueryRow(ctx, sql, args...))
-}
-
-// queueExec runs a write whose command tag check reads, as queueRow does.
-func queueExec(ctx context.Context, tx dbtx, check func(pgconn.CommandTag) error, sql string, args ...any) error {
-	if p, ok := tx.(*pipe); ok {
-		p.QueueExec(check, sql, args...)
-		return nil
-	}
-	tag, err := tx.Exec(ctx, sql, args...)
-	if err != nil {
-		return err
-	}
-	return check(tag)
 }
 
 // send sends what a pipe has queued, so that the answers its checks read are in;

@@ -29,6 +29,10 @@ import (
 type DB struct {
 	pool    conns // every error through classify (unavailable.go)
 	replica string
+	// asyncCreate: the creation of a response that is not in the background commits
+	// without waiting for the WAL flush (CreateResponse says why that keeps what is
+	// stored); off when the URL sets synchronous_commit, which then rules every commit.
+	asyncCreate bool
 	// unknownEpoch numbers the ChainEpoch answers given while the database could not
 	// be read (see ChainEpoch).
 	unknownEpoch atomic.Uint64
@@ -86,6 +90,7 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
 		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	}
+	_, syncSet := cfg.ConnConfig.RuntimeParams["synchronous_commit"]
 	listenConfig := cfg.ConnConfig.Copy()
 	if opt.Tracer != nil {
 		cfg.ConnConfig.Tracer = opt.Tracer
@@ -109,7 +114,7 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 		logger = slog.Default()
 	}
 	closing, closeFn := context.WithCancel(context.Background())
-	return &DB{pool: conns{pool}, replica: replica, logger: logger,
+	return &DB{pool: conns{pool}, replica: replica, asyncCreate: !syncSet, logger: logger,
 		connConfig: listenConfig, closing: closing, close: closeFn}, nil
 }
 
@@ -138,11 +143,13 @@ func (db *DB) ChainEpoch() uint64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var n int64
-	if err := db.pool.QueryRow(ctx, `SELECT epoch FROM chain_epoch`).Scan(&n); err != nil {
+	if err := db.pool.QueryRow(ctx, sqlChainEpoch).Scan(&n); err != nil {
 		return 1<<63 | db.unknownEpoch.Add(1)
 	}
 	return uint64(n) &^ (1 << 63)
 }
+
+const sqlChainEpoch = `SELECT epoch FROM chain_epoch`
 
 // chainsChanged moves ChainEpoch on, inside the transaction of the change.
 func chainsChanged(ctx context.Context, tx dbtx) error {

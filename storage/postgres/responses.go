@@ -25,58 +25,65 @@ const responseColumns = `id, owner, model, status, background, previous_response
 // CreateResponse stores a new in-flight response with its input items, atomically. The
 // parent (PreviousResponseID) is read FOR SHARE: a deletion of it waits for this
 // transaction, or this one finds it gone, so no child is written under a parent that
-// is being deleted.
+// is being deleted. It is one round trip: the statements and the commit go together,
+// the checks failing on the server (insertResponse).
+//
+// A response that is not in the background is committed without waiting for the WAL
+// flush (synchronous_commit off for this transaction, unless the URL sets
+// synchronous_commit): its completion's commit does wait, and it flushes the WAL up to
+// itself, so a response that completed is as durable as any, and a crash of
+// PostgreSQL loses at most the creation of a response that was still running (whose
+// stream then failed anyway). A background response's id is the client's only handle
+// on it, so its creation waits for the flush as every other write does.
 func (db *DB) CreateResponse(ctx context.Context, r storage.NewResponse) error {
 	if err := r.Check(); err != nil {
 		return fmt.Errorf("storage: create response %s: %w", r.ID, err)
 	}
-	if err := db.writePipelined(ctx, func(ctx context.Context, tx *pipe) error { return db.insertResponse(ctx, tx, r) }); err != nil {
-		return fmt.Errorf("storage: create response %s: %w", r.ID, err)
+	err := db.writePipelined(ctx, func(ctx context.Context, tx *pipe) error {
+		if !r.Background && db.asyncCreate {
+			tx.batch.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
+		}
+		return db.insertResponse(ctx, tx, r)
+	})
+	if err != nil {
+		return fmt.Errorf("storage: create response %s: %w", r.ID, insertError(err, r))
 	}
 	return nil
 }
 
-// insertResponse writes new response r and its input items. On a pipe its checks (the
-// parent there and the owner's, the id not taken) are read with the pipe's next round
-// trip; a failed one rolls the transaction back.
-func (db *DB) insertResponse(ctx context.Context, tx dbtx, r storage.NewResponse) error {
+// insertResponse queues new response r and its input items on a pipe. Its checks (the
+// parent there and the owner's, the id not taken) fail on the server, aborting the
+// transaction, so that nothing waits for their answers in Go: insertError words
+// their errors.
+func (db *DB) insertResponse(ctx context.Context, tx *pipe, r storage.NewResponse) error {
 	created := r.CreatedAt
 	if created.IsZero() {
 		created = time.Now()
 	}
 	if r.PreviousResponseID != "" {
-		err := queueRow(ctx, tx, func(row pgx.Row) error {
-			var owner string
-			err := row.Scan(&owner)
-			if err = notFound(err, storage.ErrNotFound); err == nil && owner != r.Owner {
-				err = storage.ErrNotFound
-			}
-			if err != nil {
-				return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, err)
-			}
-			return nil
-		}, `SELECT owner FROM responses WHERE id = $1 FOR SHARE`, r.PreviousResponseID)
-		if err != nil {
-			return err
-		}
+		tx.batch.Queue(`SELECT hearth_share_parent($1, $2)`, r.PreviousResponseID, r.Owner)
 	}
-	// ON CONFLICT DO NOTHING rather than catching the violation: an error would abort
-	// the transaction.
-	err := queueExec(ctx, tx, func(tag pgconn.CommandTag) error {
-		if tag.RowsAffected() == 0 {
-			return storage.ErrExists // the id is taken
-		}
-		return nil
-	}, `INSERT INTO responses
+	tx.batch.Queue(`INSERT INTO responses
 		(id, owner, model, status, background, previous_response_id, request, response, created_at, input_pack, replica)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-		ON CONFLICT (id) DO NOTHING`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		r.ID, r.Owner, r.Model, string(r.Status), r.Background, nullString(r.PreviousResponseID),
 		string(r.Request), nullJSON(r.Body), created.UnixMilli(), record.PackItems(r.Input), db.replica)
-	if err != nil {
-		return err
-	}
 	return insertItems(ctx, tx, r.ID, "input", r.Input)
+}
+
+// insertError words the errors of insertResponse's checks as the store's: a parent
+// missing or another owner's (hearth_share_parent's no_data_found), an id taken.
+func insertError(err error, r storage.NewResponse) error {
+	var pe *pgconn.PgError
+	switch {
+	case !errors.As(err, &pe):
+		return err
+	case pe.Code == "P0002":
+		return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, storage.ErrNotFound)
+	case uniqueViolation(err) && pe.ConstraintName == "responses_pkey":
+		return storage.ErrExists
+	}
+	return err
 }
 
 func insertItems(ctx context.Context, tx dbtx, responseID, kind string, items []storage.Item) error {
@@ -98,7 +105,8 @@ func insertItems(ctx context.Context, tx dbtx, responseID, kind string, items []
 	return nil
 }
 
-// StoreResponse is CreateResponse and CompleteResponse in one transaction.
+// StoreResponse is CreateResponse and CompleteResponse in one transaction, and one
+// round trip but when the response's chain takes a checkpoint.
 func (db *DB) StoreResponse(ctx context.Context, r storage.NewResponse, f storage.Final) error {
 	if err := r.Check(); err != nil {
 		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
@@ -113,7 +121,7 @@ func (db *DB) StoreResponse(ctx context.Context, r storage.NewResponse, f storag
 		return db.completeInTx(ctx, tx, r.ID, f, &r)
 	})
 	if err != nil {
-		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
+		return fmt.Errorf("storage: store response %s: %w", r.ID, insertError(err, r))
 	}
 	return nil
 }
@@ -143,9 +151,11 @@ func (db *DB) completeInTx(ctx context.Context, tx dbtx, id string, f storage.Fi
 		completed = time.Now()
 	}
 	var child, parent bool
-	next := -1 // the journal's next sequence number, when read here
+	next := -1 // the journal's next sequence number, when known here
 	if fresh != nil {
-		child = fresh.PreviousResponseID != ""
+		// A response written in this transaction has no journal yet (its id was not
+		// taken, or the transaction fails), so nothing needs reading.
+		child, next = fresh.PreviousResponseID != "", 0
 	} else {
 		// The row's lock and then the journal's next number, in one round trip on a
 		// pipe: the number is read once the lock is held, as the writes after it are.

@@ -117,6 +117,11 @@ func (c conns) BeginTx(ctx context.Context, opt pgx.TxOptions) (pgx.Tx, error) {
 	return tx{t}, nil
 }
 
+// SendBatch sends b in one round trip and runs its callbacks.
+func (c conns) SendBatch(ctx context.Context, b *pgx.Batch) error {
+	return classify(c.pool.SendBatch(ctx, b).Close())
+}
+
 func (c conns) Acquire(ctx context.Context) (*pgxpool.Conn, error) {
 	conn, err := c.pool.Acquire(ctx)
 	return conn, classify(err)

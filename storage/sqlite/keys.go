@@ -136,6 +136,26 @@ func (db *DB) HasKeys(ctx context.Context) (bool, error) {
 	return n == 1, nil
 }
 
+// CheckKey is KeyByHash (when hash is not empty) and HasKeys, in as few queries as
+// answer them (a key found answers both), with the chain epoch, which this process
+// holds.
+func (db *DB) CheckKey(ctx context.Context, hash string) (storage.KeyCheck, error) {
+	check := storage.KeyCheck{Epoch: db.ChainEpoch()}
+	if hash != "" {
+		k, err := db.KeyByHash(ctx, hash)
+		switch {
+		case err == nil:
+			check.HasKeys, check.Key = true, k
+			return check, nil
+		case !errors.Is(err, storage.ErrKeyNotFound):
+			return check, err
+		}
+	}
+	var err error
+	check.HasKeys, err = db.HasKeys(ctx)
+	return check, err
+}
+
 const keyColumns = `id, name, hash, prefix, role, created_at, revoked_at, cache_group`
 
 func scanKey(row rowScanner) (*storage.Key, error) {

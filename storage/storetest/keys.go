@@ -151,3 +151,55 @@ func testKeyCacheGroups(t *testing.T, open Opener) {
 		t.Errorf("unknown key: %v", err)
 	}
 }
+
+// testCheckKey: CheckKey answers what HasKeys, KeyByHash and ChainEpoch answer, read
+// at once: before any key, for a key found, revoked, and unknown, and with the chain
+// epoch as it moves.
+func testCheckKey(t *testing.T, open Opener) {
+	db := open(t)
+	ctx := context.Background()
+	check := func(what, hash string) storage.KeyCheck {
+		t.Helper()
+		c, err := db.CheckKey(ctx, hash)
+		if err != nil {
+			t.Fatalf("%s: CheckKey: %v", what, err)
+		}
+		if e := db.ChainEpoch(); c.Epoch != e {
+			t.Errorf("%s: CheckKey's epoch %d, ChainEpoch %d", what, c.Epoch, e)
+		}
+		return c
+	}
+	if c := check("no keys", ""); c.HasKeys || c.Key != nil {
+		t.Errorf("no keys: %+v", c)
+	}
+	if c := check("no keys, a key asked for", storage.OwnerOf("hk-nope")); c.HasKeys || c.Key != nil {
+		t.Errorf("no keys, a key asked for: %+v", c)
+	}
+	alice, secret, err := db.CreateKey(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := check("alice", storage.OwnerOf(secret)); !c.HasKeys || c.Key == nil || c.Key.ID != alice.ID || !c.Key.Active() {
+		t.Errorf("alice: %+v", c)
+	}
+	if c := check("an unknown key", storage.OwnerOf("hk-nope")); !c.HasKeys || c.Key != nil {
+		t.Errorf("an unknown key: %+v", c)
+	}
+	if c := check("none asked for", ""); !c.HasKeys || c.Key != nil {
+		t.Errorf("none asked for: %+v", c)
+	}
+	if _, err := db.RevokeKey(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if c := check("alice revoked", storage.OwnerOf(secret)); !c.HasKeys || c.Key == nil || c.Key.Active() {
+		t.Errorf("alice revoked: %+v", c)
+	}
+	e0 := check("before a deletion", "").Epoch
+	Turn(t, db, "alice", "resp_1", "", []storage.Item{UserMessage("msg_1", "Hi")}, nil)
+	if err := db.DeleteResponse(ctx, "alice", "resp_1"); err != nil {
+		t.Fatal(err)
+	}
+	if e := check("after a deletion", "").Epoch; e == e0 {
+		t.Errorf("CheckKey's epoch did not move with a deletion (%d)", e)
+	}
+}

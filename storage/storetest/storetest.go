@@ -78,6 +78,7 @@ var suite = []struct {
 		"KeyLifecycle", testKeyLifecycle,
 		"KeyRoles", testKeyRoles,
 		"KeyCacheGroups", testKeyCacheGroups,
+		"CheckKey", testCheckKey,
 	)},
 	{"console", tests(
 		"ConsoleResponses", testConsoleResponses,

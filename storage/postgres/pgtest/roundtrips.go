@@ -2,7 +2,9 @@ package pgtest
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -18,6 +20,10 @@ import (
 // statements once first.
 type RoundTrips struct {
 	statements, batches, prepares atomic.Int64
+	// The time from sending a round trip to its last answer, in ns: of those that
+	// commit a transaction (a batch with its commit, a commit sent alone), which on a
+	// durable cluster wait for the WAL flush, and of the others.
+	commitNanos, otherNanos atomic.Int64
 	// SQL, when set, is called with each statement sent alone or in a batch (for a
 	// test's log of what a response sent).
 	SQL func(sql string)
@@ -30,28 +36,70 @@ func (r *RoundTrips) Total() int64 { return r.statements.Load() + r.batches.Load
 // trip of its own).
 func (r *RoundTrips) Prepares() int64 { return r.prepares.Load() }
 
+// Waited is the time spent in the round trips counted so far, prepares left out:
+// those that commit a transaction, and the others. It is wall time on the client's
+// side: the network, both sides' scheduling, the server's work and, for a commit on
+// a durable cluster, its WAL flush.
+func (r *RoundTrips) Waited() (commits, others time.Duration) {
+	return time.Duration(r.commitNanos.Load()), time.Duration(r.otherNanos.Load())
+}
+
+// trip is one round trip being timed, in its tracer context.
+type trip struct {
+	start  time.Time
+	commit bool
+}
+
+type tripKey struct{}
+
+func (r *RoundTrips) begin(ctx context.Context, commit bool) context.Context {
+	return context.WithValue(ctx, tripKey{}, &trip{start: time.Now(), commit: commit})
+}
+
+func (r *RoundTrips) end(ctx context.Context) {
+	t, ok := ctx.Value(tripKey{}).(*trip)
+	if !ok {
+		return
+	}
+	if d := time.Since(t.start).Nanoseconds(); t.commit {
+		r.commitNanos.Add(d)
+	} else {
+		r.otherNanos.Add(d)
+	}
+}
+
+// isCommit reports whether sql commits the transaction it is sent in.
+func isCommit(sql string) bool { return strings.EqualFold(strings.TrimSpace(sql), "commit") }
+
 func (r *RoundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
 	r.statements.Add(1)
 	if r.SQL != nil {
 		r.SQL(data.SQL)
 	}
-	return ctx
+	return r.begin(ctx, isCommit(data.SQL))
 }
 
-func (r *RoundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+func (r *RoundTrips) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryEndData) {
+	r.end(ctx)
+}
 
 func (r *RoundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
 	r.batches.Add(1)
-	return ctx
+	return r.begin(ctx, false)
 }
 
-func (r *RoundTrips) TraceBatchQuery(_ context.Context, _ *pgx.Conn, data pgx.TraceBatchQueryData) {
+func (r *RoundTrips) TraceBatchQuery(ctx context.Context, _ *pgx.Conn, data pgx.TraceBatchQueryData) {
 	if r.SQL != nil {
 		r.SQL("(batch) " + data.SQL)
 	}
+	if t, ok := ctx.Value(tripKey{}).(*trip); ok && isCommit(data.SQL) {
+		t.commit = true
+	}
 }
 
-func (r *RoundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+func (r *RoundTrips) TraceBatchEnd(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchEndData) {
+	r.end(ctx)
+}
 
 func (r *RoundTrips) TracePrepareStart(ctx context.Context, _ *pgx.Conn, _ pgx.TracePrepareStartData) context.Context {
 	r.prepares.Add(1)
