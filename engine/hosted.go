@@ -297,10 +297,20 @@ func (j *Job) complete(ctx context.Context, b *hearth.Builder, usage hearth.Usag
 // function or custom tool, allowed_tools). Only a call of one of them meets it, and
 // such a call ends the response: hosted calls before it (a tool search that loads
 // the named tool) leave it standing for the next turn.
+//
+// allowed_tools chooses the client's tools only when it lists one: a list of hosted
+// tools alone ({"type": "file_search"}) was met by the hosted call just made, and left
+// standing it would force another search every turn.
 func choosesClientTools(c hearth.ToolChoice) bool {
 	switch c.Type {
-	case hearth.ToolFunction, hearth.ToolCustom, "allowed_tools":
+	case hearth.ToolFunction, hearth.ToolCustom:
 		return true
+	case "allowed_tools":
+		for _, t := range c.Allowed {
+			if t.Type == hearth.ToolFunction || t.Type == hearth.ToolCustom {
+				return true
+			}
+		}
 	}
 	return false
 }
