@@ -103,7 +103,9 @@ func reference(t *testing.T, srv *httptest.Server, body string, streamed bool, v
 // with top_logprobs and include; tool_search with deferred functions, hosted and
 // client-executed (the client's tool_search_output sent back); server-side
 // compaction with context_management, and the turn after it; web_search backed by the
-// test MCP search server, its web_search_call and url_citation. It needs Node.js
+// test MCP search server, its web_search_call and url_citation; then the logprobs
+// and web_search requests on two lanes (stream_id) of one socket of the client's
+// Responses WebSocket mode (its ResponsesWS, over the `ws` package). It needs Node.js
 // and npm, as TestOpenAISDKE2E does.
 func TestOpenAISDK2026E2E(t *testing.T) {
 	ctx, node, dir := nodeProject(t, sdkDir)

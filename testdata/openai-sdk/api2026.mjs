@@ -2,7 +2,8 @@
 // logprobs, tool_search over deferred tools (hosted and client-executed), server-side
 // compaction (context_management) and web_search through hearth's MCP search, each
 // through responses.create and responses.stream, compared with what hearth answered to
-// the same request over plain HTTP.
+// the same request over plain HTTP; then two of them on two lanes (stream_id) of one
+// socket of the client's Responses WebSocket mode.
 //
 // Run by server/openai_sdk_2026_e2e_test.go (TestOpenAISDK2026E2E), which passes:
 //
@@ -19,6 +20,7 @@
 // and sealed compaction content set aside, as every run seals it anew. Prints one line
 // per passed check and exits non-zero on the first mismatch.
 import OpenAI from 'openai';
+import { ResponsesWS } from 'openai/resources/beta/responses/ws';
 import { readFileSync } from 'node:fs';
 import { isDeepStrictEqual, inspect } from 'node:util';
 
@@ -216,11 +218,49 @@ async function webSearch() {
   ]);
 }
 
+// webSocketLanes sends two creates on one socket of the client's Responses WebSocket
+// mode (client.beta.responses' ResponsesWS, over the `ws` package), each on its own
+// lane (stream_id): the logprobs request and the web_search one. Every event echoes
+// its lane, and each lane's events and final response are those of the same request
+// over SSE.
+async function webSocketLanes() {
+  const lanes = { logprobs: expect.logprobs, web_search: expect.webSearch };
+  const ws = new ResponsesWS(client);
+  const byLane = Object.fromEntries(Object.keys(lanes).map((id) => [id, []]));
+  const done = new Promise((resolve, reject) => {
+    let ended = 0;
+    ws.on('event', (e) => {
+      if (!(e.stream_id in byLane)) {
+        reject(new CheckError(`FAIL websocket: an event of lane ${inspect(e.stream_id)}: ${inspect(e)}`));
+        return;
+      }
+      byLane[e.stream_id].push(e);
+      if (['response.completed', 'response.failed', 'response.incomplete'].includes(e.type) && ++ended === 2) resolve();
+    });
+    ws.on('error', reject);
+    ws.on('close', (code, reason) => reject(new Error(`websocket closed early: ${code} ${reason}`)));
+  });
+  for (const [id, ref] of Object.entries(lanes)) {
+    ws.send({ type: 'response.create', stream_id: id, ...ref.params });
+  }
+  try {
+    await done;
+  } finally {
+    ws.close();
+  }
+  for (const [id, ref] of Object.entries(lanes)) {
+    const events = byLane[id].map(({ stream_id, ...e }) => e);
+    sameStream(`websocket lane ${id}`, { events, final: events.at(-1).response }, ref);
+  }
+  eq('websocket: delta logprobs on their lane', deltaLogprobs(byLane.logprobs), deltaLogprobs(expect.logprobs.events));
+}
+
 async function main() {
   await logprobs();
   await toolSearch();
   await compaction();
   await webSearch();
+  await webSocketLanes();
 }
 
 main().catch((err) => {
