@@ -105,8 +105,9 @@ func reference(t *testing.T, srv *httptest.Server, body string, streamed bool, v
 // compaction with context_management, and the turn after it; web_search backed by the
 // test MCP search server, its web_search_call and url_citation; then the logprobs
 // and web_search requests on two lanes (stream_id) of one socket of the client's
-// Responses WebSocket mode (its ResponsesWS, over the `ws` package). It needs Node.js
-// and npm, as TestOpenAISDKE2E does.
+// Responses WebSocket mode (its ResponsesWS, over the `ws` package). First, tsc checks
+// api2026.types.ts: the package's types accept those requests and type what the
+// script reads back. It needs Node.js and npm, as TestOpenAISDKE2E does.
 func TestOpenAISDK2026E2E(t *testing.T) {
 	ctx, node, dir := nodeProject(t, sdkDir)
 	srv := api2026Hearth(t)
@@ -155,6 +156,9 @@ func TestOpenAISDK2026E2E(t *testing.T) {
 	if err := os.WriteFile(path, []byte(mustJSON(t, expect)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The package's types must accept the requests and type the fields the script
+	// reads (tsc over api2026.types.ts, as tsconfig.json names it).
+	runNode(ctx, t, node, dir, "node_modules/typescript/bin/tsc")
 	runNode(ctx, t, node, dir, "api2026.mjs",
 		"OPENAI_BASE_URL="+srv.URL+"/v1",
 		"OPENAI_API_KEY=unused",
