@@ -44,7 +44,7 @@ VK_DEVICES ?= 0
 # tests, over a stock `ollama serve` process that engine/ollama/testenv builds from the
 # Ollama module hearth pins (once per machine, into the user cache directory) and reaches
 # on loopback, as `hearth serve --ollama URL` reaches an Ollama the user runs.
-EXTERNAL_TESTS ?= TestLoadedLayersE2E|TestFileSearchE2E|TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E|TestEnforcedSectionE2E|TestEnforcedSectionDeterministicE2E|TestClientDisconnectE2E|TestExternalDisconnectsE2E|TestCacheScopeE2E|TestExtraServer|TestHostileSchemasE2E|TestUnsatisfiableToolSchemasE2E
+EXTERNAL_TESTS ?= TestLoadedLayersE2E|TestFileSearchE2E|TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E|TestEnforcedSectionE2E|TestEnforcedSectionDeterministicE2E|TestClientDisconnectE2E|TestExternalDisconnectsE2E|TestCacheScopeE2E|TestExtraServer|TestHostileSchemasE2E|TestUnsatisfiableToolSchemasE2E|TestLogprobsE2E|TestWebSearchE2E|TestToolSearchE2E|TestServerCompactionE2E|TestWebSocketStreamsE2E|TestOpenAISDK2026E2E
 
 .PHONY: all build runners run test vet fmt headers node chromium postgres clean bench vulkan-backend cuda-backend test-vulkan test-cuda test-external ollama bench-pool
 
