@@ -156,4 +156,4 @@ const embeddedHost = "embedded.localhost"
 
 // RuntimeVersion is the version of the github.com/ollama/ollama module hearth embeds (a
 // test keeps it equal to go.mod's).
-const RuntimeVersion = "0.17.4"
+const RuntimeVersion = "0.24.0"
