@@ -43,7 +43,7 @@ Respond in the format {"name": function name, "parameters": dictionary of argume
 )
 
 func TestDetect(t *testing.T) {
-	const cmdRPath = "/github.com/ollama/ollama@v0.17.4/template/command-r.gotmpl"
+	const cmdRPath = "/github.com/ollama/ollama@v0.24.0/template/command-r.gotmpl"
 	cmdR, err := os.ReadFile(os.Getenv("GOMODCACHE") + cmdRPath)
 	if err != nil {
 		home, _ := os.UserHomeDir()

@@ -44,7 +44,7 @@ func (r *Runtime) Seam() engine.Runtime {
 // leaves (the callback's error, the context's end) is read to its end in the background
 // instead of closing the connection mid-stream.
 //
-// Ollama (v0.17.4, ollama/ollama#17131) wedges a model when a client leaves a stream at
+// Ollama (v0.17.4 to v0.24.0 at least, ollama/ollama#17131) wedges a model when a client leaves a stream at
 // the wrong instant: its handler stops draining the chunk channel when the client is
 // gone, and a chunk the generation goroutine already holds blocks it for ever inside the
 // runner call that holds the model's slot; later requests to that model wait for
@@ -73,9 +73,11 @@ func (s seam) Model(ctx context.Context, name string) (*engine.ModelInfo, error)
 	show, err := s.c.Show(ctx, &api.ShowRequest{Model: name})
 	if err != nil {
 		var se api.StatusError
-		if errors.As(err, &se) && (se.StatusCode == http.StatusNotFound || se.StatusCode == http.StatusBadRequest) {
+		if errors.As(err, &se) && (se.StatusCode == http.StatusNotFound || se.StatusCode == http.StatusBadRequest ||
+			se.StatusCode == http.StatusForbidden) {
 			// 400 is the runtime refusing the name itself (Show has no other
-			// input): for the client that model does not exist either.
+			// input), 403 a cloud model ("<name>:cloud") with the runtime's cloud
+			// off: for the client that model does not exist either.
 			return nil, fmt.Errorf("%w: %q", engine.ErrModelNotFound, name)
 		}
 		return nil, statusError(err)
