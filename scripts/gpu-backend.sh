@@ -87,7 +87,10 @@ flags=(-DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DGGML_CCACHE=OFF)
 case $backend in
 vulkan)
   dir=vulkan
-  flags+=(-DOLLAMA_RUNNER_DIR=$dir)
+  # Ollama's CMakeLists also configures CUDA (and HIP) when it finds their compiler, with
+  # CUDA_ARCHITECTURES "native", which fails the whole configuration on a machine with
+  # nvcc and no NVIDIA GPU; this build wants neither.
+  flags+=(-DOLLAMA_RUNNER_DIR=$dir -DCMAKE_CUDA_COMPILER=OFF -DCMAKE_HIP_COMPILER=OFF)
   key="$modver-$(printf '%s\n' recipe-2 "${flags[@]}" "$(glslc --version | head -1)" "$(c++ --version | head -1)" \
     | sha256sum | cut -c1-12)"
   ;;
