@@ -73,7 +73,9 @@ func (renderer) ToolParameters(schema json.RawMessage) (json.RawMessage, error) 
 //
 // Not mirrored yet: v0.24.0 renders a model whose renderer is "gemma4" with
 // "gemma4-small" or "gemma4-large", chosen by the model's name (e2b/e4b,
-// 26b/31b) and then its parameter size (server/renderer_resolution.go), and
+// 26b/31b) and then its parameter size (server/renderer_resolution.go); this
+// renders "gemma4" as the small one always, so a large model's prompt lacks
+// the empty thought block the runtime adds when not thinking. And the runtime
 // gives gpt-oss the think level "high" where a request says "max".
 func RenderPrompt(show *api.ShowResponse, conv *engine.Conversation, think *api.ThinkValue) (string, error) {
 	if show.RemoteHost != "" {
