@@ -46,7 +46,7 @@ VK_DEVICES ?= 0
 # on loopback, as `hearth serve --ollama URL` reaches an Ollama the user runs.
 EXTERNAL_TESTS ?= TestLoadedLayersE2E|TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E|TestEnforcedSectionE2E|TestEnforcedSectionDeterministicE2E|TestClientDisconnectE2E|TestExternalDisconnectsE2E|TestCacheScopeE2E|TestExtraServer|TestHostileSchemasE2E|TestUnsatisfiableToolSchemasE2E
 
-.PHONY: all build runners run test vet fmt headers node chromium clean bench vulkan-backend cuda-backend test-vulkan test-cuda test-external ollama bench-pool
+.PHONY: all build runners run test vet fmt headers node chromium postgres clean bench vulkan-backend cuda-backend test-vulkan test-cuda test-external ollama bench-pool
 
 all: build
 
@@ -90,13 +90,19 @@ node:
 chromium:
 	bash scripts/chromium.sh
 
+postgres:
+	bash scripts/postgres.sh
+
 # The end-to-end tests start the embedded runtime and create script models in a
 # temporary models directory; they need no network, except npm ci for the JavaScript
 # clients' pinned packages on the first run (docs/testing.md).
 # The tests' runtime runs the runner variants of lib/hearth, as bin/hearth would.
-test: headers runners node chromium
+# The PostgreSQL tests start a throwaway cluster (scripts/postgres.sh provides the
+# binaries) and fail rather than skip when they cannot.
+test: headers runners node chromium postgres
 	$(GO) vet ./...
-	HEARTH_RUNNER_DIR=$(RUNNERDIR) $(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
+	HEARTH_RUNNER_DIR=$(RUNNERDIR) HEARTH_TEST_POSTGRES_REQUIRED=$(if $(filter 1,$(HEARTH_SKIP_POSTGRES)),,1) \
+		$(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
 
 vulkan-backend cuda-backend:
 	bash scripts/gpu-backend.sh $(@:-backend=) $(LIBDIR)

@@ -46,6 +46,9 @@ var floors = []struct {
 	// Hosted tool kinds and the store.
 	{"mcp", 6},
 	{"storage", 6},
+	// The binary records every store writes alike (packs, checkpoints, journal
+	// batches): the store's own types only, no driver.
+	{"storage/record", 6},
 	// HTTP.
 	{"server/console", 7},
 	{"server", 8},
@@ -55,7 +58,7 @@ var floors = []struct {
 }
 
 // harnesses may be imported by any test file, whatever its floor.
-var harnesses = []string{"engine/ollama/testenv"}
+var harnesses = []string{"engine/ollama/testenv", "storage/postgres/pgtest"}
 
 // upwardTests are test files that import one package above their own, by name: tests
 // of a higher package's behaviour that need the lower one's test fakes.
@@ -100,7 +103,7 @@ var dependencyRules = []struct {
 			"cmd/hearth/bench",
 			// Tests that create models over Ollama's API, as a user's ollama client would.
 			"cmd/hearth/fault_test.go", "cmd/hearth/isolation_test.go", "cmd/hearth/serve_test.go",
-			"cmd/hearth/cuda_fallback_test.go",
+			"cmd/hearth/cuda_fallback_test.go", "cmd/hearth/postgres_e2e_test.go",
 			// Server tests that speak Ollama's API through the /api passthrough.
 			"server/passthrough_e2e_test.go", "server/security_e2e_test.go", "server/vision_e2e_test.go",
 			"server/gpu_e2e_test.go",

@@ -84,13 +84,16 @@ fi
 # Everything that changes the library goes into the key. GGML_NATIVE=OFF: the library is
 # copied beside the binary and may run on another machine (its CPU code is glue, not kernels).
 flags=(-DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF -DGGML_CCACHE=OFF)
+# Ollama's CMakeLists configures every GPU language whose compiler it finds, and CUDA with
+# CUDA_ARCHITECTURES "native", which fails the whole configuration on a machine with nvcc
+# and no NVIDIA GPU. A build of another backend turns the others off; that changes what
+# CMake configures, not the library built, so it stays out of the cache key.
+configure=()
 case $backend in
 vulkan)
   dir=vulkan
-  # Ollama's CMakeLists also configures CUDA (and HIP) when it finds their compiler, with
-  # CUDA_ARCHITECTURES "native", which fails the whole configuration on a machine with
-  # nvcc and no NVIDIA GPU; this build wants neither.
-  flags+=(-DOLLAMA_RUNNER_DIR=$dir -DCMAKE_CUDA_COMPILER=OFF -DCMAKE_HIP_COMPILER=OFF)
+  configure+=(-DCMAKE_CUDA_COMPILER=OFF -DCMAKE_HIP_COMPILER=OFF)
+  flags+=(-DOLLAMA_RUNNER_DIR=$dir)
   key="$modver-$(printf '%s\n' recipe-2 "${flags[@]}" "$(glslc --version | head -1)" "$(c++ --version | head -1)" \
     | sha256sum | cut -c1-12)"
   ;;
@@ -101,6 +104,7 @@ cuda)
   dir=cuda_v${cudaver%%.*}
   archs=${CUDA_ARCHITECTURES:-80;86;89;90}
   flags+=(-DOLLAMA_RUNNER_DIR=$dir "-DCMAKE_CUDA_ARCHITECTURES=$archs")
+  configure+=(-DCMAKE_HIP_COMPILER=OFF)
   key="$modver-$(printf '%s\n' recipe-1 "${flags[@]}" "$(nvcc --version | tail -1)" "$(c++ --version | head -1)" \
     | sha256sum | cut -c1-12)"
   ;;
@@ -109,38 +113,43 @@ cache=${XDG_CACHE_HOME:-$HOME/.cache}/hearth/ggml-$backend/$key
 
 if [ ! -f "$cache/done" ]; then
   echo "building ggml-$backend $key in $cache (first time on this machine: long)" >&2
-  rm -rf "$cache"
-  mkdir -p "$cache/src/ml/backend/ggml"
-  # A writable copy of the sources CMake reads (the module cache is read-only).
-  cp "$moddir/CMakeLists.txt" "$cache/src/"
-  cp -r "$moddir/ml/backend/ggml/ggml" "$cache/src/ml/backend/ggml/"
-  chmod -R u+w "$cache/src"
-  if [ "$backend" = vulkan ]; then
-    # The shader feature tests the module zip leaves out: without them ggml's CMake takes
-    # glslc's "cannot open input file" for support of every extension it probes (cooperative
-    # matrices, integer dot product, bfloat16) and the build fails on a glslc without them.
-    tests=$cache/src/ml/backend/ggml/ggml/src/ggml-vulkan/vulkan-shaders/feature-tests
-    mkdir -p "$tests"
-    for t in coopmat:GL_KHR_cooperative_matrix coopmat2:GL_NV_cooperative_matrix2 \
-             integer_dot:GL_EXT_integer_dot_product bfloat16:GL_EXT_bfloat16; do
-      [ -f "$tests/${t%%:*}.comp" ] ||
-        printf '#version 460\n\n#extension %s : require\n\nvoid main()\n{\n}\n' "${t#*:}" > "$tests/${t%%:*}.comp"
-    done
-    # ggml-vulkan.cpp asks the validation layer for best-practice checks with
-    # VK_EXT_layer_settings, which Vulkan headers older than 1.3.272 (Debian 12 has 1.3.239)
-    # do not declare; without those headers it now creates its instance without the setting,
-    # which changes nothing unless the validation layer is enabled.
-    vk=$cache/src/ml/backend/ggml/ggml/src/ggml-vulkan/ggml-vulkan.cpp
-    first='    VkBool32 enable_best_practice = layer_settings;'
-    last='    vk::InstanceCreateInfo instance_create_info(vk::InstanceCreateFlags{}, &app_info, layers, extensions, &layer_setting_info);'
-    a=$(grep -nxF "$first" "$vk" | cut -d: -f1)
-    b=$(grep -nxF "$last" "$vk" | cut -d: -f1)
-    if [ "$(printf '%s\n' $a | wc -l)" = 1 ] && [ "$(printf '%s\n' $b | wc -l)" = 1 ] && [ -n "$a" ] && [ -n "$b" ]; then
-      sed -i -e "${a}i #if defined(VK_EXT_layer_settings)" \
-        -e "${b}a #else\n    vk::InstanceCreateInfo instance_create_info(vk::InstanceCreateFlags{}, \&app_info, layers, extensions);\n#endif" "$vk"
+  # A build that was stopped part-way (the CUDA kernels take hours on a small machine)
+  # resumes: its sources are copied once, and CMake rebuilds only what is missing.
+  if [ ! -f "$cache/src/.complete" ]; then
+    rm -rf "$cache"
+    mkdir -p "$cache/src/ml/backend/ggml"
+    # A writable copy of the sources CMake reads (the module cache is read-only).
+    cp "$moddir/CMakeLists.txt" "$cache/src/"
+    cp -r "$moddir/ml/backend/ggml/ggml" "$cache/src/ml/backend/ggml/"
+    chmod -R u+w "$cache/src"
+    if [ "$backend" = vulkan ]; then
+      # The shader feature tests the module zip leaves out: without them ggml's CMake takes
+      # glslc's "cannot open input file" for support of every extension it probes (cooperative
+      # matrices, integer dot product, bfloat16) and the build fails on a glslc without them.
+      tests=$cache/src/ml/backend/ggml/ggml/src/ggml-vulkan/vulkan-shaders/feature-tests
+      mkdir -p "$tests"
+      for t in coopmat:GL_KHR_cooperative_matrix coopmat2:GL_NV_cooperative_matrix2 \
+               integer_dot:GL_EXT_integer_dot_product bfloat16:GL_EXT_bfloat16; do
+        [ -f "$tests/${t%%:*}.comp" ] ||
+          printf '#version 460\n\n#extension %s : require\n\nvoid main()\n{\n}\n' "${t#*:}" > "$tests/${t%%:*}.comp"
+      done
+      # ggml-vulkan.cpp asks the validation layer for best-practice checks with
+      # VK_EXT_layer_settings, which Vulkan headers older than 1.3.272 (Debian 12 has 1.3.239)
+      # do not declare; without those headers it now creates its instance without the setting,
+      # which changes nothing unless the validation layer is enabled.
+      vk=$cache/src/ml/backend/ggml/ggml/src/ggml-vulkan/ggml-vulkan.cpp
+      first='    VkBool32 enable_best_practice = layer_settings;'
+      last='    vk::InstanceCreateInfo instance_create_info(vk::InstanceCreateFlags{}, &app_info, layers, extensions, &layer_setting_info);'
+      a=$(grep -nxF "$first" "$vk" | cut -d: -f1)
+      b=$(grep -nxF "$last" "$vk" | cut -d: -f1)
+      if [ "$(printf '%s\n' $a | wc -l)" = 1 ] && [ "$(printf '%s\n' $b | wc -l)" = 1 ] && [ -n "$a" ] && [ -n "$b" ]; then
+        sed -i -e "${a}i #if defined(VK_EXT_layer_settings)" \
+          -e "${b}a #else\n    vk::InstanceCreateInfo instance_create_info(vk::InstanceCreateFlags{}, \&app_info, layers, extensions);\n#endif" "$vk"
+      fi
     fi
+    touch "$cache/src/.complete"
   fi
-  cmake -S "$cache/src" -B "$cache/build" "${flags[@]}" >&2
+  cmake -S "$cache/src" -B "$cache/build" "${flags[@]}" "${configure[@]}" >&2
   # Only the GPU backend and the ggml-base it links to: the CPU kernels are in the binary
   # and its runner variants already (cgo), and a second CPU backend library would be
   # loaded beside them.

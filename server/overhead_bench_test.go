@@ -32,9 +32,15 @@ import (
 //
 //	go test ./server -run '^$' -bench ResponseOverhead -benchtime 200x
 func BenchmarkResponseOverhead(b *testing.B) {
+	benchmarkResponseOverhead(b, newFakeRuntimeServer)
+}
+
+// benchmarkResponseOverhead runs BenchmarkResponseOverhead on the handler newServer
+// returns (over fakeRuntime, with the store it chooses).
+func benchmarkResponseOverhead(b *testing.B, newServer func(testing.TB) http.Handler) {
 	// Room for the long chains (the default window is 16k; the -1m fake's is 1M).
 	b.Setenv("HEARTH_CONTEXT_LENGTH", "1048576")
-	clock := &handlerClock{h: newFakeRuntimeServer(b)}
+	clock := &handlerClock{h: newServer(b)}
 	srv := httptest.NewServer(clock)
 	defer srv.Close()
 	const model = `"model":"hearth-fake-128k","input":"What route would you suggest through the south of France?"`

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -56,4 +57,18 @@ func CheckItems(items []Item) error {
 		}
 	}
 	return nil
+}
+
+// MetadataJSON is a conversation's metadata as every store keeps it: a JSON object of
+// strings, {} when there is none. Both stores check it the same way, so that they refuse
+// the same metadata.
+func MetadataJSON(m json.RawMessage) (string, error) {
+	if len(m) == 0 || string(m) == "null" {
+		return "{}", nil
+	}
+	var probe map[string]string
+	if err := json.Unmarshal(m, &probe); err != nil {
+		return "", fmt.Errorf("metadata is not a JSON object of strings: %w", err)
+	}
+	return string(m), nil
 }

@@ -1,8 +1,11 @@
 package storage
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -65,6 +68,38 @@ func CheckCacheGroup(group string) error {
 		}
 	}
 	return nil
+}
+
+// NewKey validates a key's name and options and generates the key: its record (what a
+// store keeps, with only the hash of the secret) and the secret, returned once. Every
+// store creates keys through it, so keys look alike whichever store made them.
+func NewKey(name string, opt KeyOptions) (Key, string, error) {
+	role := opt.Role
+	if role == "" {
+		role = RoleUser
+	}
+	if err := CheckCacheGroup(opt.CacheGroup); err != nil {
+		return Key{}, "", err
+	}
+	if role != RoleUser && role != RoleAdmin {
+		return Key{}, "", fmt.Errorf("storage: unknown key role %q", role)
+	}
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return Key{}, "", errors.New("storage: a key needs a name")
+	}
+	var raw [24]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return Key{}, "", fmt.Errorf("storage: generate key: %w", err)
+	}
+	secret := KeyPrefix + hex.EncodeToString(raw[:])
+	var idRaw [8]byte
+	rand.Read(idRaw[:])
+	return Key{
+		ID: "key_" + hex.EncodeToString(idRaw[:]), Name: name, Hash: OwnerOf(secret),
+		Prefix: secret[:len(KeyPrefix)+6], Role: role, CreatedAt: time.Now().Truncate(time.Millisecond),
+		CacheGroup: opt.CacheGroup,
+	}, secret, nil
 }
 
 // Active reports whether the key may be used.

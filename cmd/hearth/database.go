@@ -59,14 +59,18 @@ func checkDatabaseNotLost(dataDir string) error {
 // database (checkDatabaseNotLost) and a damaged one (SQLite's quick_check, whose time is
 // logged), unless fresh, which starts with an empty database instead and keeps a
 // damaged one beside it.
-func openServeDatabase(ctx context.Context, dataDir string, fresh bool, log *slog.Logger) (*sqlite.DB, error) {
-	if err := checkDatabaseNotLost(dataDir); err != nil {
-		if !fresh {
-			return nil, err
+//
+// path is the SQLite file (--database); the lost-database check applies to the data
+// directory's own hearth.db, whose loss its seal.key reveals.
+func openServeDatabase(ctx context.Context, dataDir, path string, fresh bool, log *slog.Logger) (*sqlite.DB, error) {
+	if filepath.Clean(path) == filepath.Join(dataDir, databaseFile) {
+		if err := checkDatabaseNotLost(dataDir); err != nil {
+			if !fresh {
+				return nil, err
+			}
+			log.Warn("starting with a new, empty database", "reason", err.Error())
 		}
-		log.Warn("starting with a new, empty database", "reason", err.Error())
 	}
-	path := filepath.Join(dataDir, databaseFile)
 	db, err := openChecked(ctx, path, log)
 	if errors.Is(err, storage.ErrCorrupt) && fresh {
 		aside, merr := moveAside(path)

@@ -16,7 +16,7 @@ import (
 // directly, next to a running hearth (SQLite's locking makes that safe), which sees the
 // change on its next request.
 func keysCommand() *cobra.Command {
-	var dataDir string
+	var dataDir, database string
 	cmd := &cobra.Command{
 		Use:   "keys",
 		Short: "Create, list, update and revoke API keys",
@@ -47,13 +47,23 @@ no key learns from cached_tokens what another key sent; keys of one team may sha
 	}
 
 	open := func() (storage.Store, error) {
-		// A lost database must not be replaced by a new one holding only this key.
-		if err := checkDatabaseNotLost(dataDir); err != nil {
-			return nil, err
+		spec := parseDatabase(database, dataDir)
+		if spec.postgresURL != "" {
+			db, err := openStore(spec.postgresURL)
+			if err != nil {
+				return nil, fmt.Errorf("database %s: %w", spec, err)
+			}
+			return db, nil
 		}
-		db, err := openStore(filepath.Join(dataDir, databaseFile))
+		// A lost database must not be replaced by a new one holding only this key.
+		if filepath.Clean(spec.sqlitePath) == filepath.Join(dataDir, databaseFile) {
+			if err := checkDatabaseNotLost(dataDir); err != nil {
+				return nil, err
+			}
+		}
+		db, err := openStore(spec.sqlitePath)
 		if err != nil {
-			return nil, fmt.Errorf("database in %s: %w", dataDir, err)
+			return nil, fmt.Errorf("database %s: %w", spec, err)
 		}
 		return db, nil
 	}
@@ -179,6 +189,7 @@ no key learns from cached_tokens what another key sent; keys of one team may sha
 	}
 	for _, sub := range []*cobra.Command{create, list, update, revoke} {
 		sub.Flags().StringVar(&dataDir, "data", defaultDataDir(), "directory of hearth's database")
+		sub.Flags().StringVar(&database, "database", "", "hearth's database, as hearth serve's --database: a PostgreSQL URL or a SQLite file (default: hearth.db in --data)")
 		cmd.AddCommand(sub)
 		bindEnv(sub)
 	}

@@ -23,11 +23,13 @@ import (
 	"hearth/internal/seal"
 	"hearth/mcp"
 	"hearth/server"
+	"hearth/storage"
 )
 
 type serveOptions struct {
 	addr        string
 	dataDir     string
+	database    string
 	ollamaURL   string
 	runtimes    []string
 	modelsDir   string
@@ -103,6 +105,7 @@ ollama serve.`,
 	f := cmd.Flags()
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	f.StringVar(&o.dataDir, "data", defaultDataDir(), "directory for hearth's database and keys")
+	f.StringVar(&o.database, "database", "", "where hearth keeps responses, chains, journals, conversations and keys: a PostgreSQL URL (postgres://user@host:5432/db; PG* environment variables fill in what it leaves out), or a SQLite file (a path or sqlite://PATH) (default: hearth.db in --data)")
 	f.StringVar(&o.ollamaURL, "ollama", "", "URL of an Ollama server to use instead of the embedded runtime (default $OLLAMA_HOST if set)")
 	f.StringSliceVar(&o.runtimes, "runtime", nil, "a runtime to serve from: embedded, or an Ollama URL, optionally with ?slots=N (repeat, or comma-separate, for several; default embedded)")
 	f.StringVar(&o.modelsDir, "models", "", "models directory of the embedded runtime (default $OLLAMA_MODELS or ~/.ollama/models)")
@@ -142,6 +145,28 @@ ollama serve.`,
 	f.IntVar(&o.mcpOutputCap, "mcp-output-cap", mcp.DefaultOutputCap, "largest MCP tool output in bytes the model reads; longer output is cut, with a note")
 	bindEnv(cmd)
 	return cmd
+}
+
+// openServeStore opens the database hearth serves from: PostgreSQL, or a SQLite file
+// with the file's checks (openServeDatabase). On PostgreSQL this process is one replica
+// among others; its name (the host and the listening address, stable across its
+// restarts and different for replicas on one host) marks the responses it serves, and
+// RecoverInFlight fails only those.
+func openServeStore(ctx context.Context, spec databaseSpec, o serveOptions, log *slog.Logger) (storage.Store, error) {
+	if spec.postgresURL == "" {
+		db, err := openServeDatabase(ctx, o.dataDir, spec.sqlitePath, o.newDatabase, log)
+		if err != nil {
+			return nil, err
+		}
+		return db, nil
+	}
+	host, _ := os.Hostname()
+	db, err := openPostgres(ctx, spec.postgresURL, host+" "+o.addr)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", spec, err)
+	}
+	log.Info("database opened", "postgres", spec.String())
+	return db, nil
 }
 
 func serve(parent context.Context, o serveOptions) error {
@@ -216,12 +241,16 @@ func serve(parent context.Context, o serveOptions) error {
 
 	// The database before the key: a seal.key then means the directory held a database
 	// (see checkDatabaseNotLost).
-	db, err := openServeDatabase(ctx, o.dataDir, o.newDatabase, log)
+	spec := parseDatabase(o.database, o.dataDir)
+	db, err := openServeStore(ctx, spec, o, log)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	dbPath := db.Path()
+	dbName := spec.String()
+	if f, ok := db.(interface{ Path() string }); ok {
+		dbName = f.Path() // the SQLite file, absolute
+	}
 
 	// The key of encrypted reasoning and compaction items: kept with the database, so
 	// the blobs stateless clients (Codex) hold stay valid across restarts.
@@ -287,7 +316,7 @@ func serve(parent context.Context, o serveOptions) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       o.idleTimeout,
 	}
-	log.Info("hearth listening", "addr", "http://"+ln.Addr().String(), "database", dbPath, "version", version)
+	log.Info("hearth listening", "addr", "http://"+ln.Addr().String(), "database", dbName, "version", version)
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -23,6 +23,7 @@ import (
 	"hearth/internal/cpubuild"
 	"hearth/internal/seal"
 	"hearth/scriptmodel"
+	"hearth/storage/postgres/pgtest"
 )
 
 // runMainEnv makes the test binary behave as the hearth binary, so the test can run
@@ -34,7 +35,9 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	pgtest.Stop()
+	os.Exit(code)
 }
 
 func freeAddr(t *testing.T) string {

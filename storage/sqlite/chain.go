@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"hearth/storage"
+	"hearth/storage/record"
 )
 
 // maxChainDepth bounds the walk up a chain. Real chains end far sooner (a context window
@@ -48,15 +49,6 @@ func (db *DB) LoadChainTail(ctx context.Context, owner, id string, known func(st
 	return c, nil
 }
 
-type chainLink struct {
-	storage.Link
-	seen       bool
-	hasParent  bool
-	packs      [2][]byte // input, output
-	checkpoint []byte    // the materialised context up to and including this link
-	stamp      []byte    // the checkpoint's stamp; nil when it has none (or is none)
-}
-
 func (db *DB) loadChain(ctx context.Context, owner, id string) (*storage.Chain, error) {
 	return db.loadChainTail(ctx, owner, id, nil)
 }
@@ -85,20 +77,20 @@ func (db *DB) loadChainTail(ctx context.Context, owner, id string, known func(st
 			if err != nil {
 				return err
 			}
-			deepest := cr.deepest()
-			if deepest == nil || deepest.checkpoint != nil || deepest.stamp == nil {
-				c, err = cr.assemble(false)
+			deepest := cr.Deepest()
+			if deepest == nil || deepest.Checkpoint != nil || deepest.Stamp == nil {
+				c, err = cr.Assemble(false)
 				return err
 			}
-			if known(string(deepest.stamp)) {
-				c, err = cr.assemble(true)
+			if known(string(deepest.Stamp)) {
+				c, err = cr.Assemble(true)
 				return err
 			}
-			if deepest.checkpoint, err = stampedContext(ctx, q, deepest.ID, deepest.stamp); err != nil {
+			if deepest.Checkpoint, err = stampedContext(ctx, q, deepest.ID, deepest.Stamp); err != nil {
 				return err
 			}
-			if deepest.checkpoint != nil {
-				c, err = cr.assemble(false)
+			if deepest.Checkpoint != nil {
+				c, err = cr.Assemble(false)
 				return err
 			}
 		}
@@ -107,7 +99,7 @@ func (db *DB) loadChainTail(ctx context.Context, owner, id string, known func(st
 }
 
 // queryChain runs sqlLoadChain and reads its rows.
-func queryChain(ctx context.Context, q driver.QueryerContext, id, owner string, withContext bool) (*chainRows, error) {
+func queryChain(ctx context.Context, q driver.QueryerContext, id, owner string, withContext bool) (*record.Rows, error) {
 	rows, err := q.QueryContext(ctx, sqlLoadChain, []driver.NamedValue{
 		{Ordinal: 1, Value: id}, {Ordinal: 2, Value: owner}, {Ordinal: 3, Value: int64(maxChainDepth)},
 		{Ordinal: 4, Value: withContext}})
@@ -138,34 +130,18 @@ func stampedContext(ctx context.Context, q driver.QueryerContext, id string, sta
 	return b, nil
 }
 
-// chainRows are the rows of sqlLoadChain, not yet assembled.
-type chainRows struct {
-	links   []chainLink // by depth: links[0] is id itself
-	request []byte
-	total   int // a rough item count, for one allocation
-}
-
-// deepest is the link the walk ended at (the root or a checkpoint, or the link below
-// a missing ancestor); nil when id was not found.
-func (cr *chainRows) deepest() *chainLink {
-	if len(cr.links) == 0 {
-		return nil
-	}
-	return &cr.links[len(cr.links)-1]
-}
-
 // readChain assembles a Chain from the rows of sqlLoadChain, checkpoints read whole.
 func readChain(rows driver.Rows) (*storage.Chain, error) {
 	cr, err := readChainRows(rows)
 	if err != nil {
 		return nil, err
 	}
-	return cr.assemble(false)
+	return cr.Assemble(false)
 }
 
-func readChainRows(rows driver.Rows) (*chainRows, error) {
+func readChainRows(rows driver.Rows) (*record.Rows, error) {
 	var (
-		cr   chainRows
+		cr   record.Rows
 		vals = make([]driver.Value, 9)
 	)
 	if n := len(rows.Columns()); n != len(vals) {
@@ -182,7 +158,7 @@ func readChainRows(rows driver.Rows) (*chainRows, error) {
 			return nil, err
 		}
 		if depth == -1 { // the request row
-			cr.request = []byte(asString(vals[5]))
+			cr.Request = []byte(asString(vals[5]))
 			continue
 		}
 		if depth < 0 || depth > maxChainDepth {
@@ -192,10 +168,7 @@ func readChainRows(rows driver.Rows) (*chainRows, error) {
 		if err != nil {
 			return nil, err
 		}
-		for len(cr.links) <= int(depth) {
-			cr.links = append(cr.links, chainLink{})
-		}
-		l := chainLink{seen: true, hasParent: hasParent != 0, Link: storage.Link{
+		l := record.Link{HasParent: hasParent != 0, Link: storage.Link{
 			ID: asString(vals[2]), Model: asString(vals[3]), Status: storage.Status(asString(vals[4]))}}
 		// The driver hands each BLOB over as a fresh copy, so items may point into it.
 		for k, v := range vals[5:7] {
@@ -209,8 +182,7 @@ func readChainRows(rows driver.Rows) (*chainRows, error) {
 			if !ok {
 				return nil, fmt.Errorf("chain query: got %T for a pack, want a BLOB", v)
 			}
-			l.packs[k] = b
-			cr.total += len(b) / 256
+			l.Packs[k] = b
 		}
 		for k, v := range vals[7:9] {
 			if v == nil {
@@ -221,95 +193,17 @@ func readChainRows(rows driver.Rows) (*chainRows, error) {
 				return nil, fmt.Errorf("chain query: got %T for a checkpoint, want a BLOB", v)
 			}
 			if k == 0 {
-				l.checkpoint = b
+				l.Checkpoint = b
 			} else {
-				l.stamp = b
+				l.Stamp = b
 			}
 		}
-		cr.links[depth] = l
+		cr.Put(int(depth), l)
 	}
-	if len(cr.links) == 0 {
-		return nil, storage.ErrNotFound
-	}
-	for d, l := range cr.links {
-		if !l.seen {
-			return nil, fmt.Errorf("chain query returned no link at depth %d", d)
-		}
+	if err := cr.Done(); err != nil {
+		return nil, err
 	}
 	return &cr, nil
-}
-
-// assemble builds the chain from its rows. With omit, the deepest link is a stamped
-// checkpoint the caller holds: the chain is the links after it.
-func (cr *chainRows) assemble(omit bool) (*storage.Chain, error) {
-	c := storage.Chain{Request: cr.request}
-	links := cr.links
-	// The deepest link found is a checkpoint or must be the root. If it still has a
-	// parent, the walk stopped at a missing (deleted or foreign) ancestor: the chain is
-	// broken.
-	deepest := links[len(links)-1]
-	var base *storage.Chain
-	switch {
-	case omit:
-		c.Base = &storage.Checkpoint{ID: deepest.ID, Stamp: string(deepest.stamp), Omitted: true}
-		links = links[:len(links)-1]
-	case deepest.checkpoint != nil:
-		var err error
-		if base, err = decodeChain(deepest.checkpoint); err != nil {
-			return nil, fmt.Errorf("checkpoint %s: %w", deepest.ID, err)
-		}
-		if last := base.Last(); last.ID != deepest.ID {
-			return nil, fmt.Errorf("checkpoint %s ends at %s", deepest.ID, last.ID)
-		}
-		c.Base = &storage.Checkpoint{ID: deepest.ID, Stamp: string(deepest.stamp), Items: len(base.Items)}
-		links = links[:len(links)-1] // the checkpoint holds the deepest link itself
-	case deepest.hasParent:
-		return nil, storage.ErrNotFound
-	}
-
-	// The context runs from the root (the deepest link) down to id. Links' sub-slices
-	// are cut once all items are in: c.Items may move while it grows.
-	c.Items = make([]storage.Item, 0, cr.total+16)
-	var ends [][2]int // per link, where its input and its output end
-	if base != nil {
-		c.Items = append(base.Items, c.Items...) // grows from the checkpoint's array
-		c.Links = base.Links
-		at := 0
-		for _, l := range base.Links {
-			in := at + len(l.Input)
-			at = in + len(l.Output)
-			ends = append(ends, [2]int{in, at})
-		}
-	}
-	var err error
-	types := make(map[string]string) // item types repeat; keep one copy of each
-	for d := len(links) - 1; d >= 0; d-- {
-		l := links[d]
-		if c.Items, err = unpackItems(c.Items, l.packs[0], types); err != nil {
-			return nil, fmt.Errorf("response %s input: %w", l.ID, err)
-		}
-		in := len(c.Items)
-		if l.packs[1] != nil {
-			if c.Items, err = unpackItems(c.Items, l.packs[1], types); err != nil {
-				return nil, fmt.Errorf("response %s output: %w", l.ID, err)
-			}
-		}
-		ends = append(ends, [2]int{in, len(c.Items)})
-		c.Links = append(c.Links, l.Link)
-	}
-	cutLinks(&c, ends)
-	return &c, nil
-}
-
-// cutLinks points each of c's links' Input and Output into c.Items, once it is complete (it
-// may move while it grows): ends[i] is where link i's input and its output end.
-func cutLinks(c *storage.Chain, ends [][2]int) {
-	at := 0
-	for i, e := range ends {
-		c.Links[i].Input = c.Items[at:e[0]:e[0]]
-		c.Links[i].Output = c.Items[e[0]:e[1]:e[1]]
-		at = e[1]
-	}
 }
 
 func asInt(v any) (int64, error) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"hearth/storage"
+	"hearth/storage/record"
 )
 
 // fakeRows replays rows in the shape of sqlLoadChain.
@@ -32,7 +33,7 @@ func packOf(ids ...string) []byte {
 	for i, id := range ids {
 		items[i] = storage.Item{ID: id, Type: "message", JSON: []byte(`{"id":"` + id + `"}`)}
 	}
-	return packItems(items)
+	return record.PackItems(items)
 }
 
 // TestReadChainAnyRowOrder: readChain must assemble the same chain from its rows in
@@ -91,40 +92,6 @@ func TestReadChainAnyRowOrder(t *testing.T) {
 	damaged[2] = link(2, "resp_1", 0, p[:len(p)-3], packOf("out1"))
 	if _, err := readChain(&fakeRows{rows: damaged}); err == nil || err == storage.ErrNotFound {
 		t.Fatalf("damaged pack: %v", err)
-	}
-}
-
-func TestPackRoundTrip(t *testing.T) {
-	items := []storage.Item{
-		{ID: "msg_1", Type: "message", JSON: []byte(`{"type":"message","content":"` + strings.Repeat("é", 300) + `"}`)},
-		{ID: "", Type: "reasoning", JSON: []byte(`{}`)},
-		{ID: "fc_1", Type: "function_call", JSON: []byte(`{"arguments":"{}"}`)},
-	}
-	for _, in := range [][]storage.Item{nil, items} {
-		got, err := unpackItems(nil, packItems(in), map[string]string{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(got) != len(in) {
-			t.Fatalf("%d items back, want %d", len(got), len(in))
-		}
-		for i := range in {
-			if got[i].ID != in[i].ID || got[i].Type != in[i].Type || string(got[i].JSON) != string(in[i].JSON) {
-				t.Errorf("item %d: %+v, want %+v", i, got[i], in[i])
-			}
-		}
-	}
-	p := packItems(items)
-	for cut := range len(p) {
-		if _, err := unpackItems(nil, p[:cut], map[string]string{}); err == nil {
-			t.Fatalf("pack cut at %d of %d bytes decoded", cut, len(p))
-		}
-	}
-	if _, err := unpackItems(nil, append(p, 0), map[string]string{}); err == nil {
-		t.Error("pack with a trailing byte decoded")
-	}
-	if _, err := unpackItems(nil, []byte{9}, map[string]string{}); err == nil {
-		t.Error("unknown pack version accepted")
 	}
 }
 

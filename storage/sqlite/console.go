@@ -100,13 +100,13 @@ func (db *DB) ConsoleChain(ctx context.Context, id string) ([]*storage.ConsoleTu
 		return nil, fmt.Errorf("storage: console chain %s: %w", id, db.seen(err))
 	}
 	rows, err := db.r.QueryContext(ctx, `
-		WITH RECURSIVE down(id) AS (
-			SELECT ?
+		WITH RECURSIVE down(id, tree_depth) AS (
+			SELECT ?, 0
 			UNION
-			SELECT r.id FROM responses r JOIN down ON r.previous_response_id = down.id
+			SELECT r.id, down.tree_depth + 1 FROM responses r JOIN down ON r.previous_response_id = down.id
 		)
-		SELECT `+responseColumns+` FROM responses WHERE id IN (SELECT id FROM down)
-		ORDER BY created_at, id LIMIT ?`, root, storage.MaxConsoleChain)
+		SELECT `+responseColumns+` FROM responses JOIN down USING (id)
+		ORDER BY created_at, tree_depth, id LIMIT ?`, root, storage.MaxConsoleChain)
 	if err != nil {
 		return nil, fmt.Errorf("storage: console chain %s: %w", id, db.seen(err))
 	}

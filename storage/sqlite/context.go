@@ -5,77 +5,13 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 
 	"hearth/storage"
+	"hearth/storage/record"
 )
-
-// A context blob is a chain materialised (see migration 0004): a version byte, then one
-// record per link from the root down, each the uvarint-length-prefixed id, model,
-// status, input pack and output pack. A child's blob is its parent's with one record
-// appended, so writing it copies bytes and decodes nothing.
-const contextVersion = 1
-
-func appendLinkRecord(b []byte, id, model string, status storage.Status, input, output []byte) []byte {
-	if len(b) == 0 {
-		b = append(b, contextVersion)
-	}
-	for _, f := range [][]byte{[]byte(id), []byte(model), []byte(status), input, output} {
-		b = binary.AppendUvarint(b, uint64(len(f)))
-		b = append(b, f...)
-	}
-	return b
-}
-
-// encodeChain materialises a chain loaded by walking.
-func encodeChain(c *storage.Chain) []byte {
-	var b []byte
-	for _, l := range c.Links {
-		b = appendLinkRecord(b, l.ID, l.Model, l.Status, packItems(l.Input), packItems(l.Output))
-	}
-	return b
-}
-
-// decodeChain is the inverse of the records: items point into blob.
-func decodeChain(blob []byte) (*storage.Chain, error) {
-	if len(blob) == 0 || blob[0] != contextVersion {
-		return nil, fmt.Errorf("%w: context version %v", errBadPack, blob[:min(len(blob), 1)])
-	}
-	r := fieldReader(blob[1:])
-	var (
-		c     storage.Chain
-		ends  [][2]int
-		types = make(map[string]string)
-		err   error
-	)
-	c.Items = make([]storage.Item, 0, len(blob)/256+16)
-	for len(r) > 0 {
-		var f [5][]byte
-		for i := range f {
-			var ok bool
-			if f[i], ok = r.next(); !ok {
-				return nil, errBadPack
-			}
-		}
-		c.Links = append(c.Links, storage.Link{ID: string(f[0]), Model: string(f[1]), Status: storage.Status(f[2])})
-		if c.Items, err = unpackItems(c.Items, f[3], types); err != nil {
-			return nil, err
-		}
-		in := len(c.Items)
-		if c.Items, err = unpackItems(c.Items, f[4], types); err != nil {
-			return nil, err
-		}
-		ends = append(ends, [2]int{in, len(c.Items)})
-	}
-	if len(c.Links) == 0 {
-		return nil, fmt.Errorf("%w: context without links", errBadPack)
-	}
-	cutLinks(&c, ends)
-	return &c, nil
-}
 
 // checkpoint runs in the transaction that completes response id: when id is
 // CheckpointInterval(depth) links or more below the nearest checkpoint, it materialises id's
@@ -110,7 +46,7 @@ func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string, savedPrompt
 	if savedPrompt != nil {
 		prompt = savedPrompt()
 	}
-	if _, err := tx.StmtContext(ctx, db.st.putContext).ExecContext(ctx, id, encodeChain(c), newStamp(), prompt); err != nil {
+	if _, err := tx.StmtContext(ctx, db.st.putContext).ExecContext(ctx, id, record.EncodeChain(c), newStamp(), prompt); err != nil {
 		return err
 	}
 	if older.Valid {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"hearth/storage"
+	"hearth/storage/record"
 	"hearth/storage/storetest"
 )
 
@@ -189,7 +190,7 @@ func TestLoadChainTailCheckpointChanges(t *testing.T) {
 
 	// A checkpoint without a stamp (written before migration 0011) is read whole, and
 	// known is not asked.
-	if _, err := db.w.Exec(`INSERT INTO contexts (response_id, context) VALUES (?, ?)`, prev, encodeChain(want)); err != nil {
+	if _, err := db.w.Exec(`INSERT INTO contexts (response_id, context) VALUES (?, ?)`, prev, record.EncodeChain(want)); err != nil {
 		t.Fatal(err)
 	}
 	next := "resp_100"

@@ -22,7 +22,7 @@ func (db *DB) CreateConversation(ctx context.Context, c storage.NewConversation)
 	if c.ID == "" || c.Owner == "" {
 		return errors.New("storage: create conversation: id and owner are required")
 	}
-	meta, err := metadataJSON(c.Metadata)
+	meta, err := storage.MetadataJSON(c.Metadata)
 	if err != nil {
 		return fmt.Errorf("storage: create conversation %s: %w", c.ID, err)
 	}
@@ -65,7 +65,7 @@ func (db *DB) GetConversation(ctx context.Context, owner, id string) (*storage.C
 // UpdateConversation replaces the metadata of the owner's conversation id and returns
 // the conversation as it now is.
 func (db *DB) UpdateConversation(ctx context.Context, owner, id string, metadata json.RawMessage) (*storage.Conversation, error) {
-	meta, err := metadataJSON(metadata)
+	meta, err := storage.MetadataJSON(metadata)
 	if err != nil {
 		return nil, fmt.Errorf("storage: update conversation %s: %w", id, err)
 	}
@@ -314,16 +314,4 @@ func appendConversationItems(ctx context.Context, tx *sql.Tx, id, responseID str
 		}
 	}
 	return nil
-}
-
-// metadataJSON is metadata as the TEXT column keeps it: a JSON object, {} when empty.
-func metadataJSON(m json.RawMessage) (string, error) {
-	if len(m) == 0 || string(m) == "null" {
-		return "{}", nil
-	}
-	var probe map[string]string
-	if err := json.Unmarshal(m, &probe); err != nil {
-		return "", fmt.Errorf("metadata is not a JSON object of strings: %w", err)
-	}
-	return string(m), nil
 }

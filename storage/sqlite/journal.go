@@ -1,16 +1,14 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"hearth/storage"
+	"hearth/storage/record"
 )
 
 // AppendEvents adds a batch of events to the journal of response id, in one
@@ -42,7 +40,7 @@ func (db *DB) appendJournal(ctx context.Context, tx *sql.Tx, id string, events [
 		for lenient && len(events) > 0 && events[0].Seq < next {
 			events = events[1:]
 		}
-		data, err := packEvents(events, next)
+		data, err := record.PackEvents(events, next)
 		switch {
 		case err != nil && lenient:
 			events = nil
@@ -62,28 +60,6 @@ func (db *DB) appendJournal(ctx context.Context, tx *sql.Tx, id string, events [
 		}
 	}
 	return nil
-}
-
-// packEvents is a batch row's data: "<type> <JSON>\n" per event, numbered from next.
-func packEvents(events []storage.Event, next int) ([]byte, error) {
-	size := 0
-	for i, e := range events {
-		if e.Seq != next+i {
-			return nil, fmt.Errorf("event %d where %d comes next", e.Seq, next+i)
-		}
-		if e.Type == "" || strings.ContainsAny(e.Type, " \n") || bytes.IndexByte(e.Data, '\n') >= 0 {
-			return nil, fmt.Errorf("event %d: a type or JSON with a space or line break cannot be journaled", e.Seq)
-		}
-		size += len(e.Type) + len(e.Data) + 2
-	}
-	data := make([]byte, 0, size)
-	for _, e := range events {
-		data = append(data, e.Type...)
-		data = append(data, ' ')
-		data = append(data, e.Data...)
-		data = append(data, '\n')
-	}
-	return data, nil
 }
 
 // Journal returns the journaled events of response id after sequence number after
@@ -111,17 +87,8 @@ func (db *DB) Journal(ctx context.Context, id string, after int) (events []stora
 		if err := rows.Scan(&seq, &data); err != nil {
 			return nil, nil, fmt.Errorf("storage: journal of %s: %w", id, err)
 		}
-		for len(data) > 0 {
-			line, rest, _ := bytes.Cut(data, []byte{'\n'})
-			typ, js, ok := bytes.Cut(line, []byte{' '})
-			if !ok {
-				return nil, nil, fmt.Errorf("storage: journal of %s: event %d is damaged", id, seq)
-			}
-			if seq > after {
-				events = append(events, storage.Event{Seq: seq, Type: string(typ), Data: json.RawMessage(js)})
-			}
-			seq++
-			data = rest
+		if events, err = record.UnpackEvents(events, data, seq, after); err != nil {
+			return nil, nil, fmt.Errorf("storage: journal of %s: %w", id, err)
 		}
 	}
 	if err := rows.Err(); err != nil {

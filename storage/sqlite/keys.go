@@ -2,12 +2,9 @@ package sqlite
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -28,40 +25,18 @@ func (db *DB) CreateKeyAs(ctx context.Context, name string, role storage.Role) (
 
 // CreateKeyWith is CreateKey for a key created with opt.
 func (db *DB) CreateKeyWith(ctx context.Context, name string, opt storage.KeyOptions) (storage.Key, string, error) {
-	role := opt.Role
-	if role == "" {
-		role = storage.RoleUser
-	}
-	if err := storage.CheckCacheGroup(opt.CacheGroup); err != nil {
+	k, secret, err := storage.NewKey(name, opt)
+	if err != nil {
 		return storage.Key{}, "", err
 	}
-	if role != storage.RoleUser && role != storage.RoleAdmin {
-		return storage.Key{}, "", fmt.Errorf("storage: unknown key role %q", role)
-	}
-	name = strings.TrimSpace(name)
-	if name == "" {
-		return storage.Key{}, "", errors.New("storage: a key needs a name")
-	}
-	var raw [24]byte
-	if _, err := rand.Read(raw[:]); err != nil {
-		return storage.Key{}, "", fmt.Errorf("storage: generate key: %w", err)
-	}
-	secret := storage.KeyPrefix + hex.EncodeToString(raw[:])
-	var idRaw [8]byte
-	rand.Read(idRaw[:])
-	k := storage.Key{
-		ID: "key_" + hex.EncodeToString(idRaw[:]), Name: name, Hash: storage.OwnerOf(secret),
-		Prefix: secret[:len(storage.KeyPrefix)+6], Role: role, CreatedAt: time.Now().Truncate(time.Millisecond),
-		CacheGroup: opt.CacheGroup,
-	}
-	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO api_keys (id, name, hash, prefix, role, created_at, cache_group) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			k.ID, k.Name, k.Hash, k.Prefix, string(k.Role), k.CreatedAt.UnixMilli(), k.CacheGroup)
 		return err
 	})
 	var se sqlite3.Error
 	if errors.As(err, &se) && se.ExtendedCode == sqlite3.ErrConstraintUnique {
-		return storage.Key{}, "", fmt.Errorf("%w: %q", storage.ErrKeyExists, name)
+		return storage.Key{}, "", fmt.Errorf("%w: %q", storage.ErrKeyExists, k.Name)
 	}
 	if err != nil {
 		return storage.Key{}, "", fmt.Errorf("storage: create key: %w", err)

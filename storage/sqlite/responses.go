@@ -11,6 +11,7 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"hearth/storage"
+	"hearth/storage/record"
 )
 
 // recoveredError is stored on responses that a crash left in flight. server_error is
@@ -51,7 +52,7 @@ func (db *DB) insertResponse(ctx context.Context, tx *sql.Tx, r storage.NewRespo
 	}
 	if _, err := tx.StmtContext(ctx, db.st.insertResponse).ExecContext(ctx,
 		r.ID, r.Owner, r.Model, string(r.Status), r.Background, nullString(r.PreviousResponseID),
-		string(r.Request), nullJSON(r.Body), created.UnixMilli(), packItems(r.Input)); err != nil {
+		string(r.Request), nullJSON(r.Body), created.UnixMilli(), record.PackItems(r.Input)); err != nil {
 		var se sqlite3.Error
 		if errors.As(err, &se) && (se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey || se.ExtendedCode == sqlite3.ErrConstraintUnique) {
 			return storage.ErrExists // the id is taken
@@ -133,7 +134,7 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f storage
 	if _, err := tx.StmtContext(ctx, db.st.complete).ExecContext(ctx,
 		string(f.Status), nullJSON(f.Body), nullJSON(f.Error),
 		f.Usage.InputTokens, f.Usage.OutputTokens, f.Usage.CachedTokens, f.Usage.ReasoningTokens,
-		completed.UnixMilli(), packItems(f.Output), f.Runtime, id); err != nil {
+		completed.UnixMilli(), record.PackItems(f.Output), f.Runtime, id); err != nil {
 		return err
 	}
 	if err := insertItems(ctx, tx.StmtContext(ctx, db.st.insertItem), id, "output", f.Output); err != nil {

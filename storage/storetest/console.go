@@ -120,6 +120,13 @@ func testConsoleChain(t *testing.T, open Opener) {
 			t.Errorf("from %s: %v", from, got)
 		}
 	}
+	// Created within the same second (the API's created_at), a turn still comes after
+	// the one it continues, whatever their ids.
+	storeAt(t, db, alice, "resp_z", "", "m", 6*time.Minute, storage.Usage{})
+	storeAt(t, db, alice, "resp_y", "resp_z", "m", 6*time.Minute, storage.Usage{})
+	if turns, err := db.ConsoleChain(ctx, "resp_y"); err != nil || len(turns) != 2 || turns[0].ID != "resp_z" || turns[1].ID != "resp_y" {
+		t.Errorf("a parent and its child of the same second: %v, %d turns", err, len(turns))
+	}
 	if _, err := db.ConsoleChain(ctx, "resp_nope"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("unknown id: %v, want ErrNotFound", err)
 	}

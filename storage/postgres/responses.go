@@ -1,0 +1,565 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"hearth/storage"
+	"hearth/storage/record"
+)
+
+// recoveredError is stored on responses that a stopped replica left in flight.
+var recoveredError = json.RawMessage(`{"code":"server_error","message":"hearth stopped before this response finished"}`)
+
+const responseColumns = `id, owner, model, status, background, previous_response_id, request,
+	response, error, input_tokens, output_tokens, cached_tokens, reasoning_tokens,
+	created_at, completed_at`
+
+// CreateResponse stores a new in-flight response with its input items, atomically. The
+// parent (PreviousResponseID) is read FOR SHARE: a deletion of it waits for this
+// transaction, or this one finds it gone, so no child is written under a parent that
+// is being deleted.
+func (db *DB) CreateResponse(ctx context.Context, r storage.NewResponse) error {
+	if err := r.Check(); err != nil {
+		return fmt.Errorf("storage: create response %s: %w", r.ID, err)
+	}
+	if err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error { return db.insertResponse(ctx, tx, r) }); err != nil {
+		return fmt.Errorf("storage: create response %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+func (db *DB) insertResponse(ctx context.Context, tx pgx.Tx, r storage.NewResponse) error {
+	created := r.CreatedAt
+	if created.IsZero() {
+		created = time.Now()
+	}
+	if r.PreviousResponseID != "" {
+		var owner string
+		err := tx.QueryRow(ctx, `SELECT owner FROM responses WHERE id = $1 FOR SHARE`, r.PreviousResponseID).Scan(&owner)
+		if err = notFound(err, storage.ErrNotFound); err == nil && owner != r.Owner {
+			err = storage.ErrNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, err)
+		}
+	}
+	// ON CONFLICT DO NOTHING rather than catching the violation: an error would abort
+	// the transaction.
+	tag, err := tx.Exec(ctx, `INSERT INTO responses
+		(id, owner, model, status, background, previous_response_id, request, response, created_at, input_pack, replica)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+		ON CONFLICT (id) DO NOTHING`,
+		r.ID, r.Owner, r.Model, string(r.Status), r.Background, nullString(r.PreviousResponseID),
+		string(r.Request), nullJSON(r.Body), created.UnixMilli(), record.PackItems(r.Input), db.replica)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return storage.ErrExists // the id is taken
+	}
+	return insertItems(ctx, tx, r.ID, "input", r.Input)
+}
+
+func insertItems(ctx context.Context, tx pgx.Tx, responseID, kind string, items []storage.Item) error {
+	if len(items) == 0 {
+		return nil
+	}
+	ids, types, bodies := make([]string, len(items)), make([]string, len(items)), make([]string, len(items))
+	for i, it := range items {
+		ids[i], types[i], bodies[i] = it.ID, it.Type, string(it.JSON)
+	}
+	// One statement for all items: positions are their order in the arrays.
+	_, err := tx.Exec(ctx, `INSERT INTO items (response_id, kind, position, item_id, type, body)
+		SELECT $1, $2, t.ord - 1, t.item_id, t.type, t.body
+		FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t (item_id, type, body, ord)
+		ORDER BY t.ord`, responseID, kind, ids, types, bodies)
+	if err != nil {
+		return fmt.Errorf("%s items: %w", kind, err)
+	}
+	return nil
+}
+
+// StoreResponse is CreateResponse and CompleteResponse in one transaction.
+func (db *DB) StoreResponse(ctx context.Context, r storage.NewResponse, f storage.Final) error {
+	if err := r.Check(); err != nil {
+		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
+	}
+	if err := f.Check(); err != nil {
+		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
+	}
+	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		if err := db.insertResponse(ctx, tx, r); err != nil {
+			return err
+		}
+		return db.completeInTx(ctx, tx, r.ID, f, &r)
+	})
+	if err != nil {
+		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// CompleteResponse stores the end of an in-flight response (or the output of a
+// cancelled one, with status cancelled), atomically; the row is locked FOR UPDATE, so
+// a concurrent Cancel comes wholly before or after.
+func (db *DB) CompleteResponse(ctx context.Context, id string, f storage.Final) error {
+	if err := f.Check(); err != nil {
+		return fmt.Errorf("storage: complete response %s: %w", id, err)
+	}
+	if err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error { return db.completeInTx(ctx, tx, id, f, nil) }); err != nil {
+		return fmt.Errorf("storage: complete response %s: %w", id, err)
+	}
+	return nil
+}
+
+func (db *DB) completeInTx(ctx context.Context, tx pgx.Tx, id string, f storage.Final, fresh *storage.NewResponse) error {
+	completed := f.CompletedAt
+	if completed.IsZero() {
+		completed = time.Now()
+	}
+	var child, parent bool
+	if fresh != nil {
+		child = fresh.PreviousResponseID != ""
+	} else {
+		row, err := lockResponse(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		child, parent = row.child, row.parent
+		if !row.status.InFlight() && !(row.status == storage.StatusCancelled && f.Status == storage.StatusCancelled) {
+			return fmt.Errorf("%w (status %s)", storage.ErrFinished, row.status)
+		}
+		if row.status == storage.StatusCancelled { // output from an earlier call
+			if _, err := tx.Exec(ctx, `DELETE FROM items WHERE response_id = $1 AND kind = 'output'`, id); err != nil {
+				return err
+			}
+		}
+	}
+	if parent {
+		// Continuations created while it ran hold checkpoints of it as it was.
+		if err := lockChainsExclusive(ctx, tx); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.Exec(ctx, `UPDATE responses SET status = $1, response = $2, error = $3,
+		input_tokens = $4, output_tokens = $5, cached_tokens = $6, reasoning_tokens = $7,
+		completed_at = $8, output_pack = $9, runtime = coalesce(nullif($10, ''), runtime)
+		WHERE id = $11`,
+		string(f.Status), nullJSON(f.Body), nullJSON(f.Error),
+		f.Usage.InputTokens, f.Usage.OutputTokens, f.Usage.CachedTokens, f.Usage.ReasoningTokens,
+		completed.UnixMilli(), record.PackItems(f.Output), f.Runtime, id); err != nil {
+		return err
+	}
+	if err := insertItems(ctx, tx, id, "output", f.Output); err != nil {
+		return err
+	}
+	if parent {
+		if err := dropDescendantContexts(ctx, tx, id); err != nil {
+			return err
+		}
+	}
+	if f.EndJournal {
+		if err := appendJournal(ctx, tx, id, f.Events, true, true); err != nil {
+			return err
+		}
+	}
+	if !child {
+		return nil // a root is its own checkpoint
+	}
+	return checkpoint(ctx, tx, id, f.SavedPrompt, f.Distance, f.Depth)
+}
+
+// stored is what a write transaction reads of a response it changes.
+type stored struct {
+	owner         string
+	status        storage.Status
+	child, parent bool
+}
+
+// lockResponse reads response id FOR UPDATE: writers of one response take turns.
+func lockResponse(ctx context.Context, tx pgx.Tx, id string) (r stored, err error) {
+	var status string
+	err = tx.QueryRow(ctx, `SELECT owner, status, previous_response_id IS NOT NULL,
+		EXISTS (SELECT 1 FROM responses AS c WHERE c.previous_response_id = responses.id)
+		FROM responses WHERE id = $1 FOR UPDATE`, id).Scan(&r.owner, &status, &r.child, &r.parent)
+	r.status = storage.Status(status)
+	return r, notFound(err, storage.ErrNotFound)
+}
+
+// setStatus moves response id to status, patching its stored object's "status".
+func setStatus(ctx context.Context, tx pgx.Tx, id string, status storage.Status, completed any) error {
+	var body []byte
+	if err := tx.QueryRow(ctx, `SELECT response FROM responses WHERE id = $1`, id).Scan(&body); err != nil {
+		return err
+	}
+	if body != nil {
+		body = setFields(body, field{"status", mustJSON(string(status))})
+	}
+	_, err := tx.Exec(ctx, `UPDATE responses SET status = $1, completed_at = $2, response = $3 WHERE id = $4`,
+		string(status), completed, nullJSON(body), id)
+	return err
+}
+
+// UpdateStatus moves an in-flight response to in_progress or cancelled.
+func (db *DB) UpdateStatus(ctx context.Context, id string, status storage.Status) error {
+	if status != storage.StatusInProgress && status != storage.StatusCancelled {
+		return fmt.Errorf("storage: update status of %s: cannot set %q here", id, status)
+	}
+	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		row, err := lockResponse(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if !row.status.InFlight() {
+			return fmt.Errorf("%w (status %s)", storage.ErrFinished, row.status)
+		}
+		var completed any
+		if status.Terminal() {
+			completed = time.Now().UnixMilli()
+		}
+		if err := lockChainsExclusive(ctx, tx); err != nil {
+			return err
+		}
+		if err := setStatus(ctx, tx, id, status, completed); err != nil {
+			return err
+		}
+		if status == storage.StatusCancelled {
+			if err := chainsChanged(ctx, tx); err != nil {
+				return err
+			}
+		}
+		return dropDescendantContexts(ctx, tx, id)
+	})
+	if err != nil {
+		return fmt.Errorf("storage: update status of %s: %w", id, err)
+	}
+	return nil
+}
+
+// Cancel cancels the owner's in-flight response and returns it as it now is.
+func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, error) {
+	var rec *storage.Response
+	var finished error
+	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		get := `SELECT ` + responseColumns + ` FROM responses WHERE id = $1 AND owner = $2`
+		if rec, err = scanResponse(tx.QueryRow(ctx, get+` FOR UPDATE`, id, owner)); err != nil {
+			return err
+		}
+		switch {
+		case rec.Status == storage.StatusCancelled:
+			return nil
+		case rec.Status.Terminal():
+			finished = fmt.Errorf("storage: cancel %s: %w (status %s)", id, storage.ErrFinished, rec.Status)
+			return nil
+		}
+		if err := lockChainsExclusive(ctx, tx); err != nil {
+			return err
+		}
+		if err := setStatus(ctx, tx, id, storage.StatusCancelled, time.Now().UnixMilli()); err != nil {
+			return err
+		}
+		if err := dropDescendantContexts(ctx, tx, id); err != nil {
+			return err
+		}
+		if err := chainsChanged(ctx, tx); err != nil {
+			return err
+		}
+		rec, err = scanResponse(tx.QueryRow(ctx, get, id, owner))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storage: cancel %s: %w", id, err)
+	}
+	return rec, finished
+}
+
+// GetResponse returns the owner's response id, or ErrNotFound.
+func (db *DB) GetResponse(ctx context.Context, owner, id string) (*storage.Response, error) {
+	rec, err := scanResponse(db.pool.QueryRow(ctx, `SELECT `+responseColumns+` FROM responses WHERE id = $1 AND owner = $2`, id, owner))
+	if err != nil {
+		return nil, fmt.Errorf("storage: get response %s: %w", id, err)
+	}
+	return rec, nil
+}
+
+// DeleteResponse deletes the owner's response id and its items; the chains through it
+// are broken from then on.
+func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
+	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		// The row first, then the chains' lock: every writer takes them in this order.
+		var one int
+		if err := tx.QueryRow(ctx, `SELECT 1 FROM responses WHERE id = $1 AND owner = $2 FOR UPDATE`, id, owner).Scan(&one); err != nil {
+			return notFound(err, storage.ErrNotFound)
+		}
+		if err := lockChainsExclusive(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM responses WHERE id = $1`, id); err != nil {
+			return err
+		}
+		if err := dropDescendantContexts(ctx, tx, id); err != nil {
+			return err
+		}
+		return chainsChanged(ctx, tx)
+	})
+	if err != nil {
+		return fmt.Errorf("storage: delete response %s: %w", id, err)
+	}
+	return nil
+}
+
+// RecoverInFlight fails every response this replica (Options.Replica) left in flight,
+// in one transaction, and returns how many. Other replicas' responses are theirs to
+// finish: only the same replica, restarted, knows that nothing serves them any more.
+func (db *DB) RecoverInFlight(ctx context.Context) (int, error) {
+	var n int
+	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT id, response FROM responses
+			WHERE replica = $1 AND status IN ('queued', 'in_progress') FOR UPDATE`, db.replica)
+		if err != nil {
+			return err
+		}
+		type left struct {
+			id   string
+			body []byte
+		}
+		var all []left
+		for rows.Next() {
+			var l left
+			if err := rows.Scan(&l.id, &l.body); err != nil {
+				rows.Close()
+				return err
+			}
+			all = append(all, l)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(all) == 0 {
+			return nil
+		}
+		if err := lockChainsExclusive(ctx, tx); err != nil {
+			return err
+		}
+		now := time.Now().UnixMilli()
+		for _, l := range all {
+			if l.body != nil {
+				l.body = setFields(l.body, field{"status", mustJSON("failed")}, field{"error", recoveredError})
+			}
+			if _, err := tx.Exec(ctx, `UPDATE responses SET status = 'failed', error = $1, completed_at = $2, response = $3
+				WHERE id = $4`, string(recoveredError), now, nullJSON(l.body), l.id); err != nil {
+				return err
+			}
+			// Checkpoints below it hold its in-flight state.
+			if err := dropDescendantContexts(ctx, tx, l.id); err != nil {
+				return err
+			}
+			// Its journal ends here, so the retention setting prunes it like any other.
+			if _, err := tx.Exec(ctx, `INSERT INTO journals (response_id, ended_at)
+				SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM events WHERE response_id = $1)
+				ON CONFLICT (response_id) DO UPDATE SET ended_at = excluded.ended_at`, l.id, now); err != nil {
+				return err
+			}
+		}
+		n = len(all)
+		return chainsChanged(ctx, tx)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("storage: recover in-flight responses: %w", err)
+	}
+	return n, nil
+}
+
+// ListInputItems returns one page of the owner's response's input items.
+func (db *DB) ListInputItems(ctx context.Context, owner, id, after string, limit int, order storage.Order) ([]storage.Item, bool, error) {
+	if limit <= 0 {
+		limit = storage.DefaultListLimit
+	}
+	limit = min(limit, storage.MaxListLimit)
+	var items []storage.Item
+	var hasMore bool
+	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
+		var err error
+		items, hasMore, err = listItems(ctx, tx, listQuery{
+			exists: `SELECT 1 FROM responses WHERE id = $1 AND owner = $2`, missing: storage.ErrNotFound,
+			cursor: `SELECT position FROM items WHERE response_id = $1 AND kind = 'input' AND item_id = $2 ORDER BY position LIMIT 1`,
+			page:   `SELECT item_id, type, body FROM items WHERE response_id = $1 AND kind = 'input' AND position %s $2 ORDER BY position %s LIMIT $3`,
+		}, owner, id, after, int64(limit), order)
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("storage: list input items of %s: %w", id, err)
+	}
+	return items, hasMore, nil
+}
+
+// listQuery is what differs between paging a response's input items and a
+// conversation's items.
+type listQuery struct {
+	exists  string // $1 id, $2 owner: a row when the list exists
+	missing error
+	cursor  string // $1 id, $2 item id: the cursor's position
+	page    string // $1 id, $2 from, $3 limit; %s: the comparison and the order
+}
+
+func listItems(ctx context.Context, tx pgx.Tx, q listQuery, owner, id, after string, limit int64, order storage.Order) ([]storage.Item, bool, error) {
+	cmp, dir := "<", "DESC"
+	var from int64 = math.MaxInt64
+	switch order {
+	case storage.Asc:
+		cmp, dir, from = ">", "ASC", -1
+	case storage.Desc, "":
+	default:
+		return nil, false, fmt.Errorf("order %q: want asc or desc", order)
+	}
+	var one int
+	if err := tx.QueryRow(ctx, q.exists, id, owner).Scan(&one); err != nil {
+		return nil, false, notFound(err, q.missing)
+	}
+	if after != "" {
+		if err := tx.QueryRow(ctx, q.cursor, id, after).Scan(&from); err != nil {
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil, false, fmt.Errorf("%w: %q", storage.ErrInvalidCursor, after)
+			}
+			return nil, false, err
+		}
+	}
+	fetch := limit
+	if fetch < math.MaxInt64 {
+		fetch++
+	}
+	rows, err := tx.Query(ctx, fmt.Sprintf(q.page, cmp, dir), id, from, fetch)
+	if err != nil {
+		return nil, false, err
+	}
+	items, err := scanItems(rows)
+	if err != nil {
+		return nil, false, err
+	}
+	hasMore := int64(len(items)) > limit
+	if hasMore {
+		items = items[:limit]
+	}
+	return items, hasMore, nil
+}
+
+// scanItems reads rows of item_id, type, body.
+func scanItems(rows pgx.Rows) ([]storage.Item, error) {
+	defer rows.Close()
+	var items []storage.Item
+	for rows.Next() {
+		var it storage.Item
+		var body string
+		if err := rows.Scan(&it.ID, &it.Type, &body); err != nil {
+			return nil, err
+		}
+		it.JSON = json.RawMessage(body)
+		items = append(items, it)
+	}
+	return items, rows.Err()
+}
+
+// LookupItems finds items by id among all the owner's responses, the latest copy of
+// each, in one query.
+func (db *DB) LookupItems(ctx context.Context, owner string, ids []string) (map[string]storage.Item, error) {
+	found := make(map[string]storage.Item, len(ids))
+	if len(ids) == 0 {
+		return found, nil
+	}
+	// Per id, the newest copy among the owner's: one descent of items_item_id each
+	// (backwards, newest first), stopping at the first that is the owner's.
+	rows, err := db.pool.Query(ctx, `SELECT x.item_id, x.type, x.body
+		FROM unnest($1::text[]) AS want (id)
+		CROSS JOIN LATERAL (
+			SELECT i.item_id, i.type, i.body FROM items AS i JOIN responses AS r ON r.id = i.response_id
+			WHERE i.item_id = want.id AND r.owner = $2
+			ORDER BY i.seq DESC LIMIT 1
+		) AS x`, ids, owner)
+	if err != nil {
+		return nil, fmt.Errorf("storage: look up items: %w", err)
+	}
+	items, err := scanItems(rows)
+	if err != nil {
+		return nil, fmt.Errorf("storage: look up items: %w", err)
+	}
+	for _, it := range items {
+		found[it.ID] = it
+	}
+	return found, nil
+}
+
+// ResponseRuntime returns the label of the runtime that served owner's response id.
+func (db *DB) ResponseRuntime(ctx context.Context, owner, id string) (string, error) {
+	var label string
+	err := db.pool.QueryRow(ctx, `SELECT runtime FROM responses WHERE id = $1 AND owner = $2`, id, owner).Scan(&label)
+	if err != nil {
+		return "", fmt.Errorf("storage: runtime of %s: %w", id, notFound(err, storage.ErrNotFound))
+	}
+	return label, nil
+}
+
+func scanResponse(row pgx.Row) (*storage.Response, error) {
+	var (
+		r                   storage.Response
+		status              string
+		prev, request, body *string
+		errJSON             *string
+		created             int64
+		completed           *int64
+	)
+	err := row.Scan(&r.ID, &r.Owner, &r.Model, &status, &r.Background, &prev, &request, &body, &errJSON,
+		&r.Usage.InputTokens, &r.Usage.OutputTokens, &r.Usage.CachedTokens, &r.Usage.ReasoningTokens,
+		&created, &completed)
+	if err != nil {
+		return nil, notFound(err, storage.ErrNotFound)
+	}
+	r.Status = storage.Status(status)
+	if prev != nil {
+		r.PreviousResponseID = *prev
+	}
+	r.Request, r.Body, r.Error = rawJSON(request), rawJSON(body), rawJSON(errJSON)
+	r.CreatedAt = time.UnixMilli(created)
+	if completed != nil {
+		r.CompletedAt = time.UnixMilli(*completed)
+	}
+	return &r, nil
+}
+
+func rawJSON(s *string) json.RawMessage {
+	if s == nil {
+		return nil
+	}
+	return json.RawMessage(*s)
+}
+
+// nullString and nullJSON bind "" and empty JSON as NULL.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func nullJSON(raw []byte) any {
+	if len(raw) == 0 {
+		return nil
+	}
+	return string(raw)
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
