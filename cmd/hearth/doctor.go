@@ -232,6 +232,10 @@ func (d *doctor) checkModels(ctx context.Context, hc *hearthClient, formats *too
 			if em.Format == nil {
 				return "", errors.New("no format detected and no default format")
 			}
+			if em.UnknownMarkup != "" {
+				return fmt.Sprintf("text only, requests with tools refused: no format for the runtime's %s (add one with --models-file), capabilities %s, context %s",
+					em.UnknownMarkup, dash(row.caps), dash(row.context)), nil
+			}
 			return fmt.Sprintf("format %s, reasoning %s, capabilities %s, context %s", row.format, dash(row.reasoning), dash(row.caps), dash(row.context)), nil
 		})
 	}

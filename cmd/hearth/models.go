@@ -96,7 +96,11 @@ type modelRow struct {
 }
 
 func (r *modelRow) fill(m *engine.Model) {
-	if m.Format != nil {
+	switch {
+	case m.UnknownMarkup != "":
+		// No format reads this model's markup: it is served as plain text, no tools.
+		r.format = "text only"
+	case m.Format != nil:
 		r.format = m.Format.ID
 		if m.Format.Emulated {
 			r.format += " (emulated)"

@@ -1,0 +1,25 @@
+package main
+
+import (
+	"testing"
+
+	"hearth/engine"
+)
+
+// TestModelRowTextOnly: `hearth models` shows a model whose runtime renderer has no
+// format as "text only", with no reasoning markers (it gets none), and a known one by
+// its format's id.
+func TestModelRowTextOnly(t *testing.T) {
+	formats := engine.DefaultFormats()
+	var unknown modelRow
+	unknown.fill(&engine.Model{Name: "gemma4:e4b", Info: &engine.ModelInfo{}, Format: formats.Lookup("emulated-hermes"),
+		UnknownMarkup: `renderer "gemma4"`})
+	if unknown.format != "text only" || unknown.reasoning != "" {
+		t.Fatalf("unknown renderer: format %q, reasoning %q", unknown.format, unknown.reasoning)
+	}
+	var known modelRow
+	known.fill(&engine.Model{Name: "qwen3.5:9b", Info: &engine.ModelInfo{}, Format: formats.Lookup("qwen3.5")})
+	if known.format != "qwen3.5" || known.reasoning != "<think>…</think>" {
+		t.Fatalf("qwen3.5: format %q, reasoning %q", known.format, known.reasoning)
+	}
+}
