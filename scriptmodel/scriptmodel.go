@@ -33,7 +33,12 @@ type Spec struct {
 	// Template is the model's chat template (Go text/template, as Ollama reads it). It
 	// should end in one of the entry tokens in every situation the tests use.
 	Template string
-	Scripts  []Script
+	// Renderer and Parser, when set, name one of the runtime's built-in renderers and
+	// output parsers (a Modelfile's RENDERER and PARSER): the runtime, and hearth, then
+	// render the prompt with that family's Go renderer instead of Template, so the
+	// entry tokens must be what that renderer writes last.
+	Renderer, Parser string
+	Scripts          []Script
 	// Stop strings, as the model's `stop` parameters. EOS always ends generation.
 	Stop []string
 	// ContextLength is the model's trained context (default 4096).
