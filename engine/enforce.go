@@ -47,6 +47,10 @@ const (
 	phaseCall                  // one call (or array of calls): CallSchema
 	phaseName                  // a call's name as a JSON string: NameSchema
 	phaseArgs                  // one tool's arguments: ArgumentsSchema
+	// phaseXMLArgs: one tool's arguments under ArgumentsSchema in a format whose
+	// parameters are XML. The JSON is not the transcript's: the engine writes it
+	// as the format's parameters (Format.XMLArguments) when the phase ends.
+	phaseXMLArgs
 )
 
 type phase struct {
@@ -121,6 +125,8 @@ type enforcer struct {
 	cut int64
 	// pendingName is the call name a decision settled (harmony).
 	pendingName string
+	// pendingArgs is the JSON a phaseXMLArgs generated.
+	pendingArgs string
 	failure     error
 
 	// last is the last phase's request and counts, for the cache bookkeeping.
@@ -283,7 +289,7 @@ func (r *enforcer) generate(ctx context.Context, ph phase) (action, Chunk, error
 		chunks++
 		last = resp.Text
 		r.lastOut.WriteString(resp.Text)
-		if ph.kind == phaseName {
+		if ph.kind == phaseName || ph.kind == phaseXMLArgs {
 			name.WriteString(resp.Text)
 			return nil
 		}
@@ -328,8 +334,11 @@ func (r *enforcer) generate(ctx context.Context, ph phase) (action, Chunk, error
 	if act == actContinue && !final.Done {
 		return act, final, errRuntimeCut
 	}
-	if ph.kind == phaseName {
+	switch ph.kind {
+	case phaseName:
 		r.pendingName = name.String()
+	case phaseXMLArgs:
+		r.pendingArgs = name.String()
 	}
 	if act == actContinue && len(decision) > 0 && final.DoneReason == "stop" {
 		// The runtime ended the phase at a stop string, and does not say which:
@@ -685,6 +694,13 @@ func (r *enforcer) decide(act action) (phase, error) {
 	case actRetry:
 		r.rewind(r.openAt)
 		r.holding, r.held = true, nil
+		if r.f.Tools.Kind == toolgrammar.XMLParams {
+			// The call's opener may be a wrapper ("<tool_call>") that still
+			// needs the name's opener ("\n<function=") before the name.
+			if err := r.completeOpener(); err != nil {
+				return phase{}, err
+			}
+		}
 		return r.constrained()
 	}
 	return phase{}, fmt.Errorf("engine: unknown decision %d", act)
@@ -750,14 +766,21 @@ func (r *enforcer) named(t toolgrammar.Tool) (phase, error) {
 }
 
 func (r *enforcer) argsPhase(t toolgrammar.Tool) (phase, error) {
-	if r.f.Plan() == toolgrammar.PlanNameOnly {
-		// XML parameters are not JSON: the model writes them, and the call is
-		// validated when it ends.
+	xml := r.f.Plan() == toolgrammar.PlanNameOnly
+	if xml && !r.retried {
+		// XML parameters are not JSON: the model writes them in its own syntax
+		// first, and the call is validated when it ends.
 		return phase{kind: phaseFree}, nil
 	}
 	schema, err := toolgrammar.ArgumentsSchema(t)
 	if err != nil {
 		return phase{}, err
+	}
+	if xml {
+		// Its parameters failed (invalid, or it stopped or wandered inside the
+		// call): the retry generates them as JSON under the tool's schema, which
+		// ends where the arguments do, and the engine writes them as XML.
+		return phase{kind: phaseXMLArgs, format: schema}, nil
 	}
 	return phase{kind: phaseArgs, format: schema}, nil
 }
@@ -770,19 +793,30 @@ func (r *enforcer) afterPhase(ph phase, res Chunk) (action, phase, error) {
 		if res.DoneReason == "length" {
 			return actContinue, phase{kind: phaseFree}, nil
 		}
+		if r.holding {
+			// It stopped inside a call: what it wrote cannot be a valid call.
+			// Before a required call is forced again: a call the engine forced
+			// (an XML one, whose parameters the model writes) would otherwise be
+			// forced again and again, with no bound but the budget.
+			return r.callFailed(errors.New("the model stopped in the middle of a tool call")), phase{}, nil
+		}
 		if r.mustCall() {
 			// The model stopped without calling.
 			r.cut = r.boundary
 			return actForce, phase{}, nil
 		}
-		if r.holding {
-			// It stopped inside a call: what it wrote cannot be a valid call.
-			return r.callFailed(errors.New("the model stopped in the middle of a tool call")), phase{}, nil
-		}
 		act, err := r.closeParser()
 		return act, phase{}, err
-	case phaseCall, phaseArgs:
-		act, err := r.prefill(r.f.CallSuffix())
+	case phaseCall, phaseArgs, phaseXMLArgs:
+		suffix := r.f.CallSuffix()
+		if ph.kind == phaseXMLArgs {
+			params, err := r.f.XMLArguments(strings.TrimSpace(r.pendingArgs))
+			if err != nil {
+				return r.callFailed(err), phase{}, nil
+			}
+			suffix = params
+		}
+		act, err := r.prefill(suffix)
 		if err != nil || act != actContinue {
 			return act, phase{}, err
 		}

@@ -9,22 +9,30 @@ import (
 	"hearth"
 )
 
-// TestXMLFormatsEnforced: tool_choice over the XML formats taken from Ollama v0.24.0's
-// renderers (qwen3.5, laguna). The model answers in text; "required" takes the text
+// TestXMLFormatsEnforced: tool_choice over the XML formats (Qwen3-Coder's and GLM's
+// envelopes, on the renderers of Ollama v0.24.0 and v0.17.4). The model answers in text; "required" takes the text
 // back, writes the opener and constrains the name to the allowed tools, and the model
 // writes the parameters; a named choice writes the name itself; allowed_tools keeps the
-// constraint to the allowed names.
+// constraint to the allowed names. A model that writes no parameters after the forced
+// name (it ends its turn there) gets one retry, whose parameters are generated as JSON
+// under the tool's schema and written as XML by the engine; before, a required call
+// was forced again after each such stop, without end.
 func TestXMLFormatsEnforced(t *testing.T) {
 	families := []struct {
-		renderer string
+		renderer, format string
 		// nameOpen is what the engine writes before the name; params is what the
 		// model writes after "get_time"'s name, through the call's closer.
 		nameOpen, afterName string
 		params              []string
 	}{
-		{"qwen3.5", "<tool_call>\n<function=", "<function=get_time>\n",
+		{"qwen3.5", "qwen3.5", "<tool_call>\n<function=", "<function=get_time>\n",
 			[]string{"<parameter=timezone>", "\nUTC\n", "</parameter>", "\n</function>", "\n</tool_call>"}},
-		{"laguna", "<tool_call>", "<tool_call>get_time\n",
+		{"laguna", "laguna", "<tool_call>", "<tool_call>get_time\n",
+			[]string{"<arg_key>timezone</arg_key>", "\n<arg_value>UTC</arg_value>", "\n</tool_call>"}},
+		// The XML families of v0.17.4's renderers, the same enforcement.
+		{"qwen3-coder", "qwen3-coder", "<tool_call>\n<function=", "<function=get_time>\n",
+			[]string{"<parameter=timezone>", "\nUTC\n", "</parameter>", "\n</function>", "\n</tool_call>"}},
+		{"glm-4.7", "glm4-moe", "<tool_call>", "<tool_call>get_time\n",
 			[]string{"<arg_key>timezone</arg_key>", "\n<arg_value>UTC</arg_value>", "\n</tool_call>"}},
 	}
 	choices := []struct {
@@ -39,47 +47,68 @@ func TestXMLFormatsEnforced(t *testing.T) {
 	}
 	for _, fam := range families {
 		for _, ch := range choices {
-			t.Run(fam.renderer+"/"+ch.name, func(t *testing.T) {
-				show := &ModelInfo{Renderer: fam.renderer, Parser: fam.renderer, ContextLength: 8192, Prompt: scriptRenderer{}}
-				rt := &fakeRuntime{show: show}
-				var enums []string
-				rt.write = func(transcript string, format json.RawMessage) []string {
-					if format != nil {
-						enums = append(enums, string(format))
-						return bytesOf(`"get_time"`)
+			for _, silent := range []bool{false, true} {
+				name := fam.renderer + "/" + ch.name
+				if silent {
+					name += "/no parameters"
+				}
+				t.Run(name, func(t *testing.T) {
+					show := &ModelInfo{Renderer: fam.renderer, Parser: fam.renderer, ContextLength: 8192, Prompt: scriptRenderer{}}
+					rt := &fakeRuntime{show: show}
+					var enums, schemas []string
+					rt.write = func(transcript string, format json.RawMessage) []string {
+						if strings.Contains(string(format), `"properties"`) {
+							schemas = append(schemas, string(format))
+							return bytesOf(`{"timezone":"UTC"}`)
+						}
+						if format != nil {
+							enums = append(enums, string(format))
+							return bytesOf(`"get_time"`)
+						}
+						if strings.HasSuffix(transcript, fam.afterName) {
+							if silent {
+								return nil
+							}
+							return fam.params
+						}
+						if transcript == "" {
+							return []string{"Sure", " thing."}
+						}
+						return nil
 					}
-					if strings.HasSuffix(transcript, fam.afterName) {
-						return fam.params
+					body := `{"model":"m","input":"hi","tools":[` + weatherTool + `,` + timeTool + `],"tool_choice":` + ch.choice + `}`
+					j := newFakeJob(t, rt, body)
+					if j.Model.Format.ID != fam.format {
+						t.Fatalf("format %s", j.Model.Format.ID)
 					}
-					if transcript == "" {
-						return []string{"Sure", " thing."}
+					b := hearth.NewBuilder(hearth.NewResponse("resp_test", j.req, timeZero), nil)
+					if err := j.Run(context.Background(), b); err != nil {
+						t.Fatal(err)
 					}
-					return nil
-				}
-				body := `{"model":"m","input":"hi","tools":[` + weatherTool + `,` + timeTool + `],"tool_choice":` + ch.choice + `}`
-				j := newFakeJob(t, rt, body)
-				if j.Model.Format.ID != fam.renderer {
-					t.Fatalf("format %s", j.Model.Format.ID)
-				}
-				b := hearth.NewBuilder(hearth.NewResponse("resp_test", j.req, timeZero), nil)
-				if err := j.Run(context.Background(), b); err != nil {
-					t.Fatal(err)
-				}
-				if got, want := summary(b.Response()), `completed: call[completed] get_time {"timezone":"UTC"}`; got != want {
-					t.Errorf("output\n got %s\nwant %s", got, want)
-				}
-				if ch.constrained && (len(enums) != 1 || !strings.Contains(enums[0], `"enum":["get_weather","get_time"]`)) {
-					t.Errorf("name constraints %q, want one enum of both tools", enums)
-				}
-				if !ch.constrained && len(enums) != 0 {
-					t.Errorf("name constraints %q, want none (one allowed name is written)", enums)
-				}
-				for _, req := range rt.reqs[1:] {
-					if !strings.HasPrefix(strings.TrimPrefix(req.Prompt, rt.base), fam.nameOpen) && !isProbe(req) {
-						t.Errorf("a request after the text does not continue the call: %q", strings.TrimPrefix(req.Prompt, rt.base))
+					if got, want := summary(b.Response()), `completed: call[completed] get_time {"timezone":"UTC"}`; got != want {
+						t.Errorf("output\n got %s\nwant %s", got, want)
 					}
-				}
-			})
+					names := 1
+					if silent {
+						// The retry constrains the name again.
+						names = 2
+					}
+					if ch.constrained && (len(enums) != names || !strings.Contains(enums[0], `"enum":["get_weather","get_time"]`)) {
+						t.Errorf("name constraints %q, want %d enums of both tools", enums, names)
+					}
+					if silent != (len(schemas) == 1) || len(schemas) > 1 {
+						t.Errorf("argument schemas %q, want one only when the model wrote no parameters", schemas)
+					}
+					if !ch.constrained && len(enums) != 0 {
+						t.Errorf("name constraints %q, want none (one allowed name is written)", enums)
+					}
+					for _, req := range rt.reqs[1:] {
+						if !strings.HasPrefix(strings.TrimPrefix(req.Prompt, rt.base), fam.nameOpen) && !isProbe(req) {
+							t.Errorf("a request after the text does not continue the call: %q", strings.TrimPrefix(req.Prompt, rt.base))
+						}
+					}
+				})
+			}
 		}
 	}
 }

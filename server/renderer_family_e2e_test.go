@@ -27,8 +27,8 @@ const (
 // TestQwen35RendererE2E: a model the runtime renders with its qwen3.5 renderer (no
 // template) gets hearth's qwen3.5 format: its XML call and its reasoning, which the
 // prompt opened, become exact items, streamed or not; tool_choice none ends the output
-// at the call's opener; the tool loop's answer after the result is a message. (Forced
-// calls over the XML formats: engine's TestXMLFormatsEnforced.)
+// at the call's opener; a forced call (required, named) is made, in a few constrained
+// phases; the tool loop's answer after the result is a message.
 func TestQwen35RendererE2E(t *testing.T) {
 	const model = "hearth-script-qwen35:latest"
 	spec := scriptmodel.Spec{
@@ -41,7 +41,8 @@ func TestQwen35RendererE2E(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec); err != nil {
+	built, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec)
+	if err != nil {
 		t.Fatal(err)
 	}
 	srv := newHearthWithDB(t)
@@ -59,6 +60,32 @@ func TestQwen35RendererE2E(t *testing.T) {
 
 	none := createJSON(t, srv, reqBody(model, false, common+`,"tool_choice":"none"`))
 	sameItems(t, "none", none.Output, []item{reasoning, text})
+
+	// Forced calls. The reasoning runs to its end, where the call is forced: the
+	// engine writes "<tool_call>\n<function=" and, for "required", the name is
+	// generated under an enum of both tools (the script's successor is masked: the
+	// ranking picks "get_time", 't' before 'w'); a named call's name is written.
+	// After "get_time>\n" the script has no parameters to write (it ends its turn:
+	// one EOS), so the call is taken back and generated again, its parameters now
+	// as JSON under get_time's schema (the ranking closes the string at once),
+	// which the engine writes as XML. After the call's closer the script ends
+	// (one EOS). A model that does not fit stays bounded: one retry, then the
+	// response fails.
+	throughReasoning := piecesThrough(t, built.Pieces(qwen35ThinkingEntry), "</think>")
+	nameTokens := len(`"get_time"`) + 1
+	argsTokens := len(forcedTime) + 1
+	forced := item{Type: "function_call", Status: "completed", Name: "get_time", Arguments: forcedTime}
+	required := createJSON(t, srv, reqBody(model, false, common+`,"tool_choice":"required"`))
+	sameItems(t, "required", required.Output, []item{reasoning, forced})
+	if got, want := required.Usage.OutputTokens, throughReasoning+nameTokens+1+nameTokens+argsTokens+1; got != want {
+		t.Errorf("required: output_tokens %d, want %d", got, want)
+	}
+	events, named := createSSE(t, srv, reqBody(model, true, common+`,"tool_choice":{"type":"function","name":"get_time"}`))
+	sameItems(t, "named, streamed", named.Output, []item{reasoning, forced})
+	checkDeltasMatch(t, "named, streamed", events, named)
+	if got, want := named.Usage.OutputTokens, throughReasoning+1+argsTokens+1; got != want {
+		t.Errorf("named: output_tokens %d, want %d", got, want)
+	}
 
 	callID := first.Output[len(first.Output)-1].CallID
 	answer := createJSON(t, srv, reqBody(model, false, `"previous_response_id":"`+first.ID+`","temperature":0,`+

@@ -31,8 +31,11 @@
 //	PlanNameThenArgs  append f.CallPrefix(soFar), generate with NameSchema(tools),
 //	                  decode the JSON string, append f.ArgumentsPrefix(name), generate
 //	                  with ArgumentsSchema(tool), append f.CallSuffix().
-//	PlanNameOnly      append f.CallPrefix(soFar) + f.ArgumentsPrefix(name) and let the
-//	                  model write the XML parameters.
+//	PlanNameOnly      append f.CallPrefix(soFar), generate with NameSchema(tools) (or
+//	                  write the one allowed name), append f.ArgumentsPrefix(name)
+//	                  and let the model write the XML parameters; to constrain
+//	                  them (a retry), generate with ArgumentsSchema(tool) and
+//	                  append f.XMLArguments(json) instead, which ends the call.
 //
 // Everything the engine appends is fed to the parser like model output, so
 // the parser sees one continuous transcript.

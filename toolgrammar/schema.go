@@ -30,9 +30,10 @@ const (
 	// ArgumentsSchema, append CallSuffix. For Mistral v11, DeepSeek, harmony.
 	PlanNameThenArgs
 	// PlanNameOnly: XML parameter formats cannot be constrained by a JSON
-	// schema; the engine can still force the tool by appending
-	// CallPrefix + ArgumentsPrefix(name) and letting the model write the
-	// parameters.
+	// schema; the engine forces the tool by appending CallPrefix, the name
+	// (NameSchema) and ArgumentsPrefix(name), and lets the model write the
+	// parameters. Parameters that must be constrained are generated as JSON
+	// under ArgumentsSchema and written with XMLArguments.
 	PlanNameOnly
 )
 
@@ -103,6 +104,65 @@ func (f *Format) ArgumentsPrefix(name string) string {
 		return name + " <|constrain|>json" + e.Message
 	}
 	return name
+}
+
+// XMLArguments writes a call's arguments, a JSON object generated under
+// ArgumentsSchema, as the parameters of an XML envelope, through the call's
+// closer: what the model would have written after ArgumentsPrefix(name).
+// XML parameters cannot be constrained by a JSON schema, so an engine that
+// must constrain them (a model that wrote no valid parameters) has the
+// model generate JSON and writes this in its place. Keys keep the JSON's
+// order; a string value is written raw, any other as compact JSON (how the
+// parsers read a typed value back).
+func (f *Format) XMLArguments(args string) (string, error) {
+	e := &f.Tools
+	if e.Kind != XMLParams {
+		return "", fmt.Errorf("toolgrammar: format %s has no XML parameters", f.ID)
+	}
+	dec := json.NewDecoder(strings.NewReader(args))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", fmt.Errorf("toolgrammar: arguments %.100q are not a JSON object", args)
+	}
+	nl := ""
+	if e.TrimValueNewline {
+		nl = "\n"
+	}
+	var sb strings.Builder
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", fmt.Errorf("toolgrammar: arguments %.100q: %w", args, err)
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return "", fmt.Errorf("toolgrammar: arguments %.100q: %w", args, err)
+		}
+		value := string(raw)
+		var str string
+		if json.Unmarshal(raw, &str) == nil {
+			value = str
+		} else {
+			var b bytes.Buffer
+			if json.Compact(&b, raw) == nil {
+				value = b.String()
+			}
+		}
+		sb.WriteString(e.KeyOpen + key + e.KeyClose)
+		if e.ValueOpen != "" {
+			sb.WriteString("\n" + e.ValueOpen)
+		}
+		sb.WriteString(nl + value + nl + e.ValueClose + "\n")
+	}
+	if _, err := dec.Token(); err != nil {
+		return "", fmt.Errorf("toolgrammar: arguments %.100q: %w", args, err)
+	}
+	if e.FunctionClose != "" {
+		sb.WriteString(e.FunctionClose + "\n")
+	}
+	sb.WriteString(e.Close)
+	return sb.String(), nil
 }
 
 // CallSuffix is the text that closes a call the engine generated

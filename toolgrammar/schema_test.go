@@ -2,6 +2,7 @@ package toolgrammar
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -176,6 +177,53 @@ func TestConstrainedCallParses(t *testing.T) {
 				t.Fatalf("calls %v from %q", ends, soFar+call)
 			}
 		})
+	}
+}
+
+// TestXMLArgumentsParse: JSON arguments an engine generated under
+// ArgumentsSchema, written by XMLArguments after the forced name, read back as
+// the same call in every XML format (a string raw, an integer typed by the
+// schema), with nothing after the call's closer.
+func TestXMLArgumentsParse(t *testing.T) {
+	const args = `{"location":"Paris, \"FR\"","unit":"celsius","days":3}`
+	n := 0
+	for _, f := range testRegistry(t).Formats() {
+		if f.Plan() != PlanNameOnly {
+			if _, err := f.XMLArguments(args); err == nil {
+				t.Errorf("%s: XMLArguments of a format without XML parameters", f.ID)
+			}
+			continue
+		}
+		n++
+		t.Run(f.ID, func(t *testing.T) {
+			params, err := f.XMLArguments(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(params, f.Tools.Close) {
+				t.Fatalf("%q does not end with the closer %q", params, f.Tools.Close)
+			}
+			call := f.CallPrefix("") + f.ArgumentsPrefix("get_weather") + params
+			evs := normalize(parseChunks(f, Options{Tools: testTools}, []string{"Some text.", call}))
+			var ends []Event
+			for _, e := range evs {
+				switch e.Kind {
+				case CallEnd:
+					ends = append(ends, e)
+				case Malformed:
+					t.Fatalf("malformed: %v in %q", e, call)
+				}
+			}
+			if len(ends) != 1 || ends[0].Name != "get_weather" || ends[0].Text != args {
+				t.Fatalf("calls %v from %q", ends, call)
+			}
+		})
+		if _, err := f.XMLArguments(`["not an object"]`); err == nil {
+			t.Errorf("%s: XMLArguments of an array", f.ID)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no XML format in the registry")
 	}
 }
 
