@@ -57,9 +57,9 @@ func TestXMLFormatsEnforced(t *testing.T) {
 					rt := &fakeRuntime{show: show}
 					var enums, schemas []string
 					rt.write = func(transcript string, format json.RawMessage) []string {
-					if len(rt.reqs) > 40 {
-						t.Fatalf("%d runtime requests: the engine loops", len(rt.reqs))
-					}
+						if len(rt.reqs) > 40 {
+							t.Fatalf("%d runtime requests: the engine loops", len(rt.reqs))
+						}
 						if strings.Contains(string(format), `"properties"`) {
 							schemas = append(schemas, string(format))
 							return bytesOf(`{"timezone":"UTC"}`)
