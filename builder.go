@@ -69,14 +69,20 @@ type Builder struct {
 	// summary, a call's arguments), appended through these builders: see appendText.
 	partText, summaryText, argsText strings.Builder
 
-	cur            int  // index in resp.Output of the open item; -1 when none
-	partOpen       bool // the open item's last content part is streaming
+	cur      int  // index in resp.Output of the open item; -1 when none
+	partOpen bool // the open item's last content part is streaming
+	// phaseOpen: the open item is a message the model is writing, whose phase is
+	// decided when it ends (setPhase).
+	phaseOpen      bool
 	lastIncomplete bool // an item ended incomplete; only the end may follow
 	mirrorSummary  bool
 	argsDone       bool // the open mcp_call's arguments are done
 	// addedLate: the open item's output_item.added waits for its end (an
 	// mcp_approval_request, whose id is known only then).
 	addedLate bool
+	// citable are the results of the response's web searches: output text that
+	// names one of their URLs is annotated with a url_citation.
+	citable []WebSearchSource
 }
 
 type builderState int
@@ -152,7 +158,33 @@ func (b *Builder) Start() error {
 // StartMessage completes the open item, if any, and starts an assistant
 // message.
 func (b *Builder) StartMessage() error {
-	return b.startItem(Item{Type: ItemMessage, ID: NewID(PrefixMessage), Role: RoleAssistant, Content: []ContentPart{}})
+	if err := b.startItem(Item{Type: ItemMessage, ID: NewID(PrefixMessage), Role: RoleAssistant, Content: []ContentPart{}}); err != nil {
+		return err
+	}
+	b.phaseOpen = true
+	return nil
+}
+
+// setPhase decides the phase of the message the model is writing, as OpenAI labels
+// its assistant messages: "commentary" when a tool call follows it in the same
+// response (the model talks on its way to the call), "final_answer" otherwise. The
+// item's output_item.done and the stored response carry it; a replayed message
+// keeps the phase it was stored with.
+func (b *Builder) setPhase(next string) {
+	if !b.phaseOpen || b.cur < 0 {
+		return
+	}
+	b.phaseOpen = false
+	it := &b.resp.Output[b.cur]
+	if it.Type != ItemMessage || it.Phase != "" {
+		return
+	}
+	switch next {
+	case ItemFunctionCall, ItemCustomToolCall, ItemMCPCall, ItemMCPApprovalRequest:
+		it.Phase = PhaseCommentary
+	default:
+		it.Phase = PhaseFinalAnswer
+	}
 }
 
 // StartReasoning completes the open item, if any, and starts a reasoning item.
@@ -210,6 +242,7 @@ func (b *Builder) startItem(it Item) error {
 	if err := b.begin(); err != nil {
 		return err
 	}
+	b.setPhase(it.Type)
 	b.closeItem(StatusCompleted)
 	if b.lastIncomplete {
 		return fmt.Errorf("hearth: cannot start a %s item after an incomplete item", it.Type)
@@ -231,15 +264,33 @@ func (b *Builder) startItem(it Item) error {
 // TextDelta appends assistant text, starting a message (and its output_text
 // part) if none is open.
 func (b *Builder) TextDelta(text string) error {
-	return b.messageDelta(PartOutputText, text)
+	return b.messageDelta(PartOutputText, text, nil)
+}
+
+// TextDeltaLogprobs is TextDelta with the log probabilities of the delta's tokens: they
+// go out with the delta event and are kept in the part's logprobs. A nil lps is
+// TextDelta; an empty one says the delta has none (its tokens were counted elsewhere).
+func (b *Builder) TextDeltaLogprobs(text string, lps []LogProb) error {
+	if text == "" && len(lps) > 0 {
+		// Tokens with no text left (the parser dropped theirs) still belong to
+		// the part: they are kept and shown with the part, not as an empty delta.
+		if b.cur >= 0 && b.partOpen && b.resp.Output[b.cur].Type == ItemMessage {
+			it := &b.resp.Output[b.cur]
+			if ci := len(it.Content) - 1; it.Content[ci].Type == PartOutputText {
+				it.Content[ci].Logprobs = append(it.Content[ci].Logprobs, lps...)
+			}
+		}
+		return nil
+	}
+	return b.messageDelta(PartOutputText, text, lps)
 }
 
 // RefusalDelta appends refusal text to the open message, in a refusal part.
 func (b *Builder) RefusalDelta(text string) error {
-	return b.messageDelta(PartRefusal, text)
+	return b.messageDelta(PartRefusal, text, nil)
 }
 
-func (b *Builder) messageDelta(partType, text string) error {
+func (b *Builder) messageDelta(partType, text string, lps []LogProb) error {
 	if text == "" {
 		return b.begin()
 	}
@@ -262,7 +313,10 @@ func (b *Builder) messageDelta(partType, text string) error {
 		b.send(Event{Type: EventRefusalDelta, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Delta: text})
 	} else {
 		appendText(&b.partText, &it.Content[ci].Text, text)
-		b.send(Event{Type: EventOutputTextDelta, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Delta: text})
+		if lps != nil {
+			it.Content[ci].Logprobs = append(it.Content[ci].Logprobs, lps...)
+		}
+		b.send(Event{Type: EventOutputTextDelta, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Delta: text, Logprobs: lps})
 	}
 	return nil
 }
@@ -346,8 +400,9 @@ func (b *Builder) ArgumentsDelta(text string) error {
 			it.Arguments += text
 			b.send(Event{Type: EventMCPCallArgumentsDelta, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
 		}
-	case ItemMCPApprovalRequest:
-		// OpenAI streams no arguments of an approval request: the item carries them.
+	case ItemMCPApprovalRequest, ItemWebSearchCall:
+		// OpenAI streams no arguments of an approval request or a web search: the
+		// item carries what they say (a search's query, in its action).
 		it.Arguments += text
 	default:
 		return fmt.Errorf("hearth: ArgumentsDelta while a %s item is open", it.Type)
@@ -472,7 +527,16 @@ func (b *Builder) closePart() {
 	part := it.Content[ci]
 	switch part.Type {
 	case PartOutputText:
-		b.send(Event{Type: EventOutputTextDone, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Text: part.Text})
+		if len(b.citable) > 0 {
+			// The answer cites what the response's searches found: each URL
+			// of a result that the text names is annotated, as OpenAI does.
+			for ai, a := range citations(part.Text, b.citable) {
+				part.Annotations = append(part.Annotations, a)
+				b.send(Event{Type: EventOutputTextAnnotationAdded, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, AnnotationIndex: ai, Annotation: &a})
+			}
+			it.Content[ci] = part
+		}
+		b.send(Event{Type: EventOutputTextDone, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Text: part.Text, Logprobs: part.Logprobs})
 	case PartRefusal:
 		b.send(Event{Type: EventRefusalDone, ItemID: it.ID, OutputIndex: b.cur, ContentIndex: ci, Refusal: part.Refusal})
 	case PartReasoningText:
@@ -493,6 +557,7 @@ func (b *Builder) closeItem(status string) {
 		return
 	}
 	b.closePart()
+	b.setPhase("")
 	it := &b.resp.Output[b.cur]
 	if it.Type == ItemReasoning && b.Seal != nil {
 		it.EncryptedContent = b.Seal(it.Clone())

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"hearth/internal/jsonscan"
 )
@@ -59,6 +60,24 @@ func DecodeCreateRequest(body []byte) (req *CreateResponseRequest, ignored []str
 			ignored = append(ignored, fmt.Sprintf("tools[%d] (%s)", i, t.Type))
 		}
 	}
+	// Accepted and not honoured (docs/api-2026.md says why): named, never dropped
+	// silently.
+	if req.Reasoning.Context != "" {
+		ignored = append(ignored, "reasoning.context")
+	}
+	for i, t := range req.Tools {
+		if t.DeferLoading {
+			ignored = append(ignored, fmt.Sprintf("tools[%d].defer_loading", i))
+		}
+		for j, c := range t.Tools {
+			if c.DeferLoading {
+				ignored = append(ignored, fmt.Sprintf("tools[%d].tools[%d].defer_loading", i, j))
+			}
+		}
+	}
+	if req.PromptCacheOptions != nil && req.PromptCacheOptions.Mode != "" {
+		ignored = append(ignored, "prompt_cache_options.mode")
+	}
 	if err := validateToolChoice(req); err != nil {
 		return nil, nil, err
 	}
@@ -74,28 +93,32 @@ var knownRequestFields = map[string]bool{
 	"store": true, "metadata": true, "stream": true, "stream_options": true,
 	"background": true, "service_tier": true, "prompt_cache_key": true,
 	"safety_identifier": true, "user": true, "include": true,
+	"prompt_cache_retention": true, "prompt_cache_options": true,
 }
 
 // Enumerations from the schema (plus "minimal", see ReasoningEffortMinimal).
 var (
 	enumTruncation  = []string{TruncationAuto, TruncationDisabled}
 	enumServiceTier = []string{"auto", "default", "flex", "priority"}
-	enumInclude     = []string{IncludeReasoningEncryptedContent, IncludeOutputTextLogprobs}
-	enumEffort      = []string{ReasoningEffortNone, ReasoningEffortMinimal, ReasoningEffortLow, ReasoningEffortMedium, ReasoningEffortHigh, ReasoningEffortXHigh}
+	enumInclude     = []string{IncludeReasoningEncryptedContent, IncludeOutputTextLogprobs, IncludeWebSearchSources}
+	enumEffort      = []string{ReasoningEffortNone, ReasoningEffortMinimal, ReasoningEffortLow, ReasoningEffortMedium, ReasoningEffortHigh, ReasoningEffortXHigh, ReasoningEffortMax}
 	enumSummary     = []string{"auto", "concise", "detailed"}
-	enumVerbosity   = []string{"low", "medium", "high"}
-	enumToolChoice  = []string{ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired}
-	enumRole        = []string{RoleUser, RoleAssistant, RoleSystem, RoleDeveloper}
-	enumItemStatus  = []string{StatusInProgress, StatusCompleted, StatusIncomplete}
+	// OpenAI's reasoning.context and prompt_cache_retention of 2026.
+	enumReasoningContext = []string{"current_turn", "all_turns"}
+	enumCacheRetention   = []string{PromptCacheRetentionInMemory, PromptCacheRetention24h}
+	enumVerbosity        = []string{"low", "medium", "high"}
+	enumToolChoice       = []string{ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired}
+	enumRole             = []string{RoleUser, RoleAssistant, RoleSystem, RoleDeveloper}
+	enumItemStatus       = []string{StatusInProgress, StatusCompleted, StatusIncomplete}
 	// An mcp_call item's status also has OpenAI's "calling" and "failed" (a call that
 	// ended in an error): a stateless client sends hearth's failed calls back.
 	enumMCPCallStatus = []string{StatusInProgress, StatusCompleted, StatusIncomplete, "calling", StatusFailed}
-	enumPhase         = []string{"commentary", "final_answer"}
+	enumPhase         = []string{PhaseCommentary, PhaseFinalAnswer}
 	enumDetail        = []string{"low", "high", "auto"}
 	enumFormat        = []string{FormatText, FormatJSONObject, FormatJSONSchema}
 	enumGrammar       = []string{"lark", "regex"}
 	enumItemType      = []string{ItemMessage, ItemFunctionCall, ItemFunctionCallOutput, ItemReasoning, ItemReference, ItemCustomToolCall, ItemCustomToolCallOutput, ItemCompaction,
-		ItemMCPListTools, ItemMCPCall, ItemMCPApprovalRequest, ItemMCPApprovalResponse}
+		ItemMCPListTools, ItemMCPCall, ItemMCPApprovalRequest, ItemMCPApprovalResponse, ItemWebSearchCall}
 	textParts        = []string{PartInputText, PartOutputText, PartText}
 	userParts        = []string{PartInputText, PartOutputText, PartText, PartInputImage, PartInputFile, PartInputVideo}
 	assistantParts   = []string{PartInputText, PartOutputText, PartText, PartRefusal}
@@ -125,8 +148,9 @@ func decodeRequestFields(o object) (*CreateResponseRequest, error) {
 	if r.Model == "" {
 		return nil, emptyString("model")
 	}
+	var additional []declaredTool
 	if raw, ok := o.get("input"); ok {
-		if r.Input, err = decodeInput(raw, "input"); err != nil {
+		if r.Input, additional, err = decodeRequestInput(raw, "input"); err != nil {
 			return nil, err
 		}
 	}
@@ -149,6 +173,9 @@ func decodeRequestFields(o object) (*CreateResponseRequest, error) {
 		if r.Tools, err = decodeTools(raw, "tools"); err != nil {
 			return nil, err
 		}
+	}
+	if r.Tools, err = addTools(r.Tools, additional); err != nil {
+		return nil, err
 	}
 	if raw, ok := o.get("tool_choice"); ok {
 		if r.ToolChoice, err = decodeToolChoice(raw, "tool_choice"); err != nil {
@@ -227,6 +254,14 @@ func decodeRequestFields(o object) (*CreateResponseRequest, error) {
 	if r.SafetyIdentifier, err = o.stringMax("safety_identifier", maxCacheKeyLength); err != nil {
 		return nil, err
 	}
+	if r.PromptCacheRetention, err = o.enum("prompt_cache_retention", enumCacheRetention); err != nil {
+		return nil, err
+	}
+	if raw, ok := o.get("prompt_cache_options"); ok && kindOf(raw) != kindNull {
+		if r.PromptCacheOptions, err = decodePromptCacheOptions(raw, "prompt_cache_options"); err != nil {
+			return nil, err
+		}
+	}
 	if r.User, _, err = o.string("user"); err != nil {
 		return nil, err
 	}
@@ -286,6 +321,105 @@ func decodeInput(raw json.RawMessage, path string) ([]Item, error) {
 	return nil, typeError(path, "a string or an array of input items", raw)
 }
 
+// ItemAdditionalTools is OpenAI's input item that declares tools at a point of the
+// input ({"type":"additional_tools","role":"developer","tools":[...]}), which
+// Codex's lighter request shape sends instead of the top-level tools.
+const ItemAdditionalTools = "additional_tools"
+
+// declaredTool is a tool an additional_tools item declared, with its path, which
+// the errors of the merge name.
+type declaredTool struct {
+	Tool
+	path string
+}
+
+// decodeRequestInput is decodeInput for a request's input, which may also hold
+// additional_tools items: their tools are returned apart, in order, to join the
+// request's tools (a model is shown its tools in one place, its template's), and the
+// items are not kept.
+func decodeRequestInput(raw json.RawMessage, path string) ([]Item, []declaredTool, error) {
+	if kindOf(raw) != kindArray || !bytes.Contains(raw, []byte(`"`+ItemAdditionalTools+`"`)) {
+		items, err := decodeInput(raw, path)
+		return items, nil, err
+	}
+	elems, err := asArray(raw, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	items := make([]Item, 0, len(elems))
+	var tools []declaredTool
+	for i, e := range elems {
+		p := indexPath(path, i)
+		if bytes.Contains(e, []byte(`"`+ItemAdditionalTools+`"`)) {
+			o, err := asObject(e, p)
+			if err != nil {
+				return nil, nil, err
+			}
+			if typ, _, _ := o.string("type"); typ == ItemAdditionalTools {
+				if _, err := o.enum("role", []string{RoleDeveloper, RoleSystem}); err != nil {
+					return nil, nil, err
+				}
+				rawTools, ok := o.get("tools")
+				if !ok {
+					return nil, nil, missing(o.at("tools"))
+				}
+				more, err := decodeTools(rawTools, p+".tools")
+				if err != nil {
+					return nil, nil, err
+				}
+				for j, t := range more {
+					tools = append(tools, declaredTool{t, indexPath(p+".tools", j)})
+				}
+				continue
+			}
+		}
+		it, err := decodeItem(e, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		items = append(items, it)
+	}
+	return items, tools, nil
+}
+
+// addTools appends the tools of additional_tools items to the request's, refusing a
+// name (or MCP server label) that two of them share, as in one tools array.
+func addTools(tools []Tool, more []declaredTool) ([]Tool, error) {
+	if len(more) == 0 {
+		return tools, nil
+	}
+	seen := map[string]string{}
+	key := func(t *Tool) string {
+		if t.Type == ToolMCP {
+			return "mcp\x00" + t.MCP.ServerLabel
+		}
+		if t.Hosted() {
+			return ""
+		}
+		return t.Name
+	}
+	for i := range tools {
+		if k := key(&tools[i]); k != "" {
+			seen[k] = indexPath("tools", i)
+		}
+	}
+	for _, t := range more {
+		k := key(&t.Tool)
+		if first, dup := seen[k]; k != "" && dup {
+			field, name := ".name", t.Name
+			if t.Type == ToolMCP {
+				field, name = ".server_label", t.MCP.ServerLabel
+			}
+			return nil, duplicateName(t.path+field, name, first)
+		}
+		if k != "" {
+			seen[k] = t.path
+		}
+		tools = append(tools, t.Tool)
+	}
+	return tools, nil
+}
+
 // decodeItem reads one input or output item. A missing type means a message
 // when there is a role (EasyInputMessage) and an item_reference when there
 // is only an id (ItemReferenceParam's type is optional).
@@ -313,8 +447,11 @@ func decodeItem(raw json.RawMessage, path string) (Item, error) {
 		return Item{}, err
 	}
 	statuses := enumItemStatus
-	if typ == ItemMCPCall {
+	switch typ {
+	case ItemMCPCall:
 		statuses = enumMCPCallStatus
+	case ItemWebSearchCall:
+		statuses = enumWebSearchCallStatus
 	}
 	if it.Status, err = o.enum("status", statuses); err != nil {
 		return Item{}, err
@@ -407,6 +544,9 @@ func decodeItem(raw json.RawMessage, path string) (Item, error) {
 
 	default:
 		if ok, err := decodeMCPItem(o, &it); ok {
+			return it, err
+		}
+		if ok, err := decodeWebSearchItem(o, &it); ok {
 			return it, err
 		}
 		return Item{}, invalidEnum(o.at("type"), typ, enumItemType)
@@ -607,6 +747,11 @@ func decodeTool(raw json.RawMessage, path string, nested bool) (Tool, error) {
 		if t.Description, _, err = o.string("description"); err != nil {
 			return Tool{}, err
 		}
+		if d, err := o.boolean("defer_loading"); err != nil {
+			return Tool{}, err
+		} else if d != nil {
+			t.DeferLoading = *d
+		}
 	case ToolMCP:
 		t.Raw = compact(raw)
 		if t.MCP, err = decodeMCPTool(o); err != nil {
@@ -748,8 +893,13 @@ func decodeToolChoice(raw json.RawMessage, path string) (ToolChoice, error) {
 			return ToolChoice{}, err
 		}
 	default:
+		if IsWebSearchTool(typ) {
+			// Forces a search; whether this hearth can search is the server's and
+			// the engine's to say.
+			break
+		}
 		return ToolChoice{}, InvalidRequest(o.at("type"), CodeInvalidValue,
-			fmt.Sprintf("Invalid value: '%s'. hearth can only force 'function', 'custom' or 'mcp' tools, or restrict them with 'allowed_tools'; it cannot run hosted tools.", typ))
+			fmt.Sprintf("Invalid value: '%s'. hearth can only force 'function', 'custom', 'mcp' or 'web_search' tools, or restrict them with 'allowed_tools'; it cannot run hosted tools.", typ))
 	}
 	return c, nil
 }
@@ -779,6 +929,13 @@ func validateToolChoice(r *CreateResponseRequest) error {
 		return functions[name]
 	}
 	c := r.ToolChoice
+	if IsWebSearchTool(c.Type) {
+		if !slices.ContainsFunc(r.Tools, func(t Tool) bool { return t.Type == c.Type }) {
+			return InvalidRequest("tool_choice", CodeInvalidValue,
+				fmt.Sprintf("Tool choice '%s' names a tool that is not in 'tools'.", c.Type))
+		}
+		return nil
+	}
 	switch c.Type {
 	case ToolMCP:
 		// Whether the server has a tool of that name is the engine's to say: it
@@ -875,6 +1032,9 @@ func decodeReasoning(raw json.RawMessage, path string) (Reasoning, error) {
 	if r.Summary, err = o.enum("summary", enumSummary); err != nil {
 		return Reasoning{}, err
 	}
+	if r.Context, err = o.enum("context", enumReasoningContext); err != nil {
+		return Reasoning{}, err
+	}
 	// generate_summary is the deprecated name older SDKs still send.
 	if r.Summary == "" {
 		if r.Summary, err = o.enum("generate_summary", enumSummary); err != nil {
@@ -882,6 +1042,31 @@ func decodeReasoning(raw json.RawMessage, path string) (Reasoning, error) {
 		}
 	}
 	return r, nil
+}
+
+// decodePromptCacheOptions reads prompt_cache_options: ttl a positive duration of at
+// most MaxPromptCacheTTL ("30m", "1h"), mode any string (reported as ignored).
+func decodePromptCacheOptions(raw json.RawMessage, path string) (*PromptCacheOptions, error) {
+	o, err := asObject(raw, path)
+	if err != nil {
+		return nil, err
+	}
+	var p PromptCacheOptions
+	if p.Mode, _, err = o.string("mode"); err != nil {
+		return nil, err
+	}
+	var has bool
+	if p.TTL, has, err = o.string("ttl"); err != nil {
+		return nil, err
+	}
+	if has {
+		d, perr := time.ParseDuration(p.TTL)
+		if perr != nil || d <= 0 || d > MaxPromptCacheTTL {
+			return nil, InvalidRequest(o.at("ttl"), CodeInvalidValue,
+				fmt.Sprintf("Invalid '%s': %q. Expected a duration such as \"30m\" or \"1h\", at most %s.", o.at("ttl"), p.TTL, MaxPromptCacheTTL))
+		}
+	}
+	return &p, nil
 }
 
 func decodeMetadata(raw json.RawMessage, path string) (map[string]string, error) {

@@ -207,7 +207,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		}{ih, e.Arguments})
 
 	case EventMCPListToolsInProgress, EventMCPListToolsCompleted, EventMCPListToolsFailed,
-		EventMCPCallInProgress, EventMCPCallCompleted, EventMCPCallFailed:
+		EventMCPCallInProgress, EventMCPCallCompleted, EventMCPCallFailed,
+		EventWebSearchCallInProgress, EventWebSearchCallSearching, EventWebSearchCallCompleted:
 		return json.Marshal(ih)
 
 	case EventCustomToolCallInputDelta:

@@ -45,6 +45,7 @@ var floors = []struct {
 	{"engine/ollama/testenv", 6},
 	// Hosted tool kinds and the store.
 	{"mcp", 6},
+	{"websearch", 6},
 	{"storage", 6},
 	// The binary records every store writes alike (packs, checkpoints, journal
 	// batches): the store's own types only, no driver.
@@ -88,6 +89,7 @@ var dependencyRules = []struct {
 		},
 	},
 	{module: "github.com/jackc/pgx", why: "the PostgreSQL store", importers: []string{"storage/postgres"}},
+	{module: "github.com/pdfcpu/pdfcpu", why: "reading the text of PDFs a client hands a model", importers: []string{"internal/filetext"}},
 	{module: "github.com/modelcontextprotocol/go-sdk", why: "the MCP hosted tool kind", importers: []string{"mcp"}},
 	{module: "github.com/gin-gonic/gin", why: "hearth's router, and the embedded Ollama's",
 		importers: []string{"server", "engine/ollama"}},

@@ -65,6 +65,7 @@ const (
 //	mcp_call                 ID, Status, ServerLabel, Name, Arguments, Output (text), Error, ApprovalRequestID
 //	mcp_approval_request     ID, ServerLabel, Name, Arguments
 //	mcp_approval_response    ID, ApprovalRequestID, Approve, Reason
+//	web_search_call          ID, Status, WebSearch (Arguments, Output: what the model wrote and read, not on the wire)
 //
 // One struct rather than an interface per type because the engine and
 // storage mostly switch on Type and copy fields across, and because a stored
@@ -78,8 +79,9 @@ type Item struct {
 
 	Role    string
 	Content []ContentPart
-	// Phase labels an assistant message as "commentary" or "final_answer";
-	// clients that set it expect it back.
+	// Phase labels an assistant message as PhaseCommentary or PhaseFinalAnswer;
+	// clients that set it expect it back, and hearth's Builder sets it on the
+	// messages the model writes.
 	Phase string
 
 	Summary          []ContentPart
@@ -102,6 +104,9 @@ type Item struct {
 	ApprovalRequestID string
 	Approve           *bool
 	Reason            string
+
+	// WebSearch is a web_search_call's action (websearch.go).
+	WebSearch *WebSearchAction
 }
 
 // ToolOutput is the output of a function or custom tool call: either a string
@@ -128,6 +133,13 @@ func (o *ToolOutput) UnmarshalJSON(data []byte) error {
 	*o = out
 	return nil
 }
+
+// The phases of an assistant message (OpenAI's): commentary on the way to a tool
+// call, or the final answer of the response.
+const (
+	PhaseCommentary  = "commentary"
+	PhaseFinalAnswer = "final_answer"
+)
 
 // ContentPart is one part of a message's or reasoning item's content. Type
 // says which fields mean something:
@@ -204,6 +216,13 @@ func (it Item) Clone() Item {
 	it.Output.Parts = cloneParts(it.Output.Parts)
 	if it.MCPTools != nil {
 		it.MCPTools = append([]MCPToolInfo{}, it.MCPTools...)
+	}
+	if it.WebSearch != nil {
+		a := *it.WebSearch
+		if a.Sources != nil {
+			a.Sources = append([]WebSearchSource{}, a.Sources...)
+		}
+		it.WebSearch = &a
 	}
 	return it
 }
@@ -306,6 +325,9 @@ func (it Item) MarshalJSON() ([]byte, error) {
 		return json.Marshal(compactionJSON{it.Type, it.ID, it.EncryptedContent})
 	}
 	if data, ok, err := marshalMCPItem(it); ok {
+		return data, err
+	}
+	if data, ok, err := marshalWebSearchItem(it); ok {
 		return data, err
 	}
 	return nil, fmt.Errorf("hearth: cannot marshal item of type %q", it.Type)

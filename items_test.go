@@ -102,7 +102,7 @@ func TestOffSchemaItems(t *testing.T) {
 }
 
 func TestItemMarshalUnknownType(t *testing.T) {
-	if _, err := json.Marshal(hearth.Item{Type: "web_search_call"}); err == nil {
+	if _, err := json.Marshal(hearth.Item{Type: "file_search_call"}); err == nil {
 		t.Error("marshalling an unknown item type succeeded")
 	}
 	if _, err := json.Marshal(hearth.ContentPart{Type: "output_audio"}); err == nil {

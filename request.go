@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // CreateResponseRequest is the body of POST /v1/responses after decoding and
@@ -39,7 +40,12 @@ type CreateResponseRequest struct {
 	Background         bool              `json:"background,omitempty"`
 	ServiceTier        string            `json:"service_tier,omitempty"`
 	PromptCacheKey     string            `json:"prompt_cache_key,omitempty"`
-	SafetyIdentifier   string            `json:"safety_identifier,omitempty"`
+	// PromptCacheRetention ("in_memory" or "24h") and PromptCacheOptions (its ttl)
+	// say how long the prompt's cache should live: on hearth, how long the runtime
+	// keeps the model loaded, with its KV cache, after the response (KeepAlive).
+	PromptCacheRetention string              `json:"prompt_cache_retention,omitempty"`
+	PromptCacheOptions   *PromptCacheOptions `json:"prompt_cache_options,omitempty"`
+	SafetyIdentifier     string              `json:"safety_identifier,omitempty"`
 	// User is OpenAI's deprecated end-user id; not in the Open Responses
 	// schema, accepted so that older SDK calls are not reported as ignored.
 	User    string   `json:"user,omitempty"`
@@ -184,6 +190,10 @@ type Tool struct {
 	Tools       []Tool
 	Format      CustomToolFormat
 	Namespace   string
+	// DeferLoading is OpenAI's defer_loading: the tool is meant to stay out of the
+	// prompt until a tool_search loads it. Not honoured yet (the tool is shown like
+	// any other), and reported as ignored.
+	DeferLoading bool
 	// MCP is what an mcp tool asks for (Raw holds it as sent, for the echo).
 	MCP *MCPTool
 	Raw json.RawMessage
@@ -194,9 +204,12 @@ func (t *Tool) Hosted() bool {
 	return t.Type != ToolFunction && t.Type != ToolNamespace && t.Type != ToolCustom
 }
 
-// Ignored reports whether t is a hosted tool hearth has no kind for (web_search, ...):
+// Ignored reports whether t is a hosted tool hearth has no kind for (file_search, ...):
 // it is kept, reported as ignored, and never shown to the model. The hosted tools
 // hearth runs (mcp) are decoded in full, and run by the engine's hosted tool kinds.
+// A web_search tool is ignored here too: whether hearth can search is the operator's
+// configuration, so the engine runs it where a kind is registered for it (the server
+// then does not report it ignored).
 func (t *Tool) Ignored() bool {
 	return t.Hosted() && t.Type != ToolMCP
 }
@@ -313,7 +326,7 @@ type ToolRef struct {
 // function or custom tool is required (of that one tool).
 func (c ToolChoice) EffectiveMode() string {
 	switch {
-	case c.Type == ToolFunction || c.Type == ToolCustom || c.Type == ToolMCP:
+	case c.Type == ToolFunction || c.Type == ToolCustom || c.Type == ToolMCP || IsWebSearchTool(c.Type):
 		return ToolChoiceRequired
 	case c.Mode == "":
 		return ToolChoiceAuto
@@ -350,6 +363,11 @@ func (c ToolChoice) MarshalJSON() ([]byte, error) {
 			Mode  string    `json:"mode"`
 			Tools []ToolRef `json:"tools"`
 		}{c.Type, mode, allowed})
+	}
+	if IsWebSearchTool(c.Type) {
+		return json.Marshal(struct {
+			Type string `json:"type"`
+		}{c.Type})
 	}
 	return nil, fmt.Errorf("hearth: cannot marshal tool_choice of type %q", c.Type)
 }
@@ -427,8 +445,42 @@ func (f *TextFormat) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// PromptCacheOptions is OpenAI's prompt_cache_options: TTL, a duration such as
+// "30m" or "1h" (at most MaxPromptCacheTTL), and Mode, which hearth does not use
+// (its prompt cache is always the runtime's prefix cache).
+type PromptCacheOptions struct {
+	Mode string `json:"mode,omitempty"`
+	TTL  string `json:"ttl,omitempty"`
+}
+
+// MaxPromptCacheTTL is the longest cache life a request may ask for, OpenAI's
+// longest retention: a longer one would let a client pin a model in memory.
+const MaxPromptCacheTTL = 24 * time.Hour
+
+// KeepAlive is how long the request asks the runtime to keep the model and its
+// cache after the response: prompt_cache_options.ttl, else 24h for
+// prompt_cache_retention "24h"; false when it asks nothing (the runtime's default).
+// The decoder checked the ttl.
+func (r *CreateResponseRequest) KeepAlive() (time.Duration, bool) {
+	if r.PromptCacheOptions != nil && r.PromptCacheOptions.TTL != "" {
+		d, err := time.ParseDuration(r.PromptCacheOptions.TTL)
+		return d, err == nil
+	}
+	if r.PromptCacheRetention == PromptCacheRetention24h {
+		return 24 * time.Hour, true
+	}
+	return 0, false
+}
+
+// Values of prompt_cache_retention.
+const (
+	PromptCacheRetentionInMemory = "in_memory"
+	PromptCacheRetention24h      = "24h"
+)
+
 // Values of reasoning.effort. ReasoningEffortMinimal is OpenAI's and is
-// described, but not listed, in the schema's ReasoningEffortEnum.
+// described, but not listed, in the schema's ReasoningEffortEnum;
+// ReasoningEffortMax is OpenAI's of 2026, above xhigh.
 const (
 	ReasoningEffortNone    = "none"
 	ReasoningEffortMinimal = "minimal"
@@ -436,6 +488,7 @@ const (
 	ReasoningEffortMedium  = "medium"
 	ReasoningEffortHigh    = "high"
 	ReasoningEffortXHigh   = "xhigh"
+	ReasoningEffortMax     = "max"
 )
 
 // Reasoning is the reasoning setting of a request and its echo in the
@@ -443,6 +496,10 @@ const (
 type Reasoning struct {
 	Effort  string
 	Summary string // "auto", "concise" or "detailed"
+	// Context is OpenAI's reasoning.context: "current_turn" or "all_turns", which
+	// turns' reasoning the model is shown. Accepted and reported as ignored: the
+	// model's chat template decides which turns' reasoning it renders.
+	Context string
 }
 
 // MarshalJSON writes both fields, null when empty (the response's Reasoning

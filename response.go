@@ -119,7 +119,8 @@ func (r Response) MarshalJSON() ([]byte, error) {
 //     stays in the stored request, which is what the engine uses.
 //
 // Reasoning effort "minimal" (OpenAI's, not in the schema's enum) is echoed
-// as "low", which is how hearth treats it.
+// as "low", which is how hearth treats it, and "max" (OpenAI's of 2026) as
+// "xhigh", the schema's highest, which hearth treats alike.
 func NewResponse(id string, req *CreateResponseRequest, createdAt time.Time) *Response {
 	if req == nil {
 		req = &CreateResponseRequest{}
@@ -168,8 +169,11 @@ func NewResponse(id string, req *CreateResponseRequest, createdAt time.Time) *Re
 	if r.Text.Verbosity == "" {
 		r.Text.Verbosity = "medium"
 	}
-	if r.Reasoning.Effort == ReasoningEffortMinimal {
+	switch r.Reasoning.Effort {
+	case ReasoningEffortMinimal:
 		r.Reasoning.Effort = ReasoningEffortLow
+	case ReasoningEffortMax:
+		r.Reasoning.Effort = ReasoningEffortXHigh
 	}
 	if r.Metadata == nil {
 		r.Metadata = map[string]string{}

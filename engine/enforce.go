@@ -293,6 +293,7 @@ func (r *enforcer) generate(ctx context.Context, ph phase) (action, Chunk, error
 			name.WriteString(resp.Text)
 			return nil
 		}
+		r.sink.tokens.add(int64(len(r.out)), resp.Text, resp.Logprobs)
 		a, err := r.feedChunk(resp.Text, ph.kind)
 		if err != nil {
 			return err
@@ -422,6 +423,7 @@ func (r *enforcer) whichStop(ctx context.Context, phaseReq GenerateRequest, last
 	req.Prompt = r.j.Prompt + strings.TrimSuffix(string(r.out), last)
 	req.Stop = r.j.gen.Stop
 	req.Stream = false
+	req.Logprobs, req.TopLogprobs = false, 0 // a question, not output
 	n := whichStopTokens
 	for draws := 0; draws < whichStopDraws; {
 		req.Options.MaxTokens = n
@@ -856,6 +858,7 @@ func (r *enforcer) closeParser() (action, error) {
 // one reads the kept transcript again; its events were reported the first time.
 func (r *enforcer) rewind(to int64) {
 	r.out = r.out[:to]
+	r.sink.tokens.cut(to)
 	r.p = toolgrammar.NewParser(r.f, r.popts)
 	r.inReasoning = r.j.startInReasoning
 	evs := r.p.Feed(string(r.out))

@@ -11,6 +11,7 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 	"net/http"
+	"strconv"
 	"strings"
 
 	_ "golang.org/x/image/bmp"
@@ -517,6 +518,16 @@ func (b *convBuilder) addMessage(i int, it *hearth.Item) error {
 // partSeparator joins the text parts of one message; see BuildConversation.
 const partSeparator = "\n\n"
 
+// fileBlock is how the model sees a file's text among a message's parts: marked off,
+// with its name, so that it can tell the file from what the user wrote and say which
+// file it quotes.
+func fileBlock(name, text string) string {
+	if name == "" {
+		name = "file"
+	}
+	return "<file name=" + strconv.Quote(name) + ">\n" + strings.TrimRight(text, "\n") + "\n</file>"
+}
+
 // parts joins the text of content parts and decodes their images.
 func (b *convBuilder) parts(i int, field string, parts []hearth.ContentPart) (string, [][]byte, error) {
 	var texts []string
@@ -527,11 +538,20 @@ func (b *convBuilder) parts(i int, field string, parts []hearth.ContentPart) (st
 			texts = append(texts, p.Text)
 		case hearth.PartRefusal:
 			texts = append(texts, p.Refusal)
+		case hearth.PartInputFile:
+			text, ok := p.FileText()
+			if !ok {
+				// The server reads every file into its text before a response runs.
+				param := b.param(i, fmt.Sprintf("%s[%d]", field, j))
+				return "", nil, hearth.InvalidRequest(param, CodeUnsupportedContent,
+					fmt.Sprintf("Invalid %s: an input_file whose text was not read.", b.what(i, param)))
+			}
+			texts = append(texts, fileBlock(p.Filename, text))
 		case hearth.PartInputImage:
 			if p.ImageURL == "" {
 				param := b.param(i, fmt.Sprintf("%s[%d].file_id", field, j))
 				return "", nil, hearth.InvalidRequest(param, CodeUnsupportedContent,
-					fmt.Sprintf("Invalid %s: hearth has no Files API; send the image as a base64 data URL in image_url.", b.what(i, param)))
+					fmt.Sprintf("Invalid %s: an image by file_id whose file was not read.", b.what(i, param)))
 			}
 			param := b.param(i, fmt.Sprintf("%s[%d].image_url", field, j))
 			img, err := decodeImage(p.ImageURL)

@@ -433,9 +433,9 @@ func TestBuildConversationErrors(t *testing.T) {
 			param: "input[0].output[0].image_url", code: CodeInvalidImageURL,
 		},
 		{
-			name:  "input_file",
+			name:  "input_file not read by the server",
 			input: []hearth.Item{itMsg(hearth.RoleUser, hearth.ContentPart{Type: hearth.PartInputImage, ImageURL: pngURL}, hearth.ContentPart{Type: hearth.PartInputFile, FileData: "abc"})},
-			param: "input[0].content[1].type", code: CodeUnsupportedContent,
+			param: "input[0].content[1]", code: CodeUnsupportedContent, inMessage: "whose text was not read",
 		},
 		{
 			name:  "invalid arguments",
@@ -496,5 +496,20 @@ func TestBuildConversationErrors(t *testing.T) {
 				t.Errorf("got %d %s %s %q; want 400 %s %s containing %q", herr.Status, herr.Param, herr.Code, herr.Message, tt.param, tt.code, tt.inMessage)
 			}
 		})
+	}
+}
+
+// A file's text, as the server hands it over, reaches the model marked off with its
+// name, after the message's own text.
+func TestBuildConversationFileText(t *testing.T) {
+	in := []hearth.Item{itMsg(hearth.RoleUser, itPart(hearth.PartInputText, "Summarise this."),
+		hearth.FileTextPart("file_1", "notes.md", "# Notes\nThe kettle ships on Tuesday.\n"))}
+	c, err := BuildConversation("", nil, in, nil, scriptRenderer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Summarise this.\n\n<file name=\"notes.md\">\n# Notes\nThe kettle ships on Tuesday.\n</file>"
+	if len(c.Messages) != 1 || c.Messages[0].Content != want {
+		t.Errorf("messages %+v, want content %q", c.Messages, want)
 	}
 }

@@ -63,22 +63,15 @@ func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 }
 
 func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest, history []hearth.Item) (*Job, error) {
-	// Never pretend: log probabilities are not produced yet, so asking for them is an
-	// error rather than an empty list.
-	if req.TopLogprobs != nil && *req.TopLogprobs > 0 {
-		return nil, hearth.InvalidRequest("top_logprobs", "unsupported_parameter",
-			"top_logprobs is not supported yet: hearth does not return log probabilities. Omit it or send 0.")
-	}
-	if req.Includes("message.output_text.logprobs") {
-		return nil, hearth.InvalidRequest("include", "unsupported_parameter",
-			"include message.output_text.logprobs is not supported yet: hearth does not return log probabilities.")
-	}
 	m, err := e.Model(ctx, req.Model)
 	if err != nil {
 		return nil, err
 	}
 	if m.UnknownMarkup != "" && len(req.Tools) > 0 {
 		return nil, ErrUnknownMarkup(m)
+	}
+	if err := checkLogprobs(req, m); err != nil {
+		return nil, err
 	}
 	// A kept build (memo.go) was kept only where neither step below changed its
 	// items: those need no looking through again.
@@ -163,6 +156,11 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 		// the context mid-generation (shift).
 		NoSilentCuts: true,
 	}
+	if d, ok := req.KeepAlive(); ok {
+		// The prompt cache lives as long as the runtime keeps the model and its
+		// KV cache: the cache life asked is the model's keep-alive.
+		j.gen.KeepAlive = &d
+	}
 	switch req.Text.Format.Type {
 	case "json_object":
 		j.gen.Format = []byte(`"json"`)
@@ -186,6 +184,13 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	}
 	if j.conv != untruncated {
 		j.policy = newToolPolicy(req, j.conv, j.tools)
+	}
+	// Asked only now: the prompt's token counts above need none.
+	if wantsLogprobs(req) {
+		j.gen.Logprobs = true
+		if req.TopLogprobs != nil {
+			j.gen.TopLogprobs = *req.TopLogprobs
+		}
 	}
 	j.startInReasoning = m.Format.StartInReasoning(j.Prompt, think != nil && think.Bool())
 	for name, f := range j.conv.freeforms {
@@ -313,6 +318,7 @@ func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 	j.gen.Stream = true
 	err := j.e.rt.Generate(ctx, &j.gen, func(r Chunk) error {
 		if r.Text != "" {
+			s.tokens.add(int64(out.Len()), r.Text, r.Logprobs)
 			out.WriteString(r.Text)
 			before := s.reasoningEvents
 			if err := s.apply(p.Feed(r.Text)); err != nil {
@@ -391,7 +397,11 @@ func runtimeError(err error) *hearth.Error {
 
 // newSink returns the sink of one turn's parser events.
 func (j *Job) newSink(ctx context.Context, b *hearth.Builder) *itemSink {
-	return &itemSink{b: b, conv: j.conv, ctx: ctx, hosted: j.hosted}
+	s := &itemSink{b: b, conv: j.conv, ctx: ctx, hosted: j.hosted}
+	if j.gen.Logprobs {
+		s.tokens = &tokenLog{}
+	}
+	return s
 }
 
 // itemSink forwards parser events to the builder.
@@ -409,11 +419,15 @@ type itemSink struct {
 	// input decodes the raw input of the custom tool call in progress from its
 	// streamed arguments; nil during a function call.
 	input *toolgrammar.InputStream
+	// tokens are the generated tokens' log probabilities not yet handed to an event
+	// (logprobs.go); nil when the request asked for none.
+	tokens *tokenLog
 }
 
 func (s *itemSink) apply(events []toolgrammar.Event) error {
 	for _, ev := range events {
 		var err error
+		lps := s.tokens.eventLogprobs(ev)
 		switch ev.Kind {
 		case toolgrammar.ReasoningDelta:
 			s.reasoningEvents++
@@ -428,7 +442,7 @@ func (s *itemSink) apply(events []toolgrammar.Event) error {
 				err = s.b.EndItem(hearth.StatusCompleted)
 			}
 		case toolgrammar.TextDelta:
-			err = s.b.TextDelta(ev.Text)
+			err = s.b.TextDeltaLogprobs(ev.Text, lps)
 		case toolgrammar.CallBegin:
 			name, namespace := s.conv.resolveToolName(ev.Name)
 			s.input = nil

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"hearth"
 )
 
 // Runtime is hearth's seam to whatever runs the models: what the engine needs of one,
@@ -78,6 +80,11 @@ type GenerateRequest struct {
 	KeepAlive *time.Duration
 	// Stream false asks for one chunk at the end; true streams chunk by chunk.
 	Stream bool
+	// Logprobs asks for the log probability of every generated token, in the chunks'
+	// Logprobs; TopLogprobs (0-20) for that many likeliest alternatives at each
+	// position as well. Only asked of a model whose ModelInfo.NoLogprobs is empty.
+	Logprobs    bool
+	TopLogprobs int
 }
 
 // Options are a generation's sampling and window settings. A runtime maps each onto its
@@ -106,6 +113,10 @@ type Chunk struct {
 	EvalCount       int
 	// Durations, as the runtime measured them.
 	LoadDuration, PromptEvalDuration, EvalDuration, TotalDuration time.Duration
+	// Logprobs are the tokens this chunk's Text was generated from, in order, with
+	// their log probabilities (GenerateRequest.Logprobs); their text, concatenated,
+	// is the chunk's Text as far as the runtime cut nothing out of it (a stop).
+	Logprobs []hearth.LogProb
 }
 
 // ModelInfo is what the runtime says of a model.
@@ -130,6 +141,10 @@ type ModelInfo struct {
 	// Prompt renders conversations into this model's prompt text, exactly as the
 	// runtime's own chat path would.
 	Prompt PromptRenderer
+	// NoLogprobs says why the runtime cannot return log probabilities of this
+	// model's tokens (an Ollama older than the release that added them); empty when
+	// it can. A request that asks for them is then a 400.
+	NoLogprobs string
 }
 
 // PromptRenderer renders conversations into a model's prompt: the runtime's own

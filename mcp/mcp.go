@@ -22,7 +22,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +30,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"hearth/internal/urlpolicy"
 )
 
 // Server is one configured MCP server.
@@ -79,7 +80,7 @@ type Options struct {
 type Manager struct {
 	opts    Options
 	log     *slog.Logger
-	allow   []*regexp.Regexp
+	allow   *urlpolicy.Policy
 	servers map[string]*conn
 
 	mu      sync.Mutex
@@ -123,13 +124,11 @@ func New(opts Options) (*Manager, error) {
 		}
 		m.servers[s.Label] = &conn{cfg: s, log: m.log}
 	}
-	for _, p := range opts.AllowURL {
-		re, err := urlPattern(p)
-		if err != nil {
-			return nil, err
-		}
-		m.allow = append(m.allow, re)
+	policy, err := urlpolicy.New("--mcp-allow-url", opts.AllowURL)
+	if err != nil {
+		return nil, fmt.Errorf("mcp: %w", err)
 	}
+	m.allow = policy
 	return m, nil
 }
 
@@ -218,78 +217,23 @@ func (m *Manager) conn(s Ref) (*conn, error) {
 		u, _ := url.Parse(s.URL)
 		c = &conn{cfg: Server{Label: s.Label, URL: s.URL, Headers: s.Headers}, log: m.log,
 			// allowed passed it: a loopback or private host was named by a pattern.
-			requestNamed: true, localAllowed: isLocal(u.Hostname())}
+			requestNamed: true, localAllowed: urlpolicy.IsLocal(u.Hostname())}
 		m.dynamic[key] = c
 	}
 	return c, nil
 }
 
-// allowed checks a request's server_url against the operator's patterns.
+// allowed checks a request's server_url against the operator's patterns
+// (internal/urlpolicy, shared with input_file's file_url).
 func (m *Manager) allowed(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%w: %q is not an http(s) URL", ErrServerRefused, raw)
-	}
-	if len(m.allow) == 0 {
+	err := m.allow.Check(raw, "server_url")
+	if errors.Is(err, urlpolicy.ErrNoneAllowed) {
 		return fmt.Errorf("%w: hearth runs only the MCP servers its operator configured (--mcp), and allows no server_url (--mcp-allow-url)", ErrServerRefused)
 	}
-	local := isLocal(u.Hostname())
-	for i, re := range m.allow {
-		if !re.MatchString(raw) {
-			continue
-		}
-		if local && !explicitHost(m.opts.AllowURL[i], u.Hostname()) {
-			continue
-		}
-		return nil
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrServerRefused, err)
 	}
-	if local {
-		return fmt.Errorf("%w: %q is a loopback or private address, which needs a --mcp-allow-url pattern naming that host", ErrServerRefused, u.Hostname())
-	}
-	return fmt.Errorf("%w: %q matches no --mcp-allow-url pattern", ErrServerRefused, raw)
-}
-
-// urlPattern compiles a pattern whose "*" matches any run of characters.
-func urlPattern(p string) (*regexp.Regexp, error) {
-	if p == "" {
-		return nil, errors.New("mcp: empty --mcp-allow-url pattern")
-	}
-	parts := strings.Split(p, "*")
-	for i, s := range parts {
-		parts[i] = regexp.QuoteMeta(s)
-	}
-	return regexp.Compile("^" + strings.Join(parts, ".*") + "$")
-}
-
-// explicitHost reports whether pattern names host literally (no wildcard in its
-// host part): the explicit allow a loopback or private address needs.
-func explicitHost(pattern, host string) bool {
-	rest := pattern
-	if i := strings.Index(rest, "://"); i >= 0 {
-		rest = rest[i+3:]
-	}
-	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
-		rest = rest[:i]
-	}
-	if strings.Contains(rest, "*") {
-		return false
-	}
-	h := rest
-	if hh, _, err := net.SplitHostPort(rest); err == nil {
-		h = hh
-	}
-	return strings.EqualFold(strings.Trim(h, "[]"), host)
-}
-
-// isLocal reports whether host is a loopback, private or link-local address, or a
-// name that is one ("localhost"). Names are not resolved: a name that resolves to a
-// private address is the operator's pattern to allow or not.
-func isLocal(host string) bool {
-	if strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && (ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified())
+	return nil
 }
 
 // ListTools lists the server's tools: cached per server until its session ends or
@@ -574,7 +518,7 @@ func requestClient(headers map[string]string, localAllowed bool) *http.Client {
 			if err != nil {
 				return err
 			}
-			if !localAllowed && isLocal(host) {
+			if !localAllowed && urlpolicy.IsLocal(host) {
 				return fmt.Errorf("%w: the server_url's host resolves to %s, a loopback or private address, which needs a --mcp-allow-url pattern naming that host", ErrServerRefused, host)
 			}
 			return nil
@@ -605,3 +549,35 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return t.base.RoundTrip(r)
 }
+
+// BoundTool is one tool of a configured server, bound by the operator for another
+// hosted kind to run (web search through a search server): the kind gives the
+// arguments, never the server or the tool.
+type BoundTool struct {
+	m     *Manager
+	label string
+	name  string
+}
+
+// Bind returns the tool name of the server configured as label. The server is not
+// started here: the first call starts it, as a request's first use does.
+func (m *Manager) Bind(label, name string) (*BoundTool, error) {
+	c, ok := m.servers[label]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, label)
+	}
+	if c.cfg.AllowedTools != nil && !contains(c.cfg.AllowedTools, name) {
+		return nil, fmt.Errorf("the operator does not allow tool %q of server %q (its allowed_tools)", name, label)
+	}
+	return &BoundTool{m: m, label: label, name: name}, nil
+}
+
+// Call runs the tool, with the server's time limit and output cap, counted in the
+// server's metrics like any call.
+func (t *BoundTool) Call(ctx context.Context, arguments json.RawMessage) (string, bool, error) {
+	res, err := t.m.CallTool(ctx, Ref{Label: t.label}, t.name, arguments)
+	return res.Output, res.IsError, err
+}
+
+// KeyAllowed reports whether the API key named key may use the tool's server.
+func (t *BoundTool) KeyAllowed(key string) bool { return t.m.KeyAllowed(t.label, key) }

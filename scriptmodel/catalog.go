@@ -106,6 +106,12 @@ const (
 	MCPSlowText       = `<tool_call>{"name": "trigger-long-running-operation", "arguments": {"duration": 20, "steps": 1}}</tool_call>`
 	MCPSlowAnswerText = "The operation has a result now."
 
+	// WebSearchText calls hearth's web_search function (a request's web_search tool
+	// on a hearth with a search configured); WebSearchAnswerText is the answer after
+	// the results, citing a page of the test search server's corpus (mcp/mcptest).
+	WebSearchText       = `<tool_call>{"name": "web_search", "arguments": {"query": "hearth local server"}}</tool_call>`
+	WebSearchAnswerText = "hearth runs models on your own machine: https://hearth.example/docs/overview"
+
 	CustomToolName       = "apply_patch"
 	CustomToolInput      = "*** Begin Patch\n*** Add File: hello.txt\n+Hello from hearth.\n*** End Patch\n"
 	CustomToolAnswerText = "I added hello.txt, which says hello."
@@ -152,6 +158,9 @@ const (
 	// MCPSlowModel calls a long-running MCP tool (MCPSlowText), then answers
 	// MCPSlowAnswerText, whatever the result.
 	MCPSlowModel = "hearth-script-mcp-slow:latest"
+	// WebSearchModel calls web_search (WebSearchText), then answers
+	// WebSearchAnswerText, whatever the results.
+	WebSearchModel = "hearth-script-web-search:latest"
 )
 
 // The vision model's scripts: VisionText, then the token of the colour it sees
@@ -237,6 +246,13 @@ func Catalog() map[string]Spec {
 		RepeatModel:  call(RepeatText, ToolsAnswerText),
 		MCPModel:     call(MCPText, MCPAnswerText),
 		MCPSlowModel: call(MCPSlowText, MCPSlowAnswerText),
+		WebSearchModel: func() Spec {
+			// Codex CLI's test runs it too: Codex's context window and one head
+			// (see codex above).
+			s := call(WebSearchText, WebSearchAnswerText)
+			s.ContextLength, s.Heads = CodexContext, 1
+			return s
+		}(),
 		StepsModel: {Template: StepsTemplate, Stop: Stop, Scripts: []Script{
 			{Entry: EntryAssistant, Text: StepsText},
 			{Entry: EntryNextStep, Text: StepsNextText},
@@ -320,6 +336,8 @@ func Describe(name string) string {
 		VisionModel:       "accepts images (PNG, JPEG), names their dominant colour: red, green or blue",
 		RepeatModel:       "calls get_weather and get_time; reopens a call after each call hearth closes",
 		MCPModel:          "calls the echo tool of an MCP server (server-everything), answers after the result",
+		WebSearchModel:    "calls web_search, answers citing a URL of the results",
 		MCPSlowModel:      "calls server-everything's trigger-long-running-operation (20 s), answers after the result",
+		EmbedModel:        "an embedding model (/v1/embeddings): a text's vector is its words' counts, normalised",
 	}[name]
 }

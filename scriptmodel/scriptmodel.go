@@ -196,7 +196,11 @@ func (m *Model) EvalCount(entry string) int { return len(m.chain[entry]) + 1 }
 // CountTokens returns how many tokens the runtime's tokenizer makes of text, mirroring
 // llama.cpp (or, for a vision model, the runtime's Go tokenizer; see below): user-defined tokens are cut out first, longest first, and with no BPE merges
 // every remaining byte is one token.
-func (m *Model) CountTokens(text string) int {
+func (m *Model) CountTokens(text string) int { return len(m.Tokenize(text)) }
+
+// Tokenize is the ids the runtime's tokenizer gives text: the vocabulary's pieces
+// where they occur (longest first), one byte token per other byte.
+func (m *Model) Tokenize(text string) []int {
 	special := make([]string, 0, len(m.vocab.ids))
 	for s := range m.vocab.ids {
 		special = append(special, s)
@@ -232,13 +236,28 @@ func (m *Model) CountTokens(text string) int {
 		}
 		frags = next
 	}
-	n := 0
+	var ids []int
 	for _, f := range frags {
 		if f.special {
-			n++
-		} else {
-			n += len(f.text)
+			ids = append(ids, m.vocab.ids[f.text])
+			continue
+		}
+		for i := 0; i < len(f.text); i++ {
+			ids = append(ids, byteBase+int(f.text[i]))
 		}
 	}
-	return n
+	return ids
+}
+
+// Embed is the vector the runtime's embed API gives text with this model. A script
+// model has no pooling of its own, so the runtime answers with the final hidden state
+// of the last token, which for a script model is that token's one-hot row: the vector
+// is 1 at the last token's id and 0 elsewhere, in Width dimensions. Exact, and enough
+// to test the path from the API to the runtime; no measure of similarity.
+func (m *Model) Embed(text string) []float32 {
+	v := make([]float32, m.width)
+	if ids := m.Tokenize(text); len(ids) > 0 {
+		v[ids[len(ids)-1]] = 1
+	}
+	return v
 }

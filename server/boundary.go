@@ -184,7 +184,8 @@ func quoteHeader(v string) string {
 func (s *Server) requireJSON(c *gin.Context) {
 	r := c.Request
 	ct := r.Header.Get("Content-Type")
-	if r.Method != http.MethodPost || r.ContentLength == 0 || ct == "" || strings.HasPrefix(r.URL.Path, "/api/blobs/") {
+	// An upload to the Files API is multipart; uploadFile checks its type.
+	if r.Method != http.MethodPost || r.ContentLength == 0 || ct == "" || strings.HasPrefix(r.URL.Path, "/api/blobs/") || r.URL.Path == filesPath {
 		return
 	}
 	mt, _, err := mime.ParseMediaType(ct)

@@ -257,7 +257,7 @@ type codexRun struct {
 // approvals bypassed (the test is the sandbox). With full false, Codex reads
 // testdata/codex/model-catalog.json, which must have an entry for model, and leaves
 // out its goal and sub-agent tools.
-func runCodex(t *testing.T, model string, full bool, prompt string) codexRun {
+func runCodex(t *testing.T, model string, full bool, prompt string, opts ...func(*server.Config)) codexRun {
 	t.Helper()
 	node, npm := lookNode(t)
 	dir, err := filepath.Abs(clientsDir)
@@ -273,7 +273,7 @@ func runCodex(t *testing.T, model string, full bool, prompt string) codexRun {
 	npmCI(ctx, t, npm, dir)
 
 	rec := &recorder{}
-	srv := newRecordedHearth(t, rec, codexKey)
+	srv := newRecordedHearth(t, rec, codexKey, opts...)
 	home, work := t.TempDir(), t.TempDir()
 	codexHome := filepath.Join(home, ".codex")
 	if err := os.Mkdir(codexHome, 0o755); err != nil {
@@ -352,6 +352,10 @@ func readTurn(t *testing.T, i int, x *exchange) turn {
 		if tl.Type == hearth.ToolCustom {
 			doc = schematest.CustomTools
 		}
+	}
+	if bytes.Contains(x.response, []byte(`"web_search_call"`)) {
+		// A search hearth ran: OpenAI's web search items and events (custom tools too).
+		doc = schematest.WebSearch
 	}
 	body := x.response
 	if req.Stream {
@@ -495,14 +499,18 @@ func (w *teeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // newRecordedHearth serves hearth as `hearth serve` does (a database, a sealing key for
 // encrypted_content) with one API key, recording every exchange in rec.
-func newRecordedHearth(t *testing.T, rec *recorder, key string) *httptest.Server {
+func newRecordedHearth(t *testing.T, rec *recorder, key string, opts ...func(*server.Config)) *httptest.Server {
 	t.Helper()
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	h := server.New(server.Config{Runtime: testenv.Runtime(t), Database: db, Seal: seal.NewKey(), APIKeys: []string{key}})
+	cfg := server.Config{Runtime: testenv.Runtime(t), Database: db, Seal: seal.NewKey(), APIKeys: []string{key}}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	h := server.New(cfg)
 	srv := httptest.NewServer(rec.wrap(h))
 	t.Cleanup(srv.Close)
 	return srv

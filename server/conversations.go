@@ -297,6 +297,10 @@ func (s *Server) createConversation(c *gin.Context) {
 	if !ok {
 		return
 	}
+	if err := s.resolveFiles(c.Request.Context(), owner(c), req.Items, "items"); err != nil {
+		s.writeError(c, err)
+		return
+	}
 	meta, _ := json.Marshal(req.Metadata)
 	rec := storage.NewConversation{ID: hearth.NewID(hearth.PrefixConversation), Owner: owner(c), Metadata: meta,
 		Items: newConversationItems(req.Items), CreatedAt: time.Now()}
@@ -448,6 +452,10 @@ func (s *Server) addConversationItems(c *gin.Context) {
 	}
 	items, ok := readConversationBody(s, c, hearth.DecodeConversationItemsRequest)
 	if !ok {
+		return
+	}
+	if err := s.resolveFiles(c.Request.Context(), owner(c), items, "items"); err != nil {
+		s.writeError(c, err)
 		return
 	}
 	if err := s.lockConversation(c.Request.Context(), owner(c), id); err != nil {

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"slices"
 
 	"hearth"
 	"hearth/engine"
@@ -93,4 +94,29 @@ func (s *Server) checkHostedItems(key string, chain, conversation, input []heart
 		}
 	}
 	return nil
+}
+
+// hostedIgnored takes out of the decoder's ignored fields the hosted tools a kind is
+// registered for: the decoder reports every tool whose running is configuration
+// (web_search) as ignored, and the engine runs those this hearth has a kind for. A
+// tool_choice that forces a hosted tool nothing here runs is refused: the model could
+// never make that call.
+func (s *Server) hostedIgnored(req *hearth.CreateResponseRequest, ignored []string) ([]string, error) {
+	has := func(typ string) bool {
+		if s.engine == nil {
+			return false
+		}
+		_, ok := s.engine.HostedKindFor(typ)
+		return ok
+	}
+	for i := range req.Tools {
+		if t := &req.Tools[i]; t.Ignored() && has(t.Type) {
+			ignored = slices.DeleteFunc(ignored, func(n string) bool { return n == fmt.Sprintf("tools[%d] (%s)", i, t.Type) })
+		}
+	}
+	if c := req.ToolChoice; c.Type != "" && c.Type != "allowed_tools" && (&hearth.Tool{Type: c.Type}).Hosted() && !has(c.Type) {
+		return nil, hearth.InvalidRequest("tool_choice", hearth.CodeInvalidValue, fmt.Sprintf(
+			"Tool choice '%s' forces a hosted tool this hearth does not run (the operator configures them; see docs/configuration.md).", c.Type))
+	}
+	return ignored, nil
 }

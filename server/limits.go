@@ -18,6 +18,8 @@ type Limits struct {
 	MaxInputItems int
 	// MaxImageBytes bounds one image's decoded size.
 	MaxImageBytes int64
+	// MaxFileBytes bounds one file uploaded to the Files API; a larger upload is 413.
+	MaxFileBytes int64
 	// MaxTools bounds the tools of a request, the functions inside namespaces counted.
 	MaxTools int
 	// RequestTimeout bounds a POST /v1/responses from arrival to its last byte, the wait
@@ -31,6 +33,7 @@ const (
 	DefaultMaxInputItems  = 4096
 	DefaultMaxImageBytes  = 20 << 20
 	DefaultMaxTools       = 256
+	DefaultMaxFileBytes   = 32 << 20
 	DefaultRequestTimeout = 15 * time.Minute
 )
 
@@ -45,6 +48,9 @@ func (l Limits) withDefaults() Limits {
 	l.MaxTools = def(l.MaxTools, DefaultMaxTools)
 	if l.MaxImageBytes == 0 {
 		l.MaxImageBytes = DefaultMaxImageBytes
+	}
+	if l.MaxFileBytes == 0 {
+		l.MaxFileBytes = DefaultMaxFileBytes
 	}
 	if l.RequestTimeout == 0 {
 		l.RequestTimeout = DefaultRequestTimeout

@@ -30,6 +30,8 @@ type metrics struct {
 	tokensIn  *prometheus.CounterVec
 	tokensOut *prometheus.CounterVec
 	cached    *prometheus.CounterVec
+	// embeddings counts the texts /v1/embeddings embedded.
+	embeddings *prometheus.CounterVec
 
 	runtimeUp       prometheus.Gauge
 	runtimeRestarts prometheus.Counter
@@ -55,6 +57,9 @@ func newMetrics(adm *admission.Controller, label func(string) string) *metrics {
 	m.responses = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hearth_responses_total", Help: "Finished responses by model, final status and API key name.",
 	}, []string{"model", "status", "key", "runtime"})
+	m.embeddings = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "hearth_embedding_inputs_total", Help: "Texts embedded through /v1/embeddings (their tokens count in hearth_input_tokens_total).",
+	}, []string{"model", "key"})
 	m.rejected = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "hearth_admission_rejected_total", Help: "Requests refused with 429: queue_full, key_queue_full or rate_limited.",
 	}, []string{"model", "reason"})
@@ -88,7 +93,7 @@ func newMetrics(adm *admission.Controller, label func(string) string) *metrics {
 		Name: "hearth_runtime_errors_total", Help: "Responses failed by the runtime (a crashed runner, a lost connection).",
 	})
 	for _, c := range []prometheus.Collector{m.requests, m.duration, m.responses, m.rejected, m.queueWait, m.ttft, m.tps,
-		m.tokensIn, m.tokensOut, m.cached, m.runtimeUp, m.runtimeRestarts, m.runtimeErrors,
+		m.tokensIn, m.tokensOut, m.cached, m.embeddings, m.runtimeUp, m.runtimeRestarts, m.runtimeErrors,
 		&admissionCollector{adm, label},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	} {

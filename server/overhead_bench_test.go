@@ -36,8 +36,9 @@ func BenchmarkResponseOverhead(b *testing.B) {
 }
 
 // benchmarkResponseOverhead runs BenchmarkResponseOverhead on the handler newServer
-// returns (over fakeRuntime, with the store it chooses).
-func benchmarkResponseOverhead(b *testing.B, newServer func(testing.TB) http.Handler) {
+// returns (over fakeRuntime, with the store it chooses). Each probe starts with a
+// sub-benchmark's measured loop and reports its own metrics when it ends.
+func benchmarkResponseOverhead(b *testing.B, newServer func(testing.TB) http.Handler, probes ...func(*testing.B) func()) {
 	// Room for the long chains (the default window is 16k; the -1m fake's is 1M).
 	b.Setenv("HEARTH_CONTEXT_LENGTH", "1048576")
 	clock := &handlerClock{h: newServer(b)}
@@ -68,12 +69,14 @@ func benchmarkResponseOverhead(b *testing.B, newServer func(testing.TB) http.Han
 	}
 	b.Run("json", func(b *testing.B) {
 		defer clock.start(b)()
+		defer probe(b, probes)()
 		for b.Loop() {
 			post(b, `{`+model+`}`)
 		}
 	})
 	b.Run("stream", func(b *testing.B) {
 		defer clock.start(b)()
+		defer probe(b, probes)()
 		for b.Loop() {
 			post(b, `{`+model+`,"stream":true}`)
 		}
@@ -107,6 +110,7 @@ func benchmarkResponseOverhead(b *testing.B, newServer func(testing.TB) http.Han
 				id = post(b, `{`+m+prev+`}`)["id"].(string)
 			}
 			defer clock.start(b)()
+			defer probe(b, probes)()
 			for b.Loop() {
 				r := post(b, `{`+m+`,"previous_response_id":"`+id+`"}`)
 				if c.linear {
@@ -147,6 +151,19 @@ func BenchmarkCodexHistory(b *testing.B) {
 			}
 		}
 	})
+}
+
+// probe starts every probe and returns what ends them all.
+func probe(b *testing.B, probes []func(*testing.B) func()) func() {
+	ends := make([]func(), len(probes))
+	for i, p := range probes {
+		ends[i] = p(b)
+	}
+	return func() {
+		for _, end := range ends {
+			end()
+		}
+	}
 }
 
 // handlerClock times hearth's handler: from the request handed to it (its headers

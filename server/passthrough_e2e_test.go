@@ -15,11 +15,16 @@ import (
 
 	"hearth/engine/ollama"
 	"hearth/engine/ollama/testenv"
+	"hearth/mcp/mcptest"
 	"hearth/scriptmodel"
 	"hearth/server"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+// The test binary is also the search server the web search tests start over stdio.
+func TestMain(m *testing.M) {
+	mcptest.ServeIfAsked()
+	testenv.Main(m)
+}
 
 // newHearth serves hearth's handler over the shared embedded runtime.
 func newHearth(t *testing.T) *httptest.Server {

@@ -81,6 +81,9 @@ func (s *Server) prepare(ctx context.Context, in intake, req *hearth.CreateRespo
 		}
 		err = s.resolveReferences(ctx, in.who, req.Input, local)
 	}
+	if err == nil {
+		err = s.resolveFiles(ctx, in.who, req.Input, "input")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +121,7 @@ func (s *Server) prepare(ctx context.Context, in intake, req *hearth.CreateRespo
 	}
 	if err != nil {
 		p.close()
-		return nil, err
+		return nil, fileTooLong(err, req.Input)
 	}
 	p.ctx, p.chain = ctx, chain
 	return p, nil

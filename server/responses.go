@@ -59,6 +59,10 @@ func (s *Server) decodeRequest(m *reqMeta, body []byte, decode decoder, ignored 
 	if err != nil {
 		return nil, nil, err
 	}
+	more, err = s.hostedIgnored(req, more)
+	if err != nil {
+		return nil, nil, err
+	}
 	ignored = append(ignored, more...)
 	m.model = req.Model
 	m.log = m.log.With("model", logModel(req.Model))
@@ -562,20 +566,25 @@ func readBodySized(r io.Reader, size int64) ([]byte, error) {
 	if err == nil {
 		return body, nil
 	}
+	return nil, bodyError(err)
+}
+
+// bodyError words a failure to read a request body as the API error the client gets.
+func bodyError(err error) error {
 	if errors.Is(err, errBodyTimeout) {
-		return nil, &hearth.Error{Status: http.StatusRequestTimeout, Type: hearth.ErrTypeInvalidRequest,
+		return &hearth.Error{Status: http.StatusRequestTimeout, Type: hearth.ErrTypeInvalidRequest,
 			Code: "request_body_timeout", Message: "The request body did not arrive in time."}
 	}
 	var full *hearth.Error
 	if errors.As(err, &full) {
-		return nil, full // the bodies of all requests are over their budget (bodybudget.go)
+		return full // the bodies of all requests are over their budget (bodybudget.go)
 	}
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, &hearth.Error{Status: http.StatusRequestEntityTooLarge, Type: hearth.ErrTypeInvalidRequest,
+		return &hearth.Error{Status: http.StatusRequestEntityTooLarge, Type: hearth.ErrTypeInvalidRequest,
 			Code: "request_too_large", Message: fmt.Sprintf("The request body exceeds %d bytes.", tooLarge.Limit)}
 	}
-	return nil, hearth.InvalidRequest("", "invalid_body", "Could not read the request body: "+err.Error())
+	return hearth.InvalidRequest("", "invalid_body", "Could not read the request body: "+err.Error())
 }
 
 // chainRead is what a turn read of the chain it continues.

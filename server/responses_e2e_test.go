@@ -276,7 +276,6 @@ func TestResponsesErrorsE2E(t *testing.T) {
 		{"budget below minimum", `{"model":"` + scriptmodel.PlainModel + `","input":"hi","max_output_tokens":3}`, 400, "integer_below_min_value", "max_output_tokens"},
 		{"unknown model", `{"model":"no-such-model:latest","input":"hi"}`, 404, "model_not_found", "model"},
 		{"unknown previous response", `{"model":"` + scriptmodel.PlainModel + `","input":"hi","previous_response_id":"resp_nope"}`, 404, "previous_response_not_found", "previous_response_id"},
-		{"log probabilities, not produced yet", `{"model":"` + scriptmodel.PlainModel + `","input":"hi","top_logprobs":3}`, 400, "unsupported_parameter", "top_logprobs"},
 		{"image to a model without vision", `{"model":"` + scriptmodel.PlainModel + `","input":[{"role":"user","content":[{"type":"input_image","image_url":"` + testImage{2, 2, scriptmodel.Red, false}.dataURL(t) + `"}]}]}`, 400, "", "input"},
 	}
 	for _, tc := range cases {

@@ -57,9 +57,12 @@ func (s *Server) getResponse(c *gin.Context) {
 		c.Data(http.StatusOK, "application/json", rec.Body)
 		return
 	}
+	var sse *sseWriter
 	for {
 		if j := s.liveJournal(rec.ID); j != nil {
-			sse := newSSEWriter(c.Writer, s.heartbeat, clientDialect(c))
+			if sse == nil {
+				sse = newSSEWriter(c.Writer, s.heartbeat, clientDialect(c))
+			}
 			if j.follow(c.Request.Context(), after, func(e storage.Event) { sse.Stored(e.Type, e.Data) }) {
 				sse.Done()
 			}
@@ -68,14 +71,15 @@ func (s *Server) getResponse(c *gin.Context) {
 		if !rec.Status.InFlight() {
 			break
 		}
-		// In flight without a journal here: it has just finished (read it again), or
-		// another process runs it. Wait for its end.
-		select {
-		case <-c.Request.Context().Done():
-			return
-		case <-time.After(100 * time.Millisecond):
+		// In flight without a journal here: another process runs it (or it has just
+		// finished here). Follow its journal in the store until it ends.
+		if sse == nil {
+			sse = newSSEWriter(c.Writer, s.heartbeat, clientDialect(c))
+			defer sse.Close()
+			// It may follow for long: a client that stops reading must not hold it.
+			sse.bound(c.Request.Context(), s.writeTimeout, false)
 		}
-		if rec, ok = s.stored(c); !ok {
+		if after, rec, ok = s.followStored(c.Request.Context(), owner(c), sse, rec, after); !ok {
 			return
 		}
 	}
@@ -86,11 +90,15 @@ func (s *Server) getResponse(c *gin.Context) {
 	}
 	events, last, err := s.db.Journal(c.Request.Context(), rec.ID, after)
 	if err != nil {
-		s.writeError(c, err)
+		if sse == nil {
+			s.writeError(c, err)
+		}
 		return
 	}
-	sse := newSSEWriter(c.Writer, s.heartbeat, clientDialect(c))
-	defer sse.Close()
+	if sse == nil {
+		sse = newSSEWriter(c.Writer, s.heartbeat, clientDialect(c))
+		defer sse.Close()
+	}
 	sse.bound(c.Request.Context(), s.writeTimeout, false)
 	defer sse.Done()
 	if last == nil {
@@ -263,6 +271,9 @@ func (s *Server) cancelResponse(c *gin.Context) {
 		s.writeError(c, hearth.InvalidRequest("response_id", "invalid_value", "Only responses created with background=true can be cancelled."))
 		return
 	}
+	// Whoever runs it stores what it made once it hears of the cancel (changes.go).
+	wake, stop := s.changes.waitJournal(rec.ID)
+	defer stop()
 	_, err := s.db.Cancel(c.Request.Context(), owner(c), rec.ID)
 	if errors.Is(err, storage.ErrFinished) {
 		s.writeError(c, hearth.InvalidRequest("response_id", "invalid_value",
@@ -275,10 +286,13 @@ func (s *Server) cancelResponse(c *gin.Context) {
 	}
 	if s.cancelJob(rec.ID) {
 		// Wait briefly for the job to store its partial output, so the answer shows it.
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(cancelSettle)
 		for time.Now().Before(deadline) && s.isRunning(rec.ID) {
 			time.Sleep(20 * time.Millisecond)
 		}
+	} else if rec.Status.InFlight() {
+		// Another process runs it: it hears of the cancel from the store.
+		s.awaitCancelled(c.Request.Context(), rec.ID, wake)
 	}
 	rec, ok = s.stored(c)
 	if !ok {

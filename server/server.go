@@ -18,6 +18,7 @@ import (
 	"hearth/engine/pool"
 	"hearth/internal/admission"
 	"hearth/internal/seal"
+	"hearth/internal/urlpolicy"
 	"hearth/server/console"
 )
 
@@ -57,6 +58,9 @@ type Config struct {
 	RandomPlacement bool
 	// Limits bound a request's size and time.
 	Limits Limits
+	// FileURLs are the URLs an input_file's file_url may name (--file-allow-url); nil
+	// or empty refuses every file_url.
+	FileURLs *urlpolicy.Policy
 	// WebSocketLifetime bounds a WebSocket connection on /v1/responses; zero means
 	// DefaultWebSocketLifetime (60 minutes).
 	WebSocketLifetime time.Duration
@@ -92,6 +96,13 @@ type Config struct {
 	// DefaultWriteTimeout. A client that reads nothing for this long is cut off and its
 	// response stops.
 	WriteTimeout time.Duration
+	// EmbeddingModel is the embedding model of a vector store created without one
+	// (--embedding-model); "" picks the only embedding model the runtimes serve.
+	EmbeddingModel string
+	// IngestWorkers is how many vector store files are read and embedded at once;
+	// zero means DefaultIngestWorkers. IngestQueue bounds the files waiting; zero
+	// means DefaultIngestQueue.
+	IngestWorkers, IngestQueue int
 	// LogContent logs each response's input and output text. Off by default: prompts
 	// are the team's business, not the log's.
 	LogContent bool
@@ -130,10 +141,13 @@ type Server struct {
 	// passthrough request placed on one (admitPassthrough).
 	proxies map[string]*httputil.ReverseProxy
 	jobs    *jobs
+	// changes acts on what the store tells of its changes (changes.go).
+	changes *changes
 
 	dbKeys     dbKeys
 	admission  *admission.Controller
 	limits     Limits
+	fileURLs   *urlpolicy.Policy
 	metrics    *metrics
 	logContent bool
 	health     *runtimeHealth
@@ -162,6 +176,12 @@ type Server struct {
 	console *console.Console
 	// recent keeps the latest speeds per model for the console's live view.
 	recent *console.Recent
+	// ingest reads, chunks and embeds vector store files in the background (ingest.go).
+	ingest *ingester
+	// embedModel: Config.EmbeddingModel.
+	embedModel string
+	// vectorIndexes keeps vector stores' indexes between searches (vectorstores.go).
+	vectorIndexes *vectorIndexCache
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -175,7 +195,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
-		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), logContent: cfg.LogContent,
+		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), fileURLs: cfg.FileURLs, logContent: cfg.LogContent,
 		randomPlacement: cfg.RandomPlacement,
 		health:          &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
 		items: newItemCache(itemCacheBudget), contexts: newContextCache(contextCacheBudget), hot: newHotChains(hotChainBudget),
@@ -195,6 +215,8 @@ func New(cfg Config) *Server {
 		}
 	}
 	s.dbKeys.db = cfg.Database
+	s.embedModel = cfg.EmbeddingModel
+	s.vectorIndexes = newVectorIndexCache(vectorIndexCacheBudget)
 	if p, ok := cfg.Runtime.(*pool.Pool); ok {
 		s.pool = p
 	} else {
@@ -222,9 +244,13 @@ func New(cfg Config) *Server {
 		return names, nil
 	})
 	s.metrics = newMetrics(s.admission, s.models.label)
+	if cfg.Database != nil {
+		s.ingest = newIngester(cfg.Database, s.pool, log, cmp.Or(cfg.IngestWorkers, DefaultIngestWorkers), cmp.Or(cfg.IngestQueue, DefaultIngestQueue))
+	}
 	s.metrics.reg.MustRegister(&poolCollector{s.pool, s.admission, s.models.label})
 	s.metrics.reg.MustRegister(CacheCollectors("item", "stored items kept decoded, by their JSON", s.items.stats)...)
 	s.metrics.reg.MustRegister(CacheCollectors("checkpoint", "chains' checkpoints kept decoded, by stamp", s.contexts.stats)...)
+	s.metrics.reg.MustRegister(CacheCollectors("vector_index", "vector stores' chunks and vectors kept between searches, by store and chunks version", s.vectorIndexes.stats)...)
 	s.metrics.reg.MustRegister(CacheCollectors("hot_chain", "chains of responses finished here and their builds, by response id", s.hot.stats)...)
 	s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "hearth_websocket_held_bytes",
@@ -281,13 +307,17 @@ func New(cfg Config) *Server {
 	authed.GET("/v1/responses/:id/input_items", s.listInputItems)
 	authed.POST("/v1/responses/:id/cancel", s.cancelResponse)
 	s.conversationRoutes(authed)
+	s.fileRoutes(authed)
+	s.vectorStoreRoutes(authed)
+	authed.POST("/v1/embeddings", s.requestTimeout, s.createEmbeddings)
 	authed.GET("/v1/models", s.listModels)
 	authed.GET("/v1/models/*model", s.getModel)
 	// Ollama's own API, and its OpenAI-compatible endpoints hearth does not serve
 	// itself, pass through so ollama clients (`OLLAMA_HOST=<hearth> ollama list`) work.
 	if s.proxy != nil {
 		authed.Any("/api/*path", s.passthroughAccess, s.admitPassthrough, s.passthrough)
-		for _, p := range []string{"/v1/chat/completions", "/v1/completions", "/v1/embeddings"} {
+		// hearth answers /v1/embeddings itself (embeddings.go).
+		for _, p := range []string{"/v1/chat/completions", "/v1/completions"} {
 			authed.POST(p, s.passthroughAccess, s.admitPassthrough, s.passthrough)
 		}
 	}
@@ -298,6 +328,7 @@ func New(cfg Config) *Server {
 		}})
 	})
 	s.router = r
+	s.watchChanges()
 	return s
 }
 
@@ -307,9 +338,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.Se
 // limitBody bounds what a handler can read of the request body.
 func (s *Server) limitBody(c *gin.Context) {
 	// The runtime passthrough is exempt: model blobs are gigabytes.
-	if c.Request.Body != nil && !strings.HasPrefix(c.Request.URL.Path, "/api/") {
-		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.maxBody)
+	if c.Request.Body == nil || strings.HasPrefix(c.Request.URL.Path, "/api/") {
+		return
 	}
+	limit := s.maxBody
+	if c.Request.URL.Path == filesPath && c.Request.Method == http.MethodPost {
+		// An upload is bounded by --max-file-bytes instead (files.go).
+		if limit = s.uploadBodyLimit(); limit < 0 {
+			return
+		}
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, limit)
 }
 
 // requestTimeout bounds a request's context by Limits.RequestTimeout.
@@ -345,7 +384,10 @@ func (s *Server) healthz(c *gin.Context) {
 	s.health.describe(rt)
 	body := gin.H{"runtime": rt, "runtimes": s.runtimeStates()}
 	if s.db != nil {
-		body["database"] = check(s.db.Ping)
+		var pingErr error
+		db := check(func(ctx context.Context) error { pingErr = s.db.Ping(ctx); return pingErr })
+		db["state"] = storeState(pingErr)
+		body["database"] = db
 	}
 	body["status"] = "ok"
 	if status != http.StatusOK {

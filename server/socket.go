@@ -109,6 +109,8 @@ func (s *Server) responsesSocket(c *gin.Context) {
 	sk := &socket{s: s, conn: conn, ctx: ctx, base: *meta(c), owner: owner(c), caller: callerOf(c), openAI: clientDialect(c) == dialectOpenAI,
 		chunk: make([]byte, socketReadChunk)}
 	sk.budget.limit = s.socketConnBytes
+	// A key revoked meanwhile closes it (changes.go).
+	defer s.changes.addSocket(sk)()
 	// Shutdown waits for the response in flight, as it does for background responses.
 	s.jobs.wg.Add(1)
 	defer s.jobs.wg.Done()
@@ -478,6 +480,9 @@ func (sk *socket) sendError(err error, retryAfter string) {
 	}
 	if he.Param != "" {
 		v.Param = &he.Param
+	}
+	if retryAfter == "" {
+		retryAfter = errorRetryAfter(he)
 	}
 	if retryAfter != "" {
 		v.Headers = map[string]string{"retry-after": retryAfter}

@@ -44,6 +44,14 @@ var (
 	// and nothing stored is lost; writes work again once space is freed, without a
 	// restart.
 	ErrFull = errors.New("storage full")
+	// ErrUnavailable: the store cannot be reached for now (PostgreSQL: the server is
+	// down, restarting, refusing connections, or dropped the connection; SQLite: the
+	// file cannot be read or written, an I/O error other than a full disk). Nothing
+	// stored is known to be lost, and the same store serves again once the database is
+	// back, without a restart. A write that fails with it happened whole or not at all
+	// (each is one transaction); only a connection lost during the commit itself leaves
+	// the caller unable to tell which.
+	ErrUnavailable = errors.New("storage unavailable")
 )
 
 // OwnerOf returns the owner key under which responses created with apiKey are stored:

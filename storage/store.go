@@ -17,9 +17,10 @@ import (
 //
 // Every method is safe for concurrent use. Errors wrap the sentinels of this package
 // (ErrNotFound, ErrExists, ErrFinished, ErrInvalidCursor, ErrConversationNotFound,
-// ErrItemNotFound, ErrDuplicateItem, ErrKeyNotFound, ErrKeyExists, ErrFull,
-// ErrCorrupt), which the server maps to API errors with errors.Is. Everything owned is
-// scoped by owner (OwnerOf of the API key): another owner's record is ErrNotFound,
+// ErrItemNotFound, ErrDuplicateItem, ErrFileNotFound, ErrVectorStoreNotFound,
+// ErrVectorStoreFileNotFound, ErrKeyNotFound, ErrKeyExists, ErrFull, ErrCorrupt,
+// ErrUnavailable), which the server maps to API errors with errors.Is.
+// Everything owned is scoped by owner (OwnerOf of the API key): another owner's record is ErrNotFound,
 // indistinguishable from a missing one.
 
 // Responses stores responses and their input and output items, through their
@@ -122,6 +123,74 @@ type Conversations interface {
 	DeleteConversationItem(ctx context.Context, owner, id, itemID string) (*Conversation, error)
 }
 
+// Files keeps the Files API's uploads, bytes included, per owner.
+type Files interface {
+	// CreateFile stores a file with its content, atomically; a taken id is ErrExists.
+	CreateFile(ctx context.Context, f NewFile) error
+	// GetFile returns the owner's file record, or ErrFileNotFound.
+	GetFile(ctx context.Context, owner, id string) (*File, error)
+	// FileContent returns the owner's file's bytes, or ErrFileNotFound.
+	FileContent(ctx context.Context, owner, id string) ([]byte, error)
+	// ListFiles returns one page of the owner's files (FileQuery) and whether more
+	// follow; an After that is not a file of the owner is ErrInvalidCursor.
+	ListFiles(ctx context.Context, owner string, q FileQuery) (files []File, hasMore bool, err error)
+	// DeleteFile deletes the owner's file and its content, or is ErrFileNotFound.
+	DeleteFile(ctx context.Context, owner, id string) error
+}
+
+// VectorStores keeps vector stores, the files attached to them with their ingestion's
+// status, and the chunks a search reads (vectorstores.go tells the life of a file).
+type VectorStores interface {
+	// CreateVectorStore stores a store and attaches its files (in_progress),
+	// atomically; a taken id is ErrExists, a file that is not the owner's
+	// ErrFileNotFound.
+	CreateVectorStore(ctx context.Context, s NewVectorStore) error
+	// GetVectorStore returns the owner's store with its files counted, or
+	// ErrVectorStoreNotFound.
+	GetVectorStore(ctx context.Context, owner, id string) (*VectorStore, error)
+	// ListVectorStores returns a page of the owner's stores (VectorStoreQuery).
+	ListVectorStores(ctx context.Context, owner string, q VectorStoreQuery) (stores []VectorStore, hasMore bool, err error)
+	// UpdateVectorStore changes the owner's store and returns it as it now is.
+	UpdateVectorStore(ctx context.Context, owner, id string, u VectorStoreUpdate) (*VectorStore, error)
+	// TouchVectorStore moves the store's LastActiveAt to at (a search used it).
+	TouchVectorStore(ctx context.Context, owner, id string, at time.Time) error
+	// DeleteVectorStore deletes the owner's store, its files' attachments and chunks
+	// (not the files themselves).
+	DeleteVectorStore(ctx context.Context, owner, id string) error
+
+	// AttachVectorStoreFiles attaches files to the owner's store, atomically, each
+	// in_progress; a file attached already starts over (its chunks dropped, its
+	// attributes replaced). A non-empty batchID creates that batch with them.
+	AttachVectorStoreFiles(ctx context.Context, owner, storeID, batchID string, files []NewVectorStoreFile) error
+	GetVectorStoreFile(ctx context.Context, owner, storeID, fileID string) (*VectorStoreFile, error)
+	// ListVectorStoreFiles returns a page of the store's files in attachment order.
+	ListVectorStoreFiles(ctx context.Context, owner, storeID string, q VectorStoreFileQuery) (files []VectorStoreFile, hasMore bool, err error)
+	// UpdateVectorStoreFile replaces the attributes of a file in the owner's store
+	// (its chunks' too, as searches filter them) and returns it as it now is.
+	UpdateVectorStoreFile(ctx context.Context, owner, storeID, fileID string, attributes json.RawMessage) (*VectorStoreFile, error)
+	// DetachVectorStoreFile removes the file and its chunks from the store.
+	DetachVectorStoreFile(ctx context.Context, owner, storeID, fileID string) error
+	// GetFileBatch returns the store's batch with its files counted, or
+	// ErrVectorStoreFileNotFound.
+	GetFileBatch(ctx context.Context, owner, storeID, batchID string) (*FileBatch, error)
+	// CancelFileBatch cancels the batch's files still in progress.
+	CancelFileBatch(ctx context.Context, owner, storeID, batchID string) (*FileBatch, error)
+
+	// CompleteVectorStoreFile stores the file's chunks and marks it completed, in
+	// one transaction, when it is still in progress (else ErrFinished, or
+	// ErrVectorStoreFileNotFound when it was detached).
+	CompleteVectorStoreFile(ctx context.Context, storeID, fileID string, chunks []NewChunk) error
+	// FailVectorStoreFile marks a file in progress failed (with code and message) or
+	// cancelled, like CompleteVectorStoreFile.
+	FailVectorStoreFile(ctx context.Context, storeID, fileID, status, code, message string) error
+	// InProgressVectorStoreFiles lists every owner's files still in progress, oldest
+	// first: the work a restarted process takes up again.
+	InProgressVectorStoreFiles(ctx context.Context) ([]VectorStoreFile, error)
+	// VectorStoreChunks returns all the store's chunks (of completed files), by file
+	// and index, with their files' attributes and names.
+	VectorStoreChunks(ctx context.Context, owner, storeID string) ([]Chunk, error)
+}
+
 // KeyLookup reads API keys, as authentication does on every request.
 type KeyLookup interface {
 	// KeyByHash returns the key whose Hash is hash (revoked keys included: the caller
@@ -152,7 +221,7 @@ type Console interface {
 }
 
 // Health reports whether the store can serve, for /healthz: nil, or an error that may
-// wrap ErrFull or ErrCorrupt and says what the operator should do.
+// wrap ErrFull, ErrCorrupt or ErrUnavailable and says what the operator should do.
 type Health interface {
 	Ping(ctx context.Context) error
 }
@@ -164,8 +233,12 @@ type Store interface {
 	Chains
 	Journal
 	Conversations
+	Files
+	VectorStores
 	Keys
 	Console
 	Health
+	Changes
+	Leases
 	io.Closer
 }

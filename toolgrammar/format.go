@@ -176,24 +176,20 @@ type ThinkingSetting struct {
 }
 
 // ForEffort maps an Open Responses reasoning.effort ("none", "minimal",
-// "low", "medium", "high", or "" for the model's default) to settings.
+// "low", "medium", "high", "xhigh", "max", or "" for the model's default) to
+// settings. A family with levels gets the nearest it has: its lowest for
+// none and minimal (it cannot stop reasoning), its highest for xhigh and max.
 func (t ThinkingControls) ForEffort(effort string) ThinkingSetting {
 	var s ThinkingSetting
 	if effort == "" {
 		return s
 	}
 	on := effort != "none"
+	lvl := t.level(effort)
 	switch t.TemplateVar {
 	case "think":
 		s.Think = &on
 	case "think_level":
-		lvl := effort
-		if effort == "minimal" || effort == "none" {
-			lvl = "low"
-		}
-		if len(t.Levels) > 0 && !contains(t.Levels, lvl) {
-			lvl = t.Levels[len(t.Levels)/2]
-		}
 		s.Level = lvl
 		s.Think = &on
 	}
@@ -204,13 +200,27 @@ func (t ThinkingControls) ForEffort(effort string) ThinkingSetting {
 		s.UserSuffix = t.OffSwitch
 	}
 	if t.SystemLine != "" {
-		lvl := effort
-		if lvl == "none" || lvl == "minimal" {
-			lvl = "low"
-		}
 		s.SystemLine = strings.ReplaceAll(t.SystemLine, "{effort}", lvl)
 	}
 	return s
+}
+
+// level is the family's level for effort: the effort itself where the family has
+// it, else the nearest end of its levels (low, medium, high without a list).
+func (t ThinkingControls) level(effort string) string {
+	levels := t.Levels
+	if len(levels) == 0 {
+		levels = []string{"low", "medium", "high"}
+	}
+	switch {
+	case contains(levels, effort):
+		return effort
+	case effort == "none" || effort == "minimal":
+		return levels[0]
+	case effort == "xhigh" || effort == "max":
+		return levels[len(levels)-1]
+	}
+	return levels[len(levels)/2]
 }
 
 // PromptOpensReasoning reports whether a rendered prompt leaves the model

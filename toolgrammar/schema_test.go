@@ -244,3 +244,29 @@ func TestThinkingForEffort(t *testing.T) {
 		t.Fatalf("hermes has no thinking controls: %+v", s)
 	}
 }
+
+// Every effort value maps onto what a family has: gpt-oss's levels (the nearest end
+// for none, minimal, xhigh and max), qwen3's switch (on for all but none).
+func TestThinkingForEffortTable(t *testing.T) {
+	for _, tc := range []struct {
+		family, effort, level, system, suffix string
+		think                                 bool
+	}{
+		{"gpt-oss", "none", "low", "Reasoning: low", "", false},
+		{"gpt-oss", "minimal", "low", "Reasoning: low", "", true},
+		{"gpt-oss", "low", "low", "Reasoning: low", "", true},
+		{"gpt-oss", "medium", "medium", "Reasoning: medium", "", true},
+		{"gpt-oss", "high", "high", "Reasoning: high", "", true},
+		{"gpt-oss", "xhigh", "high", "Reasoning: high", "", true},
+		{"gpt-oss", "max", "high", "Reasoning: high", "", true},
+		{"qwen3", "none", "", "", "/no_think", false},
+		{"qwen3", "minimal", "", "", "/think", true},
+		{"qwen3", "xhigh", "", "", "/think", true},
+		{"qwen3", "max", "", "", "/think", true},
+	} {
+		s := testFormat(t, tc.family).Thinking.ForEffort(tc.effort)
+		if s.Level != tc.level || s.SystemLine != tc.system || s.UserSuffix != tc.suffix || s.Think == nil || *s.Think != tc.think {
+			t.Errorf("%s %s: %+v", tc.family, tc.effort, s)
+		}
+	}
+}

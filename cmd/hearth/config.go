@@ -47,9 +47,18 @@ func loadConfig(root *cobra.Command, path string) (map[string]string, error) {
 	}
 	known := allFlagNames(root)
 	out := map[string]string{}
-	configMCP = nil
+	configMCP, configWebSearch = nil, nil
 	for k, v := range raw {
 		name := strings.ReplaceAll(strings.ToLower(k), "_", "-")
+		if name == "hosted" {
+			// Hosted tools backed by configured servers: tables no flag can hold.
+			ws, err := configHostedValue(v)
+			if err != nil {
+				return nil, fmt.Errorf("config %s: %w", path, err)
+			}
+			configWebSearch = ws
+			continue
+		}
 		if !known[name] || name == "config" || name == "help" {
 			return nil, fmt.Errorf("config %s: unknown setting %q (settings are flag names, see hearth <command> --help)", path, k)
 		}

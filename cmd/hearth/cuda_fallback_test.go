@@ -142,6 +142,10 @@ func layOutCUDABuild(t *testing.T) (bin, backend string) {
 			t.Fatalf("%s=%s holds %d cuda_v* directories, want 1", cudaLibEnv, real, len(dirs))
 		}
 		backend = filepath.Base(dirs[0])
+		// cp into an existing lib/: without it cp would make lib/ the copy itself.
+		if err := os.MkdirAll(filepath.Dir(lib), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if out, err := exec.Command("cp", "-a", real, filepath.Dir(lib)).CombinedOutput(); err != nil {
 			t.Fatalf("copying %s: %v\n%s", real, err, out)
 		}

@@ -28,6 +28,7 @@ func doctorCommand() *cobra.Command {
 	var (
 		o          clientOptions
 		dataDir    string
+		database   string
 		modelsDir  string
 		modelsFile string
 		gpu        bool
@@ -37,11 +38,13 @@ func doctorCommand() *cobra.Command {
 		Short: "Check the running hearth, its runtime, the database, the models directory and each model's format",
 		Long: `Check, one line each: that a hearth answers at --host and is healthy (its runtime
 and database), the database in --data (opens, migrates, passes an integrity check, its
-keys), the models directory (exists and is readable), the models file, and for every
+keys) or the one --database names (for PostgreSQL: reachable, its version, the schema's
+version and the migrations pending, a write and its read-back, the latency, its keys), the models directory (exists and is readable), the models file, and for every
 model of the runtime the tool-call and reasoning format hearth detects. It exits with
 status 1 when a check fails.`,
 		Example: `  hearth doctor
-  hearth doctor --host http://gpu-box:8080 --api-key $KEY --data /var/lib/hearth`,
+  hearth doctor --host http://gpu-box:8080 --api-key $KEY --data /var/lib/hearth
+  hearth doctor --database postgres://hearth@db.example/hearth`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			d := &doctor{out: c.OutOrStdout()}
@@ -55,7 +58,13 @@ status 1 when a check fails.`,
 			})
 			d.check("cpu", cpubuild.Describe)
 			d.checkGPU(ctx, gpu)
-			d.checkDatabase(ctx, dataDir)
+			if db := parseDatabase(database, dataDir); db.postgresURL != "" {
+				d.checkPostgres(ctx, db)
+			} else if database != "" {
+				d.checkDatabaseFile(ctx, db.sqlitePath, dataDir)
+			} else {
+				d.checkDatabase(ctx, dataDir)
+			}
 			d.checkModelsDir(modelsDir)
 			hc, err := o.client()
 			if err != nil {
@@ -74,6 +83,7 @@ status 1 when a check fails.`,
 	}
 	o.addFlags(cmd)
 	cmd.Flags().StringVar(&dataDir, "data", defaultDataDir(), "directory of hearth's database")
+	cmd.Flags().StringVar(&database, "database", "", "the database to check, as hearth serve's --database: a PostgreSQL URL or a SQLite file (default: hearth.db in --data)")
 	cmd.Flags().StringVar(&modelsDir, "models", "", "models directory of the embedded runtime (default $OLLAMA_MODELS or ~/.ollama/models)")
 	cmd.Flags().StringVar(&modelsFile, "models-file", "", "a models.json whose model formats extend or override the built-in ones")
 	cmd.Flags().BoolVar(&gpu, "gpu", true, "look for GPU devices as hearth serve --gpu does")
@@ -98,10 +108,17 @@ func (d *doctor) check(what string, f func() (string, error)) bool {
 }
 
 func (d *doctor) checkDatabase(ctx context.Context, dataDir string) {
-	path := filepath.Join(dataDir, databaseFile)
+	d.checkDatabaseFile(ctx, filepath.Join(dataDir, databaseFile), dataDir)
+}
+
+// checkDatabaseFile checks a SQLite database; the lost-database check applies only to
+// --data's own hearth.db.
+func (d *doctor) checkDatabaseFile(ctx context.Context, path, dataDir string) {
 	d.check("database", func() (string, error) {
-		if err := checkDatabaseNotLost(dataDir); err != nil {
-			return "", err
+		if path == filepath.Join(dataDir, databaseFile) {
+			if err := checkDatabaseNotLost(dataDir); err != nil {
+				return "", err
+			}
 		}
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			return path + " does not exist yet (hearth serve creates it)", nil

@@ -33,12 +33,30 @@ type replica struct {
 // data and models directory of its own, and waits until it is healthy.
 func startReplica(t *testing.T, pgURL string) *replica {
 	t.Helper()
-	r := &replica{dir: t.TempDir(), exited: make(chan error, 1), logs: &strings.Builder{}}
+	return startReplicaWith(t, pgURL, "")
+}
+
+// startReplicaWith is startReplica with the embedded runtime's models in models ("":
+// a directory of its own) and more serve flags.
+func startReplicaWith(t *testing.T, pgURL, models string, args ...string) *replica {
+	t.Helper()
+	return startHearthIn(t, t.TempDir(), pgURL, models, args...)
+}
+
+// startHearthIn runs hearth serve in directory dir (its data, and its models unless
+// models names them, under it) on the database --database names ("": hearth.db in its
+// --data), with more serve flags.
+func startHearthIn(t *testing.T, dir, database, models string, args ...string) *replica {
+	t.Helper()
+	r := &replica{dir: dir, exited: make(chan error, 1), logs: &strings.Builder{}}
 	addr := freeAddr(t)
 	r.base = "http://" + addr
-	r.cmd = exec.Command(os.Args[0], "serve", "--addr", addr, "--database", pgURL)
+	if models == "" {
+		models = filepath.Join(r.dir, "models")
+	}
+	r.cmd = exec.Command(os.Args[0], append([]string{"serve", "--addr", addr, "--database", database}, args...)...)
 	r.cmd.Env = append(os.Environ(), runMainEnv+"=1",
-		"OLLAMA_MODELS="+filepath.Join(r.dir, "models"), "HEARTH_DATA="+filepath.Join(r.dir, "data"))
+		"OLLAMA_MODELS="+models, "HEARTH_DATA="+filepath.Join(r.dir, "data"))
 	r.cmd.Env = slicesWithout(r.cmd.Env, "OLLAMA_HOST=")
 	r.cmd.Stderr = r.logs
 	if err := r.cmd.Start(); err != nil {
@@ -211,4 +229,23 @@ func TestServePostgres(t *testing.T) {
 	}
 	a.stop(t)
 	b.stop(t)
+}
+
+// createPlainModel creates the plain script model on the hearth at base through hc
+// (which carries a key where the hearth needs one).
+func createPlainModel(ctx context.Context, t *testing.T, base string, hc *http.Client) *scriptmodel.Model {
+	t.Helper()
+	return createModel(ctx, t, base, hc, scriptmodel.PlainModel, scriptmodel.Catalog()[scriptmodel.PlainModel])
+}
+
+// createModel creates the script model spec as name through the hearth at base (its
+// runtime's create API, which hearth passes through for an admin).
+func createModel(ctx context.Context, t *testing.T, base string, hc *http.Client, name string, spec scriptmodel.Spec) *scriptmodel.Model {
+	t.Helper()
+	u, _ := url.Parse(base)
+	m, err := scriptmodel.Create(ctx, api.NewClient(u, hc), name, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -37,6 +37,7 @@ the variable, which wins over the file.`,
   hearth models                                 # models of a running hearth, with their formats
   hearth pull qwen3:0.6b                        # download a model through a running hearth
   hearth doctor                                 # check runtime, database, models and formats
+  hearth db copy --from sqlite://hearth.db --to postgres://db/hearth   # move to PostgreSQL
   hearth bench --quick                          # hearth against the runtime's own endpoints
   hearth script-models --models /tmp/models     # deterministic test models, offline
   hearth version                                # hearth's and the runtime's versions`,
@@ -59,7 +60,7 @@ the variable, which wins over the file.`,
 	}
 	root.PersistentFlags().StringVar(&configPath, "config", "", "TOML or YAML file of settings, keys named as flags [$HEARTH_CONFIG]")
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(serveCommand(), keysCommand(), modelsCommand(), pullCommand(), doctorCommand(), benchCommand(), scriptModelsCommand(), versionCommand())
+	root.AddCommand(serveCommand(), keysCommand(), modelsCommand(), pullCommand(), doctorCommand(), dbCommand(), benchCommand(), scriptModelsCommand(), versionCommand())
 	return root
 }
 

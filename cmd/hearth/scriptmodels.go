@@ -84,12 +84,17 @@ func createScriptModels(ctx context.Context, rt *ollama.Runtime, out io.Writer) 
 	if rt.Embedded {
 		where = rt.ModelsDir
 	}
-	fmt.Fprintf(out, "Creating %d script models in %s:\n", len(names), where)
+	fmt.Fprintf(out, "Creating %d script models in %s:\n", len(names)+1, where)
 	for _, name := range names {
 		if _, err := scriptmodel.Create(ctx, rt.Client, name, cat[name]); err != nil {
 			return err
 		}
 		fmt.Fprintf(out, "  %-32s %s\n", name, scriptmodel.Describe(name))
 	}
+	// The embedding model is a model of its own kind (scriptmodel.Embedder).
+	if err := scriptmodel.CreateEmbedder(ctx, rt.Client, scriptmodel.EmbedModel, scriptmodel.NewEmbedder(scriptmodel.DefaultEmbedWords)); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "  %-32s %s\n", scriptmodel.EmbedModel, scriptmodel.Describe(scriptmodel.EmbedModel))
 	return nil
 }

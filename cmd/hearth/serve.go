@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -20,7 +19,7 @@ import (
 	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/internal/cpubuild"
-	"hearth/internal/seal"
+	"hearth/internal/urlpolicy"
 	"hearth/mcp"
 	"hearth/server"
 	"hearth/storage"
@@ -44,6 +43,9 @@ type serveOptions struct {
 	wsQueueAll  int64
 	bodiesAll   int64
 	journalKeep time.Duration
+	// replicaLease is how long this replica's lease lasts without renewal
+	// (server.KeepLeases).
+	replicaLease time.Duration
 
 	logFormat     string
 	logContent    bool
@@ -64,6 +66,9 @@ type serveOptions struct {
 	gpu           bool
 	mcp           []string
 	mcpAllowURL   []string
+	fileAllowURL  []string
+	embedModel    string
+	ingestWorkers int
 	mcpOutputCap  int
 }
 
@@ -105,7 +110,7 @@ ollama serve.`,
 	f := cmd.Flags()
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	f.StringVar(&o.dataDir, "data", defaultDataDir(), "directory for hearth's database and keys")
-	f.StringVar(&o.database, "database", "", "where hearth keeps responses, chains, journals, conversations and keys: a PostgreSQL URL (postgres://user@host:5432/db; PG* environment variables fill in what it leaves out), or a SQLite file (a path or sqlite://PATH) (default: hearth.db in --data)")
+	f.StringVar(&o.database, "database", "", "where hearth keeps responses, chains, journals, conversations, files and keys: a PostgreSQL URL (postgres://user@host:5432/db; PG* environment variables fill in what it leaves out), or a SQLite file (a path or sqlite://PATH) (default: hearth.db in --data)")
 	f.StringVar(&o.ollamaURL, "ollama", "", "URL of an Ollama server to use instead of the embedded runtime (default $OLLAMA_HOST if set)")
 	f.StringSliceVar(&o.runtimes, "runtime", nil, "a runtime to serve from: embedded, or an Ollama URL, optionally with ?slots=N (repeat, or comma-separate, for several; default embedded)")
 	f.StringVar(&o.modelsDir, "models", "", "models directory of the embedded runtime (default $OLLAMA_MODELS or ~/.ollama/models)")
@@ -120,6 +125,7 @@ ollama serve.`,
 	f.Int64Var(&o.bodiesAll, "request-bytes-total", server.DefaultRequestBytesTotal, "bytes of HTTP request bodies all requests together may hold; a body beyond it is refused with 429 and Retry-After")
 	f.Int64Var(&o.wsQueueAll, "websocket-queue-total-bytes", server.DefaultWebSocketQueueBytesTotal, "bytes of response.create messages all WebSocket connections together may hold; a message beyond it is refused with websocket_queue_full")
 	f.DurationVar(&o.journalKeep, "journal-retention", server.DefaultJournalRetention, "how long the event journal of a finished response is kept for resuming and replaying its stream (0: as long as the response)")
+	f.DurationVar(&o.replicaLease, "replica-lease", server.DefaultReplicaLease, "on PostgreSQL, how long another replica waits after this one stops renewing its lease (killed, or cut off from the database) before it fails this one's in-flight responses; renewed every third of it")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.BoolVar(&o.logContent, "log-content", false, "log each response's input and output text (off: logs never hold prompts)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", 0, "generations per model at once (default: the runtime's parallel slots, $OLLAMA_NUM_PARALLEL or 1)")
@@ -129,6 +135,7 @@ ollama serve.`,
 	f.Int64Var(&o.maxBody, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body; larger is 413")
 	f.IntVar(&o.limits.MaxInputItems, "max-input-items", server.DefaultMaxInputItems, "most input items per request; more is 400 (-1: no limit)")
 	f.Int64Var(&o.limits.MaxImageBytes, "max-image-bytes", server.DefaultMaxImageBytes, "largest decoded image; larger is 413 (-1: no limit)")
+	f.Int64Var(&o.limits.MaxFileBytes, "max-file-bytes", server.DefaultMaxFileBytes, "largest file uploaded to /v1/files; larger is 413 (-1: no limit but --request-bytes-total)")
 	f.IntVar(&o.limits.MaxTools, "max-tools", server.DefaultMaxTools, "most tools per request; more is 400 (-1: no limit)")
 	f.DurationVar(&o.limits.RequestTimeout, "request-timeout", server.DefaultRequestTimeout, "longest a response may take, the wait in the queue included; then it ends incomplete (reason request_timeout) (-1s: none)")
 	f.DurationVar(&o.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
@@ -141,6 +148,9 @@ ollama serve.`,
 	f.BoolVar(&o.newDatabase, "new-database", false, "start with a new, empty database when the one in --data is missing, empty or damaged (a damaged one is moved aside); use once, after deciding not to restore a backup")
 	f.BoolVar(&o.gpu, "gpu", true, "let the embedded runtime use a GPU backend built beside hearth (make build GPU=cuda or GPU=vulkan); false runs on the CPU")
 	f.StringArrayVar(&o.mcp, "mcp", nil, "an MCP server requests may use as a tool ({\"type\":\"mcp\",\"server_label\":LABEL}): 'LABEL=COMMAND ARGS...' (hearth starts it, over stdio) or 'LABEL=https://...' (streamable HTTP); repeat for several, or [mcp.LABEL] tables in the config file")
+	f.StringVar(&o.embedModel, "embedding-model", "", "embedding model of a vector store created without one (default: the only embedding model the runtimes serve)")
+	f.IntVar(&o.ingestWorkers, "ingest-workers", server.DefaultIngestWorkers, "vector store files read and embedded at once")
+	f.StringSliceVar(&o.fileAllowURL, "file-allow-url", nil, "URL patterns ('*' matches anything) an input_file's file_url may name; hearth fetches it (at most --max-file-bytes, no redirects); a loopback or private host must be named without a wildcard (default: none)")
 	f.StringSliceVar(&o.mcpAllowURL, "mcp-allow-url", nil, "URL patterns ('*' matches anything) of MCP servers a request may name itself as server_url; a loopback or private host must be named without a wildcard (default: none)")
 	f.IntVar(&o.mcpOutputCap, "mcp-output-cap", mcp.DefaultOutputCap, "largest MCP tool output in bytes the model reads; longer output is cut, with a note")
 	bindEnv(cmd)
@@ -161,7 +171,7 @@ func openServeStore(ctx context.Context, spec databaseSpec, o serveOptions, log 
 		return db, nil
 	}
 	host, _ := os.Hostname()
-	db, err := openPostgres(ctx, spec.postgresURL, host+" "+o.addr)
+	db, err := openPostgres(ctx, spec.postgresURL, host+" "+o.addr, log)
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", spec, err)
 	}
@@ -253,14 +263,11 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 
 	// The key of encrypted reasoning and compaction items: kept with the database, so
-	// the blobs stateless clients (Codex) hold stay valid across restarts.
-	keyPath := filepath.Join(o.dataDir, seal.FileName)
-	sealKey, created, err := seal.LoadOrCreate(keyPath)
+	// the blobs stateless clients (Codex) hold stay valid across restarts (and, on
+	// PostgreSQL, across replicas).
+	sealKey, err := loadSealKey(ctx, db, o.dataDir, log)
 	if err != nil {
-		return fmt.Errorf("encrypted content key: %w", err)
-	}
-	if created {
-		log.Info("created the key for encrypted content", "path", keyPath)
+		return err
 	}
 
 	// Keys created with `hearth keys create` count as keys for exposure.
@@ -276,6 +283,14 @@ func serve(parent context.Context, o serveOptions) error {
 		return fmt.Errorf("database recovery: %w", err)
 	} else if n > 0 {
 		log.Warn("marked responses left in flight by a previous run as failed", "count", n)
+	}
+	// Held before serving: the other replicas leave what this one creates alone
+	// while it renews the lease (KeepLeases).
+	if o.replicaLease <= 0 {
+		return fmt.Errorf("--replica-lease %v: want a positive duration, such as 15s", o.replicaLease)
+	}
+	if err := db.RenewLease(ctx, o.replicaLease); err != nil {
+		return fmt.Errorf("database: %w", err)
 	}
 
 	rts, err := openRuntimes(ctx, o, log)
@@ -297,20 +312,35 @@ func serve(parent context.Context, o serveOptions) error {
 		log.Info("mcp servers", "labels", hosted.Labels(), "allow_url", o.mcpAllowURL)
 	}
 	eng.RegisterHosted(mcp.NewKind(mcpBackend, log))
+	if err := registerWebSearch(eng, hosted, configWebSearch, log); err != nil {
+		return err
+	}
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
+	fileURLs, err := urlpolicy.New("--file-allow-url", o.fileAllowURL)
+	if err != nil {
+		return err
+	}
 	h := server.New(server.Config{
-		Runtime: rt, Engine: eng, Database: db, Collectors: append(append(hosted.Collectors(), promptCacheCollectors()...), openedCacheCollectors()...),
+		FileURLs: fileURLs,
+		Runtime:  rt, Engine: eng, Database: db, Collectors: append(append(hosted.Collectors(), promptCacheCollectors()...), openedCacheCollectors()...),
 		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, WebSocketQueueBytes: o.wsQueue, WebSocketQueueBytesTotal: o.wsQueueAll, RequestBytesTotal: o.bodiesAll, Logger: log, LogContent: o.logContent,
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, TrustedProxies: o.trustProxies, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
-		Admission: adm,
+		Admission: adm, EmbeddingModel: o.embedModel, IngestWorkers: o.ingestWorkers,
 	})
+	// Vector store files a stopped run left in_progress are read again from the start.
+	if n, err := h.ResumeIngestion(ctx); err != nil {
+		return fmt.Errorf("vector store ingestion: %w", err)
+	} else if n > 0 {
+		log.Info("resumed vector store files left in progress by a previous run", "count", n)
+	}
 	go h.Supervise(ctx, o.checkEvery)
 	go h.PruneJournals(ctx, o.journalKeep)
+	go h.KeepLeases(ctx, o.replicaLease)
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,

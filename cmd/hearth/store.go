@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -59,7 +60,7 @@ const postgresOpenTimeout = 30 * time.Second
 func openStore(dsn string) (storage.Store, error) {
 	d := parseDatabase(dsn, "")
 	if d.postgresURL != "" {
-		return openPostgres(context.Background(), d.postgresURL, "")
+		return openPostgres(context.Background(), d.postgresURL, "", nil)
 	}
 	db, err := sqlite.Open(d.sqlitePath)
 	if err != nil {
@@ -68,10 +69,10 @@ func openStore(dsn string) (storage.Store, error) {
 	return db, nil
 }
 
-func openPostgres(ctx context.Context, url, replica string) (storage.Store, error) {
+func openPostgres(ctx context.Context, url, replica string, log *slog.Logger) (storage.Store, error) {
 	ctx, cancel := context.WithTimeout(ctx, postgresOpenTimeout)
 	defer cancel()
-	db, err := postgres.OpenWith(ctx, url, postgres.Options{Replica: replica})
+	db, err := postgres.OpenWith(ctx, url, postgres.Options{Replica: replica, Log: log})
 	if err != nil {
 		return nil, err
 	}

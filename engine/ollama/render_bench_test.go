@@ -159,3 +159,48 @@ func BenchmarkRenderContinuation(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCodexToolPrompt: how much of Codex's first prompt its tool list takes, the
+// share that deferred tools (defer_loading, loaded by tool_search) could keep out of
+// the prompt: the prompt's bytes with Codex's tools, with none, and with exec_command
+// alone, under the script and qwen3 templates (a script model's tokens are about its
+// bytes; a real tokenizer makes about a quarter as many).
+//
+//	go test ./engine/ollama -run '^$' -bench CodexToolPrompt
+func BenchmarkCodexToolPrompt(b *testing.B) {
+	raw, err := os.ReadFile("../../testdata/codex_request.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	req, _, err := hearth.DecodeCreateRequest(raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var execOnly []hearth.Tool
+	for _, t := range req.Tools {
+		if t.Name == "exec_command" {
+			execOnly = append(execOnly, t)
+		}
+	}
+	for _, tc := range []struct{ name, tmpl string }{{"script", scriptmodel.Template}, {"qwen3", qwen3ParityTemplate}} {
+		for _, set := range []struct {
+			name  string
+			tools []hearth.Tool
+		}{{"all-tools", req.Tools}, {"exec-only", execOnly}, {"no-tools", nil}} {
+			b.Run(tc.name+"-"+set.name, func(b *testing.B) {
+				show := &api.ShowResponse{Template: tc.tmpl}
+				conv, err := engine.BuildConversation(req.Instructions, nil, req.Input, set.tools, NewRenderer(show))
+				if err != nil {
+					b.Fatal(err)
+				}
+				var prompt string
+				for range b.N {
+					if prompt, err = RenderPrompt(show, conv, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(len(prompt)), "prompt-bytes")
+			})
+		}
+	}
+}

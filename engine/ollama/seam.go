@@ -27,7 +27,7 @@ type Client interface {
 // Seam returns the engine's runtime seam over an Ollama API client: it translates the
 // engine's requests into Ollama's and back, and gives each model the Ollama template
 // rendering of its prompts.
-func Seam(c Client) engine.Runtime { return seam{c: c} }
+func Seam(c Client) engine.Runtime { return seam{c: c, lp: &logprobsGate{}} }
 
 // Seam is the engine's runtime seam over this runtime. Over an external runtime it
 // never leaves a generation's stream before its end (see drainSeam).
@@ -52,11 +52,13 @@ func (r *Runtime) Seam() engine.Runtime {
 // normally, so the slot is freed as soon as the generation ends (the engine ends phases
 // with stop strings and budgets, so what is left is short). The caller returns at once;
 // only the runtime's slot stays busy for the rest.
-func DrainingSeam(c Client) engine.Runtime { return seam{c: c, drain: true} }
+func DrainingSeam(c Client) engine.Runtime { return seam{c: c, drain: true, lp: &logprobsGate{}} }
 
 type seam struct {
 	c     Client
 	drain bool
+	// lp remembers whether the runtime returns log probabilities (logprobs.go).
+	lp *logprobsGate
 }
 
 // drainLimit bounds how long a left generation is read in the background: past it the
@@ -93,6 +95,7 @@ func (s seam) Model(ctx context.Context, name string) (*engine.ModelInfo, error)
 		NumCtx:        modelNumCtx(show.Parameters),
 		Stop:          modelStops(show.Parameters),
 		Prompt:        NewRenderer(show),
+		NoLogprobs:    s.lp.check(ctx, s.c),
 	}
 	for _, c := range show.Capabilities {
 		info.Capabilities = append(info.Capabilities, string(c))
@@ -128,6 +131,9 @@ func APIRequest(req *engine.GenerateRequest) *api.GenerateRequest {
 	if req.KeepAlive != nil {
 		g.KeepAlive = &api.Duration{Duration: *req.KeepAlive}
 	}
+	if req.Logprobs {
+		g.Logprobs, g.TopLogprobs = true, req.TopLogprobs
+	}
 	return g
 }
 
@@ -162,6 +168,7 @@ func chunk(r api.GenerateResponse) engine.Chunk {
 		PromptEvalCount: r.PromptEvalCount, EvalCount: r.EvalCount,
 		LoadDuration: r.LoadDuration, PromptEvalDuration: r.PromptEvalDuration,
 		EvalDuration: r.EvalDuration, TotalDuration: r.TotalDuration,
+		Logprobs: logprobs(r.Logprobs),
 	}
 }
 

@@ -474,3 +474,24 @@ func (p *Pool) IsEmbedded() bool { return p.members[0].rt.IsEmbedded() }
 func (p *Pool) Seam() engine.Runtime { return p }
 
 var _ engine.Runtime = (*Pool)(nil)
+
+// Embed runs on a runtime that has the model (the least loaded, or the placement's),
+// moving to another once if the first refuses the connection, as Generate does.
+func (p *Pool) Embed(ctx context.Context, req *engine.EmbedRequest) (*engine.EmbedResult, error) {
+	m := p.choose(ctx, req.Model)
+	e, ok := m.seam.(engine.Embedder)
+	if !ok {
+		return nil, &engine.StatusError{StatusCode: 501, Message: "runtime " + m.label + " serves no embeddings"}
+	}
+	res, err := e.Embed(ctx, req)
+	if err != nil && refused(err) && ctx.Err() == nil {
+		p.setState(m, err)
+		if alt := p.another(req.Model, m); alt != nil {
+			if e, ok := alt.seam.(engine.Embedder); ok {
+				p.moved(ctx, m, alt, err)
+				return e.Embed(ctx, req)
+			}
+		}
+	}
+	return res, err
+}

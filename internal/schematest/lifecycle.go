@@ -215,6 +215,8 @@ func (c *lifecycle) step(e map[string]any) error {
 		return c.itemEvent(e, "mcp_list_tools")
 	case "response.mcp_call.in_progress", "response.mcp_call.completed", "response.mcp_call.failed":
 		return c.itemEvent(e, "mcp_call")
+	case "response.web_search_call.in_progress", "response.web_search_call.searching", "response.web_search_call.completed":
+		return c.itemEvent(e, "web_search_call")
 	case "response.output_text.annotation.added":
 		_, err := c.openItemFor(e)
 		return err
@@ -359,8 +361,9 @@ func (c *lifecycle) itemDone(e map[string]any) error {
 		}
 	}
 	status, _ := item["status"].(string)
-	// An mcp_call that ended in an error is done as "failed" (OpenAI's mcp_call status).
-	failedCall := status == "failed" && it.typ == "mcp_call"
+	// An mcp_call or web_search_call that ended in an error is done as "failed"
+	// (OpenAI's statuses of those items).
+	failedCall := status == "failed" && (it.typ == "mcp_call" || it.typ == "web_search_call")
 	if status != "completed" && status != "incomplete" && !failedCall {
 		return fmt.Errorf("done item has status %q", status)
 	}

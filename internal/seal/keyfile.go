@@ -64,6 +64,17 @@ func LoadOrCreate(path string) (k *Key, created bool, err error) {
 }
 
 func load(path string) (*Key, error) {
+	b, err := ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return FromBytes(b)
+}
+
+// ReadFile returns the raw key in the key file at path (KeySize bytes), for a caller
+// that keeps the key elsewhere too (a database replicas share); an error wrapping
+// fs.ErrNotExist when there is no file.
+func ReadFile(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -74,5 +85,12 @@ func load(path string) (*Key, error) {
 	if len(b) != KeySize {
 		return nil, fmt.Errorf("seal: key file %s holds %d bytes, want %d: restore it from a backup, or delete it to have a new key made (encrypted content sealed under the old key is then refused)", path, len(b), KeySize)
 	}
-	return FromBytes(b)
+	return b, nil
+}
+
+// NewBytes returns a fresh random key's KeySize raw bytes, for FromBytes.
+func NewBytes() []byte {
+	b := make([]byte, KeySize)
+	rand.Read(b) // never fails (crypto/rand doc, Go 1.24+)
+	return b
 }

@@ -136,7 +136,7 @@ func queryChain(ctx context.Context, q querier, owner, id string, withContext bo
 // CheckpointInterval(depth) links or more below the nearest checkpoint (or the root),
 // it materialises id's context and drops the older checkpoint, so a linear chain keeps
 // one. hint is Final.Distance.
-func checkpoint(ctx context.Context, tx pgx.Tx, id string, savedPrompt func() []byte, hint, depth int) error {
+func checkpoint(ctx context.Context, tx dbtx, id string, savedPrompt func() []byte, hint, depth int) error {
 	every := storage.CheckpointInterval(depth)
 	if hint > 0 && hint < every {
 		return nil
@@ -182,15 +182,13 @@ func checkpoint(ctx context.Context, tx pgx.Tx, id string, savedPrompt func() []
 	if savedPrompt != nil {
 		prompt = savedPrompt()
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO contexts (response_id, context, stamp, prompt) VALUES ($1, $2, $3, $4)
+	if err := queue(ctx, tx, `INSERT INTO contexts (response_id, context, stamp, prompt) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (response_id) DO UPDATE SET context = excluded.context, stamp = excluded.stamp, prompt = excluded.prompt`,
 		id, record.EncodeChain(c), newStamp(), prompt); err != nil {
 		return err
 	}
 	if older != nil {
-		if _, err := tx.Exec(ctx, `DELETE FROM contexts WHERE response_id = $1`, *older); err != nil {
-			return err
-		}
+		return queue(ctx, tx, `DELETE FROM contexts WHERE response_id = $1`, *older)
 	}
 	return nil
 }
@@ -218,12 +216,11 @@ func newStamp() []byte {
 
 // dropDescendantContexts removes the checkpoints of every response below id: they hold
 // id's state as it was, and id is changing or going away.
-func dropDescendantContexts(ctx context.Context, tx pgx.Tx, id string) error {
-	_, err := tx.Exec(ctx, `WITH RECURSIVE below (id) AS (
+func dropDescendantContexts(ctx context.Context, tx dbtx, id string) error {
+	return queue(ctx, tx, `WITH RECURSIVE below (id) AS (
 		SELECT id FROM responses WHERE previous_response_id = $1
 		UNION
 		SELECT r.id FROM responses AS r JOIN below ON r.previous_response_id = below.id
 	)
 	DELETE FROM contexts WHERE response_id IN (SELECT id FROM below)`, id)
-	return err
 }

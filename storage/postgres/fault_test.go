@@ -3,8 +3,15 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"hearth/storage"
 	"hearth/storage/postgres/pgtest"
@@ -37,8 +44,11 @@ func TestDatabaseRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Ping(ctx); err == nil {
-		t.Error("Ping says a stopped database is fine")
+	if err := db.Ping(ctx); !errors.Is(err, storage.ErrUnavailable) {
+		t.Errorf("Ping of a stopped database: %v; want storage.ErrUnavailable", err)
+	}
+	if _, err := db.GetResponse(ctx, "alice", "resp_1"); !errors.Is(err, storage.ErrUnavailable) {
+		t.Errorf("GetResponse while down: %v; want storage.ErrUnavailable", err)
 	}
 	if e1, e2 := db.ChainEpoch(), db.ChainEpoch(); e1 == e0 || e1 == e2 {
 		t.Errorf("ChainEpoch while down = %d, %d (before: %d); want numbers never answered before", e1, e2, e0)
@@ -47,8 +57,8 @@ func TestDatabaseRestart(t *testing.T) {
 	err = db.CreateResponse(short, storage.NewResponse{ID: "resp_2", Owner: "alice", Model: "m",
 		Status: storage.StatusInProgress, PreviousResponseID: "resp_1", Request: storetest.Request("m", "")})
 	cancel()
-	if err == nil || errors.Is(err, storage.ErrNotFound) {
-		t.Errorf("CreateResponse while down: %v; want a database error", err)
+	if !errors.Is(err, storage.ErrUnavailable) {
+		t.Errorf("CreateResponse while down: %v; want storage.ErrUnavailable", err)
 	}
 
 	if err := up(); err != nil {
@@ -71,5 +81,36 @@ func TestDatabaseRestart(t *testing.T) {
 	storetest.Turn(t, db, "alice", "resp_2", "resp_1", []storage.Item{storetest.UserMessage("msg_2", "Again")}, nil)
 	if ch, err := db.LoadChain(ctx, "alice", "resp_2"); err != nil || len(ch.Links) != 2 {
 		t.Fatalf("chain after the database came back: %v, %v", ch, err)
+	}
+}
+
+// TestClassify: the SQLSTATEs and connection failures that say the database cannot
+// serve for now are ErrUnavailable, a full disk is ErrFull, and a statement's own
+// errors and the caller's context stay what they are.
+func TestClassify(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want error
+	}{
+		{&pgconn.PgError{Code: "53100"}, storage.ErrFull},
+		{&pgconn.PgError{Code: "57P01"}, storage.ErrUnavailable},
+		{&pgconn.PgError{Code: "57P03"}, storage.ErrUnavailable},
+		{&pgconn.PgError{Code: "08006"}, storage.ErrUnavailable},
+		{&pgconn.PgError{Code: "25006"}, storage.ErrUnavailable},
+		{fmt.Errorf("read: %w", io.ErrUnexpectedEOF), storage.ErrUnavailable},
+		{&net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}, storage.ErrUnavailable},
+		{&pgconn.PgError{Code: "23505"}, nil},
+		{pgx.ErrNoRows, nil},
+		{context.DeadlineExceeded, nil},
+	} {
+		got := classify(c.err)
+		if !errors.Is(got, c.err) {
+			t.Errorf("classify(%v) = %v, lost the cause", c.err, got)
+		}
+		for _, s := range []error{storage.ErrFull, storage.ErrUnavailable} {
+			if errors.Is(got, s) != (s == c.want) {
+				t.Errorf("classify(%v) = %v; errors.Is %v = %v", c.err, got, s, !(s == c.want))
+			}
+		}
 	}
 }

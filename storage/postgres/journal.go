@@ -15,22 +15,37 @@ import (
 // AppendEvents adds a batch of events to response id's journal, numbered on from its
 // last without a gap, and marks it ended when end is set.
 func (db *DB) AppendEvents(ctx context.Context, id string, events []storage.Event, end bool) error {
-	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error { return appendJournal(ctx, tx, id, events, end, false) })
+	err := db.writePipelined(ctx, func(ctx context.Context, tx *pipe) error {
+		if err := appendJournal(ctx, tx, id, events, end, false); err != nil {
+			return err
+		}
+		return notify(ctx, tx, storage.Change{Kind: storage.JournalChanged, ID: id})
+	})
 	if err != nil {
 		return fmt.Errorf("storage: journal of %s: %w", id, err)
 	}
 	return nil
 }
 
+// sqlNextSeq reads the sequence number a journal's next event takes.
+const sqlNextSeq = `SELECT coalesce(max(last_seq), -1) + 1 FROM events WHERE response_id = $1`
+
 // appendJournal writes events in tx. lenient (the final batch, written with the
 // response's end) skips events already journaled and drops a batch that does not
 // follow on, rather than fail the response's completion over its journal.
-func appendJournal(ctx context.Context, tx pgx.Tx, id string, events []storage.Event, end, lenient bool) error {
+func appendJournal(ctx context.Context, tx dbtx, id string, events []storage.Event, end, lenient bool) error {
+	var next int
 	if len(events) > 0 {
-		var next int
-		if err := tx.QueryRow(ctx, `SELECT coalesce(max(last_seq), -1) + 1 FROM events WHERE response_id = $1`, id).Scan(&next); err != nil {
+		if err := tx.QueryRow(ctx, sqlNextSeq, id).Scan(&next); err != nil {
 			return err
 		}
+	}
+	return appendJournalAt(ctx, tx, id, events, next, end, lenient)
+}
+
+// appendJournalAt is appendJournal for a caller that read next (sqlNextSeq) in tx.
+func appendJournalAt(ctx context.Context, tx dbtx, id string, events []storage.Event, next int, end, lenient bool) error {
+	if len(events) > 0 {
 		for lenient && len(events) > 0 && events[0].Seq < next {
 			events = events[1:]
 		}
@@ -43,14 +58,14 @@ func appendJournal(ctx context.Context, tx pgx.Tx, id string, events []storage.E
 		}
 		if len(events) > 0 {
 			last := events[len(events)-1]
-			if _, err := tx.Exec(ctx, `INSERT INTO events (response_id, first_seq, last_seq, last_type, data) VALUES ($1, $2, $3, $4, $5)`,
+			if err := queue(ctx, tx, `INSERT INTO events (response_id, first_seq, last_seq, last_type, data) VALUES ($1, $2, $3, $4, $5)`,
 				id, events[0].Seq, last.Seq, last.Type, data); err != nil {
 				return err
 			}
 		}
 	}
 	if end {
-		if _, err := tx.Exec(ctx, `INSERT INTO journals (response_id, ended_at) VALUES ($1, $2)
+		if err := queue(ctx, tx, `INSERT INTO journals (response_id, ended_at) VALUES ($1, $2)
 			ON CONFLICT (response_id) DO UPDATE SET ended_at = excluded.ended_at`, id, time.Now().UnixMilli()); err != nil {
 			return err
 		}

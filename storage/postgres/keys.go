@@ -28,8 +28,13 @@ func (db *DB) CreateKeyWith(ctx context.Context, name string, opt storage.KeyOpt
 	if err != nil {
 		return storage.Key{}, "", err
 	}
-	_, err = db.pool.Exec(ctx, `INSERT INTO api_keys (id, name, hash, prefix, role, created_at, cache_group) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		k.ID, k.Name, k.Hash, k.Prefix, string(k.Role), k.CreatedAt.UnixMilli(), k.CacheGroup)
+	err = db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO api_keys (id, name, hash, prefix, role, created_at, cache_group) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			k.ID, k.Name, k.Hash, k.Prefix, string(k.Role), k.CreatedAt.UnixMilli(), k.CacheGroup); err != nil {
+			return err
+		}
+		return notify(ctx, tx, storage.Change{Kind: storage.KeysChanged})
+	})
 	if uniqueViolation(err) {
 		return storage.Key{}, "", fmt.Errorf("%w: %q", storage.ErrKeyExists, k.Name)
 	}
@@ -62,13 +67,22 @@ func (db *DB) ListKeys(ctx context.Context) ([]storage.Key, error) {
 // RevokeKey revokes the key with that id or name (once: a second revocation keeps the
 // first time) and returns it.
 func (db *DB) RevokeKey(ctx context.Context, idOrName string) (storage.Key, error) {
-	k, err := scanKey(db.pool.QueryRow(ctx, `WITH revoked AS (
-			UPDATE api_keys SET revoked_at = $1 WHERE (id = $2 OR name = $2) AND revoked_at IS NULL RETURNING `+keyColumns+`
-		)
-		SELECT * FROM revoked
-		UNION ALL
-		SELECT `+keyColumns+` FROM api_keys WHERE (id = $2 OR name = $2) AND NOT EXISTS (SELECT 1 FROM revoked)
-		LIMIT 1`, time.Now().UnixMilli(), idOrName))
+	var k *storage.Key
+	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		k, err = scanKey(tx.QueryRow(ctx, `WITH revoked AS (
+				UPDATE api_keys SET revoked_at = $1 WHERE (id = $2 OR name = $2) AND revoked_at IS NULL RETURNING `+keyColumns+`
+			)
+			SELECT * FROM revoked
+			UNION ALL
+			SELECT `+keyColumns+` FROM api_keys WHERE (id = $2 OR name = $2) AND NOT EXISTS (SELECT 1 FROM revoked)
+			LIMIT 1`, time.Now().UnixMilli(), idOrName))
+		if err != nil {
+			return err
+		}
+		// Every replica's open WebSockets check their key again.
+		return notify(ctx, tx, storage.Change{Kind: storage.KeysChanged})
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return storage.Key{}, fmt.Errorf("%w: %q", storage.ErrKeyNotFound, idOrName)
 	}

@@ -12,7 +12,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -25,11 +27,24 @@ import (
 
 // DB is a hearth database on PostgreSQL. It is safe for concurrent use.
 type DB struct {
-	pool    *pgxpool.Pool
+	pool    conns // every error through classify (unavailable.go)
 	replica string
 	// unknownEpoch numbers the ChainEpoch answers given while the database could not
 	// be read (see ChainEpoch).
 	unknownEpoch atomic.Uint64
+	logger       *slog.Logger
+
+	// The changes every replica commits, as LISTEN hears them (changes.go): on a
+	// connection of its own, made from connConfig at the first Watch; closing ends
+	// it when the store closes.
+	connConfig *pgx.ConnConfig
+	changes    storage.Feed
+	listenOnce sync.Once
+	listening  sync.WaitGroup
+	// listenFailing is set while the listening connection is down (logged once).
+	listenFailing atomic.Bool
+	closing       context.Context
+	close         context.CancelFunc
 }
 
 var _ storage.Store = (*DB)(nil)
@@ -41,6 +56,14 @@ type Options struct {
 	// stable across restarts of one replica and differ between replicas. Empty: the
 	// host name.
 	Replica string
+	// Log takes what the store's own goroutines meet (the connection on which it
+	// hears other replicas' changes breaking); nil: slog's default.
+	Log *slog.Logger
+	// Tracer sees every statement the store's pool sends (pgx's tracer; one that also
+	// implements pgx.BatchTracer or pgx.PrepareTracer sees those too), not the
+	// listening connection's. The tests count round trips with one
+	// (pgtest.RoundTrips).
+	Tracer pgx.QueryTracer
 }
 
 // Open connects to the PostgreSQL database at url (postgres://... or
@@ -63,6 +86,10 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 	if _, set := cfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
 		cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	}
+	listenConfig := cfg.ConnConfig.Copy()
+	if opt.Tracer != nil {
+		cfg.ConnConfig.Tracer = opt.Tracer
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("storage: postgres: %w", err)
@@ -77,11 +104,19 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 			replica = "hearth"
 		}
 	}
-	return &DB{pool: pool, replica: replica}, nil
+	logger := opt.Log
+	if logger == nil {
+		logger = slog.Default()
+	}
+	closing, closeFn := context.WithCancel(context.Background())
+	return &DB{pool: conns{pool}, replica: replica, logger: logger,
+		connConfig: listenConfig, closing: closing, close: closeFn}, nil
 }
 
 // Close closes the connections. In-flight rows stay as they are.
 func (db *DB) Close() error {
+	db.close()
+	db.listening.Wait()
 	db.pool.Close()
 	return nil
 }
@@ -110,9 +145,8 @@ func (db *DB) ChainEpoch() uint64 {
 }
 
 // chainsChanged moves ChainEpoch on, inside the transaction of the change.
-func chainsChanged(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `UPDATE chain_epoch SET epoch = epoch + 1`)
-	return err
+func chainsChanged(ctx context.Context, tx dbtx) error {
+	return queue(ctx, tx, `UPDATE chain_epoch SET epoch = epoch + 1`)
 }
 
 // chainLock is the advisory lock that keeps checkpoint writes and chain changes apart:
@@ -123,14 +157,12 @@ func chainsChanged(ctx context.Context, tx pgx.Tx) error {
 // checkpoint every CheckpointInterval links).
 const chainLock = 0x6865617274680001 // "hearth" and 1
 
-func lockChainsExclusive(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(chainLock))
-	return err
+func lockChainsExclusive(ctx context.Context, tx dbtx) error {
+	return queue(ctx, tx, `SELECT pg_advisory_xact_lock($1)`, int64(chainLock))
 }
 
-func lockChainsShared(ctx context.Context, tx pgx.Tx) error {
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, int64(chainLock))
-	return err
+func lockChainsShared(ctx context.Context, tx dbtx) error {
+	return queue(ctx, tx, `SELECT pg_advisory_xact_lock_shared($1)`, int64(chainLock))
 }
 
 // write runs fn in a transaction. fn gets ctx without its cancellation: a transaction,

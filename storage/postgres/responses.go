@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"hearth/storage"
 	"hearth/storage/record"
@@ -29,30 +30,44 @@ func (db *DB) CreateResponse(ctx context.Context, r storage.NewResponse) error {
 	if err := r.Check(); err != nil {
 		return fmt.Errorf("storage: create response %s: %w", r.ID, err)
 	}
-	if err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error { return db.insertResponse(ctx, tx, r) }); err != nil {
+	if err := db.writePipelined(ctx, func(ctx context.Context, tx *pipe) error { return db.insertResponse(ctx, tx, r) }); err != nil {
 		return fmt.Errorf("storage: create response %s: %w", r.ID, err)
 	}
 	return nil
 }
 
-func (db *DB) insertResponse(ctx context.Context, tx pgx.Tx, r storage.NewResponse) error {
+// insertResponse writes new response r and its input items. On a pipe its checks (the
+// parent there and the owner's, the id not taken) are read with the pipe's next round
+// trip; a failed one rolls the transaction back.
+func (db *DB) insertResponse(ctx context.Context, tx dbtx, r storage.NewResponse) error {
 	created := r.CreatedAt
 	if created.IsZero() {
 		created = time.Now()
 	}
 	if r.PreviousResponseID != "" {
-		var owner string
-		err := tx.QueryRow(ctx, `SELECT owner FROM responses WHERE id = $1 FOR SHARE`, r.PreviousResponseID).Scan(&owner)
-		if err = notFound(err, storage.ErrNotFound); err == nil && owner != r.Owner {
-			err = storage.ErrNotFound
-		}
+		err := queueRow(ctx, tx, func(row pgx.Row) error {
+			var owner string
+			err := row.Scan(&owner)
+			if err = notFound(err, storage.ErrNotFound); err == nil && owner != r.Owner {
+				err = storage.ErrNotFound
+			}
+			if err != nil {
+				return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, err)
+			}
+			return nil
+		}, `SELECT owner FROM responses WHERE id = $1 FOR SHARE`, r.PreviousResponseID)
 		if err != nil {
-			return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, err)
+			return err
 		}
 	}
 	// ON CONFLICT DO NOTHING rather than catching the violation: an error would abort
 	// the transaction.
-	tag, err := tx.Exec(ctx, `INSERT INTO responses
+	err := queueExec(ctx, tx, func(tag pgconn.CommandTag) error {
+		if tag.RowsAffected() == 0 {
+			return storage.ErrExists // the id is taken
+		}
+		return nil
+	}, `INSERT INTO responses
 		(id, owner, model, status, background, previous_response_id, request, response, created_at, input_pack, replica)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		ON CONFLICT (id) DO NOTHING`,
@@ -61,13 +76,10 @@ func (db *DB) insertResponse(ctx context.Context, tx pgx.Tx, r storage.NewRespon
 	if err != nil {
 		return err
 	}
-	if tag.RowsAffected() == 0 {
-		return storage.ErrExists // the id is taken
-	}
 	return insertItems(ctx, tx, r.ID, "input", r.Input)
 }
 
-func insertItems(ctx context.Context, tx pgx.Tx, responseID, kind string, items []storage.Item) error {
+func insertItems(ctx context.Context, tx dbtx, responseID, kind string, items []storage.Item) error {
 	if len(items) == 0 {
 		return nil
 	}
@@ -76,7 +88,7 @@ func insertItems(ctx context.Context, tx pgx.Tx, responseID, kind string, items 
 		ids[i], types[i], bodies[i] = it.ID, it.Type, string(it.JSON)
 	}
 	// One statement for all items: positions are their order in the arrays.
-	_, err := tx.Exec(ctx, `INSERT INTO items (response_id, kind, position, item_id, type, body)
+	err := queue(ctx, tx, `INSERT INTO items (response_id, kind, position, item_id, type, body)
 		SELECT $1, $2, t.ord - 1, t.item_id, t.type, t.body
 		FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t (item_id, type, body, ord)
 		ORDER BY t.ord`, responseID, kind, ids, types, bodies)
@@ -94,7 +106,7 @@ func (db *DB) StoreResponse(ctx context.Context, r storage.NewResponse, f storag
 	if err := f.Check(); err != nil {
 		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
 	}
-	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+	err := db.writePipelined(ctx, func(ctx context.Context, tx *pipe) error {
 		if err := db.insertResponse(ctx, tx, r); err != nil {
 			return err
 		}
@@ -113,23 +125,40 @@ func (db *DB) CompleteResponse(ctx context.Context, id string, f storage.Final) 
 	if err := f.Check(); err != nil {
 		return fmt.Errorf("storage: complete response %s: %w", id, err)
 	}
-	if err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error { return db.completeInTx(ctx, tx, id, f, nil) }); err != nil {
+	err := db.writePipelined(ctx, func(ctx context.Context, tx *pipe) error {
+		if err := db.completeInTx(ctx, tx, id, f, nil); err != nil {
+			return err
+		}
+		return notify(ctx, tx, storage.Change{Kind: storage.JournalChanged, ID: id})
+	})
+	if err != nil {
 		return fmt.Errorf("storage: complete response %s: %w", id, err)
 	}
 	return nil
 }
 
-func (db *DB) completeInTx(ctx context.Context, tx pgx.Tx, id string, f storage.Final, fresh *storage.NewResponse) error {
+func (db *DB) completeInTx(ctx context.Context, tx dbtx, id string, f storage.Final, fresh *storage.NewResponse) error {
 	completed := f.CompletedAt
 	if completed.IsZero() {
 		completed = time.Now()
 	}
 	var child, parent bool
+	next := -1 // the journal's next sequence number, when read here
 	if fresh != nil {
 		child = fresh.PreviousResponseID != ""
 	} else {
-		row, err := lockResponse(ctx, tx, id)
-		if err != nil {
+		// The row's lock and then the journal's next number, in one round trip on a
+		// pipe: the number is read once the lock is held, as the writes after it are.
+		var row stored
+		if err := queueRow(ctx, tx, row.scan, sqlLockResponse, id); err != nil {
+			return err
+		}
+		if f.EndJournal && len(f.Events) > 0 {
+			if err := queueRow(ctx, tx, func(r pgx.Row) error { return r.Scan(&next) }, sqlNextSeq, id); err != nil {
+				return err
+			}
+		}
+		if err := send(ctx, tx); err != nil {
 			return err
 		}
 		child, parent = row.child, row.parent
@@ -137,7 +166,7 @@ func (db *DB) completeInTx(ctx context.Context, tx pgx.Tx, id string, f storage.
 			return fmt.Errorf("%w (status %s)", storage.ErrFinished, row.status)
 		}
 		if row.status == storage.StatusCancelled { // output from an earlier call
-			if _, err := tx.Exec(ctx, `DELETE FROM items WHERE response_id = $1 AND kind = 'output'`, id); err != nil {
+			if err := queue(ctx, tx, `DELETE FROM items WHERE response_id = $1 AND kind = 'output'`, id); err != nil {
 				return err
 			}
 		}
@@ -148,7 +177,7 @@ func (db *DB) completeInTx(ctx context.Context, tx pgx.Tx, id string, f storage.
 			return err
 		}
 	}
-	if _, err := tx.Exec(ctx, `UPDATE responses SET status = $1, response = $2, error = $3,
+	if err := queue(ctx, tx, `UPDATE responses SET status = $1, response = $2, error = $3,
 		input_tokens = $4, output_tokens = $5, cached_tokens = $6, reasoning_tokens = $7,
 		completed_at = $8, output_pack = $9, runtime = coalesce(nullif($10, ''), runtime)
 		WHERE id = $11`,
@@ -166,7 +195,13 @@ func (db *DB) completeInTx(ctx context.Context, tx pgx.Tx, id string, f storage.
 		}
 	}
 	if f.EndJournal {
-		if err := appendJournal(ctx, tx, id, f.Events, true, true); err != nil {
+		var err error
+		if next >= 0 {
+			err = appendJournalAt(ctx, tx, id, f.Events, next, true, true)
+		} else {
+			err = appendJournal(ctx, tx, id, f.Events, true, true)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -183,14 +218,23 @@ type stored struct {
 	child, parent bool
 }
 
-// lockResponse reads response id FOR UPDATE: writers of one response take turns.
-func lockResponse(ctx context.Context, tx pgx.Tx, id string) (r stored, err error) {
-	var status string
-	err = tx.QueryRow(ctx, `SELECT owner, status, previous_response_id IS NOT NULL,
+// sqlLockResponse reads response $1 FOR UPDATE (stored.scan): writers of one
+// response take turns.
+const sqlLockResponse = `SELECT owner, status, previous_response_id IS NOT NULL,
 		EXISTS (SELECT 1 FROM responses AS c WHERE c.previous_response_id = responses.id)
-		FROM responses WHERE id = $1 FOR UPDATE`, id).Scan(&r.owner, &status, &r.child, &r.parent)
+		FROM responses WHERE id = $1 FOR UPDATE`
+
+func (r *stored) scan(row pgx.Row) error {
+	var status string
+	err := row.Scan(&r.owner, &status, &r.child, &r.parent)
 	r.status = storage.Status(status)
-	return r, notFound(err, storage.ErrNotFound)
+	return notFound(err, storage.ErrNotFound)
+}
+
+// lockResponse reads response id FOR UPDATE.
+func lockResponse(ctx context.Context, tx dbtx, id string) (r stored, err error) {
+	err = r.scan(tx.QueryRow(ctx, sqlLockResponse, id))
+	return r, err
 }
 
 // setStatus moves response id to status, patching its stored object's "status".
@@ -272,6 +316,9 @@ func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, 
 		if err := chainsChanged(ctx, tx); err != nil {
 			return err
 		}
+		if err := notify(ctx, tx, storage.Change{Kind: storage.ResponseCancelled, ID: id}); err != nil {
+			return err
+		}
 		rec, err = scanResponse(tx.QueryRow(ctx, get, id, owner))
 		return err
 	})
@@ -308,6 +355,10 @@ func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
 		if err := dropDescendantContexts(ctx, tx, id); err != nil {
 			return err
 		}
+		// A replica generating it stops, as for a cancel.
+		if err := notify(ctx, tx, storage.Change{Kind: storage.ResponseCancelled, ID: id}); err != nil {
+			return err
+		}
 		return chainsChanged(ctx, tx)
 	})
 	if err != nil {
@@ -318,65 +369,74 @@ func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
 
 // RecoverInFlight fails every response this replica (Options.Replica) left in flight,
 // in one transaction, and returns how many. Other replicas' responses are theirs to
-// finish: only the same replica, restarted, knows that nothing serves them any more.
+// finish, or FailExpired's once their lease runs out.
 func (db *DB) RecoverInFlight(ctx context.Context) (int, error) {
 	var n int
 	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT id, response FROM responses
-			WHERE replica = $1 AND status IN ('queued', 'in_progress') FOR UPDATE`, db.replica)
-		if err != nil {
-			return err
-		}
-		type left struct {
-			id   string
-			body []byte
-		}
-		var all []left
-		for rows.Next() {
-			var l left
-			if err := rows.Scan(&l.id, &l.body); err != nil {
-				rows.Close()
-				return err
-			}
-			all = append(all, l)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if len(all) == 0 {
-			return nil
-		}
-		if err := lockChainsExclusive(ctx, tx); err != nil {
-			return err
-		}
-		now := time.Now().UnixMilli()
-		for _, l := range all {
-			if l.body != nil {
-				l.body = setFields(l.body, field{"status", mustJSON("failed")}, field{"error", recoveredError})
-			}
-			if _, err := tx.Exec(ctx, `UPDATE responses SET status = 'failed', error = $1, completed_at = $2, response = $3
-				WHERE id = $4`, string(recoveredError), now, nullJSON(l.body), l.id); err != nil {
-				return err
-			}
-			// Checkpoints below it hold its in-flight state.
-			if err := dropDescendantContexts(ctx, tx, l.id); err != nil {
-				return err
-			}
-			// Its journal ends here, so the retention setting prunes it like any other.
-			if _, err := tx.Exec(ctx, `INSERT INTO journals (response_id, ended_at)
-				SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM events WHERE response_id = $1)
-				ON CONFLICT (response_id) DO UPDATE SET ended_at = excluded.ended_at`, l.id, now); err != nil {
-				return err
-			}
-		}
-		n = len(all)
-		return chainsChanged(ctx, tx)
+		ids, err := failInFlight(ctx, tx, `SELECT id, response FROM responses
+			WHERE replica = $1 AND status IN ('queued', 'in_progress') FOR UPDATE`, []any{db.replica}, recoveredError)
+		n = len(ids)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("storage: recover in-flight responses: %w", err)
 	}
 	return n, nil
+}
+
+// failInFlight fails the in-flight responses that query selects (id and stored
+// object, locked FOR UPDATE) with error errJSON, in tx, and returns their ids.
+func failInFlight(ctx context.Context, tx pgx.Tx, query string, args []any, errJSON json.RawMessage) ([]string, error) {
+	rows, err := tx.Query(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	type left struct {
+		id   string
+		body []byte
+	}
+	var all []left
+	for rows.Next() {
+		var l left
+		if err := rows.Scan(&l.id, &l.body); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		all = append(all, l)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(all) == 0 {
+		return nil, nil
+	}
+	if err := lockChainsExclusive(ctx, tx); err != nil {
+		return nil, err
+	}
+	now := time.Now().UnixMilli()
+	ids := make([]string, len(all))
+	for i, l := range all {
+		if l.body != nil {
+			l.body = setFields(l.body, field{"status", mustJSON("failed")}, field{"error", errJSON})
+		}
+		if _, err := tx.Exec(ctx, `UPDATE responses SET status = 'failed', error = $1, completed_at = $2, response = $3
+			WHERE id = $4`, string(errJSON), now, nullJSON(l.body), l.id); err != nil {
+			return nil, err
+		}
+		// Checkpoints below it hold its in-flight state.
+		if err := dropDescendantContexts(ctx, tx, l.id); err != nil {
+			return nil, err
+		}
+		// Its journal ends here, so the retention setting prunes it like any other.
+		if _, err := tx.Exec(ctx, `INSERT INTO journals (response_id, ended_at)
+			SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM events WHERE response_id = $1)
+			ON CONFLICT (response_id) DO UPDATE SET ended_at = excluded.ended_at`, l.id, now); err != nil {
+			return nil, err
+		}
+		ids[i] = l.id
+	}
+	return ids, chainsChanged(ctx, tx)
 }
 
 // ListInputItems returns one page of the owner's response's input items.

@@ -38,6 +38,12 @@ func (db *DB) seen(err error) error {
 		}
 		return fmt.Errorf("%w: %w", storage.ErrFull, err)
 	}
+	if isUnavailable(err) {
+		if errors.Is(err, storage.ErrUnavailable) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", storage.ErrUnavailable, err)
+	}
 	if !isCorrupt(err) {
 		return err
 	}
@@ -55,6 +61,16 @@ func isFull(err error) bool {
 		return se.Code == sqlite3.ErrFull || se.SystemErrno == syscall.ENOSPC || se.SystemErrno == syscall.EDQUOT
 	}
 	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
+}
+
+// isUnavailable reports whether err is the file failing under SQLite rather than SQLite
+// refusing the statement: an I/O error other than a full disk, a file that cannot be
+// opened, or one that became read-only. The client can only retry later, as with a
+// PostgreSQL server that is down (storage.ErrUnavailable); isFull is checked first.
+func isUnavailable(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) &&
+		(se.Code == sqlite3.ErrIoErr || se.Code == sqlite3.ErrCantOpen || se.Code == sqlite3.ErrReadonly)
 }
 
 // writeWorked forgets a full disk once a write has gone through.

@@ -180,6 +180,31 @@ func TestIsFull(t *testing.T) {
 	}
 }
 
+// TestSeenUnavailable: an I/O error other than a full disk, a file that cannot be
+// opened and one that turned read-only are ErrUnavailable (retry later), as a
+// PostgreSQL server that is down; a full disk stays ErrFull, damage ErrCorrupt.
+func TestSeenUnavailable(t *testing.T) {
+	db := &DB{}
+	for _, tc := range []struct {
+		err  error
+		want error
+	}{
+		{sqlite3.Error{Code: sqlite3.ErrIoErr, ExtendedCode: sqlite3.ErrIoErrRead, SystemErrno: syscall.EIO}, storage.ErrUnavailable},
+		{sqlite3.Error{Code: sqlite3.ErrCantOpen}, storage.ErrUnavailable},
+		{fmt.Errorf("commit: %w", sqlite3.Error{Code: sqlite3.ErrReadonly}), storage.ErrUnavailable},
+		{sqlite3.Error{Code: sqlite3.ErrIoErr, ExtendedCode: sqlite3.ErrIoErrWrite, SystemErrno: syscall.ENOSPC}, storage.ErrFull},
+		{sqlite3.Error{Code: sqlite3.ErrCorrupt}, storage.ErrCorrupt},
+		{sqlite3.Error{Code: sqlite3.ErrConstraint}, nil},
+	} {
+		got := db.seen(tc.err)
+		for _, s := range []error{storage.ErrUnavailable, storage.ErrFull, storage.ErrCorrupt} {
+			if errors.Is(got, s) != (s == tc.want) {
+				t.Errorf("seen(%v) = %v; want it to wrap %v", tc.err, got, tc.want)
+			}
+		}
+	}
+}
+
 // TestFullDiskSeenAndRecovered: a write that fails for want of space is ErrFull and
 // makes Ping report it; once space is freed, Ping is fine again before any write has
 // been tried, and writes work. The file system is a small tmpfs that really fills.

@@ -22,6 +22,7 @@ func (db *DB) AppendEvents(ctx context.Context, id string, events []storage.Even
 	if err != nil {
 		return fmt.Errorf("storage: journal of %s: %w", id, err)
 	}
+	db.changes.Tell(storage.Change{Kind: storage.JournalChanged, ID: id})
 	return nil
 }
 

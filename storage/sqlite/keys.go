@@ -41,6 +41,7 @@ func (db *DB) CreateKeyWith(ctx context.Context, name string, opt storage.KeyOpt
 	if err != nil {
 		return storage.Key{}, "", fmt.Errorf("storage: create key: %w", err)
 	}
+	db.changes.Tell(storage.Change{Kind: storage.KeysChanged})
 	return k, secret, nil
 }
 
@@ -81,6 +82,7 @@ func (db *DB) RevokeKey(ctx context.Context, idOrName string) (storage.Key, erro
 	if err != nil {
 		return storage.Key{}, fmt.Errorf("storage: revoke key: %w", err)
 	}
+	db.changes.Tell(storage.Change{Kind: storage.KeysChanged})
 	return *k, nil
 }
 

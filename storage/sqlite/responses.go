@@ -100,6 +100,7 @@ func (db *DB) CompleteResponse(ctx context.Context, id string, f storage.Final) 
 	if err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return db.completeInTx(ctx, tx, id, f, nil) }); err != nil {
 		return fmt.Errorf("storage: complete response %s: %w", id, err)
 	}
+	db.changes.Tell(storage.Change{Kind: storage.JournalChanged, ID: id})
 	return nil
 }
 
@@ -227,6 +228,9 @@ func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, 
 		return nil, fmt.Errorf("storage: cancel %s: %w", id, err)
 	}
 	db.chainsChanged()
+	if finished == nil {
+		db.changes.Tell(storage.Change{Kind: storage.ResponseCancelled, ID: id})
+	}
 	return rec, finished
 }
 
@@ -266,6 +270,8 @@ func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
 		return fmt.Errorf("storage: delete response %s: %w", id, err)
 	}
 	db.chainsChanged()
+	// Whoever generates it stops, as for a cancel.
+	db.changes.Tell(storage.Change{Kind: storage.ResponseCancelled, ID: id})
 	return nil
 }
 

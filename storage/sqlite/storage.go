@@ -44,6 +44,8 @@ type DB struct {
 	full atomic.Pointer[error]
 	// chains counts committed changes that can alter a stored chain (ChainEpoch).
 	chains atomic.Uint64
+	// changes tells the watchers of this store its commits (changes.go).
+	changes storage.Feed
 }
 
 // ChainEpoch counts the committed changes that can alter a stored chain whose every

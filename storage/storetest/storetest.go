@@ -61,8 +61,17 @@ var suite = []struct {
 	{"journal", tests(
 		"Journal", testJournal,
 	)},
+	{"changes", tests(
+		"Changes", testChanges,
+	)},
 	{"conversations", tests(
 		"Conversations", testConversations,
+	)},
+	{"files", tests(
+		"Files", testFiles,
+	)},
+	{"vectorstores", tests(
+		"VectorStores", testVectorStores,
 	)},
 	{"keys", tests(
 		"KeyLifecycle", testKeyLifecycle,

@@ -157,6 +157,19 @@ func start() {
 		}
 		models[name] = m
 	}
+	embedder = scriptmodel.NewEmbedder(scriptmodel.DefaultEmbedWords)
+	startErr = scriptmodel.CreateEmbedder(ctx, rt.Client, scriptmodel.EmbedModel, embedder)
+}
+
+// embedder is the embedding model created as scriptmodel.EmbedModel.
+var embedder *scriptmodel.Embedder
+
+// Embedder returns the script embedding model created in the runtime under
+// scriptmodel.EmbedModel, for its exact vectors.
+func Embedder(t testing.TB) *scriptmodel.Embedder {
+	t.Helper()
+	Runtime(t)
+	return embedder
 }
 
 func shutdown() {

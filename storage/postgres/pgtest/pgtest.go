@@ -108,10 +108,23 @@ func Shared(t testing.TB) *Cluster {
 // returns that server, which Down refuses.
 func Own(t testing.TB) *Cluster {
 	t.Helper()
+	return own(t, false)
+}
+
+// OwnDurable is Own with PostgreSQL's durable defaults (fsync, synchronous commit and
+// full-page writes on), for a benchmark that weighs PostgreSQL's writes against
+// SQLite's, which wait for an fsync at every commit.
+func OwnDurable(t testing.TB) *Cluster {
+	t.Helper()
+	return own(t, true)
+}
+
+func own(t testing.TB, durable bool) *Cluster {
+	t.Helper()
 	if os.Getenv(EnvSkip) == "1" {
 		t.Skipf("%s=1: skipping a test that needs PostgreSQL", EnvSkip)
 	}
-	c, err := Start()
+	c, err := start(durable)
 	if err != nil {
 		if os.Getenv(EnvRequired) != "" {
 			t.Fatalf("PostgreSQL for tests: %v", err)
@@ -144,7 +157,9 @@ func NewDatabase(t testing.TB) string {
 }
 
 // Start starts a throwaway cluster, or connects to HEARTH_TEST_POSTGRES when set.
-func Start() (*Cluster, error) {
+func Start() (*Cluster, error) { return start(false) }
+
+func start(durable bool) (*Cluster, error) {
 	if s := os.Getenv(EnvURL); s != "" {
 		u, err := url.Parse(s)
 		if err != nil {
@@ -160,7 +175,7 @@ func Start() (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	return startCluster(bin)
+	return startCluster(bin, durable)
 }
 
 // findBinaries returns the directory of initdb and postgres, installing Debian's
@@ -204,7 +219,11 @@ func version(dir string) int {
 	return n
 }
 
-func startCluster(bin string) (c *Cluster, err error) {
+// fastSettings trade durability for speed in a test cluster, whose data outlives no
+// test; a durable cluster keeps PostgreSQL's defaults.
+var fastSettings = []string{"fsync=off", "synchronous_commit=off", "full_page_writes=off"}
+
+func startCluster(bin string, durable bool) (c *Cluster, err error) {
 	dir, err := os.MkdirTemp("", "hearth-pg-")
 	if err != nil {
 		return nil, err
@@ -228,11 +247,14 @@ func startCluster(bin string) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// A test cluster trades durability for speed: nothing in it outlives the tests.
-	c = &Cluster{owned: true, dir: dir,
-		args: []string{filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port),
-			"-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off",
-			"-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=200"},
+	args := []string{filepath.Join(bin, "postgres"), "-D", data, "-p", strconv.Itoa(port),
+		"-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200"}
+	if !durable {
+		for _, s := range fastSettings {
+			args = append(args, "-c", s)
+		}
+	}
+	c = &Cluster{owned: true, dir: dir, args: args,
 		admin: &url.URL{Scheme: "postgres", User: url.User("postgres"), Host: "127.0.0.1:" + strconv.Itoa(port),
 			Path: "/postgres", RawQuery: "sslmode=disable"}}
 	if err := c.startServer(); err != nil {
@@ -369,4 +391,42 @@ func (c *Cluster) stopServer() {
 		c.server.Process.Kill()
 		<-c.exited
 	}
+}
+
+// Exec runs SQL statements on the database at dbURL, one after another, for a test that
+// arranges a database's state (roles, rows) without importing the driver itself.
+func Exec(ctx context.Context, dbURL string, statements ...string) error {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	for _, q := range statements {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			return fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return nil
+}
+
+// ServerPID is the process id of a cluster's postmaster (0 for a server not started
+// here): a benchmark adds up the CPU time of it and its children, PostgreSQL's own work.
+func (c *Cluster) ServerPID() int {
+	if !c.owned || c.server == nil || c.server.Process == nil {
+		return 0
+	}
+	return c.server.Process.Pid
+}
+
+// QueryInt runs a query that returns one integer on the database at dbURL, for a test
+// or benchmark that reads the server's statistics without importing the driver.
+func QueryInt(ctx context.Context, dbURL, query string) (int64, error) {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close(ctx)
+	var n int64
+	err = conn.QueryRow(ctx, query).Scan(&n)
+	return n, err
 }

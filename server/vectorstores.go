@@ -1,0 +1,1003 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"hearth"
+	"hearth/engine"
+	"hearth/internal/attrfilter"
+	"hearth/internal/vectorindex"
+	"hearth/storage"
+)
+
+// Vector stores (/v1/vector_stores, OpenAI's shapes): collections of the key's files,
+// each file read, chunked and embedded in the background (ingest.go), searched by
+// the cosine of the query's embedding with the chunks'. Owned per key like files: a
+// store of another key answers as a missing one.
+//
+// A search scans the store's chunks exactly (internal/vectorindex). The index of a
+// store is kept between searches, bounded (vectorIndexCache), and read again when the
+// store's ChunksVersion moves, which every replica sees in the database.
+
+// vectorStoreRoutes adds the vector stores API to the authenticated routes.
+func (s *Server) vectorStoreRoutes(g *gin.RouterGroup) {
+	g = g.Group("", s.requireFileStore)
+	g.POST("/v1/vector_stores", s.createVectorStore)
+	g.GET("/v1/vector_stores", s.listVectorStores)
+	g.GET("/v1/vector_stores/:id", s.getVectorStore)
+	g.POST("/v1/vector_stores/:id", s.updateVectorStore)
+	g.DELETE("/v1/vector_stores/:id", s.deleteVectorStore)
+	g.POST("/v1/vector_stores/:id/search", s.searchVectorStore)
+	g.POST("/v1/vector_stores/:id/files", s.attachVectorStoreFile)
+	g.GET("/v1/vector_stores/:id/files", s.listVectorStoreFiles)
+	g.GET("/v1/vector_stores/:id/files/:file_id", s.getVectorStoreFile)
+	g.POST("/v1/vector_stores/:id/files/:file_id", s.updateVectorStoreFile)
+	g.DELETE("/v1/vector_stores/:id/files/:file_id", s.detachVectorStoreFile)
+	g.POST("/v1/vector_stores/:id/file_batches", s.createFileBatch)
+	g.GET("/v1/vector_stores/:id/file_batches/:batch_id", s.getFileBatch)
+	g.POST("/v1/vector_stores/:id/file_batches/:batch_id/cancel", s.cancelFileBatch)
+	g.GET("/v1/vector_stores/:id/file_batches/:batch_id/files", s.listFileBatchFiles)
+}
+
+// The bounds of the API (OpenAI's).
+const (
+	maxStoreFileIDs     = 500 // file ids of one create or batch
+	defaultChunkTokens  = 800 // the auto strategy
+	defaultChunkOverlap = 400
+	minChunkTokens      = 100
+	maxChunkTokens      = 4096
+	defaultSearchHits   = 10
+	maxSearchHits       = 50
+	maxExpiresDays      = 365
+	maxAttributes       = 16
+	maxQueries          = 16 // queries of one search (hearth's bound)
+)
+
+// vectorStoreError maps storage's errors to the API's 404s.
+func vectorStoreError(err error, id string) error {
+	switch {
+	case errors.Is(err, storage.ErrVectorStoreNotFound):
+		return hearth.NotFound("vector_store_id", hearth.CodeVectorStoreNotFound,
+			fmt.Sprintf("Vector store with id '%s' not found.", capText(id, 100)))
+	case errors.Is(err, storage.ErrVectorStoreFileNotFound):
+		return hearth.NotFound("file_id", hearth.CodeFileNotFound,
+			fmt.Sprintf("No such file or batch in vector store '%s'.", capText(id, 100)))
+	case errors.Is(err, storage.ErrFileNotFound):
+		return hearth.FileNotFound("file_id", "")
+	}
+	return err
+}
+
+// vectorStoreObject is the API's object for a stored vector store.
+func vectorStoreObject(v *storage.VectorStore, now time.Time) hearth.VectorStore {
+	o := hearth.VectorStore{ID: v.ID, Object: hearth.ObjectVectorStore, CreatedAt: v.CreatedAt.Unix(), Name: v.Name,
+		UsageBytes: v.UsageBytes, FileCounts: hearth.FileCounts(v.Files), LastActiveAt: v.LastActiveAt.Unix(),
+		Hearth: hearth.VectorStoreHearth{EmbeddingModel: v.Model}}
+	_ = json.Unmarshal(v.Metadata, &o.Metadata)
+	if o.Metadata == nil {
+		o.Metadata = map[string]string{}
+	}
+	switch {
+	case !v.ExpiresAt().IsZero() && !now.Before(v.ExpiresAt()):
+		o.Status = "expired"
+	case v.Files.InProgress > 0:
+		o.Status = "in_progress"
+	default:
+		o.Status = "completed"
+	}
+	if v.ExpiresAfterDays > 0 {
+		o.ExpiresAfter = &hearth.ExpiresAfter{Anchor: "last_active_at", Days: v.ExpiresAfterDays}
+		at := v.ExpiresAt().Unix()
+		o.ExpiresAt = &at
+	}
+	return o
+}
+
+func vectorStoreFileObject(f *storage.VectorStoreFile) hearth.VectorStoreFile {
+	o := hearth.VectorStoreFile{ID: f.FileID, Object: hearth.ObjectVectorStoreFile, CreatedAt: f.CreatedAt.Unix(),
+		VectorStoreID: f.StoreID, Status: f.Status, UsageBytes: f.UsageBytes,
+		ChunkingStrategy: hearth.ChunkingStrategy{Type: "static", Static: hearth.StaticChunking{
+			MaxChunkSizeTokens: f.Chunking.MaxTokens, ChunkOverlapTokens: f.Chunking.OverlapTokens}}}
+	_ = json.Unmarshal(f.Attributes, &o.Attributes)
+	if o.Attributes == nil {
+		o.Attributes = map[string]any{}
+	}
+	if f.Status == storage.FileFailed {
+		o.LastError = &hearth.FileError{Code: f.ErrorCode, Message: f.ErrorMsg}
+	}
+	return o
+}
+
+func fileBatchObject(b *storage.FileBatch) hearth.VectorStoreFilesBatch {
+	o := hearth.VectorStoreFilesBatch{ID: b.ID, Object: hearth.ObjectVectorStoreFilesBatch, CreatedAt: b.CreatedAt.Unix(),
+		VectorStoreID: b.StoreID, FileCounts: hearth.FileCounts(b.Files)}
+	switch {
+	case b.Files.InProgress > 0:
+		o.Status = "in_progress"
+	case b.Files.Cancelled > 0:
+		o.Status = "cancelled"
+	default:
+		o.Status = "completed"
+	}
+	return o
+}
+
+// decodeJSON reads the body into v, a 400 naming the field whose type is wrong.
+func decodeJSON(c *gin.Context, v any) error {
+	body, err := readBody(c.Request.Body)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		body = []byte("{}")
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return hearth.InvalidRequest(te.Field, hearth.CodeInvalidType, fmt.Sprintf("Invalid type for '%s': expected %s.", te.Field, te.Type))
+		}
+		return hearth.InvalidRequest("", hearth.CodeInvalidJSON, "The body is not a JSON object of the request: "+err.Error())
+	}
+	return nil
+}
+
+// decodeFields reads the body of an update, whose fields are told apart from
+// absent ones (and null from both), or answers the request when it cannot.
+func (s *Server) decodeFields(c *gin.Context) (map[string]json.RawMessage, bool) {
+	var fields map[string]json.RawMessage
+	if err := decodeJSON(c, &fields); err != nil {
+		s.writeError(c, err)
+		return nil, false
+	}
+	return fields, true
+}
+
+// parseChunking reads a chunking_strategy: absent or auto is OpenAI's auto (800
+// tokens, 400 overlap); static takes its numbers, checked as OpenAI checks them.
+func parseChunking(raw json.RawMessage, param string, def storage.Chunking) (storage.Chunking, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return def, nil
+	}
+	var cs struct {
+		Type   string `json:"type"`
+		Static *struct {
+			Max     *int `json:"max_chunk_size_tokens"`
+			Overlap *int `json:"chunk_overlap_tokens"`
+		} `json:"static"`
+	}
+	if err := json.Unmarshal(raw, &cs); err != nil {
+		return def, hearth.InvalidRequest(param, hearth.CodeInvalidType, "Invalid '"+param+"': expected {type: auto} or {type: static, static: {...}}.")
+	}
+	switch cs.Type {
+	case "auto":
+		return storage.Chunking{MaxTokens: defaultChunkTokens, OverlapTokens: defaultChunkOverlap}, nil
+	case "static":
+	default:
+		return def, hearth.InvalidRequest(param+".type", hearth.CodeInvalidValue, "Invalid '"+param+".type': expected 'auto' or 'static'.")
+	}
+	if cs.Static == nil || cs.Static.Max == nil || cs.Static.Overlap == nil {
+		return def, hearth.InvalidRequest(param+".static", hearth.CodeMissingRequiredParameter,
+			"A static strategy needs static.max_chunk_size_tokens and static.chunk_overlap_tokens.")
+	}
+	c := storage.Chunking{MaxTokens: *cs.Static.Max, OverlapTokens: *cs.Static.Overlap}
+	if c.MaxTokens < minChunkTokens || c.MaxTokens > maxChunkTokens {
+		return def, hearth.InvalidRequest(param+".static.max_chunk_size_tokens", hearth.CodeInvalidValue,
+			fmt.Sprintf("max_chunk_size_tokens must be from %d to %d.", minChunkTokens, maxChunkTokens))
+	}
+	if c.OverlapTokens < 0 || c.OverlapTokens > c.MaxTokens/2 {
+		return def, hearth.InvalidRequest(param+".static.chunk_overlap_tokens", hearth.CodeInvalidValue,
+			"chunk_overlap_tokens must be from 0 to half of max_chunk_size_tokens.")
+	}
+	return c, nil
+}
+
+// parseExpiresAfter reads expires_after: {anchor: last_active_at, days: 1..365}; null
+// is 0 (never).
+func parseExpiresAfter(raw json.RawMessage) (int, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	var e struct {
+		Anchor string `json:"anchor"`
+		Days   int    `json:"days"`
+	}
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return 0, hearth.InvalidRequest("expires_after", hearth.CodeInvalidType, "Invalid 'expires_after': expected {anchor, days}.")
+	}
+	if e.Anchor != "last_active_at" {
+		return 0, hearth.InvalidRequest("expires_after.anchor", hearth.CodeInvalidValue, "Invalid 'expires_after.anchor': expected 'last_active_at'.")
+	}
+	if e.Days < 1 || e.Days > maxExpiresDays {
+		return 0, hearth.InvalidRequest("expires_after.days", hearth.CodeInvalidValue, fmt.Sprintf("expires_after.days must be from 1 to %d.", maxExpiresDays))
+	}
+	return e.Days, nil
+}
+
+// checkAttributes checks a file's attributes: at most 16 keys of at most 64 bytes,
+// values strings (at most 512 bytes), numbers or booleans.
+func checkAttributes(raw json.RawMessage, param string) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var attrs map[string]any
+	if err := json.Unmarshal(raw, &attrs); err != nil {
+		return hearth.InvalidRequest(param, hearth.CodeInvalidType, "Invalid '"+param+"': expected an object.")
+	}
+	if len(attrs) > maxAttributes {
+		return hearth.InvalidRequest(param, hearth.CodeObjectAboveMaxProperties, fmt.Sprintf("'%s' has %d keys; at most %d.", param, len(attrs), maxAttributes))
+	}
+	for k, v := range attrs {
+		if len(k) > 64 {
+			return hearth.InvalidRequest(param, hearth.CodeInvalidValue, "An attribute's key is at most 64 characters.")
+		}
+		switch v := v.(type) {
+		case string:
+			if len(v) > 512 {
+				return hearth.InvalidRequest(param+"."+k, hearth.CodeStringAboveMaxLength, "An attribute's string is at most 512 characters.")
+			}
+		case float64, bool:
+		default:
+			return hearth.InvalidRequest(param+"."+k, hearth.CodeInvalidType, "An attribute is a string, a number or a boolean.")
+		}
+	}
+	return nil
+}
+
+// embeddingModel picks a new store's embedding model: the one the request names (it
+// must be one the runtimes serve), else the configured default, else the only
+// embedding model the runtimes serve.
+func (s *Server) embeddingModel(ctx context.Context, requested string) (string, error) {
+	const param = "hearth.embedding_model"
+	if requested != "" {
+		if !engine.ParseModelName(requested).Valid() {
+			return "", hearth.InvalidRequest(param, hearth.CodeModelNotFound, fmt.Sprintf("The model '%s' does not exist.", capText(requested, maxLoggedModel)))
+		}
+		info, err := s.pool.Model(ctx, requested)
+		if errors.Is(err, engine.ErrModelNotFound) {
+			return "", hearth.InvalidRequest(param, hearth.CodeModelNotFound, fmt.Sprintf("The model '%s' does not exist.", capText(requested, maxLoggedModel)))
+		} else if err != nil {
+			return "", err
+		}
+		if len(info.Capabilities) > 0 && !slices.Contains(info.Capabilities, "embedding") {
+			return "", hearth.InvalidRequest(param, hearth.CodeInvalidValue, fmt.Sprintf("The model '%s' is not an embedding model.", capText(requested, maxLoggedModel)))
+		}
+		return requested, nil
+	}
+	if s.embedModel != "" {
+		return s.embedModel, nil
+	}
+	list, err := s.rt.Models(ctx)
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, m := range list {
+		if info, err := s.pool.Model(ctx, m.Name); err == nil && slices.Contains(info.Capabilities, "embedding") {
+			found = append(found, m.Name)
+		}
+	}
+	return onlyEmbeddingModel(found)
+}
+
+// onlyEmbeddingModel is the embedding model when the runtimes serve exactly one, and
+// otherwise the 400 that says what to do, naming those they serve.
+func onlyEmbeddingModel(found []string) (string, error) {
+	const param = "hearth.embedding_model"
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return "", hearth.InvalidRequest(param, hearth.CodeMissingRequiredParameter,
+			"The runtimes serve no embedding model: pull one (ollama pull nomic-embed-text) or name one in 'hearth.embedding_model'.")
+	}
+	return "", hearth.InvalidRequest(param, hearth.CodeMissingRequiredParameter,
+		fmt.Sprintf("The runtimes serve several embedding models (%s): name one in 'hearth.embedding_model', or configure --embedding-model.",
+			strings.Join(found, ", ")))
+}
+
+// storeFileIDs checks the file ids of a create or a batch: each one of the key's
+// files, none twice.
+func (s *Server) storeFileIDs(ctx context.Context, ownerID string, ids []string, param string) error {
+	if len(ids) > maxStoreFileIDs {
+		return hearth.InvalidRequest(param, hearth.CodeArrayAboveMaxLength, fmt.Sprintf("'%s' has %d files; at most %d.", param, len(ids), maxStoreFileIDs))
+	}
+	seen := map[string]bool{}
+	for i, id := range ids {
+		p := fmt.Sprintf("%s[%d]", param, i)
+		if seen[id] {
+			return hearth.InvalidRequest(p, hearth.CodeInvalidValue, fmt.Sprintf("The file '%s' is named twice.", capText(id, 100)))
+		}
+		seen[id] = true
+		if _, err := s.db.GetFile(ctx, ownerID, id); errors.Is(err, storage.ErrFileNotFound) {
+			return hearth.FileNotFound(p, id)
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createVectorStore serves POST /v1/vector_stores.
+func (s *Server) createVectorStore(c *gin.Context) {
+	var req struct {
+		Name             *string         `json:"name"`
+		Description      *string         `json:"description"`
+		FileIDs          []string        `json:"file_ids"`
+		ChunkingStrategy json.RawMessage `json:"chunking_strategy"`
+		ExpiresAfter     json.RawMessage `json:"expires_after"`
+		Metadata         json.RawMessage `json:"metadata"`
+		Hearth           *struct {
+			EmbeddingModel string `json:"embedding_model"`
+		} `json:"hearth"`
+	}
+	if err := decodeJSON(c, &req); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	ctx, who := c.Request.Context(), owner(c)
+	chunking, err := parseChunking(req.ChunkingStrategy, "chunking_strategy",
+		storage.Chunking{MaxTokens: defaultChunkTokens, OverlapTokens: defaultChunkOverlap})
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	days, err := parseExpiresAfter(req.ExpiresAfter)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if _, err := storage.MetadataJSON(req.Metadata); err != nil {
+		s.writeError(c, hearth.InvalidRequest("metadata", hearth.CodeInvalidType, "Invalid 'metadata': expected an object of strings."))
+		return
+	}
+	if err := s.storeFileIDs(ctx, who, req.FileIDs, "file_ids"); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	var requested string
+	if req.Hearth != nil {
+		requested = req.Hearth.EmbeddingModel
+	}
+	model, err := s.embeddingModel(ctx, requested)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	rec := storage.NewVectorStore{ID: hearth.NewID(hearth.PrefixVectorStore), Owner: who, Model: model,
+		Chunking: chunking, ExpiresAfterDays: days, Metadata: req.Metadata, CreatedAt: time.Now()}
+	if req.Name != nil {
+		rec.Name = capText(*req.Name, 256)
+	}
+	for _, id := range req.FileIDs {
+		rec.Files = append(rec.Files, storage.NewVectorStoreFile{FileID: id, Chunking: chunking})
+	}
+	if err := s.db.CreateVectorStore(ctx, rec); err != nil {
+		s.writeError(c, vectorStoreError(err, rec.ID))
+		return
+	}
+	for _, id := range req.FileIDs {
+		s.ingest.submit(ingestJob{storeID: rec.ID, fileID: id, owner: who, model: model, chunking: chunking})
+	}
+	s.log.Info("vector store created", "vector_store", rec.ID, "files", len(req.FileIDs), "model", model)
+	s.writeVectorStore(c, rec.ID)
+}
+
+func (s *Server) writeVectorStore(c *gin.Context, id string) {
+	v, err := s.db.GetVectorStore(c.Request.Context(), owner(c), id)
+	if err != nil {
+		s.writeError(c, vectorStoreError(err, id))
+		return
+	}
+	c.JSON(http.StatusOK, vectorStoreObject(v, time.Now()))
+}
+
+// listQuery reads a list's limit, order and after.
+func listQuery(c *gin.Context, max int) (limit int, order storage.Order, after string, err error) {
+	order, after = storage.Desc, c.Query("after")
+	if v := c.Query("limit"); v != "" {
+		n, e := strconv.Atoi(v)
+		if e != nil || n < 1 || n > max {
+			return 0, order, after, hearth.InvalidRequest("limit", hearth.CodeInvalidValue, fmt.Sprintf("limit must be an integer from 1 to %d.", max))
+		}
+		limit = n
+	}
+	switch c.Query("order") {
+	case "", "desc":
+	case "asc":
+		order = storage.Asc
+	default:
+		return 0, order, after, hearth.InvalidRequest("order", hearth.CodeInvalidValue, "order must be 'asc' or 'desc'.")
+	}
+	if c.Query("before") != "" {
+		return 0, order, after, hearth.InvalidRequest("before", hearth.CodeInvalidValue, "hearth pages with 'after' only; 'before' is not supported.")
+	}
+	return limit, order, after, nil
+}
+
+// listPage writes a page of stored records as the API's objects, with OpenAI's
+// cursors.
+func listPage[R, T any](c *gin.Context, records []R, object func(*R) T, id func(T) string, more bool) {
+	data := make([]T, len(records))
+	for i := range records {
+		data[i] = object(&records[i])
+	}
+	var first, last any
+	if len(data) > 0 {
+		first, last = id(data[0]), id(data[len(data)-1])
+	}
+	c.JSON(http.StatusOK, gin.H{"object": "list", "data": data, "first_id": first, "last_id": last, "has_more": more})
+}
+
+// listVectorStores serves GET /v1/vector_stores.
+func (s *Server) listVectorStores(c *gin.Context) {
+	limit, order, after, err := listQuery(c, storage.MaxVectorStoreListLimit)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	stores, more, err := s.db.ListVectorStores(c.Request.Context(), owner(c), storage.VectorStoreQuery{After: after, Limit: limit, Order: order})
+	if errors.Is(err, storage.ErrInvalidCursor) {
+		s.writeError(c, hearth.InvalidRequest("after", hearth.CodeInvalidValue, "after is not a vector store of this key."))
+		return
+	} else if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	now := time.Now()
+	object := func(v *storage.VectorStore) hearth.VectorStore { return vectorStoreObject(v, now) }
+	listPage(c, stores, object, func(v hearth.VectorStore) string { return v.ID }, more)
+}
+
+// getVectorStore serves GET /v1/vector_stores/{id}.
+func (s *Server) getVectorStore(c *gin.Context) {
+	s.writeVectorStore(c, c.Param("id"))
+}
+
+// updateVectorStore serves POST /v1/vector_stores/{id}: name, expires_after (null
+// removes it), metadata.
+func (s *Server) updateVectorStore(c *gin.Context) {
+	req, ok := s.decodeFields(c)
+	if !ok {
+		return
+	}
+	var u storage.VectorStoreUpdate
+	if raw, ok := req["name"]; ok && string(raw) != "null" {
+		var name string
+		if err := json.Unmarshal(raw, &name); err != nil {
+			s.writeError(c, hearth.InvalidRequest("name", hearth.CodeInvalidType, "Invalid 'name': expected a string."))
+			return
+		}
+		name = capText(name, 256)
+		u.Name = &name
+	}
+	if raw, ok := req["expires_after"]; ok {
+		days, err := parseExpiresAfter(raw)
+		if err != nil {
+			s.writeError(c, err)
+			return
+		}
+		u.ExpiresAfterDays = &days
+	}
+	if raw, ok := req["metadata"]; ok {
+		if _, err := storage.MetadataJSON(raw); err != nil {
+			s.writeError(c, hearth.InvalidRequest("metadata", hearth.CodeInvalidType, "Invalid 'metadata': expected an object of strings."))
+			return
+		}
+		u.Metadata = raw
+		if string(raw) == "null" {
+			u.Metadata = json.RawMessage("{}")
+		}
+	}
+	v, err := s.db.UpdateVectorStore(c.Request.Context(), owner(c), c.Param("id"), u)
+	if err != nil {
+		s.writeError(c, vectorStoreError(err, c.Param("id")))
+		return
+	}
+	c.JSON(http.StatusOK, vectorStoreObject(v, time.Now()))
+}
+
+// deleteVectorStore serves DELETE /v1/vector_stores/{id}: the store, its chunks and
+// its attachments go; the files stay.
+func (s *Server) deleteVectorStore(c *gin.Context) {
+	id := c.Param("id")
+	if err := s.db.DeleteVectorStore(c.Request.Context(), owner(c), id); err != nil {
+		s.writeError(c, vectorStoreError(err, id))
+		return
+	}
+	c.JSON(http.StatusOK, hearth.Deleted{ID: id, Object: hearth.ObjectVectorStoreDeleted, Deleted: true})
+}
+
+// storeFileRequest is one file to attach, as the files route and a batch's files
+// name it.
+type storeFileRequest struct {
+	FileID           string          `json:"file_id"`
+	Attributes       json.RawMessage `json:"attributes"`
+	ChunkingStrategy json.RawMessage `json:"chunking_strategy"`
+}
+
+// attach attaches files to the store (its model and default chunking), with a batch
+// when batchID is set, and queues them.
+func (s *Server) attach(c *gin.Context, batchID string, files []storage.NewVectorStoreFile) bool {
+	ctx, who, storeID := c.Request.Context(), owner(c), c.Param("id")
+	v, err := s.db.GetVectorStore(ctx, who, storeID)
+	if err == nil {
+		err = s.db.AttachVectorStoreFiles(ctx, who, storeID, batchID, files)
+	}
+	if err != nil {
+		s.writeError(c, vectorStoreError(err, storeID))
+		return false
+	}
+	for _, f := range files {
+		s.ingest.submit(ingestJob{storeID: storeID, fileID: f.FileID, owner: who, model: v.Model, chunking: f.Chunking})
+	}
+	return true
+}
+
+// storeChunking is the store's default strategy, for a file attached without one.
+func (s *Server) storeChunking(c *gin.Context) (storage.Chunking, bool) {
+	v, err := s.db.GetVectorStore(c.Request.Context(), owner(c), c.Param("id"))
+	if err != nil {
+		s.writeError(c, vectorStoreError(err, c.Param("id")))
+		return storage.Chunking{}, false
+	}
+	return v.Chunking, true
+}
+
+// attachVectorStoreFile serves POST /v1/vector_stores/{id}/files.
+func (s *Server) attachVectorStoreFile(c *gin.Context) {
+	var req storeFileRequest
+	if err := decodeJSON(c, &req); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	def, ok := s.storeChunking(c)
+	if !ok {
+		return
+	}
+	if req.FileID == "" {
+		s.writeError(c, hearth.InvalidRequest("file_id", hearth.CodeMissingRequiredParameter, "Missing required parameter: 'file_id'."))
+		return
+	}
+	f, err := s.storeFile(c, req, def, "")
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if !s.attach(c, "", []storage.NewVectorStoreFile{f}) {
+		return
+	}
+	s.writeVectorStoreFile(c, req.FileID)
+}
+
+// storeFile checks one file to attach (param prefixes its fields' names).
+func (s *Server) storeFile(c *gin.Context, req storeFileRequest, def storage.Chunking, param string) (storage.NewVectorStoreFile, error) {
+	if err := s.storeFileIDs(c.Request.Context(), owner(c), []string{req.FileID}, param+"file_id"); err != nil {
+		var he *hearth.Error
+		if errors.As(err, &he) {
+			he.Param = param + "file_id"
+		}
+		return storage.NewVectorStoreFile{}, err
+	}
+	if err := checkAttributes(req.Attributes, param+"attributes"); err != nil {
+		return storage.NewVectorStoreFile{}, err
+	}
+	chunking, err := parseChunking(req.ChunkingStrategy, param+"chunking_strategy", def)
+	if err != nil {
+		return storage.NewVectorStoreFile{}, err
+	}
+	return storage.NewVectorStoreFile{FileID: req.FileID, Attributes: req.Attributes, Chunking: chunking}, nil
+}
+
+func (s *Server) writeVectorStoreFile(c *gin.Context, fileID string) {
+	f, err := s.db.GetVectorStoreFile(c.Request.Context(), owner(c), c.Param("id"), fileID)
+	if err != nil {
+		s.writeError(c, vectorStoreError(err, c.Param("id")))
+		return
+	}
+	c.JSON(http.StatusOK, vectorStoreFileObject(f))
+}
+
+// listVectorStoreFiles serves GET /v1/vector_stores/{id}/files (filter: a status).
+func (s *Server) listVectorStoreFiles(c *gin.Context) { s.listFilesOf(c, "") }
+
+// listFileBatchFiles serves GET /v1/vector_stores/{id}/file_batches/{batch_id}/files.
+func (s *Server) listFileBatchFiles(c *gin.Context) {
+	if _, err := s.db.GetFileBatch(c.Request.Context(), owner(c), c.Param("id"), c.Param("batch_id")); err != nil {
+		s.writeError(c, vectorStoreError(err, c.Param("id")))
+		return
+	}
+	s.listFilesOf(c, c.Param("batch_id"))
+}
+
+func (s *Server) listFilesOf(c *gin.Context, batchID string) {
+	limit, order, after, err := listQuery(c, storage.MaxVectorStoreListLimit)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	q := storage.VectorStoreFileQuery{Status: c.Query("filter"), BatchID: batchID, After: after, Limit: limit, Order: order}
+	switch q.Status {
+	case "", storage.FileInProgress, storage.FileCompleted, storage.FileFailed, storage.FileCancelled:
+	default:
+		s.writeError(c, hearth.InvalidRequest("filter", hearth.CodeInvalidValue, "filter must be in_progress, completed, failed or cancelled."))
+		return
+	}
+	files, more, err := s.db.ListVectorStoreFiles(c.Request.Context(), owner(c), c.Param("id"), q)
+	if errors.Is(err, storage.ErrInvalidCursor) {
+		s.writeError(c, hearth.InvalidRequest("after", hearth.CodeInvalidValue, "after is not a file of this vector store."))
+		return
+	} else if err != nil {
+		s.writeError(c, vectorStoreError(err, c.Param("id")))
+		return
+	}
+	listPage(c, files, vectorStoreFileObject, func(f hearth.VectorStoreFile) string { return f.ID }, more)
+}
+
+// getVectorStoreFile serves GET /v1/vector_stores/{id}/files/{file_id}.
+func (s *Server) getVectorStoreFile(c *gin.Context) {
+	s.writeVectorStoreFile(c, c.Param("file_id"))
+}
+
+// updateVectorStoreFile serves POST /v1/vector_stores/{id}/files/{file_id}: the
+// file's attributes replaced (null clears them); searches filter on them at once.
+func (s *Server) updateVectorStoreFile(c *gin.Context) {
+	req, ok := s.decodeFields(c)
+	if !ok {
+		return
+	}
+	attrs, ok := req["attributes"]
+	if !ok {
+		s.writeError(c, hearth.InvalidRequest("attributes", hearth.CodeMissingRequiredParameter, "Missing required parameter: 'attributes'."))
+		return
+	}
+	if err := checkAttributes(attrs, "attributes"); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	f, err := s.db.UpdateVectorStoreFile(c.Request.Context(), owner(c), c.Param("id"), c.Param("file_id"), attrs)
+	if err != nil {
+		s.writeError(c, vectorStoreError(err, c.Param("id")))
+		return
+	}
+	c.JSON(http.StatusOK, vectorStoreFileObject(f))
+}
+
+// detachVectorStoreFile serves DELETE /v1/vector_stores/{id}/files/{file_id}: the
+// file leaves the store with its chunks; the upload stays.
+func (s *Server) detachVectorStoreFile(c *gin.Context) {
+	id := c.Param("file_id")
+	if err := s.db.DetachVectorStoreFile(c.Request.Context(), owner(c), c.Param("id"), id); err != nil {
+		s.writeError(c, vectorStoreError(err, c.Param("id")))
+		return
+	}
+	c.JSON(http.StatusOK, hearth.Deleted{ID: id, Object: hearth.ObjectVectorStoreFileDeleted, Deleted: true})
+}
+
+// createFileBatch serves POST /v1/vector_stores/{id}/file_batches: file_ids (with the
+// batch's attributes and chunking_strategy) or files (each with its own).
+func (s *Server) createFileBatch(c *gin.Context) {
+	var req struct {
+		FileIDs          []string           `json:"file_ids"`
+		Files            []storeFileRequest `json:"files"`
+		Attributes       json.RawMessage    `json:"attributes"`
+		ChunkingStrategy json.RawMessage    `json:"chunking_strategy"`
+	}
+	if err := decodeJSON(c, &req); err != nil {
+		s.writeError(c, err)
+		return
+	}
+	def, ok := s.storeChunking(c)
+	if !ok {
+		return
+	}
+	var reqs []storeFileRequest
+	var param func(i int) string
+	switch {
+	case len(req.FileIDs) > 0 && len(req.Files) > 0:
+		s.writeError(c, hearth.InvalidRequest("files", hearth.CodeInvalidValue, "Send 'file_ids' or 'files', not both."))
+		return
+	case len(req.FileIDs) > 0:
+		for _, id := range req.FileIDs {
+			reqs = append(reqs, storeFileRequest{FileID: id, Attributes: req.Attributes, ChunkingStrategy: req.ChunkingStrategy})
+		}
+		param = func(i int) string { return fmt.Sprintf("file_ids[%d].", i) }
+	case len(req.Files) > 0:
+		reqs = req.Files
+		param = func(i int) string { return fmt.Sprintf("files[%d].", i) }
+	default:
+		s.writeError(c, hearth.InvalidRequest("file_ids", hearth.CodeMissingRequiredParameter, "Missing required parameter: 'file_ids' (or 'files')."))
+		return
+	}
+	if len(reqs) > maxStoreFileIDs {
+		s.writeError(c, hearth.InvalidRequest("file_ids", hearth.CodeArrayAboveMaxLength, fmt.Sprintf("A batch has at most %d files.", maxStoreFileIDs)))
+		return
+	}
+	seen := map[string]bool{}
+	var files []storage.NewVectorStoreFile
+	for i, r := range reqs {
+		p := param(i)
+		if seen[r.FileID] {
+			s.writeError(c, hearth.InvalidRequest(strings.TrimSuffix(p, "."), hearth.CodeInvalidValue, "A file is named twice in the batch."))
+			return
+		}
+		seen[r.FileID] = true
+		f, err := s.storeFile(c, r, def, p)
+		if err != nil {
+			var he *hearth.Error
+			if errors.As(err, &he) && len(req.FileIDs) > 0 && he.Param == p+"file_id" {
+				he.Param = strings.TrimSuffix(p, ".")
+			}
+			s.writeError(c, err)
+			return
+		}
+		files = append(files, f)
+	}
+	batchID := hearth.NewID(hearth.PrefixVectorStoreFileBatch)
+	if !s.attach(c, batchID, files) {
+		return
+	}
+	s.writeFileBatch(c, batchID)
+}
+
+func (s *Server) writeFileBatch(c *gin.Context, batchID string) {
+	b, err := s.db.GetFileBatch(c.Request.Context(), owner(c), c.Param("id"), batchID)
+	if err != nil {
+		s.writeError(c, vectorStoreError(err, c.Param("id")))
+		return
+	}
+	c.JSON(http.StatusOK, fileBatchObject(b))
+}
+
+// getFileBatch serves GET /v1/vector_stores/{id}/file_batches/{batch_id}.
+func (s *Server) getFileBatch(c *gin.Context) {
+	s.writeFileBatch(c, c.Param("batch_id"))
+}
+
+// cancelFileBatch serves POST .../file_batches/{batch_id}/cancel: the batch's files
+// not yet ingested are cancelled (a worker embedding one finds it so and keeps
+// nothing).
+func (s *Server) cancelFileBatch(c *gin.Context) {
+	b, err := s.db.CancelFileBatch(c.Request.Context(), owner(c), c.Param("id"), c.Param("batch_id"))
+	if err != nil {
+		s.writeError(c, vectorStoreError(err, c.Param("id")))
+		return
+	}
+	c.JSON(http.StatusOK, fileBatchObject(b))
+}
+
+// searchRequest is a search as decoded.
+type searchRequest struct {
+	Queries   []string
+	Max       int
+	Filter    *attrfilter.Filter
+	Threshold float32
+}
+
+func decodeSearch(c *gin.Context) (searchRequest, error) {
+	var raw struct {
+		Query          json.RawMessage `json:"query"`
+		MaxNumResults  *int            `json:"max_num_results"`
+		Filters        json.RawMessage `json:"filters"`
+		RankingOptions *struct {
+			Ranker         string   `json:"ranker"`
+			ScoreThreshold *float64 `json:"score_threshold"`
+		} `json:"ranking_options"`
+		RewriteQuery bool `json:"rewrite_query"`
+	}
+	req := searchRequest{Max: defaultSearchHits, Threshold: -1}
+	if err := decodeJSON(c, &raw); err != nil {
+		return req, err
+	}
+	q := bytes.TrimSpace(raw.Query)
+	switch {
+	case len(q) == 0 || string(q) == "null":
+		return req, hearth.InvalidRequest("query", hearth.CodeMissingRequiredParameter, "Missing required parameter: 'query'.")
+	case q[0] == '"':
+		var one string
+		_ = json.Unmarshal(q, &one)
+		req.Queries = []string{one}
+	case q[0] == '[':
+		if err := json.Unmarshal(q, &req.Queries); err != nil {
+			return req, hearth.InvalidRequest("query", hearth.CodeInvalidType, "Invalid 'query': expected a string or an array of strings.")
+		}
+		if len(req.Queries) == 0 {
+			return req, hearth.InvalidRequest("query", hearth.CodeEmptyArray, "Invalid 'query': expected at least one string.")
+		}
+		if len(req.Queries) > maxQueries {
+			return req, hearth.InvalidRequest("query", hearth.CodeArrayAboveMaxLength, fmt.Sprintf("Invalid 'query': at most %d strings.", maxQueries))
+		}
+	default:
+		return req, hearth.InvalidRequest("query", hearth.CodeInvalidType, "Invalid 'query': expected a string or an array of strings.")
+	}
+	for i, s := range req.Queries {
+		if strings.TrimSpace(s) == "" {
+			p := "query"
+			if q[0] == '[' {
+				p = fmt.Sprintf("query[%d]", i)
+			}
+			return req, hearth.InvalidRequest(p, hearth.CodeEmptyString, "Invalid '"+p+"': an empty query finds nothing.")
+		}
+	}
+	if raw.MaxNumResults != nil {
+		if *raw.MaxNumResults < 1 || *raw.MaxNumResults > maxSearchHits {
+			return req, hearth.InvalidRequest("max_num_results", hearth.CodeInvalidValue, fmt.Sprintf("max_num_results must be from 1 to %d.", maxSearchHits))
+		}
+		req.Max = *raw.MaxNumResults
+	}
+	if len(raw.Filters) > 0 && string(raw.Filters) != "null" {
+		f, err := attrfilter.Parse(raw.Filters, "filters")
+		if err != nil {
+			var fe *attrfilter.Error
+			if errors.As(err, &fe) {
+				return req, hearth.InvalidRequest(fe.Param, hearth.CodeInvalidValue, "Invalid '"+fe.Param+"': "+fe.Message+".")
+			}
+			return req, err
+		}
+		req.Filter = f
+	}
+	if ro := raw.RankingOptions; ro != nil {
+		switch ro.Ranker {
+		case "", "auto", "none", "default-2024-11-15":
+		default:
+			return req, hearth.InvalidRequest("ranking_options.ranker", hearth.CodeInvalidValue, "Invalid 'ranking_options.ranker': expected 'auto', 'none' or 'default-2024-11-15'.")
+		}
+		if t := ro.ScoreThreshold; t != nil {
+			if *t < 0 || *t > 1 {
+				return req, hearth.InvalidRequest("ranking_options.score_threshold", hearth.CodeInvalidValue, "score_threshold must be from 0 to 1.")
+			}
+			req.Threshold = float32(*t)
+		}
+	}
+	if raw.RewriteQuery {
+		c.Header("x-hearth-ignored", "rewrite_query")
+	}
+	return req, nil
+}
+
+// searchVectorStore serves POST /v1/vector_stores/{id}/search: the chunks most
+// similar to the query (the best score over its strings when it has several), their
+// files' attributes passing filters, scoring at least score_threshold. The score is
+// the cosine similarity of the embeddings.
+func (s *Server) searchVectorStore(c *gin.Context) {
+	req, err := decodeSearch(c)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	ctx, who, id := c.Request.Context(), owner(c), c.Param("id")
+	v, err := s.db.GetVectorStore(ctx, who, id)
+	if err != nil {
+		s.writeError(c, vectorStoreError(err, id))
+		return
+	}
+	hits, chunks, err := s.search(ctx, v, req)
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	if err := s.db.TouchVectorStore(ctx, who, id, time.Now()); err != nil {
+		s.log.Warn("vector store: recording its activity failed", "vector_store", id, "err", err)
+	}
+	page := hearth.VectorStoreSearchPage{Object: hearth.ObjectVectorStoreSearchResults, SearchQuery: req.Queries,
+		Data: []hearth.VectorStoreSearchResult{}}
+	for _, h := range hits {
+		ch := chunks[h.ID]
+		r := hearth.VectorStoreSearchResult{FileID: ch.FileID, Filename: ch.Filename, Score: float64(h.Score),
+			Content: []hearth.SearchResultChunk{{Type: "text", Text: ch.Text}}}
+		_ = json.Unmarshal(ch.Attributes, &r.Attributes)
+		if r.Attributes == nil {
+			r.Attributes = map[string]any{}
+		}
+		page.Data = append(page.Data, r)
+	}
+	c.JSON(http.StatusOK, page)
+}
+
+// storeIndex is a vector store's chunks as a search scans them: the index of their
+// vectors (ids are positions in chunks) and their files' attributes decoded for
+// filters. It is read-only once built, and shared by the searches that find it.
+type storeIndex struct {
+	index  *vectorindex.Index
+	chunks []storage.Chunk
+	attrs  []map[string]any
+}
+
+// vectorIndexCacheBudget bounds the memory of the indexes kept between searches: a
+// store of 100,000 chunks of 768 dimensions takes about 300 MiB, and a store larger
+// than half the budget is read for each search instead.
+const vectorIndexCacheBudget = 1 << 30
+
+// vectorIndexCache keeps stores' indexes, keyed by store id and ChunksVersion: a key
+// names its contents, so a store whose chunks change is read again under its new
+// version and the old entry ages out.
+type vectorIndexCache struct{ generations[*storeIndex] }
+
+func newVectorIndexCache(budget int) *vectorIndexCache {
+	return &vectorIndexCache{newGenerations[*storeIndex](budget)}
+}
+
+// storeIndex returns the store's index, from the cache when its chunks have not
+// changed since it was built.
+func (s *Server) storeIndex(ctx context.Context, v *storage.VectorStore) (*storeIndex, error) {
+	key := v.ID + "@" + strconv.FormatInt(v.ChunksVersion, 10)
+	if x, ok := s.vectorIndexes.get(key); ok {
+		return x, nil
+	}
+	chunks, err := s.db.VectorStoreChunks(ctx, v.Owner, v.ID)
+	if err != nil {
+		return nil, err
+	}
+	x := &storeIndex{chunks: chunks, attrs: make([]map[string]any, len(chunks))}
+	if len(chunks) == 0 {
+		return x, nil
+	}
+	x.index = vectorindex.New(len(chunks[0].Vector))
+	bytes := 0
+	for i, ch := range chunks {
+		if err := x.index.Add(int64(i), ch.Vector); err != nil {
+			return nil, fmt.Errorf("vector store %s: chunk %d of %s: %w", v.ID, ch.Index, ch.FileID, err)
+		}
+		_ = json.Unmarshal(ch.Attributes, &x.attrs[i])
+		bytes += len(ch.Text) + len(ch.Attributes) + len(ch.FileID) + len(ch.Filename)
+	}
+	s.vectorIndexes.put(key, x, bytes+int(x.index.Bytes()))
+	return x, nil
+}
+
+// search embeds the queries with the store's model and scans its chunks.
+func (s *Server) search(ctx context.Context, v *storage.VectorStore, req searchRequest) ([]vectorindex.Hit, []storage.Chunk, error) {
+	x, err := s.storeIndex(ctx, v)
+	if err != nil || len(x.chunks) == 0 {
+		return nil, nil, err
+	}
+	out, err := s.pool.Embed(ctx, &engine.EmbedRequest{Model: v.Model, Input: req.Queries, Truncate: true})
+	if err != nil {
+		return nil, nil, embedError(err, v.Model)
+	}
+	chunks, index := x.chunks, x.index
+	var keep func(int64) bool
+	if req.Filter != nil {
+		pass := make([]bool, len(chunks))
+		for i := range chunks {
+			pass[i] = req.Filter.Match(x.attrs[i])
+		}
+		keep = func(id int64) bool { return pass[id] }
+	}
+	best := map[int64]float32{}
+	for i, q := range out.Vectors {
+		hits, err := index.Search(q, req.Max, req.Threshold, keep)
+		if err != nil {
+			return nil, nil, fmt.Errorf("vector store %s: query %d: %w", v.ID, i, err)
+		}
+		for _, h := range hits {
+			if old, ok := best[h.ID]; !ok || h.Score > old {
+				best[h.ID] = h.Score
+			}
+		}
+	}
+	hits := make([]vectorindex.Hit, 0, len(best))
+	for id, score := range best {
+		hits = append(hits, vectorindex.Hit{ID: id, Score: score})
+	}
+	slices.SortFunc(hits, func(a, b vectorindex.Hit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return int(a.ID - b.ID)
+	})
+	return hits[:min(len(hits), req.Max)], chunks, nil
+}
