@@ -67,6 +67,9 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	if err != nil {
 		return nil, err
 	}
+	if m.Info.UnsupportedBy != "" {
+		return nil, ErrUnsupportedArchitecture(m.Name, m.Info)
+	}
 	if m.UnknownMarkup != "" && len(req.Tools) > 0 {
 		return nil, ErrUnknownMarkup(m)
 	}

@@ -57,6 +57,10 @@ type Spec struct {
 	// Parameters are more of the model's parameters, as a Modelfile's PARAMETER
 	// lines set them (num_thread for a benchmark pinned to one core).
 	Parameters map[string]any
+	// Architecture, when set, is the GGUF's general.architecture instead of llama (its
+	// keys are then named after it). The tensors stay a llama model's, so only a name
+	// the runtime does not know is of use: a model that exists but cannot be run.
+	Architecture string
 	// Vision, when set, makes a vision model (architecture mistral3) whose answer
 	// after Vision.After names the colour of the images in its context.
 	Vision *Vision

@@ -237,7 +237,7 @@ func (d *doctor) checkModels(ctx context.Context, hc *hearthClient, formats *too
 	}) {
 		return
 	}
-	eng := engine.New(ollama.Seam(hc.api), formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	eng := engine.New(hc.modelSeam(ctx), formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for _, m := range list.Models {
 		d.check("  "+m.Name, func() (string, error) {
 			em, err := eng.Model(ctx, m.Name)
@@ -246,6 +246,10 @@ func (d *doctor) checkModels(ctx context.Context, hc *hearthClient, formats *too
 			}
 			var row modelRow
 			row.fill(em)
+			if em.Info.UnsupportedBy != "" {
+				return "", fmt.Errorf("architecture %s: not in %s; serve it from an Ollama that can (hearth serve --runtime URL)",
+					em.Info.Architecture, em.Info.UnsupportedBy)
+			}
 			if em.Format == nil {
 				return "", errors.New("no format detected and no default format")
 			}

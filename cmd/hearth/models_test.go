@@ -23,3 +23,13 @@ func TestModelRowTextOnly(t *testing.T) {
 		t.Fatalf("qwen3.5: format %q, reasoning %q", known.format, known.reasoning)
 	}
 }
+
+// A model the runtime cannot run says so in its format column, whatever else is known.
+func TestModelRowUnsupportedArchitecture(t *testing.T) {
+	var row modelRow
+	row.fill(&engine.Model{Name: "odd:1b", Format: engine.DefaultFormats().Lookup("qwen3.5"),
+		Info: &engine.ModelInfo{Architecture: "hearthtestarch", UnsupportedBy: "the embedded runtime (Ollama 0.24.0)"}})
+	if want := "architecture hearthtestarch: not in the embedded runtime (Ollama 0.24.0)"; row.format != want || row.reasoning != "" {
+		t.Fatalf("format %q, reasoning %q; want %q and none", row.format, row.reasoning, want)
+	}
+}

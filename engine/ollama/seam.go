@@ -35,10 +35,16 @@ func (r *Runtime) Seam() engine.Runtime {
 	if r.Embedded {
 		// The embedded runtime's listener makes leaving a stream safe
 		// (disconnectSafeListener), and leaving frees the slot at once.
-		return Seam(r.Client)
+		return EmbeddedSeam(r.Client)
 	}
 	return DrainingSeam(r.Client)
 }
+
+// EmbeddedSeam is Seam for a client of the embedded runtime, directly or through a
+// hearth's /api passthrough: its models also say whether the embedded runtime can run
+// their architecture (architectures.go). An external runtime's models are its own
+// business: what it cannot load, it refuses itself.
+func EmbeddedSeam(c Client) engine.Runtime { return seam{c: c, embedded: true, lp: &logprobsGate{}} }
 
 // DrainingSeam is Seam for a runtime hearth does not host: a generation its caller
 // leaves (the callback's error, the context's end) is read to its end in the background
@@ -57,6 +63,8 @@ func DrainingSeam(c Client) engine.Runtime { return seam{c: c, drain: true, lp: 
 type seam struct {
 	c     Client
 	drain bool
+	// embedded: the runtime is this binary's own (EmbeddedSeam).
+	embedded bool
 	// lp remembers whether the runtime returns log probabilities (logprobs.go).
 	lp *logprobsGate
 }
@@ -96,6 +104,10 @@ func (s seam) Model(ctx context.Context, name string) (*engine.ModelInfo, error)
 		Stop:          modelStops(show.Parameters),
 		Prompt:        NewRenderer(show),
 		NoLogprobs:    s.lp.check(ctx, s.c),
+	}
+	info.Architecture, _ = show.ModelInfo["general.architecture"].(string)
+	if s.embedded && unsupportedArchitecture(show) != "" {
+		info.UnsupportedBy = embeddedName
 	}
 	for _, c := range show.Capabilities {
 		info.Capabilities = append(info.Capabilities, string(c))
