@@ -136,9 +136,12 @@ func TestReplicaKillUnderLoad(t *testing.T) {
 		}
 		<-victim.exited
 		l.up(slot, startReplicaWith(t, pgURL, models, lease))
-		// Past the lease window, the others have failed what it had in flight.
-		time.Sleep(time.Until(killedAt.Add(liveLease*4/3 + 500*time.Millisecond)))
-		if n := inFlightOf(victim.name); n != 0 {
+		// Within the lease window, the others fail what it had in flight.
+		n := inFlightOf(victim.name)
+		for deadline := killedAt.Add(liveLease*4/3 + time.Second); n != 0 && time.Now().Before(deadline); n = inFlightOf(victim.name) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if n != 0 {
 			t.Errorf("round %d: %d response(s) of the killed replica %s still in flight %v after the kill (lease %v)", round+1, n, victim.name, time.Since(killedAt).Round(time.Millisecond), liveLease)
 		}
 		t.Logf("round %d: killed %s with %d response(s) in flight; after %v", round+1, victim.base, inFlight, time.Since(start).Round(time.Millisecond))

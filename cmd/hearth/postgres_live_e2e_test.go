@@ -18,8 +18,12 @@ import (
 )
 
 // liveLease is the replicas' --replica-lease in these tests: a replica killed is
-// noticed between it and 4/3 of it later.
-const liveLease = 2 * time.Second
+// noticed between 2/3 of it and 4/3 of it later (its last renewal was up to a third
+// of it before the kill). A replica renews every third of it, so a survivor starved
+// of the CPU for 2/3 of it (2 s: a loaded CI machine) has its own responses failed by
+// the others; the tests' waits for a kill to be noticed poll, so a longer lease costs
+// them little.
+const liveLease = 3 * time.Second
 
 // TestServePostgresLive runs replicas of `hearth serve --database postgres://...` on
 // one database, with a model slow enough that its responses are still running while
