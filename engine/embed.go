@@ -15,7 +15,8 @@ type Embedder interface {
 	// Embed returns one vector per input, in order. An unknown model wraps
 	// ErrModelNotFound; a refusal (a model that does not embed, an input over the
 	// window with Truncate off) is a *StatusError; an input over the window wraps
-	// ErrInputTooLong.
+	// ErrInputTooLong; a model whose architecture the runtime cannot run is
+	// ErrUnsupportedArchitecture's *hearth.Error.
 	Embed(ctx context.Context, req *EmbedRequest) (*EmbedResult, error)
 }
 

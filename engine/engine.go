@@ -77,6 +77,9 @@ type Engine struct {
 	// not (why): an agent loop sends the same tools every turn, and converting and
 	// parsing them costs milliseconds.
 	grammars map[grammarKey]error
+	// warnedMarkup holds the models whose unknown renderer or parser was logged, so
+	// each is logged once per process however often its show is refreshed.
+	warnedMarkup map[string]bool
 }
 
 // modelCacheTTL bounds how long a model's /api/show answer is reused: long enough that
@@ -95,7 +98,8 @@ func New(rt Runtime, formats *toolgrammar.Registry, log *slog.Logger) *Engine {
 		log = slog.Default()
 	}
 	return &Engine{rt: rt, formats: formats, log: log, DefaultContext: defaultContextFromEnv(), Seal: seal.NewKey(),
-		models: map[string]cachedModel{}, kv: map[string]*kvSlots{}, grammars: map[grammarKey]error{}}
+		models: map[string]cachedModel{}, kv: map[string]*kvSlots{}, grammars: map[grammarKey]error{},
+		warnedMarkup: map[string]bool{}}
 }
 
 // Model is what the engine knows of one model.
@@ -104,6 +108,10 @@ type Model struct {
 	// Info is what the runtime says of the model.
 	Info   *ModelInfo
 	Format *toolgrammar.Format
+	// UnknownMarkup, when set, names the runtime's renderer or parser that no format
+	// matches (toolgrammar.ByUnknownRenderer): Format is then for plain text only, and
+	// requests with tools are refused (ErrUnknownMarkup).
+	UnknownMarkup string
 	// ContextLength is the model's trained context, when /api/show says it.
 	ContextLength int
 	// NumCtx is the Modelfile's num_ctx parameter, 0 when it sets none.
@@ -140,15 +148,44 @@ func (e *Engine) Model(ctx context.Context, name string) (*Model, error) {
 		return nil, fmt.Errorf("runtime show %s: %w", name, err)
 	}
 	m := &Model{Name: name, Info: info}
-	m.Format = e.formats.Detect(toolgrammar.ModelInfo{
+	d := e.formats.Explain(toolgrammar.ModelInfo{
 		Name: name, Family: info.Family, Families: info.Families,
 		Template: info.Template, Renderer: info.Renderer, Parser: info.Parser,
 	})
+	m.Format = d.Format
+	if d.By == toolgrammar.ByUnknownRenderer {
+		m.UnknownMarkup = d.Unknown
+	}
 	m.ContextLength = info.ContextLength
 	m.Stop = info.Stop
 	m.NumCtx = info.NumCtx
 	e.mu.Lock()
 	e.models[name] = cachedModel{m: m, fetched: time.Now()}
+	warn := m.UnknownMarkup != "" && !e.warnedMarkup[name]
+	if warn {
+		e.warnedMarkup[name] = true
+	}
 	e.mu.Unlock()
+	if warn {
+		e.log.Warn("no tool-call format for this model's renderer: it answers in plain text, requests with tools are refused; add a format to models.json (--models-file)",
+			"model", name, "runtime_markup", m.UnknownMarkup)
+	}
 	return m, nil
+}
+
+// ErrUnsupportedArchitecture is the refusal of the model name whose architecture the
+// runtime cannot run (info.UnsupportedBy): a client error, since the model is the
+// request's choice, that says where else it can be served.
+func ErrUnsupportedArchitecture(name string, info *ModelInfo) *hearth.Error {
+	return hearth.InvalidRequest("model", "model_architecture_unsupported", fmt.Sprintf(
+		"The model %q has the architecture %q, which %s cannot run; serve it from an Ollama that can (hearth serve --runtime URL).",
+		name, info.Architecture, info.UnsupportedBy))
+}
+
+// ErrUnknownMarkup is the refusal of tools for a model whose runtime renderer or parser
+// hearth has no format for (Model.UnknownMarkup).
+func ErrUnknownMarkup(m *Model) *hearth.Error {
+	return hearth.InvalidRequest("tools", "model_tool_format_unknown", fmt.Sprintf(
+		"The model %q is rendered by the runtime's %s, for which hearth has no tool-call format, so it cannot be given tools; "+
+			"send the request without tools, or add a format for it (models.json, --models-file).", m.Name, m.UnknownMarkup))
 }

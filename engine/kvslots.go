@@ -6,7 +6,7 @@ import "context"
 // not say how much of a prompt it found cached).
 //
 // A runtime with parallel slots (OLLAMA_NUM_PARALLEL) keeps one sequence per slot and
-// model. Ollama's runners (0.17.4: the Ollama engine's, runner/ollamarunner/cache.go,
+// model. Ollama's runners (0.17.4 to 0.24.0: the Ollama engine's, runner/ollamarunner/cache.go,
 // and llama.cpp's, runner/llamarunner/cache.go, both findLongestCacheSlot) give a
 // request the free slot whose sequence shares the longest prefix with the prompt (the
 // first on a tie; an empty slot shares nothing), reuse that prefix and overwrite the

@@ -74,6 +74,12 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	if err != nil {
 		return nil, err
 	}
+	if m.Info.UnsupportedBy != "" {
+		return nil, ErrUnsupportedArchitecture(m.Name, m.Info)
+	}
+	if m.UnknownMarkup != "" && len(req.Tools) > 0 {
+		return nil, ErrUnknownMarkup(m)
+	}
 	if err := checkLogprobs(req, m); err != nil {
 		return nil, err
 	}
@@ -139,6 +145,12 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	conv.Stable = conv.stable()
 	render := func(c *Conversation) (string, error) {
 		p, err := m.Info.Prompt.RenderPrompt(c, think)
+		if err != nil && m.UnknownMarkup != "" && m.Info.Renderer != "" {
+			// A renderer newer than the Ollama module hearth renders with (an external
+			// runtime of a later release): the request is the problem, not hearth.
+			return "", hearth.InvalidRequest("model", "model_renderer_unsupported", fmt.Sprintf(
+				"The model %q is rendered by the runtime's %s, which hearth cannot render (%v).", m.Name, m.UnknownMarkup, err))
+		}
 		if err != nil {
 			return "", fmt.Errorf("render prompt for %s: %w", m.Name, err)
 		}

@@ -141,6 +141,14 @@ type ModelInfo struct {
 	// Prompt renders conversations into this model's prompt text, exactly as the
 	// runtime's own chat path would.
 	Prompt PromptRenderer
+	// Architecture is the model's architecture as its weights name it ("llama",
+	// "qwen3"), when the runtime says.
+	Architecture string
+	// UnsupportedBy, when set, names the runtime that cannot run models of this
+	// Architecture ("the embedded runtime (Ollama 0.24.0)"): every request for the
+	// model is then a 400 (ErrUnsupportedArchitecture) instead of a failed load.
+	// Empty when the runtime can, or decides when it loads the model.
+	UnsupportedBy string
 	// NoLogprobs says why the runtime cannot return log probabilities of this
 	// model's tokens (an Ollama older than the release that added them); empty when
 	// it can. A request that asks for them is then a 400.

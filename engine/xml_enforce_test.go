@@ -10,7 +10,7 @@ import (
 )
 
 // TestXMLFormatsEnforced: tool_choice over the XML formats (Qwen3-Coder's and GLM's
-// envelopes). The model answers in text; "required" takes the text
+// envelopes, on the renderers of Ollama v0.24.0 and v0.17.4). The model answers in text; "required" takes the text
 // back, writes the opener and constrains the name to the allowed tools, and the model
 // writes the parameters; a named choice writes the name itself; allowed_tools keeps the
 // constraint to the allowed names. A model that writes no parameters after the forced
@@ -25,6 +25,11 @@ func TestXMLFormatsEnforced(t *testing.T) {
 		nameOpen, afterName string
 		params              []string
 	}{
+		{"qwen3.5", "qwen3.5", "<tool_call>\n<function=", "<function=get_time>\n",
+			[]string{"<parameter=timezone>", "\nUTC\n", "</parameter>", "\n</function>", "\n</tool_call>"}},
+		{"laguna", "laguna", "<tool_call>", "<tool_call>get_time\n",
+			[]string{"<arg_key>timezone</arg_key>", "\n<arg_value>UTC</arg_value>", "\n</tool_call>"}},
+		// The XML families of v0.17.4's renderers, the same enforcement.
 		{"qwen3-coder", "qwen3-coder", "<tool_call>\n<function=", "<function=get_time>\n",
 			[]string{"<parameter=timezone>", "\nUTC\n", "</parameter>", "\n</function>", "\n</tool_call>"}},
 		{"glm-4.7", "glm4-moe", "<tool_call>", "<tool_call>get_time\n",

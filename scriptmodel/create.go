@@ -58,6 +58,8 @@ func Create(ctx context.Context, client *api.Client, name string, spec Spec) (*M
 		Model:      name,
 		Files:      map[string]string{"model.gguf": digest},
 		Template:   spec.Template,
+		Renderer:   spec.Renderer,
+		Parser:     spec.Parser,
 		Parameters: params,
 	}
 	if err := client.Create(ctx, req, func(api.ProgressResponse) error { return nil }); err != nil {

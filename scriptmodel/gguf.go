@@ -13,7 +13,8 @@ import (
 
 const headDim = 64
 
-// WriteGGUF writes the model as a GGUF file of architecture llama with a gpt2 tokenizer.
+// WriteGGUF writes the model as a GGUF file of architecture llama (or Spec.Architecture)
+// with a gpt2 tokenizer.
 func (m *Model) WriteGGUF(f *os.File) error {
 	V, d := len(m.vocab.tokens), m.width
 	heads := d / headDim
@@ -63,6 +64,9 @@ func (m *Model) WriteGGUF(f *os.File) error {
 
 	if m.Vision != nil {
 		visionKV(kv)
+	}
+	if m.Architecture != "" {
+		kv["general.architecture"] = m.Architecture
 	}
 
 	embd := make([]float32, V*d)

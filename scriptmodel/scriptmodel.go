@@ -33,7 +33,12 @@ type Spec struct {
 	// Template is the model's chat template (Go text/template, as Ollama reads it). It
 	// should end in one of the entry tokens in every situation the tests use.
 	Template string
-	Scripts  []Script
+	// Renderer and Parser, when set, name one of the runtime's built-in renderers and
+	// output parsers (a Modelfile's RENDERER and PARSER): the runtime, and hearth, then
+	// render the prompt with that family's Go renderer instead of Template, so the
+	// entry tokens must be what that renderer writes last.
+	Renderer, Parser string
+	Scripts          []Script
 	// Stop strings, as the model's `stop` parameters. EOS always ends generation.
 	Stop []string
 	// ContextLength is the model's trained context (default 4096).
@@ -52,6 +57,10 @@ type Spec struct {
 	// Parameters are more of the model's parameters, as a Modelfile's PARAMETER
 	// lines set them (num_thread for a benchmark pinned to one core).
 	Parameters map[string]any
+	// Architecture, when set, is the GGUF's general.architecture instead of llama (its
+	// keys are then named after it). The tensors stay a llama model's, so only a name
+	// the runtime does not know is of use: a model that exists but cannot be run.
+	Architecture string
 	// Vision, when set, makes a vision model (architecture mistral3) whose answer
 	// after Vision.After names the colour of the images in its context.
 	Vision *Vision

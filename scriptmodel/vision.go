@@ -8,7 +8,7 @@ import (
 )
 
 // A vision script model is written as architecture mistral3 (Pixtral's vision tower in
-// front of a llama-shaped text model): of the architectures Ollama 0.17.4's engine runs
+// front of a llama-shaped text model): of the architectures Ollama's engine (0.17.4 to 0.24.0) runs
 // with images, its image placeholders are the small fixed ids 10, 12 and 13 (byte tokens
 // here), its image size and patch size come from the GGUF, and small images are not
 // scaled up, so a tiny tower suffices.

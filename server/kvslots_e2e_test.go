@@ -16,7 +16,7 @@ import (
 	"hearth/server"
 )
 
-// cacheSlotUse matches the runner's debug line for each generation (Ollama 0.17.4,
+// cacheSlotUse matches the runner's debug line for each generation (Ollama 0.17.4 to 0.24.0,
 // runner/ollamarunner/cache.go): the slot it took and how many prompt tokens it found
 // there.
 var cacheSlotUse = regexp.MustCompile(`msg="loading cache slot" id=(\d+) .* used=(\d+)`)

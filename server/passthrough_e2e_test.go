@@ -13,6 +13,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"hearth/engine/ollama"
 	"hearth/engine/ollama/testenv"
 	"hearth/mcp/mcptest"
 	"hearth/scriptmodel"
@@ -119,8 +120,8 @@ func TestPassthroughCatalog(t *testing.T) {
 		return resp.StatusCode
 	}
 	var version struct{ Version string }
-	if getJSON("/api/version", &version); version.Version != "0.17.4" {
-		t.Errorf("/api/version = %q, want the embedded module's 0.17.4", version.Version)
+	if getJSON("/api/version", &version); version.Version != ollama.RuntimeVersion {
+		t.Errorf("/api/version = %q, want the embedded module's %s", version.Version, ollama.RuntimeVersion)
 	}
 	var tags api.ListResponse
 	getJSON("/api/tags", &tags)
@@ -232,5 +233,40 @@ func TestPassthroughRefusesBadFormats(t *testing.T) {
 			b, _ := io.ReadAll(resp.Body)
 			t.Errorf("format %v: %s %s, want 200", format, resp.Status, b)
 		}
+	}
+}
+
+// TestEmbeddedRuntimeWithoutCloud: Ollama forwards any model named "<name>:cloud" to
+// ollama.com with the host's identity; the embedded runtime runs with the cloud off,
+// so such a name, through the passthrough or /v1/responses, is refused here and
+// reaches no other host.
+func TestEmbeddedRuntimeWithoutCloud(t *testing.T) {
+	testenv.SkipIfExternal(t, "checks the embedded runtime's configuration")
+	srv := newHearth(t)
+	const cloudModel = "hearth-absent:cloud"
+	for _, c := range []struct{ path, body string }{
+		{"/api/show", `{"model":"` + cloudModel + `"}`},
+		{"/api/chat", `{"model":"` + cloudModel + `","messages":[{"role":"user","content":"hi"}],"stream":false}`},
+		{"/api/generate", `{"model":"` + cloudModel + `","prompt":"hi","stream":false}`},
+	} {
+		resp, err := http.Post(srv.URL+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden || !strings.Contains(string(b), "cloud is disabled") {
+			t.Errorf("%s %s: %d %s; want 403, the cloud is disabled", c.path, cloudModel, resp.StatusCode, b)
+		}
+	}
+	resp, err := http.Post(srv.URL+"/v1/responses", "application/json",
+		strings.NewReader(`{"model":"`+cloudModel+`","input":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(b), `"model_not_found"`) {
+		t.Errorf("/v1/responses %s: %d %s; want 404 model_not_found", cloudModel, resp.StatusCode, b)
 	}
 }

@@ -365,7 +365,7 @@ func TestKeyRolesE2E(t *testing.T) {
 		{"POST", "/api/create", `{"model":"` + plain + `","from":"` + plain + `","system":"pwned"}`},
 		{"HEAD", "/api/blobs/sha256:" + strings.Repeat("0", 64), ""},
 		{"POST", "/api/blobs/sha256:" + strings.Repeat("0", 64), "x"},
-		{"POST", "/api/experimental/aliases", `{}`},
+		{"POST", "/api/experimental/web_search", `{"query":"x"}`},
 		{"POST", "/api/me", `{}`},
 		{"GET", "/metrics", ""},
 	}

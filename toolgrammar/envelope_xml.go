@@ -87,6 +87,12 @@ func (x *xmlCall) start(p *Parser, s string, final bool) (int, bool) {
 	if i == len(s) {
 		return i, true
 	}
+	if p.e.NameOpen == "" && p.e.NameKey != "" && s[i] == '{' {
+		// A hermes JSON object inside the wrapper (Envelope.NameKey set on an
+		// xml envelope: Laguna's prompt asks for it, its history shows pairs).
+		x.openJSON(p)
+		return i, false
+	}
 	if o := p.e.NameOpen; o != "" {
 		full, partial := prefixMatch(s[i:], o, final)
 		if partial {

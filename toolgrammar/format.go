@@ -88,7 +88,8 @@ type Envelope struct {
 	GroupOpen  string `json:"group_open,omitempty"`
 	GroupClose string `json:"group_close,omitempty"`
 
-	// JSON envelopes: keys of the call object.
+	// JSON envelopes: keys of the call object. Set on an xml envelope without
+	// NameOpen, the call inside the wrapper may also be such a JSON object.
 	NameKey string `json:"name_key,omitempty"`
 	ArgsKey string `json:"args_key,omitempty"`
 	// Bare: a call may also start with a bare "{" at the start of the output
@@ -364,9 +365,22 @@ func (r *Registry) Lookup(id string) *Format {
 // Detection tells which format was chosen for a model and why.
 type Detection struct {
 	Format *Format
-	// By is "template", "renderer", "family", "name" or "default".
+	// By is "template", "renderer", "family", "name", "default" or
+	// ByUnknownRenderer.
 	By string
+	// Unknown names the runtime's renderer or parser that no format matches,
+	// as `renderer "gemma4"`, when By is ByUnknownRenderer.
+	Unknown string
 }
+
+// ByUnknownRenderer is Detection.By for a model that the runtime renders with
+// a built-in renderer (or reads with a built-in parser) no format names, and
+// whose template matches no fingerprint either. Its markup is unknown, so the
+// model gets the default format for plain text only: a caller must refuse it
+// tools, because neither guessing from its family or name (Qwen 3.5 is named
+// like Qwen 3 but calls in XML) nor teaching it the emulated syntax (its
+// renderer shows the tools in its own) would read its calls correctly.
+const ByUnknownRenderer = "unknown-renderer"
 
 // Detect picks the format of a model: template fingerprint first (what the
 // template renders around .ToolCalls and .Thinking), then Ollama's renderer
@@ -374,7 +388,9 @@ type Detection struct {
 // match wins (longest fingerprint or pattern), then the later entry, so a
 // user file can override. With no match, or when only family or name match
 // and the template renders no .Tools, it returns the registry's default
-// (the emulated format), or nil when there is none.
+// (the emulated format), or nil when there is none. A model with a renderer
+// or parser name that neither a renderer/parser entry nor a template
+// fingerprint matches gets the default too, as ByUnknownRenderer (see there).
 func (r *Registry) Detect(m ModelInfo) *Format { return r.Explain(m).Format }
 
 // Explain is Detect with the reason.
@@ -422,6 +438,16 @@ func (r *Registry) Explain(m ModelInfo) Detection {
 		if tier > bestTier || (tier == bestTier && score >= bestScore) {
 			best, bestTier, bestScore, bestBy = f, tier, score, by
 		}
+	}
+	if bestTier < 3 && (m.Renderer != "" || m.Parser != "") {
+		var unknown []string
+		if m.Renderer != "" {
+			unknown = append(unknown, fmt.Sprintf("renderer %q", m.Renderer))
+		}
+		if m.Parser != "" {
+			unknown = append(unknown, fmt.Sprintf("parser %q", m.Parser))
+		}
+		return Detection{Format: r.Lookup(r.def), By: ByUnknownRenderer, Unknown: strings.Join(unknown, " and ")}
 	}
 	if best == nil && r.def != "" {
 		return Detection{Format: r.Lookup(r.def), By: "default"}

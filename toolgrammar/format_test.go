@@ -43,7 +43,7 @@ Respond in the format {"name": function name, "parameters": dictionary of argume
 )
 
 func TestDetect(t *testing.T) {
-	const cmdRPath = "/github.com/ollama/ollama@v0.17.4/template/command-r.gotmpl"
+	const cmdRPath = "/github.com/ollama/ollama@v0.24.0/template/command-r.gotmpl"
 	cmdR, err := os.ReadFile(os.Getenv("GOMODCACHE") + cmdRPath)
 	if err != nil {
 		home, _ := os.UserHomeDir()
@@ -72,6 +72,17 @@ func TestDetect(t *testing.T) {
 		{"granite 3", ModelInfo{Template: tmplGranite3}, "granite3", "template"},
 		{"renderer without template", ModelInfo{Name: "x", Renderer: "qwen3-coder", Parser: "qwen3-coder"}, "qwen3-coder", "renderer"},
 		{"glm renderer", ModelInfo{Renderer: "glm-4.7"}, "glm4-moe", "renderer"},
+		{"qwen3.5 renderer beats the qwen3 name", ModelInfo{Name: "qwen3.5:9b", Family: "qwen35", Renderer: "qwen3.5", Parser: "qwen3.5"}, "qwen3.5", "renderer"},
+		{"qwen3.5 by name beats qwen3*", ModelInfo{Name: "qwen3.5:27b"}, "qwen3.5", "name"},
+		{"qwen3-vl renderer", ModelInfo{Name: "qwen3-vl:8b", Renderer: "qwen3-vl-thinking", Parser: "qwen3-vl-thinking"}, "qwen3", "renderer"},
+		{"qwen3 parser with a plain template", ModelInfo{Name: "x", Template: "{{ .Prompt }}", Parser: "qwen3-thinking"}, "qwen3", "renderer"},
+		{"nemotron-3-nano renderer", ModelInfo{Name: "nemotron-3-nano:30b", Family: "nemotron_h_moe", Renderer: "nemotron-3-nano", Parser: "nemotron-3-nano"}, "nemotron-3-nano", "renderer"},
+		{"laguna renderer", ModelInfo{Renderer: "laguna", Parser: "laguna"}, "laguna", "renderer"},
+		{"glm-ocr renderer", ModelInfo{Renderer: "glm-ocr", Parser: "glm-ocr"}, "glm-ocr", "renderer"},
+		{"deepseek3.1 renderer", ModelInfo{Name: "deepseek-v3.1:671b", Renderer: "deepseek3.1", Parser: "deepseek3"}, "deepseek", "renderer"},
+		{"an unknown renderer is not guessed from family or name", ModelInfo{Name: "gemma4:e4b", Family: "gemma4", Renderer: "gemma4", Parser: "gemma4"}, "emulated-hermes", ByUnknownRenderer},
+		{"an unknown parser is not guessed from the name", ModelInfo{Name: "qwen3.7:9b", Parser: "qwen3.7"}, "emulated-hermes", ByUnknownRenderer},
+		{"an unknown renderer falls back to the template fingerprint", ModelInfo{Name: "x", Renderer: "future", Template: tmplQwen3}, "qwen3", "template"},
 		{"family", ModelInfo{Family: "gptoss"}, "gpt-oss", "family"},
 		{"families list", ModelInfo{Family: "x", Families: []string{"qwen3moe"}}, "qwen3", "family"},
 		{"family beats name", ModelInfo{Name: "llama3.1", Family: "qwen2"}, "hermes", "family"},
@@ -93,6 +104,9 @@ func TestDetect(t *testing.T) {
 			}
 			if reg.Detect(tt.info) != d.Format {
 				t.Fatal("Detect and Explain disagree")
+			}
+			if (d.By == ByUnknownRenderer) != (d.Unknown != "") {
+				t.Fatalf("by %s, unknown %q", d.By, d.Unknown)
 			}
 		})
 	}

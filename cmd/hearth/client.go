@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/ollama/ollama/api"
 	"github.com/spf13/cobra"
+
+	"hearth/engine"
+	"hearth/engine/ollama"
 )
 
 // DefaultHost is where client commands look for a running hearth.
@@ -89,6 +93,27 @@ func (c *hearthClient) health(ctx context.Context) (int, []byte, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	return resp.StatusCode, b, err
+}
+
+// modelSeam is the engine's runtime seam over the runtime behind hearth's /api
+// passthrough. When hearth runs the embedded runtime alone (its /healthz says so) the
+// seam also judges each model's architecture as that runtime would, so the commands show
+// a model it cannot run. An external runtime judges its own models, and with several
+// runtimes a model may live on one that can run it: no judgement then.
+func (c *hearthClient) modelSeam(ctx context.Context) engine.Runtime {
+	var health struct {
+		Runtime struct {
+			Embedded bool `json:"embedded"`
+		} `json:"runtime"`
+		Runtimes []struct {
+			Embedded bool `json:"embedded"`
+		} `json:"runtimes"`
+	}
+	if _, body, err := c.health(ctx); err == nil && json.Unmarshal(body, &health) == nil &&
+		health.Runtime.Embedded && len(health.Runtimes) <= 1 {
+		return ollama.EmbeddedSeam(c.api)
+	}
+	return ollama.Seam(c.api)
 }
 
 // parseHost reads --host as users write it: a URL, host:port or a bare host (port

@@ -237,7 +237,7 @@ func (d *doctor) checkModels(ctx context.Context, hc *hearthClient, formats *too
 	}) {
 		return
 	}
-	eng := engine.New(ollama.Seam(hc.api), formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	eng := engine.New(hc.modelSeam(ctx), formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	for _, m := range list.Models {
 		d.check("  "+m.Name, func() (string, error) {
 			em, err := eng.Model(ctx, m.Name)
@@ -246,8 +246,16 @@ func (d *doctor) checkModels(ctx context.Context, hc *hearthClient, formats *too
 			}
 			var row modelRow
 			row.fill(em)
+			if em.Info.UnsupportedBy != "" {
+				return "", fmt.Errorf("architecture %s: not in %s; serve it from an Ollama that can (hearth serve --runtime URL)",
+					em.Info.Architecture, em.Info.UnsupportedBy)
+			}
 			if em.Format == nil {
 				return "", errors.New("no format detected and no default format")
+			}
+			if em.UnknownMarkup != "" {
+				return fmt.Sprintf("text only, requests with tools refused: no format for the runtime's %s (add one with --models-file), capabilities %s, context %s",
+					em.UnknownMarkup, dash(row.caps), dash(row.context)), nil
 			}
 			return fmt.Sprintf("format %s, reasoning %s, capabilities %s, context %s", row.format, dash(row.reasoning), dash(row.caps), dash(row.context)), nil
 		})

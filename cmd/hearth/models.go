@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"hearth/engine"
-	"hearth/engine/ollama"
 )
 
 func modelsCommand() *cobra.Command {
@@ -61,7 +60,7 @@ RUNTIMES column says which have each model.`,
 					placement[r.Name] = processor(r.Size, r.SizeVRAM)
 				}
 			}
-			eng := engine.New(ollama.Seam(hc.api), formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			eng := engine.New(hc.modelSeam(c.Context()), formats, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			info, several := hc.hearthModels(c.Context())
 			w := tabwriter.NewWriter(c.OutOrStdout(), 0, 4, 2, ' ', 0)
 			header := "NAME\tSIZE\tFAMILY\tFORMAT\tREASONING\tCAPABILITIES\tCONTEXT\tLOADED\tLAYERS"
@@ -96,7 +95,14 @@ type modelRow struct {
 }
 
 func (r *modelRow) fill(m *engine.Model) {
-	if m.Format != nil {
+	switch {
+	case m.Info.UnsupportedBy != "":
+		// The model cannot be served at all: that is its format column's news.
+		r.format = fmt.Sprintf("architecture %s: not in %s", m.Info.Architecture, m.Info.UnsupportedBy)
+	case m.UnknownMarkup != "":
+		// No format reads this model's markup: it is served as plain text, no tools.
+		r.format = "text only"
+	case m.Format != nil:
 		r.format = m.Format.ID
 		if m.Format.Emulated {
 			r.format += " (emulated)"

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"hearth/engine/ollama"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/cpubuild"
 	"hearth/internal/seal"
@@ -189,6 +190,25 @@ func TestServeEmbedded(t *testing.T) {
 	out, _, err = runCLI(t, "doctor", "--host", base, "--data", filepath.Join(dir, "data"), "--models", filepath.Join(dir, "models"))
 	if err != nil || !strings.Contains(out, "All checks passed") || !strings.Contains(out, scriptmodel.PlainModel) {
 		t.Errorf("hearth doctor: %v\n%s", err, out)
+	}
+	// A model of an architecture the embedded runtime does not know: both commands say
+	// so (and doctor fails), without the runtime trying to load it.
+	const odd = "hearth-script-unknown-arch:latest"
+	if _, err := scriptmodel.Create(ctx, client, odd, scriptmodel.Spec{Architecture: "hearthtestarch", Template: "{{ .Prompt }}<|go|>",
+		Scripts: []scriptmodel.Script{{Entry: "<|go|>", Text: "Never written."}}}); err != nil {
+		t.Fatal(err)
+	}
+	const oddRow = "architecture hearthtestarch: not in the embedded runtime (Ollama " + ollama.RuntimeVersion + ")"
+	out, _, err = runCLI(t, "models", "--host", base)
+	if err != nil || !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(odd)+`\s.*\s`+regexp.QuoteMeta(oddRow)+`\s`).MatchString(out) {
+		t.Errorf("hearth models: %v, want %s with %q:\n%s", err, odd, oddRow, out)
+	}
+	out, _, err = runCLI(t, "doctor", "--host", base, "--data", filepath.Join(dir, "data"), "--models", filepath.Join(dir, "models"))
+	if err == nil || !strings.Contains(out, "FAIL    "+odd+" "+oddRow+"; serve it from an Ollama that can (hearth serve --runtime URL)") {
+		t.Errorf("hearth doctor: %v, want a failed check of %s:\n%s", err, odd, out)
+	}
+	if err := client.Delete(ctx, &api.DeleteRequest{Model: odd}); err != nil {
+		t.Fatal(err)
 	}
 	// A registry that cannot be reached (a closed loopback port, so the test sends
 	// nothing off the machine): the pull fails with the runtime's reason, every time.

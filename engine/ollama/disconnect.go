@@ -17,7 +17,7 @@ import (
 // (CloseNotify). A chunk sent in that instant blocks its sender for ever, inside the
 // model server's Completion call, which then never releases the model's slot: every
 // later request to that model waits until the runtime restarts (ollama/ollama#17131,
-// open in v0.17.4). hearth leaves streams on purpose (it stops the runtime at each
+// open in v0.17.4, and v0.24.0's streamResponse is the same). hearth leaves streams on purpose (it stops the runtime at each
 // decision point of an enforced tool choice), so it met this in about one test run in
 // seven.
 //

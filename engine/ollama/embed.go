@@ -36,6 +36,13 @@ func (s seam) Embed(ctx context.Context, req *engine.EmbedRequest) (*engine.Embe
 		if errors.As(err, &se) && se.StatusCode == http.StatusNotFound {
 			return nil, fmt.Errorf("%w: %q", engine.ErrModelNotFound, req.Model)
 		}
+		if s.embedded && (!errors.As(err, &se) || se.StatusCode >= 500) {
+			// A model the runtime cannot load fails with a bare 500; asked only then,
+			// /api/show says whether its architecture is why.
+			if info, showErr := s.Model(ctx, req.Model); showErr == nil && info.UnsupportedBy != "" {
+				return nil, engine.ErrUnsupportedArchitecture(req.Model, info)
+			}
+		}
 		return nil, statusError(err)
 	}
 	if len(resp.Embeddings) != len(req.Input) {

@@ -102,6 +102,16 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Runtime, error) {
 	if os.Getenv("OLLAMA_NOPRUNE") == "" {
 		os.Setenv("OLLAMA_NOPRUNE", "1")
 	}
+	// Ollama's cloud (since v0.18) makes the runtime call ollama.com on its own: at
+	// start (its cloud model list, model recommendations), and for any model named
+	// "<name>:cloud" or "<tag>-cloud", which it forwards there with this machine's
+	// ollama.com identity, without a local model behind the name. hearth serves the
+	// models on this machine, and its /api passthrough lets user keys name any model,
+	// so the embedded runtime runs without the cloud (such names are refused with a
+	// 403) unless the user set OLLAMA_NO_CLOUD themselves.
+	if _, set := os.LookupEnv("OLLAMA_NO_CLOUD"); !set {
+		os.Setenv("OLLAMA_NO_CLOUD", "1")
+	}
 
 	configureGPU(cfg.NoGPU)
 	installLayoutTaps(cfg.Log)
@@ -156,4 +166,4 @@ const embeddedHost = "embedded.localhost"
 
 // RuntimeVersion is the version of the github.com/ollama/ollama module hearth embeds (a
 // test keeps it equal to go.mod's).
-const RuntimeVersion = "0.17.4"
+const RuntimeVersion = "0.24.0"

@@ -46,7 +46,7 @@ func GPUBackends() []string {
 }
 
 // configureGPU sets the runtime's environment for the GPU choice before it starts. Ollama
-// v0.17.4 treats Vulkan as experimental and skips it unless OLLAMA_VULKAN is set; hearth
+// (v0.17.4 to v0.24.0) treats Vulkan as experimental and skips it unless OLLAMA_VULKAN is set; hearth
 // builds it on purpose (make build GPU=vulkan), so it turns it on unless the user set
 // OLLAMA_VULKAN, and off when the GPU is disabled (the runtime then runs on the CPU). The
 // CUDA backend has no such switch in the runtime; CUDA's own CUDA_VISIBLE_DEVICES=-1 hides

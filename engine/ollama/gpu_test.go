@@ -9,7 +9,7 @@ import (
 	"github.com/ollama/ollama/ml"
 )
 
-// TestConfigureGPU: Ollama v0.17.4 skips its Vulkan backend unless OLLAMA_VULKAN is set,
+// TestConfigureGPU: Ollama (v0.17.4 to v0.24.0) skips its Vulkan backend unless OLLAMA_VULKAN is set,
 // so hearth sets it, leaves a user's own choice alone, and forces it off for --gpu=false.
 func TestConfigureGPU(t *testing.T) {
 	for _, tc := range []struct {

@@ -24,7 +24,7 @@ import (
 
 // Where each loaded model's layers run, in the embedded runtime.
 //
-// Ollama v0.17.4 decides the layout in this process (llm/server.go) and sends it to the
+// Ollama (v0.17.4 to v0.24.0) decides the layout in this process (llm/server.go) and sends it to the
 // model's runner subprocess; nothing in its API reports it (/api/ps has only size and
 // size_vram), and its scheduler, which holds the runners, is private. The choices were:
 //

@@ -54,6 +54,22 @@ var parityModels = []parityModel{
 		thinks: []*api.ThinkValue{nil}},
 	{name: "parity-qwen3vl:latest", create: &api.CreateRequest{Renderer: "qwen3-vl-thinking", Parser: "qwen3-vl-thinking"},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
+	// v0.24.0's gemma4 renderer, which the runtime resolves to gemma4-small for a
+	// model of this name and size (a 26b/31b name or >= 16B parameters would get
+	// gemma4-large, which RenderPrompt does not mirror yet).
+	{name: "parity-gemma4:latest", create: &api.CreateRequest{Renderer: "gemma4", Parser: "gemma4"},
+		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
+	// The renderers of the formats taken from v0.24.0 (models.json).
+	{name: "parity-qwen35:latest", create: &api.CreateRequest{Renderer: "qwen3.5", Parser: "qwen3.5"},
+		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
+	{name: "parity-nemotron3nano:latest", create: &api.CreateRequest{Renderer: "nemotron-3-nano", Parser: "nemotron-3-nano"},
+		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
+	{name: "parity-laguna:latest", create: &api.CreateRequest{Renderer: "laguna", Parser: "laguna"},
+		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
+	{name: "parity-glmocr:latest", create: &api.CreateRequest{Renderer: "glm-ocr", Parser: "glm-ocr"},
+		thinks: []*api.ThinkValue{nil}},
+	{name: "parity-deepseek31:latest", create: &api.CreateRequest{Renderer: "deepseek3.1", Parser: "deepseek3"},
+		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
 }
 
 // parityConversation is one request's context.

@@ -30,6 +30,17 @@ func TestToolSchemasAsOllamaShowsThem(t *testing.T) {
 	if want := `{"name":"exec_command","description":"exec_command does things","parameters":{"type":"object","required":["cmd"],"properties":{"cmd":{"type":"string","description":"Command"},"tty":{"type":"boolean"}}}}`; string(exec) != want {
 		t.Errorf("exec_command:\n%s\nwant\n%s", exec, want)
 	}
+	// A nested object keeps its required list (Ollama's property type has it since
+	// v0.24.0; v0.17.4 dropped it); its other keywords are dropped as at the top.
+	nested, err := engine.BuildConversation("", nil, []hearth.Item{itUser("go")},
+		[]hearth.Tool{testFunctionTool("move", `{"type":"object","properties":{"to":{"type":"object","properties":{"x":{"type":"integer","minimum":0},"y":{"type":"integer"}},"required":["x"],"additionalProperties":false}},"required":["to"]}`)}, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	move, _ := json.Marshal(nested.Tools[0].Parameters)
+	if want := `{"type":"object","required":["to"],"properties":{"to":{"type":"object","properties":{"x":{"type":"integer"},"y":{"type":"integer"}},"required":["x"]}}}`; string(move) != want {
+		t.Errorf("move parameters:\n%s\nwant\n%s", move, want)
+	}
 	noParams, _ := json.Marshal(conv.Tools[1].Parameters)
 	if want := `{"type":"object","properties":{}}`; string(noParams) != want {
 		t.Errorf("no_params parameters %s, want %s", noParams, want)

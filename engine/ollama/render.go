@@ -36,15 +36,16 @@ func (r renderer) RenderPrompt(conv *engine.Conversation, think *engine.Think) (
 
 // ToolParameters reads a function tool's JSON schema into the runtime's parameter type
 // as Ollama's OpenAI layer does. That type keeps type, $defs, items, required and
-// properties (each with type, description, enum, items, anyOf, properties); other
-// keywords are dropped, as they are when the same tool goes through Ollama. A schema
-// that type cannot hold (properties that are not an object) is the error.
+// properties (each with type, description, enum, items, anyOf, properties and, since
+// v0.24.0, required); other keywords are dropped, as they are when the same tool goes
+// through Ollama. A schema that type cannot hold (properties that are not an object)
+// is the error.
 func (renderer) ToolParameters(schema json.RawMessage) (json.RawMessage, error) {
 	return toolParameters(schema)
 }
 
 // RenderPrompt renders conv for the model described by show exactly as the
-// runtime (Ollama v0.17.4, server.ChatHandler and server/prompt.go) renders
+// runtime (Ollama v0.24.0, server.ChatHandler and server/prompt.go) renders
 // /api/chat with the same messages, tools and think value, so that raw
 // generation sees the prompt the model's own chat path would. think nil
 // means not set. The runtime's steps, in its order:
@@ -69,6 +70,13 @@ func (renderer) ToolParameters(schema json.RawMessage) (json.RawMessage, error) 
 // same way for its Anthropic layer; the engine decides whether to reason),
 // and nothing is truncated: the engine sends truncate=false and reports an
 // over-long prompt itself.
+//
+// Not mirrored yet: v0.24.0 renders a model whose renderer is "gemma4" with
+// "gemma4-small" or "gemma4-large", chosen by the model's name (e2b/e4b,
+// 26b/31b) and then its parameter size (server/renderer_resolution.go); this
+// renders "gemma4" as the small one always, so a large model's prompt lacks
+// the empty thought block the runtime adds when not thinking. And the runtime
+// gives gpt-oss the think level "high" where a request says "max".
 func RenderPrompt(show *api.ShowResponse, conv *engine.Conversation, think *api.ThinkValue) (string, error) {
 	if show.RemoteHost != "" {
 		return "", fmt.Errorf("engine: model %s is remote (%s); hearth cannot render its prompt", show.RemoteModel, show.RemoteHost)
@@ -138,7 +146,7 @@ func RenderPrompt(show *api.ShowResponse, conv *engine.Conversation, think *api.
 }
 
 // ModelRenderer returns the model's built-in renderer and output parser.
-// /api/show of v0.17.4 leaves its renderer and parser fields empty (they are
+// /api/show (v0.17.4 to v0.24.0) leaves its renderer and parser fields empty (they are
 // declared but GetModelInfo never sets them); its Modelfile text has them as
 // RENDERER and PARSER lines, so they are read from there unless the fields
 // are set. A gpt-oss template without a parser gets harmony, as in

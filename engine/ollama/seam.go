@@ -30,7 +30,7 @@ type Client interface {
 func Seam(c Client) engine.Runtime { return newSeam(c, false, false) }
 
 func newSeam(c Client, drain, embedded bool) seam {
-	return seam{c: c, drain: drain, lp: &logprobsGate{}, tok: newTokenizers(embedded)}
+	return seam{c: c, drain: drain, embedded: embedded, lp: &logprobsGate{}, tok: newTokenizers(embedded)}
 }
 
 // Seam is the engine's runtime seam over this runtime. Over an external runtime it
@@ -44,11 +44,24 @@ func (r *Runtime) Seam() engine.Runtime {
 	return DrainingSeam(r.Client)
 }
 
+// EmbeddedSeam is Seam for a client of the embedded runtime, directly or through a
+// hearth's /api passthrough: its models also say whether the embedded runtime can run
+// their architecture (architectures.go). An external runtime's models are its own
+// business: what it cannot load, it refuses itself.
+//
+// Its tokenizers are read over the API, as an external runtime's: the client may be
+// another process's (the CLI's), which has no model files of its own to read.
+func EmbeddedSeam(c Client) engine.Runtime {
+	s := newSeam(c, false, false)
+	s.embedded = true
+	return s
+}
+
 // DrainingSeam is Seam for a runtime hearth does not host: a generation its caller
 // leaves (the callback's error, the context's end) is read to its end in the background
 // instead of closing the connection mid-stream.
 //
-// Ollama (v0.17.4, ollama/ollama#17131) wedges a model when a client leaves a stream at
+// Ollama (v0.17.4 to v0.24.0 at least, ollama/ollama#17131) wedges a model when a client leaves a stream at
 // the wrong instant: its handler stops draining the chunk channel when the client is
 // gone, and a chunk the generation goroutine already holds blocks it for ever inside the
 // runner call that holds the model's slot; later requests to that model wait for
@@ -61,6 +74,8 @@ func DrainingSeam(c Client) engine.Runtime { return newSeam(c, true, false) }
 type seam struct {
 	c     Client
 	drain bool
+	// embedded: the runtime is this binary's own (EmbeddedSeam).
+	embedded bool
 	// lp remembers whether the runtime returns log probabilities (logprobs.go).
 	lp *logprobsGate
 	// tok keeps the tokenizers of the models whose tokens were counted (tokenize.go).
@@ -81,9 +96,11 @@ func (s seam) Model(ctx context.Context, name string) (*engine.ModelInfo, error)
 	show, err := s.c.Show(ctx, &api.ShowRequest{Model: name})
 	if err != nil {
 		var se api.StatusError
-		if errors.As(err, &se) && (se.StatusCode == http.StatusNotFound || se.StatusCode == http.StatusBadRequest) {
+		if errors.As(err, &se) && (se.StatusCode == http.StatusNotFound || se.StatusCode == http.StatusBadRequest ||
+			se.StatusCode == http.StatusForbidden) {
 			// 400 is the runtime refusing the name itself (Show has no other
-			// input): for the client that model does not exist either.
+			// input), 403 a cloud model ("<name>:cloud") with the runtime's cloud
+			// off: for the client that model does not exist either.
 			return nil, fmt.Errorf("%w: %q", engine.ErrModelNotFound, name)
 		}
 		return nil, statusError(err)
@@ -100,6 +117,10 @@ func (s seam) Model(ctx context.Context, name string) (*engine.ModelInfo, error)
 		Stop:          modelStops(show.Parameters),
 		Prompt:        NewRenderer(show),
 		NoLogprobs:    s.lp.check(ctx, s.c),
+	}
+	info.Architecture, _ = show.ModelInfo["general.architecture"].(string)
+	if s.embedded && unsupportedArchitecture(show) != "" {
+		info.UnsupportedBy = embeddedName
 	}
 	for _, c := range show.Capabilities {
 		info.Capabilities = append(info.Capabilities, string(c))

@@ -132,6 +132,8 @@ func startServer(ctx context.Context, dir string, env ...string) (*Server, error
 		// Keep runners loaded for the whole run: reloading a model costs more than a test.
 		"OLLAMA_KEEP_ALIVE=-1",
 		"OLLAMA_NOPRUNE=1",
+		// Tests reach no other host: no ollama.com model list or recommendations at start.
+		"OLLAMA_NO_CLOUD=1",
 	)
 	cmd.Env = append(cmd.Env, env...)
 	cmd.SysProcAttr = serverAttr()

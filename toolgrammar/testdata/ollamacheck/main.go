@@ -1,5 +1,5 @@
 // Command ollamacheck checks toolgrammar against the Ollama runtime it
-// serves (github.com/ollama/ollama v0.17.4). It lives under testdata so the
+// serves (the github.com/ollama/ollama version in go.mod). It lives under testdata so the
 // toolgrammar package itself stays standard-library only; it needs the cgo
 // build of llama.cpp (see scripts/cgo-headers.sh):
 //

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"testing"
+
+	"hearth/engine"
+)
+
+// TestModelRowTextOnly: `hearth models` shows a model whose runtime renderer has no
+// format as "text only", with no reasoning markers (it gets none), and a known one by
+// its format's id.
+func TestModelRowTextOnly(t *testing.T) {
+	formats := engine.DefaultFormats()
+	var unknown modelRow
+	unknown.fill(&engine.Model{Name: "gemma4:e4b", Info: &engine.ModelInfo{}, Format: formats.Lookup("emulated-hermes"),
+		UnknownMarkup: `renderer "gemma4"`})
+	if unknown.format != "text only" || unknown.reasoning != "" {
+		t.Fatalf("unknown renderer: format %q, reasoning %q", unknown.format, unknown.reasoning)
+	}
+	var known modelRow
+	known.fill(&engine.Model{Name: "qwen3.5:9b", Info: &engine.ModelInfo{}, Format: formats.Lookup("qwen3.5")})
+	if known.format != "qwen3.5" || known.reasoning != "<think>…</think>" {
+		t.Fatalf("qwen3.5: format %q, reasoning %q", known.format, known.reasoning)
+	}
+}
+
+// A model the runtime cannot run says so in its format column, whatever else is known.
+func TestModelRowUnsupportedArchitecture(t *testing.T) {
+	var row modelRow
+	row.fill(&engine.Model{Name: "odd:1b", Format: engine.DefaultFormats().Lookup("qwen3.5"),
+		Info: &engine.ModelInfo{Architecture: "hearthtestarch", UnsupportedBy: "the embedded runtime (Ollama 0.24.0)"}})
+	if want := "architecture hearthtestarch: not in the embedded runtime (Ollama 0.24.0)"; row.format != want || row.reasoning != "" {
+		t.Fatalf("format %q, reasoning %q; want %q and none", row.format, row.reasoning, want)
+	}
+}

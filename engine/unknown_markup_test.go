@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"hearth"
+)
+
+// TestUnknownRendererRefusesTools: a model the runtime renders with a renderer no format
+// names is served as plain text; a request with tools is a 400 naming the model and the
+// renderer, and the warning is logged once per model, however often it is asked.
+func TestUnknownRendererRefusesTools(t *testing.T) {
+	show := qwenShow()
+	show.Template = "{{ .Prompt }}"
+	show.Renderer, show.Parser = "gemma4", "gemma4"
+	rt := &fakeRuntime{show: show, write: func(string, json.RawMessage) []string {
+		return []string{"Plain", " text."}
+	}}
+	var logs bytes.Buffer
+	e := New(rt, DefaultFormats(), slog.New(slog.NewTextHandler(&logs, nil)))
+	ctx := context.Background()
+
+	withTools, _, err := hearth.DecodeCreateRequest([]byte(`{"model":"gemma4:e4b","input":"hi","tools":[` + weatherTool + `]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Prepare(ctx, withTools, nil)
+	var he *hearth.Error
+	if !errors.As(err, &he) || he.Status != 400 || he.Param != "tools" ||
+		!strings.Contains(he.Message, `"gemma4:e4b"`) || !strings.Contains(he.Message, `renderer "gemma4"`) {
+		t.Fatalf("with tools: %v, want a 400 on tools naming the model and its renderer", err)
+	}
+
+	plain, _, err := hearth.DecodeCreateRequest([]byte(`{"model":"gemma4:e4b","input":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		e.mu.Lock()
+		e.models = map[string]cachedModel{} // as after the cache's TTL: asked again
+		e.mu.Unlock()
+		j, err := e.Prepare(ctx, plain, nil)
+		if err != nil {
+			t.Fatalf("without tools: %v", err)
+		}
+		if j.Model.UnknownMarkup != `renderer "gemma4" and parser "gemma4"` {
+			t.Fatalf("UnknownMarkup = %q", j.Model.UnknownMarkup)
+		}
+	}
+	if n := strings.Count(logs.String(), "no tool-call format"); n != 1 {
+		t.Fatalf("%d warnings, want 1:\n%s", n, logs.String())
+	}
+
+	// A renderer hearth knows is served with its format, and no warning.
+	known := qwenShow()
+	known.Renderer, known.Parser = "qwen3.5", "qwen3.5"
+	known.Template = ""
+	rt.show = known
+	logs.Reset()
+	e2 := New(rt, DefaultFormats(), slog.New(slog.NewTextHandler(&logs, nil)))
+	m, err := e2.Model(ctx, "qwen3.5:9b")
+	if err != nil || m.UnknownMarkup != "" || m.Format.ID != "qwen3.5" || logs.Len() != 0 {
+		t.Fatalf("qwen3.5: %v, %q, %s, %s", err, m.UnknownMarkup, m.Format.ID, logs.String())
+	}
+}
+
+// failingRenderer renders nothing: the runtime's renderer is unknown to hearth's module.
+type failingRenderer struct{}
+
+func (failingRenderer) ToolParameters(schema json.RawMessage) (json.RawMessage, error) {
+	return schema, nil
+}
+
+func (failingRenderer) RenderPrompt(*Conversation, *Think) (string, error) {
+	return "", errors.New(`unknown renderer "qwen3.8"`)
+}
+
+// TestNewerRendererIsABadRequest: a model whose renderer the module cannot render (an
+// external runtime of a later release) is a 400 naming it, not a server error.
+func TestNewerRendererIsABadRequest(t *testing.T) {
+	show := qwenShow()
+	show.Template = ""
+	show.Renderer, show.Parser = "qwen3.8", "qwen3.8"
+	show.Prompt = failingRenderer{}
+	e := New(&fakeRuntime{show: show}, DefaultFormats(), nil)
+	req, _, err := hearth.DecodeCreateRequest([]byte(`{"model":"qwen3.8:9b","input":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Prepare(context.Background(), req, nil)
+	var he *hearth.Error
+	if !errors.As(err, &he) || he.Status != 400 || he.Code != "model_renderer_unsupported" ||
+		!strings.Contains(he.Message, `"qwen3.8:9b"`) || !strings.Contains(he.Message, `renderer "qwen3.8"`) {
+		t.Fatalf("got %v, want a 400 naming the model and its renderer", err)
+	}
+}
