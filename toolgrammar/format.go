@@ -27,6 +27,10 @@ const (
 	// Harmony: gpt-oss channels; a call is a commentary message addressed
 	// to=functions.NAME whose body is the JSON arguments.
 	Harmony EnvelopeKind = "harmony"
+	// GemmaCall: Open, NamePrefix ("call:"), the name, then the arguments as an
+	// object in Gemma's JSON-like syntax (bare keys, strings between
+	// StringDelim), then Close (Gemma 4, FunctionGemma).
+	GemmaCall EnvelopeKind = "gemma_call"
 )
 
 // Format describes how one model family writes tool calls and reasoning.
@@ -121,6 +125,10 @@ type Envelope struct {
 	// TrimValueNewline strips one newline on each side of a value, which
 	// Qwen3-Coder writes around every parameter value.
 	TrimValueNewline bool `json:"trim_value_newline,omitempty"`
+
+	// GemmaCall: StringDelim quotes a string value (<|"|> in Gemma 4,
+	// <escape> in FunctionGemma); NamePrefix ("call:") precedes the name.
+	StringDelim string `json:"string_delim,omitempty"`
 
 	// Harmony tokens.
 	Start            string   `json:"start,omitempty"`             // <|start|>

@@ -184,7 +184,7 @@ func renderSegments(fm *Format, ops []byte, pool string) (string, []Event) {
 		return s
 	}
 	valuePool := pool
-	if e.Kind == XMLParams {
+	if e.Kind == XMLParams || e.Kind == GemmaCall {
 		valuePool = strings.ReplaceAll(pool, "<", "")
 	}
 	value := func(n int) string {
@@ -255,6 +255,10 @@ func renderSegments(fm *Format, ops []byte, pool string) (string, []Event) {
 				inGroup = e.GroupOpen != ""
 			case PlanNameOnly:
 				b.WriteString(fm.CallPrefix(soFar) + fm.ArgumentsPrefix("write_file"))
+				if q := e.StringDelim; q != "" {
+					b.WriteString("path:" + q + path + q + ",content:" + q + content + q + "}" + e.Close)
+					break
+				}
 				for _, kv := range [][2]string{{"path", path}, {"content", content}} {
 					if e.ValueOpen != "" {
 						b.WriteString(e.KeyOpen + kv[0] + e.KeyClose + e.ValueOpen + kv[1] + e.ValueClose)

@@ -56,6 +56,8 @@ func newEnvelope(f *Format, opts Options) envelope {
 		return &xmlCall{typ: paramTypes(opts.Tools)}
 	case Harmony:
 		return &harmony{}
+	case GemmaCall:
+		return &gemmaCall{}
 	}
 	// JSON envelopes; a format without tools may still allow bare calls.
 	return &jsonCall{}

@@ -29,11 +29,12 @@ const (
 	// string: decode it), append ArgumentsPrefix(name), generate with
 	// ArgumentsSchema, append CallSuffix. For Mistral v11, DeepSeek, harmony.
 	PlanNameThenArgs
-	// PlanNameOnly: XML parameter formats cannot be constrained by a JSON
-	// schema; the engine forces the tool by appending CallPrefix, the name
-	// (NameSchema) and ArgumentsPrefix(name), and lets the model write the
-	// parameters. Parameters that must be constrained are generated as JSON
-	// under ArgumentsSchema and written with XMLArguments.
+	// PlanNameOnly: formats whose arguments are not JSON (XML parameters,
+	// Gemma's call syntax) cannot be constrained by a JSON schema; the engine
+	// forces the tool by appending CallPrefix, the name (NameSchema) and
+	// ArgumentsPrefix(name), and lets the model write the arguments.
+	// Arguments that must be constrained are generated as JSON under
+	// ArgumentsSchema and written with ArgumentsFromJSON.
 	PlanNameOnly
 )
 
@@ -44,7 +45,7 @@ func (f *Format) Plan() Plan {
 		return PlanCall
 	case NameJSON, Harmony:
 		return PlanNameThenArgs
-	case XMLParams:
+	case XMLParams, GemmaCall:
 		return PlanNameOnly
 	}
 	return 0
@@ -75,6 +76,8 @@ func (f *Format) CallPrefix(soFar string) string {
 			return e.Open[0] + "\n" + e.NameOpen
 		}
 		return e.Open[0]
+	case GemmaCall:
+		return e.Open[0] + e.NamePrefix
 	case Harmony:
 		h := e.Channel + "commentary to=" + e.Recipient
 		if strings.HasSuffix(soFar, e.Start+"assistant") {
@@ -100,10 +103,23 @@ func (f *Format) ArgumentsPrefix(name string) string {
 			return name + e.NameClose + "\n"
 		}
 		return name + "\n"
+	case GemmaCall:
+		return name + "{"
 	case Harmony:
 		return name + " <|constrain|>json" + e.Message
 	}
 	return name
+}
+
+// ArgumentsFromJSON writes a call's arguments, a JSON object generated under
+// ArgumentsSchema, in the format's own syntax through the call's closer, for
+// the formats whose arguments are not JSON (PlanNameOnly): XMLArguments or
+// GemmaArguments.
+func (f *Format) ArgumentsFromJSON(args string) (string, error) {
+	if f.Tools.Kind == GemmaCall {
+		return f.GemmaArguments(args)
+	}
+	return f.XMLArguments(args)
 }
 
 // XMLArguments writes a call's arguments, a JSON object generated under
@@ -170,7 +186,7 @@ func (f *Format) XMLArguments(args string) (string, error) {
 func (f *Format) CallSuffix() string {
 	e := &f.Tools
 	switch e.Kind {
-	case XMLParams:
+	case XMLParams, GemmaCall:
 		// Only the name was forced; the model closes the call itself.
 		return ""
 	case Harmony:

@@ -155,7 +155,9 @@ func TestConstrainedCallParses(t *testing.T) {
 				call = f.CallPrefix(soFar) + f.ArgumentsPrefix("get_weather") + `{"location":"Paris"}` + f.CallSuffix()
 			case PlanNameOnly:
 				call = f.CallPrefix(soFar) + f.ArgumentsPrefix("get_weather")
-				if f.Tools.ValueOpen != "" {
+				if q := f.Tools.StringDelim; q != "" {
+					call += "location:" + q + "Paris" + q + "}" + f.Tools.Close
+				} else if f.Tools.ValueOpen != "" {
 					call += f.Tools.KeyOpen + "location" + f.Tools.KeyClose + f.Tools.ValueOpen + "Paris" + f.Tools.ValueClose + "\n" + f.Tools.Close
 				} else {
 					call += f.Tools.KeyOpen + "location" + f.Tools.KeyClose + "\nParis\n" + f.Tools.ValueClose + "\n" + f.Tools.FunctionClose + "\n" + f.Tools.Close
@@ -184,46 +186,61 @@ func TestConstrainedCallParses(t *testing.T) {
 // ArgumentsSchema, written by XMLArguments after the forced name, read back as
 // the same call in every XML format (a string raw, an integer typed by the
 // schema), with nothing after the call's closer.
-func TestXMLArgumentsParse(t *testing.T) {
-	const args = `{"location":"Paris, \"FR\"","unit":"celsius","days":3}`
+// TestArgumentsFromJSONParse: every format whose arguments are not JSON reads
+// what ArgumentsFromJSON writes back as the same call (XML parameters, Gemma's
+// call syntax); the other formats refuse it.
+func TestArgumentsFromJSONParse(t *testing.T) {
+	cases := []struct{ tool, args string }{
+		{"get_weather", `{"location":"Paris, \"FR\"","unit":"celsius","days":3}`},
+		{"search", `{"query":"a <b> 'c' \\ {d}","filters":{"max-results":2,"x":[1.5,true,null,"y"]},"exact":false,"tags":[]}`},
+		{"get_time", `{}`},
+	}
 	n := 0
 	for _, f := range testRegistry(t).Formats() {
 		if f.Plan() != PlanNameOnly {
-			if _, err := f.XMLArguments(args); err == nil {
-				t.Errorf("%s: XMLArguments of a format without XML parameters", f.ID)
+			if _, err := f.ArgumentsFromJSON(cases[0].args); err == nil {
+				t.Errorf("%s: ArgumentsFromJSON of a format with JSON arguments", f.ID)
 			}
 			continue
 		}
 		n++
-		t.Run(f.ID, func(t *testing.T) {
-			params, err := f.XMLArguments(args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.HasSuffix(params, f.Tools.Close) {
-				t.Fatalf("%q does not end with the closer %q", params, f.Tools.Close)
-			}
-			call := f.CallPrefix("") + f.ArgumentsPrefix("get_weather") + params
-			evs := normalize(parseChunks(f, Options{Tools: testTools}, []string{"Some text.", call}))
-			var ends []Event
-			for _, e := range evs {
-				switch e.Kind {
-				case CallEnd:
-					ends = append(ends, e)
-				case Malformed:
-					t.Fatalf("malformed: %v in %q", e, call)
+		for _, c := range cases {
+			t.Run(f.ID+"/"+c.tool, func(t *testing.T) {
+				written, err := f.ArgumentsFromJSON(c.args)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if len(ends) != 1 || ends[0].Name != "get_weather" || ends[0].Text != args {
-				t.Fatalf("calls %v from %q", ends, call)
-			}
-		})
-		if _, err := f.XMLArguments(`["not an object"]`); err == nil {
-			t.Errorf("%s: XMLArguments of an array", f.ID)
+				if !strings.HasSuffix(written, f.Tools.Close) {
+					t.Fatalf("%q does not end with the closer %q", written, f.Tools.Close)
+				}
+				call := f.CallPrefix("") + f.ArgumentsPrefix(c.tool) + written
+				evs := normalize(parseChunks(f, Options{Tools: testTools}, []string{"Some text.", call}))
+				var ends []Event
+				for _, e := range evs {
+					switch e.Kind {
+					case CallEnd:
+						ends = append(ends, e)
+					case Malformed:
+						t.Fatalf("malformed: %v in %q", e, call)
+					}
+				}
+				if len(ends) != 1 || ends[0].Name != c.tool || ends[0].Text != c.args {
+					t.Fatalf("calls %v from %q", ends, call)
+				}
+			})
+		}
+		if _, err := f.ArgumentsFromJSON(`["not an object"]`); err == nil {
+			t.Errorf("%s: ArgumentsFromJSON of an array", f.ID)
 		}
 	}
 	if n == 0 {
-		t.Fatal("no XML format in the registry")
+		t.Fatal("no format with non-JSON arguments in the registry")
+	}
+	if _, err := testFormat(t, "gemma4").XMLArguments(`{}`); err == nil {
+		t.Error("gemma4: XMLArguments")
+	}
+	if _, err := testFormat(t, "qwen3.5").GemmaArguments(`{}`); err == nil {
+		t.Error("qwen3.5: GemmaArguments")
 	}
 }
 
