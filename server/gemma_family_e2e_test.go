@@ -91,3 +91,73 @@ func TestGemma4RendererE2E(t *testing.T) {
 		`,"input":[{"type":"function_call_output","call_id":"`+callID+`","output":"sunny, 21C"}]`))
 	sameItems(t, "after the tool result", answer.Output, []item{{Type: "message", Status: "completed", Text: gemma4AnswerText}})
 }
+
+// FunctionGemma's renderer (model/renderers/functiongemma.go in Ollama v0.24.0) ends a
+// prompt with "<start_of_turn>model\n"; tool results follow the calls in the same
+// turn, each as response:NAME{<escape>...<escape>}<end_function_response>, and no new
+// turn is opened after them. Its call is Gemma's syntax with <escape> string quotes;
+// it does not reason.
+const (
+	functionGemmaTurnEntry   = "<start_of_turn>model\n"
+	functionGemmaAnswerEntry = "<end_function_response>"
+	functionGemmaCallText    = "Let me check.<start_function_call>call:get_weather{city:<escape>Paris<escape>}<end_function_call>"
+	functionGemmaAnswerText  = "It is sunny in Paris, 21 degrees."
+)
+
+// TestFunctionGemmaRendererE2E: the same as TestGemma4RendererE2E for a model on the
+// runtime's functiongemma renderer. A model that does not reason has a required call
+// forced at once, before it writes anything.
+func TestFunctionGemmaRendererE2E(t *testing.T) {
+	const model = "hearth-script-functiongemma:latest"
+	spec := scriptmodel.Spec{
+		Renderer: "functiongemma", Parser: "functiongemma",
+		Stop: []string{"<end_of_turn>", "<start_function_response>"},
+		Scripts: []scriptmodel.Script{
+			{Entry: functionGemmaTurnEntry, Text: functionGemmaCallText},
+			{Entry: functionGemmaAnswerEntry, Text: functionGemmaAnswerText},
+		},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec); err != nil {
+		t.Fatal(err)
+	}
+	srv := newHearthWithDB(t)
+	common := `"input":"Weather in Paris?","temperature":0,` + toolsJSON
+	text := item{Type: "message", Status: "completed", Text: "Let me check."}
+	call := item{Type: "function_call", Status: "completed", Name: "get_weather", Arguments: `{"city":"Paris"}`}
+
+	first := createJSON(t, srv, reqBody(model, false, common))
+	sameItems(t, "auto", first.Output, []item{text, call})
+
+	events, streamed := createSSE(t, srv, reqBody(model, true, common))
+	sameItems(t, "auto, streamed", streamed.Output, []item{text, call})
+	checkDeltasMatch(t, "auto, streamed", events, streamed)
+
+	none := createJSON(t, srv, reqBody(model, false, common+`,"tool_choice":"none"`))
+	sameItems(t, "none", none.Output, []item{text})
+
+	// Forced calls: the format has no reasoning, so the engine writes
+	// "<start_function_call>call:" at once; then as in TestGemma4RendererE2E (the name under
+	// an enum for "required", one EOS after "get_time{", the retry's arguments as
+	// JSON written as timezone:<escape><escape>}<end_function_call>, one EOS).
+	nameTokens := len(`"get_time"`) + 1
+	argsTokens := len(forcedTime) + 1
+	forced := item{Type: "function_call", Status: "completed", Name: "get_time", Arguments: forcedTime}
+	required := createJSON(t, srv, reqBody(model, false, common+`,"tool_choice":"required"`))
+	sameItems(t, "required", required.Output, []item{forced})
+	if got, want := required.Usage.OutputTokens, nameTokens+1+nameTokens+argsTokens+1; got != want {
+		t.Errorf("required: output_tokens %d, want %d", got, want)
+	}
+	events, named := createSSE(t, srv, reqBody(model, true, common+`,"tool_choice":{"type":"function","name":"get_time"}`))
+	sameItems(t, "named, streamed", named.Output, []item{forced})
+	checkDeltasMatch(t, "named, streamed", events, named)
+	if got, want := named.Usage.OutputTokens, 1+argsTokens+1; got != want {
+		t.Errorf("named: output_tokens %d, want %d", got, want)
+	}
+
+	callID := first.Output[len(first.Output)-1].CallID
+	answer := createJSON(t, srv, reqBody(model, false, `"previous_response_id":"`+first.ID+`","temperature":0,`+toolsJSON+
+		`,"input":[{"type":"function_call_output","call_id":"`+callID+`","output":"sunny, 21C"}]`))
+	sameItems(t, "after the tool result", answer.Output, []item{{Type: "message", Status: "completed", Text: functionGemmaAnswerText}})
+}
