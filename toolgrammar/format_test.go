@@ -83,6 +83,7 @@ func TestDetect(t *testing.T) {
 		{"an unknown renderer is not guessed from family or name", ModelInfo{Name: "olmo3:7b", Family: "olmo3", Renderer: "olmo3", Parser: "olmo3"}, "emulated-hermes", ByUnknownRenderer},
 		{"gemma4 renderer", ModelInfo{Name: "gemma4:e4b", Family: "gemma4", Renderer: "gemma4", Parser: "gemma4"}, "gemma4", "renderer"},
 		{"gemma4-large renderer", ModelInfo{Name: "x", Renderer: "gemma4-large"}, "gemma4", "renderer"},
+		{"gemma4-no-thinking parser", ModelInfo{Name: "x", Parser: "gemma4-no-thinking"}, "gemma4", "renderer"},
 		{"gemma4 by family", ModelInfo{Name: "x", Family: "gemma4"}, "gemma4", "family"},
 		{"gemma4 by name beats gemma3*", ModelInfo{Name: "gemma4:31b"}, "gemma4", "name"},
 		{"functiongemma renderer", ModelInfo{Name: "functiongemma:270m", Family: "gemma3", Renderer: "functiongemma", Parser: "functiongemma"}, "functiongemma", "renderer"},
