@@ -16,14 +16,17 @@ import (
 // converted to JSON as it streams: a string value streams as JSON string
 // fragments, numbers and literals are checked when they end. JSON strings
 // ("...") are taken as they are, as Ollama's parser does, and so is a value in
-// single quotes, which Gemma sometimes writes (Ollama repairs it).
+// single quotes, which Gemma sometimes writes (Ollama repairs it), and an unquoted
+// text value of a string parameter (Ollama repairs that too, by the tool's schema).
 type gemmaCall struct {
-	sub   uint8
-	name  []byte
-	stack []byte // open containers: '{' or '['
-	key   []byte // a bare key, or the raw body of a quoted one
-	lit   []byte // a number or literal value
-	esc   bool   // in a quoted string: the previous byte was a backslash
+	sub     uint8
+	name    []byte
+	stack   []byte // open containers: '{' or '['
+	key     []byte // a bare key, or the raw body of a quoted one
+	lastKey string // the last key of the arguments object, decoded
+	lit     []byte // a number or literal value
+	esc     bool   // in a quoted string: the previous byte was a backslash
+	typ     map[string]map[string]typeSet
 }
 
 // Sub-states of a Gemma call.
@@ -44,6 +47,7 @@ const (
 	gLiteral          // inside a number or literal
 	gAfter            // after a value: ',' or the container's end
 	gClose            // after the arguments: Close (sEnvelope)
+	gRaw              // an unquoted text value of a string parameter
 )
 
 func (g *gemmaCall) open(p *Parser, _ string) {
@@ -92,6 +96,8 @@ func (g *gemmaCall) step(p *Parser, s string, final bool) (int, bool) {
 		return g.after(p, s)
 	case gClose:
 		return g.closeStep(p, s, final)
+	case gRaw:
+		return g.raw(p, s, final)
 	}
 	return 0, true
 }
@@ -217,6 +223,9 @@ func (g *gemmaCall) quotedKey(p *Parser, s string) (int, bool) {
 }
 
 func (g *gemmaCall) writeKey(p *Parser, key string) {
+	if len(g.stack) == 1 {
+		g.lastKey = key
+	}
 	p.args = append(p.args, '"')
 	p.args = appendJSONString(p.args, key)
 	p.args = append(p.args, '"', ':')
@@ -273,12 +282,93 @@ func (g *gemmaCall) value(p *Parser, s string, final bool) (int, bool) {
 		g.esc = false
 		g.sub = gSingle
 		return i + 1, false
-	case c == '-' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z'):
+	case c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n':
 		g.lit = g.lit[:0]
 		g.sub = gLiteral
 		return i, false
+	case g.sub == gValue && g.rawAllowed(p):
+		// Text without quotes as a string parameter's value ({city:Paris}):
+		// Ollama's repair quotes it, by the schema.
+		p.args = append(p.args, '"')
+		g.sub = gRaw
+		return i, false
 	}
 	return g.fail(p, i, "expected a value")
+}
+
+// rawAllowed tells whether the value being read may be unquoted text: a
+// top-level parameter whose schema allows a string.
+func (g *gemmaCall) rawAllowed(p *Parser) bool {
+	return len(g.stack) == 1 && g.typ[p.nameStr][g.lastKey]&tString != 0
+}
+
+// raw streams an unquoted string value. As Ollama's repair reads it, the value
+// runs to a ',' that is followed by another parameter of the tool and ':', or to
+// the arguments' last '}' (before the closer), or to the closer (the object then
+// closes too). A ',' or '}' is held until what follows it tells.
+func (g *gemmaCall) raw(p *Parser, s string, final bool) (int, bool) {
+	for j := 0; j < len(s); j++ {
+		var end, wait bool
+		switch {
+		case s[j] == ',':
+			end, wait = g.rawNextKey(p, s[j+1:], final)
+		case s[j] == '}':
+			k := skipWS(s[j+1:])
+			full, partial := prefixMatch(s[j+1+k:], p.e.Close, final)
+			end, wait = full, partial || (j+1+k == len(s) && !final)
+		case s[j] == p.e.Close[0]:
+			full, partial := prefixMatch(s[j:], p.e.Close, final)
+			if partial {
+				wait = true
+			} else if full {
+				// The closer ends the value and the object.
+				p.args = appendJSONString(p.args, strings.TrimRightFunc(s[:j], unicode.IsSpace))
+				p.args = append(p.args, '"', '}')
+				g.stack = g.stack[:0]
+				p.end(p.at + int64(j))
+				g.sub = gClose
+				p.st = sEnvelope
+				return j, false
+			}
+		}
+		if wait {
+			// The whitespace before the held byte is held too: the value's
+			// end would drop it.
+			n := len(strings.TrimRightFunc(s[:j], unicode.IsSpace))
+			p.args = appendJSONString(p.args, s[:n])
+			return n, true
+		}
+		if end {
+			p.args = appendJSONString(p.args, strings.TrimRightFunc(s[:j], unicode.IsSpace))
+			p.args = append(p.args, '"')
+			g.sub = gAfter
+			return j, false
+		}
+	}
+	if final {
+		p.args = appendJSONString(p.args, s)
+		return len(s), true
+	}
+	// Trailing whitespace may end the value: hold it.
+	n := len(strings.TrimRightFunc(s, unicode.IsSpace))
+	p.args = appendJSONString(p.args, s[:n])
+	return n, true
+}
+
+// rawNextKey tells whether s, what follows a ',' in an unquoted value, starts
+// the next parameter of the tool (its name and ':'), or must wait to tell.
+func (g *gemmaCall) rawNextKey(p *Parser, s string, final bool) (end, wait bool) {
+	i := skipWS(s)
+	k := i
+	for k < len(s) && gemmaKeyByte(s[k]) && k-i <= maxKeyLen {
+		k++
+	}
+	c := k + skipWS(s[k:])
+	if c == len(s) {
+		return false, !final && k-i <= maxKeyLen
+	}
+	_, known := g.typ[p.nameStr][s[i:k]]
+	return k > i && s[c] == ':' && known, false
 }
 
 // stringStep streams a delimited string up to its closing delimiter. Its
@@ -353,8 +443,15 @@ func (g *gemmaCall) jsonString(p *Parser, s string) (int, bool) {
 			start = j + 1
 		}
 	}
-	appendValidUTF8(&p.args, s[start:])
-	return len(s), true
+	n := len(s)
+	if g.esc {
+		// A backslash at the end is read again with the byte it escapes, so
+		// an invalid escape fails before any of it is reported.
+		g.esc = false
+		n--
+	}
+	appendValidUTF8(&p.args, s[start:n])
+	return n, true
 }
 
 // single streams a single-quoted value as a string. A backslash keeps the
@@ -406,6 +503,16 @@ func (g *gemmaCall) literal(p *Parser, s string, final bool) (int, bool) {
 		return j, true
 	}
 	if !json.Valid(g.lit) || !(g.lit[0] == '-' || g.lit[0] <= '9' || string(g.lit) == "true" || string(g.lit) == "false" || string(g.lit) == "null") {
+		if g.rawAllowed(p) {
+			// Not a literal but text, as a string parameter's value
+			// ({path:notes/a.txt}, {city:new york}): unquoted text, read as
+			// raw does (Ollama's repair skips a value that begins like a
+			// literal; taking it is kinder and reads the same otherwise).
+			p.args = append(p.args, '"')
+			p.args = appendJSONString(p.args, string(g.lit))
+			g.sub = gRaw
+			return j, false
+		}
 		return g.fail(p, j, "invalid value "+string(g.lit))
 	}
 	p.args = append(p.args, g.lit...)

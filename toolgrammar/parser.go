@@ -57,7 +57,7 @@ func newEnvelope(f *Format, opts Options) envelope {
 	case Harmony:
 		return &harmony{}
 	case GemmaCall:
-		return &gemmaCall{}
+		return &gemmaCall{typ: paramTypes(opts.Tools)}
 	}
 	// JSON envelopes; a format without tools may still allow bare calls.
 	return &jsonCall{}
