@@ -94,17 +94,17 @@ func TestQwen35RendererE2E(t *testing.T) {
 	sameItems(t, "after the tool result", answer.Output, []item{{Type: "message", Status: "completed", Text: qwen35AnswerText}})
 }
 
-// TestUnknownRendererE2E: a model on a renderer hearth has no format for (olmo3's, in
+// TestUnknownRendererE2E: a model on a renderer hearth has no format for (lfm2's, in
 // v0.24.0) is refused tools with a 400 that names it and its renderer, and still
 // answers without tools.
 func TestUnknownRendererE2E(t *testing.T) {
 	const (
-		model = "hearth-script-olmo3:latest"
-		// olmo3's renderer ends the prompt with the assistant's turn.
+		model = "hearth-script-lfm2:latest"
+		// lfm2's renderer ends the prompt with the assistant's turn.
 		entry = "<|im_start|>assistant\n"
 		text  = "Plain text from a model on a renderer hearth has no format for."
 	)
-	spec := scriptmodel.Spec{Renderer: "olmo3", Parser: "olmo3", Stop: []string{"<|im_end|>"},
+	spec := scriptmodel.Spec{Renderer: "lfm2", Parser: "lfm2", Stop: []string{"<|im_end|>"},
 		Scripts: []scriptmodel.Script{{Entry: entry, Text: text}}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -114,7 +114,7 @@ func TestUnknownRendererE2E(t *testing.T) {
 	srv := newHearthWithDB(t)
 	resp, b := post(t, srv.URL+"/v1/responses", reqBody(model, false, `"input":"hi",`+toolsJSON))
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `\"`+model+`\"`) ||
-		!strings.Contains(string(b), `renderer \"olmo3\"`) || !strings.Contains(string(b), `"model_tool_format_unknown"`) {
+		!strings.Contains(string(b), `renderer \"lfm2\"`) || !strings.Contains(string(b), `"model_tool_format_unknown"`) {
 		t.Fatalf("with tools: %d %s", resp.StatusCode, b)
 	}
 	plain := createJSON(t, srv, reqBody(model, false, `"input":"hi","temperature":0`))

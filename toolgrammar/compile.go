@@ -229,9 +229,9 @@ func (f *Format) compile() error {
 			c.xKeyClose = newDelimSet(delim{e.KeyClose, aClose})
 			c.xValClose = newDelimSet(delim{e.ValueClose, aClose})
 		}
-	case GemmaCall:
-		if len(e.Open) == 0 || e.Close == "" || e.StringDelim == "" {
-			return errors.New("gemma_call envelope needs open, close and string_delim")
+	case GemmaCall, PythonCall:
+		if len(e.Open) == 0 || e.Close == "" || (e.Kind == GemmaCall && e.StringDelim == "") {
+			return errors.New("gemma_call and python_call envelopes need open and close; gemma_call string_delim")
 		}
 		for _, o := range e.Open {
 			text = append(text, delim{o, aCallOpen})
@@ -241,7 +241,9 @@ func (f *Format) compile() error {
 		text = append(text, delim{e.Close, aStrip})
 		skip = append(skip, delim{e.Close, aClose})
 		c.hasClose = true
-		c.gString = newDelimSet(delim{e.StringDelim, aClose}, delim{e.Close, aStop})
+		if e.Kind == GemmaCall {
+			c.gString = newDelimSet(delim{e.StringDelim, aClose}, delim{e.Close, aStop})
+		}
 	case Harmony:
 		if e.Start == "" || e.Channel == "" || e.Message == "" || len(e.End) == 0 {
 			return errors.New("harmony envelope needs start, channel, message and end")

@@ -31,6 +31,9 @@ const (
 	// object in Gemma's JSON-like syntax (bare keys, strings between
 	// StringDelim), then Close (Gemma 4, FunctionGemma).
 	GemmaCall EnvelopeKind = "gemma_call"
+	// PythonCall: Open, then calls in Python's syntax, NAME(key="value", n=1),
+	// one per line, then Close (Olmo 3's <function_calls>).
+	PythonCall EnvelopeKind = "python_call"
 )
 
 // Format describes how one model family writes tool calls and reasoning.

@@ -1,6 +1,7 @@
 package toolgrammar
 
 import (
+	"encoding/json"
 	"math/rand"
 	"os"
 	"strings"
@@ -255,6 +256,12 @@ func renderSegments(fm *Format, ops []byte, pool string) (string, []Event) {
 				inGroup = e.GroupOpen != ""
 			case PlanNameOnly:
 				b.WriteString(fm.CallPrefix(soFar) + fm.ArgumentsPrefix("write_file"))
+				if e.Kind == PythonCall {
+					pq, _ := json.Marshal(path)
+					cq, _ := json.Marshal(content)
+					b.WriteString("path=" + string(pq) + ", content=" + string(cq) + ")" + e.Close)
+					break
+				}
 				if q := e.StringDelim; q != "" {
 					b.WriteString("path:" + q + path + q + ",content:" + q + content + q + "}" + e.Close)
 					break

@@ -58,6 +58,8 @@ func newEnvelope(f *Format, opts Options) envelope {
 		return &harmony{}
 	case GemmaCall:
 		return &gemmaCall{typ: paramTypes(opts.Tools)}
+	case PythonCall:
+		return &pythonCall{}
 	}
 	// JSON envelopes; a format without tools may still allow bare calls.
 	return &jsonCall{}

@@ -45,7 +45,7 @@ func (f *Format) Plan() Plan {
 		return PlanCall
 	case NameJSON, Harmony:
 		return PlanNameThenArgs
-	case XMLParams, GemmaCall:
+	case XMLParams, GemmaCall, PythonCall:
 		return PlanNameOnly
 	}
 	return 0
@@ -78,6 +78,13 @@ func (f *Format) CallPrefix(soFar string) string {
 		return e.Open[0]
 	case GemmaCall:
 		return e.Open[0] + e.NamePrefix
+	case PythonCall:
+		// Inside an open envelope (the model wrote a call, a later one is
+		// constrained) the next call needs only its name.
+		if strings.LastIndex(soFar, e.Open[0]) > strings.LastIndex(soFar, e.Close) {
+			return ""
+		}
+		return e.Open[0]
 	case Harmony:
 		h := e.Channel + "commentary to=" + e.Recipient
 		if strings.HasSuffix(soFar, e.Start+"assistant") {
@@ -105,6 +112,8 @@ func (f *Format) ArgumentsPrefix(name string) string {
 		return name + "\n"
 	case GemmaCall:
 		return name + "{"
+	case PythonCall:
+		return name + "("
 	case Harmony:
 		return name + " <|constrain|>json" + e.Message
 	}
@@ -116,8 +125,11 @@ func (f *Format) ArgumentsPrefix(name string) string {
 // the formats whose arguments are not JSON (PlanNameOnly): XMLArguments or
 // GemmaArguments.
 func (f *Format) ArgumentsFromJSON(args string) (string, error) {
-	if f.Tools.Kind == GemmaCall {
+	switch f.Tools.Kind {
+	case GemmaCall:
 		return f.GemmaArguments(args)
+	case PythonCall:
+		return f.PythonArguments(args)
 	}
 	return f.XMLArguments(args)
 }
@@ -186,7 +198,7 @@ func (f *Format) XMLArguments(args string) (string, error) {
 func (f *Format) CallSuffix() string {
 	e := &f.Tools
 	switch e.Kind {
-	case XMLParams, GemmaCall:
+	case XMLParams, GemmaCall, PythonCall:
 		// Only the name was forced; the model closes the call itself.
 		return ""
 	case Harmony:

@@ -155,7 +155,9 @@ func TestConstrainedCallParses(t *testing.T) {
 				call = f.CallPrefix(soFar) + f.ArgumentsPrefix("get_weather") + `{"location":"Paris"}` + f.CallSuffix()
 			case PlanNameOnly:
 				call = f.CallPrefix(soFar) + f.ArgumentsPrefix("get_weather")
-				if q := f.Tools.StringDelim; q != "" {
+				if f.Tools.Kind == PythonCall {
+					call += `location="Paris")` + f.Tools.Close
+				} else if q := f.Tools.StringDelim; q != "" {
 					call += "location:" + q + "Paris" + q + "}" + f.Tools.Close
 				} else if f.Tools.ValueOpen != "" {
 					call += f.Tools.KeyOpen + "location" + f.Tools.KeyClose + f.Tools.ValueOpen + "Paris" + f.Tools.ValueClose + "\n" + f.Tools.Close

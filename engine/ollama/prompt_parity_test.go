@@ -63,6 +63,10 @@ var parityModels = []parityModel{
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
 	{name: "parity-functiongemma:latest", create: &api.CreateRequest{Renderer: "functiongemma", Parser: "functiongemma"},
 		thinks: []*api.ThinkValue{nil}},
+	{name: "parity-olmo3:latest", create: &api.CreateRequest{Renderer: "olmo3", Parser: "olmo3"},
+		thinks: []*api.ThinkValue{nil}},
+	{name: "parity-olmo31:latest", create: &api.CreateRequest{Renderer: "olmo3.1", Parser: "olmo3"},
+		thinks: []*api.ThinkValue{nil}},
 	// The renderers of the formats taken from v0.24.0 (models.json).
 	{name: "parity-qwen35:latest", create: &api.CreateRequest{Renderer: "qwen3.5", Parser: "qwen3.5"},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
