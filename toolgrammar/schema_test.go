@@ -2,6 +2,7 @@ package toolgrammar
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -261,5 +262,42 @@ func TestThinkingForEffort(t *testing.T) {
 	}
 	if s := testFormat(t, "hermes").Thinking.ForEffort("high"); s.Think != nil || s.UserSuffix != "" {
 		t.Fatalf("hermes has no thinking controls: %+v", s)
+	}
+}
+
+// TestPythonCallPrefix: a call constrained inside an envelope the model opened (a
+// later call of <function_calls>, or a retry of its first) needs only its name; outside
+// one, the opener.
+func TestPythonCallPrefix(t *testing.T) {
+	f := testFormat(t, "olmo3")
+	for soFar, want := range map[string]string{
+		"":                                     "<function_calls>",
+		"Text.":                                "<function_calls>",
+		"<function_calls>":                     "",
+		"<function_calls>a(x=1)\n":             "",
+		"<function_calls>a()</function_calls>": "<function_calls>",
+	} {
+		if got := f.CallPrefix(soFar); got != want {
+			t.Errorf("CallPrefix(%q) = %q, want %q", soFar, got, want)
+		}
+	}
+	// A later call of the envelope, constrained: name, arguments, closer.
+	written, err := f.ArgumentsFromJSON(`{"timezone":"UTC"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := "<function_calls>get_weather(location=\"Paris\")\n" + f.CallPrefix("<function_calls>get_weather(location=\"Paris\")\n") +
+		f.ArgumentsPrefix("get_time") + written
+	var calls []string
+	for _, e := range normalize(parseChunks(f, Options{Tools: testTools}, []string{out})) {
+		if e.Kind == CallEnd {
+			calls = append(calls, e.Name+e.Text)
+		}
+		if e.Kind == Malformed {
+			t.Fatalf("malformed %v in %q", e, out)
+		}
+	}
+	if fmt.Sprint(calls) != `[get_weather{"location":"Paris"} get_time{"timezone":"UTC"}]` {
+		t.Fatalf("calls %v from %q", calls, out)
 	}
 }

@@ -150,7 +150,7 @@ func baseline(dir string) {
 		tools = append(tools, api.Tool{Type: "function", Function: f})
 	}
 	byFormat := map[string]string{"qwen3": "qwen3-thinking", "qwq": "qwen3-thinking", "qwen3-coder": "qwen3-coder", "glm4-moe": "glm-4.7", "deepseek": "deepseek3", "mistral-v11": "ministral", "gpt-oss": "harmony",
-		"gemma4": "gemma4", "functiongemma": "functiongemma"}
+		"gemma4": "gemma4", "functiongemma": "functiongemma", "olmo3": "olmo3"}
 	agree, total := 0, 0
 	for format, pname := range byFormat {
 		files, _ := filepath.Glob(filepath.Join(dir, format, "*.txt"))
