@@ -12,7 +12,7 @@ import (
 // TestXMLFormatsEnforced: tool_choice over the formats whose arguments are not JSON:
 // the XML formats (Qwen3-Coder's and GLM's envelopes, on the renderers of Ollama
 // v0.24.0 and v0.17.4), Gemma's call syntax (gemma4, functiongemma) and Python's
-// (olmo3). The model answers in text; "required" takes the text
+// (olmo3, lfm2). The model answers in text; "required" takes the text
 // back, writes the opener and constrains the name to the allowed tools, and the model
 // writes the parameters; a named choice writes the name itself; allowed_tools keeps the
 // constraint to the allowed names. A model that writes no parameters after the forced
@@ -44,6 +44,8 @@ func TestXMLFormatsEnforced(t *testing.T) {
 		// Python's call syntax; the retry's JSON is written as keyword arguments.
 		{"olmo3", "olmo3", "<function_calls>", "<function_calls>get_time(",
 			[]string{"timezone=", `"UTC"`, ")", "</function_calls>"}},
+		{"lfm2", "lfm2", "<|tool_call_start|>[", "<|tool_call_start|>[get_time(",
+			[]string{"timezone=", `'UTC'`, ")]", "<|tool_call_end|>"}},
 	}
 	choices := []struct {
 		name, choice string

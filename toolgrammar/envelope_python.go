@@ -10,7 +10,8 @@ import (
 
 // pythonCall is the state of a PythonCall envelope: Open, then one or more calls
 // in Python's call syntax, NAME(key="value", n=1, flags=[True, None]), separated by
-// newlines (or commas), then Close (Olmo 3's <function_calls>). Arguments are
+// newlines or commas and maybe in a list ([f(), g()]), then Close (Olmo 3's
+// <function_calls>, LFM2's <|tool_call_start|>). Arguments are
 // converted to JSON as they stream: quoted strings (either quote, Python escapes) as
 // JSON strings, True/False/None (and true/false/null/nil) as JSON literals, numbers,
 // lists and dicts; any other unquoted value is text, as Ollama's parser reads it.
@@ -94,7 +95,8 @@ func pyWordByte(c byte) bool {
 // engine can take it back or constrain it like the first.
 func (y *pythonCall) between(p *Parser, s string, final bool) (int, bool) {
 	i := 0
-	for i < len(s) && (isWS(s[i]) || s[i] == ',') {
+	for i < len(s) && (isWS(s[i]) || s[i] == ',' || s[i] == ']' || (s[i] == '[' && y.first)) {
+		// Separators, and the brackets of a list of calls.
 		i++
 	}
 	if i == len(s) {
@@ -468,6 +470,10 @@ func (f *Format) PythonArguments(args string) (string, error) {
 	if _, err := dec.Token(); err != nil {
 		return "", fmt.Errorf("toolgrammar: arguments %.100q: %w", args, err)
 	}
-	sb.WriteString(")" + e.Close)
+	sb.WriteString(")")
+	if e.CallList {
+		sb.WriteString("]")
+	}
+	sb.WriteString(e.Close)
 	return sb.String(), nil
 }

@@ -32,7 +32,8 @@ const (
 	// StringDelim), then Close (Gemma 4, FunctionGemma).
 	GemmaCall EnvelopeKind = "gemma_call"
 	// PythonCall: Open, then calls in Python's syntax, NAME(key="value", n=1),
-	// one per line, then Close (Olmo 3's <function_calls>).
+	// separated by Separator, maybe in a list (CallList), then Close (Olmo 3's
+	// <function_calls>, LFM2's <|tool_call_start|>[...]).
 	PythonCall EnvelopeKind = "python_call"
 )
 
@@ -102,8 +103,11 @@ type Envelope struct {
 	// Bare: a call may also start with a bare "{" at the start of the output
 	// or right after another call, confirmed by its first key (Llama 3.x).
 	Bare bool `json:"bare,omitempty"`
-	// Separator may appear between consecutive bare calls (Llama writes ";").
+	// Separator may appear between consecutive bare calls (Llama writes ";");
+	// for PythonCall it is what separates the calls of one envelope.
 	Separator string `json:"separator,omitempty"`
+	// CallList: a PythonCall envelope holds its calls in a list, [f(), g()].
+	CallList bool `json:"call_list,omitempty"`
 
 	// NameJSON: NamePrefix is skipped when present before the name;
 	// NameEnd lists what may end the name; IDMarker introduces a call id that

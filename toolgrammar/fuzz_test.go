@@ -259,7 +259,11 @@ func renderSegments(fm *Format, ops []byte, pool string) (string, []Event) {
 				if e.Kind == PythonCall {
 					pq, _ := json.Marshal(path)
 					cq, _ := json.Marshal(content)
-					b.WriteString("path=" + string(pq) + ", content=" + string(cq) + ")" + e.Close)
+					end := ")"
+					if e.CallList {
+						end += "]"
+					}
+					b.WriteString("path=" + string(pq) + ", content=" + string(cq) + end + e.Close)
 					break
 				}
 				if q := e.StringDelim; q != "" {

@@ -79,12 +79,7 @@ func (f *Format) CallPrefix(soFar string) string {
 	case GemmaCall:
 		return e.Open[0] + e.NamePrefix
 	case PythonCall:
-		// Inside an open envelope (the model wrote a call, a later one is
-		// constrained) the next call needs only its name.
-		if strings.LastIndex(soFar, e.Open[0]) > strings.LastIndex(soFar, e.Close) {
-			return ""
-		}
-		return e.Open[0]
+		return pythonCallPrefix(e, soFar)
 	case Harmony:
 		h := e.Channel + "commentary to=" + e.Recipient
 		if strings.HasSuffix(soFar, e.Start+"assistant") {
@@ -93,6 +88,30 @@ func (f *Format) CallPrefix(soFar string) string {
 		return e.Start + "assistant" + h
 	}
 	return ""
+}
+
+// pythonCallPrefix: outside an envelope, the opener (and the list's '['); inside
+// one the model opened (a retry of one of its calls), only what the next call
+// still needs: the '[' of the list, or the separator after a previous call.
+func pythonCallPrefix(e *Envelope, soFar string) string {
+	at := strings.LastIndex(soFar, e.Open[0])
+	if at < 0 || at < strings.LastIndex(soFar, e.Close) {
+		if e.CallList {
+			return e.Open[0] + "["
+		}
+		return e.Open[0]
+	}
+	rest := strings.TrimSpace(soFar[at+len(e.Open[0]):])
+	if e.CallList {
+		if !strings.HasPrefix(rest, "[") {
+			return "["
+		}
+		rest = strings.TrimSpace(rest[1:])
+	}
+	if rest == "" || strings.HasSuffix(rest, ",") || strings.TrimRight(soFar, " \t\r\n") != soFar {
+		return ""
+	}
+	return e.Separator
 }
 
 // ArgumentsPrefix is the text between a call's name and its arguments, for

@@ -157,7 +157,11 @@ func TestConstrainedCallParses(t *testing.T) {
 			case PlanNameOnly:
 				call = f.CallPrefix(soFar) + f.ArgumentsPrefix("get_weather")
 				if f.Tools.Kind == PythonCall {
-					call += `location="Paris")` + f.Tools.Close
+					call += `location="Paris")`
+					if f.Tools.CallList {
+						call += "]"
+					}
+					call += f.Tools.Close
 				} else if q := f.Tools.StringDelim; q != "" {
 					call += "location:" + q + "Paris" + q + "}" + f.Tools.Close
 				} else if f.Tools.ValueOpen != "" {
@@ -269,18 +273,25 @@ func TestThinkingForEffort(t *testing.T) {
 // later call of <function_calls>, or a retry of its first) needs only its name; outside
 // one, the opener.
 func TestPythonCallPrefix(t *testing.T) {
-	f := testFormat(t, "olmo3")
-	for soFar, want := range map[string]string{
-		"":                                     "<function_calls>",
-		"Text.":                                "<function_calls>",
-		"<function_calls>":                     "",
-		"<function_calls>a(x=1)\n":             "",
-		"<function_calls>a()</function_calls>": "<function_calls>",
+	for _, c := range []struct{ format, soFar, want string }{
+		{"olmo3", "", "<function_calls>"},
+		{"olmo3", "Text.", "<function_calls>"},
+		{"olmo3", "<function_calls>", ""},
+		{"olmo3", "<function_calls>a(x=1)\n", ""},
+		{"olmo3", "<function_calls>a(x=1)", "\n"},
+		{"olmo3", "<function_calls>a()</function_calls>", "<function_calls>"},
+		{"lfm2", "Text.", "<|tool_call_start|>["},
+		{"lfm2", "<|tool_call_start|>", "["},
+		{"lfm2", "<|tool_call_start|>[", ""},
+		{"lfm2", "<|tool_call_start|>[a(x=1)", ","},
+		{"lfm2", "<|tool_call_start|>[a(x=1),", ""},
+		{"lfm2", "<|tool_call_start|>[a(x=1)]<|tool_call_end|>", "<|tool_call_start|>["},
 	} {
-		if got := f.CallPrefix(soFar); got != want {
-			t.Errorf("CallPrefix(%q) = %q, want %q", soFar, got, want)
+		if got := testFormat(t, c.format).CallPrefix(c.soFar); got != c.want {
+			t.Errorf("%s: CallPrefix(%q) = %q, want %q", c.format, c.soFar, got, c.want)
 		}
 	}
+	f := testFormat(t, "olmo3")
 	// A later call of the envelope, constrained: name, arguments, closer.
 	written, err := f.ArgumentsFromJSON(`{"timezone":"UTC"}`)
 	if err != nil {

@@ -67,6 +67,10 @@ var parityModels = []parityModel{
 		thinks: []*api.ThinkValue{nil}},
 	{name: "parity-olmo31:latest", create: &api.CreateRequest{Renderer: "olmo3.1", Parser: "olmo3"},
 		thinks: []*api.ThinkValue{nil}},
+	{name: "parity-lfm2:latest", create: &api.CreateRequest{Renderer: "lfm2", Parser: "lfm2"},
+		thinks: []*api.ThinkValue{nil}},
+	{name: "parity-lfm2thinking:latest", create: &api.CreateRequest{Renderer: "lfm2-thinking", Parser: "lfm2-thinking"},
+		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
 	// The renderers of the formats taken from v0.24.0 (models.json).
 	{name: "parity-qwen35:latest", create: &api.CreateRequest{Renderer: "qwen3.5", Parser: "qwen3.5"},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
