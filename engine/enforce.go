@@ -48,8 +48,8 @@ const (
 	phaseName                  // a call's name as a JSON string: NameSchema
 	phaseArgs                  // one tool's arguments: ArgumentsSchema
 	// phaseXMLArgs: one tool's arguments under ArgumentsSchema in a format whose
-	// arguments are not JSON (XML parameters, Gemma's call syntax). The JSON is not
-	// the transcript's: the engine writes it in the format's own syntax
+	// arguments are not JSON (XML parameters, Gemma's or Python's call syntax). The
+	// JSON is not the transcript's: the engine writes it in the format's own syntax
 	// (Format.ArgumentsFromJSON) when the phase ends.
 	phaseXMLArgs
 )

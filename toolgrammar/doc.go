@@ -34,7 +34,7 @@
 //	PlanNameOnly      append f.CallPrefix(soFar), generate with NameSchema(tools) (or
 //	                  write the one allowed name), append f.ArgumentsPrefix(name)
 //	                  and let the model write the arguments (XML parameters,
-//	                  Gemma's syntax); to constrain them (a retry), generate with
+//	                  Gemma's or Python's syntax); to constrain them (a retry), generate with
 //	                  ArgumentsSchema(tool) and append f.ArgumentsFromJSON(json)
 //	                  instead, which ends the call.
 //

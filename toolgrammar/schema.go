@@ -30,7 +30,7 @@ const (
 	// ArgumentsSchema, append CallSuffix. For Mistral v11, DeepSeek, harmony.
 	PlanNameThenArgs
 	// PlanNameOnly: formats whose arguments are not JSON (XML parameters,
-	// Gemma's call syntax) cannot be constrained by a JSON schema; the engine
+	// Gemma's and Python's call syntax) cannot be constrained by a JSON schema; the engine
 	// forces the tool by appending CallPrefix, the name (NameSchema) and
 	// ArgumentsPrefix(name), and lets the model write the arguments.
 	// Arguments that must be constrained are generated as JSON under
@@ -141,8 +141,8 @@ func (f *Format) ArgumentsPrefix(name string) string {
 
 // ArgumentsFromJSON writes a call's arguments, a JSON object generated under
 // ArgumentsSchema, in the format's own syntax through the call's closer, for
-// the formats whose arguments are not JSON (PlanNameOnly): XMLArguments or
-// GemmaArguments.
+// the formats whose arguments are not JSON (PlanNameOnly): XMLArguments,
+// GemmaArguments or PythonArguments.
 func (f *Format) ArgumentsFromJSON(args string) (string, error) {
 	switch f.Tools.Kind {
 	case GemmaCall:
