@@ -48,8 +48,9 @@ const (
 	phaseName                  // a call's name as a JSON string: NameSchema
 	phaseArgs                  // one tool's arguments: ArgumentsSchema
 	// phaseXMLArgs: one tool's arguments under ArgumentsSchema in a format whose
-	// parameters are XML. The JSON is not the transcript's: the engine writes it
-	// as the format's parameters (Format.XMLArguments) when the phase ends.
+	// arguments are not JSON (XML parameters, Gemma's or Python's call syntax). The
+	// JSON is not the transcript's: the engine writes it in the format's own syntax
+	// (Format.ArgumentsFromJSON) when the phase ends.
 	phaseXMLArgs
 )
 
@@ -696,9 +697,10 @@ func (r *enforcer) decide(act action) (phase, error) {
 	case actRetry:
 		r.rewind(r.openAt)
 		r.holding, r.held = true, nil
-		if r.f.Tools.Kind == toolgrammar.XMLParams {
+		if r.f.Plan() == toolgrammar.PlanNameOnly {
 			// The call's opener may be a wrapper ("<tool_call>") that still
-			// needs the name's opener ("\n<function=") before the name.
+			// needs the name's opener ("\n<function=", Gemma's "call:") before
+			// the name.
 			if err := r.completeOpener(); err != nil {
 				return phase{}, err
 			}
@@ -770,8 +772,8 @@ func (r *enforcer) named(t toolgrammar.Tool) (phase, error) {
 func (r *enforcer) argsPhase(t toolgrammar.Tool) (phase, error) {
 	xml := r.f.Plan() == toolgrammar.PlanNameOnly
 	if xml && !r.retried {
-		// XML parameters are not JSON: the model writes them in its own syntax
-		// first, and the call is validated when it ends.
+		// XML parameters (Gemma's arguments) are not JSON: the model writes them
+		// in its own syntax first, and the call is validated when it ends.
 		return phase{kind: phaseFree}, nil
 	}
 	schema, err := toolgrammar.ArgumentsSchema(t)
@@ -781,7 +783,8 @@ func (r *enforcer) argsPhase(t toolgrammar.Tool) (phase, error) {
 	if xml {
 		// Its parameters failed (invalid, or it stopped or wandered inside the
 		// call): the retry generates them as JSON under the tool's schema, which
-		// ends where the arguments do, and the engine writes them as XML.
+		// ends where the arguments do, and the engine writes them in the
+		// format's syntax.
 		return phase{kind: phaseXMLArgs, format: schema}, nil
 	}
 	return phase{kind: phaseArgs, format: schema}, nil
@@ -812,7 +815,7 @@ func (r *enforcer) afterPhase(ph phase, res Chunk) (action, phase, error) {
 	case phaseCall, phaseArgs, phaseXMLArgs:
 		suffix := r.f.CallSuffix()
 		if ph.kind == phaseXMLArgs {
-			params, err := r.f.XMLArguments(strings.TrimSpace(r.pendingArgs))
+			params, err := r.f.ArgumentsFromJSON(strings.TrimSpace(r.pendingArgs))
 			if err != nil {
 				return r.callFailed(err), phase{}, nil
 			}

@@ -18,7 +18,7 @@ import (
 func TestUnknownRendererRefusesTools(t *testing.T) {
 	show := qwenShow()
 	show.Template = "{{ .Prompt }}"
-	show.Renderer, show.Parser = "gemma4", "gemma4"
+	show.Renderer, show.Parser = "olmo3-think", "olmo3-think"
 	rt := &fakeRuntime{show: show, write: func(string, json.RawMessage) []string {
 		return []string{"Plain", " text."}
 	}}
@@ -26,18 +26,18 @@ func TestUnknownRendererRefusesTools(t *testing.T) {
 	e := New(rt, DefaultFormats(), slog.New(slog.NewTextHandler(&logs, nil)))
 	ctx := context.Background()
 
-	withTools, _, err := hearth.DecodeCreateRequest([]byte(`{"model":"gemma4:e4b","input":"hi","tools":[` + weatherTool + `]}`))
+	withTools, _, err := hearth.DecodeCreateRequest([]byte(`{"model":"olmo3:7b-think","input":"hi","tools":[` + weatherTool + `]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.Prepare(ctx, withTools, nil)
 	var he *hearth.Error
 	if !errors.As(err, &he) || he.Status != 400 || he.Param != "tools" ||
-		!strings.Contains(he.Message, `"gemma4:e4b"`) || !strings.Contains(he.Message, `renderer "gemma4"`) {
+		!strings.Contains(he.Message, `"olmo3:7b-think"`) || !strings.Contains(he.Message, `renderer "olmo3-think"`) {
 		t.Fatalf("with tools: %v, want a 400 on tools naming the model and its renderer", err)
 	}
 
-	plain, _, err := hearth.DecodeCreateRequest([]byte(`{"model":"gemma4:e4b","input":"hi"}`))
+	plain, _, err := hearth.DecodeCreateRequest([]byte(`{"model":"olmo3:7b-think","input":"hi"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestUnknownRendererRefusesTools(t *testing.T) {
 		if err != nil {
 			t.Fatalf("without tools: %v", err)
 		}
-		if j.Model.UnknownMarkup != `renderer "gemma4" and parser "gemma4"` {
+		if j.Model.UnknownMarkup != `renderer "olmo3-think" and parser "olmo3-think"` {
 			t.Fatalf("UnknownMarkup = %q", j.Model.UnknownMarkup)
 		}
 	}

@@ -9,8 +9,10 @@ import (
 	"hearth"
 )
 
-// TestXMLFormatsEnforced: tool_choice over the XML formats (Qwen3-Coder's and GLM's
-// envelopes, on the renderers of Ollama v0.24.0 and v0.17.4). The model answers in text; "required" takes the text
+// TestXMLFormatsEnforced: tool_choice over the formats whose arguments are not JSON:
+// the XML formats (Qwen3-Coder's and GLM's envelopes, on the renderers of Ollama
+// v0.24.0 and v0.17.4), Gemma's call syntax (gemma4, functiongemma) and Python's
+// (olmo3, lfm2). The model answers in text; "required" takes the text
 // back, writes the opener and constrains the name to the allowed tools, and the model
 // writes the parameters; a named choice writes the name itself; allowed_tools keeps the
 // constraint to the allowed names. A model that writes no parameters after the forced
@@ -34,6 +36,16 @@ func TestXMLFormatsEnforced(t *testing.T) {
 			[]string{"<parameter=timezone>", "\nUTC\n", "</parameter>", "\n</function>", "\n</tool_call>"}},
 		{"glm-4.7", "glm4-moe", "<tool_call>", "<tool_call>get_time\n",
 			[]string{"<arg_key>timezone</arg_key>", "\n<arg_value>UTC</arg_value>", "\n</tool_call>"}},
+		// Gemma's bare-key syntax; the retry's JSON is written back in it.
+		{"gemma4", "gemma4", "<|tool_call>call:", "<|tool_call>call:get_time{",
+			[]string{"timezone:", `<|"|>UTC<|"|>`, "}", "<tool_call|>"}},
+		{"functiongemma", "functiongemma", "<start_function_call>call:", "<start_function_call>call:get_time{",
+			[]string{"timezone:<escape>", "UTC<escape>}", "<end_function_call>"}},
+		// Python's call syntax; the retry's JSON is written as keyword arguments.
+		{"olmo3", "olmo3", "<function_calls>", "<function_calls>get_time(",
+			[]string{"timezone=", `"UTC"`, ")", "</function_calls>"}},
+		{"lfm2", "lfm2", "<|tool_call_start|>[", "<|tool_call_start|>[get_time(",
+			[]string{"timezone=", `'UTC'`, ")]", "<|tool_call_end|>"}},
 	}
 	choices := []struct {
 		name, choice string

@@ -94,18 +94,19 @@ func TestQwen35RendererE2E(t *testing.T) {
 	sameItems(t, "after the tool result", answer.Output, []item{{Type: "message", Status: "completed", Text: qwen35AnswerText}})
 }
 
-// TestUnknownRendererE2E: a model on a renderer hearth has no format for (gemma4's, in
-// v0.24.0) is refused tools with a 400 that names it and its renderer, and still
-// answers without tools.
+// TestUnknownRendererE2E: a model on a renderer hearth has no format for (olmo3-think's,
+// in v0.24.0: it shows no tools) is refused tools with a 400 that names it and its
+// renderer, and still answers without tools, in the default format (whose <think> the
+// renderer opens).
 func TestUnknownRendererE2E(t *testing.T) {
 	const (
-		model = "hearth-script-gemma4:latest"
-		// gemma4's renderer ends the prompt with the model's turn.
-		entry = "<|turn>model\n"
+		model = "hearth-script-olmo3think:latest"
+		// olmo3-think's renderer ends the prompt with the assistant's turn and <think>.
+		entry = "<|im_start|>assistant\n<think>"
 		text  = "Plain text from a model on a renderer hearth has no format for."
 	)
-	spec := scriptmodel.Spec{Renderer: "gemma4", Parser: "gemma4", Stop: []string{"<turn|>"},
-		Scripts: []scriptmodel.Script{{Entry: entry, Text: text}}}
+	spec := scriptmodel.Spec{Renderer: "olmo3-think", Parser: "olmo3-think", Stop: []string{"<|im_end|>"},
+		Scripts: []scriptmodel.Script{{Entry: entry, Text: "Thinking.</think>" + text}}}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec); err != nil {
@@ -114,9 +115,11 @@ func TestUnknownRendererE2E(t *testing.T) {
 	srv := newHearthWithDB(t)
 	resp, b := post(t, srv.URL+"/v1/responses", reqBody(model, false, `"input":"hi",`+toolsJSON))
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), `\"`+model+`\"`) ||
-		!strings.Contains(string(b), `renderer \"gemma4\"`) || !strings.Contains(string(b), `"model_tool_format_unknown"`) {
+		!strings.Contains(string(b), `renderer \"olmo3-think\"`) || !strings.Contains(string(b), `"model_tool_format_unknown"`) {
 		t.Fatalf("with tools: %d %s", resp.StatusCode, b)
 	}
 	plain := createJSON(t, srv, reqBody(model, false, `"input":"hi","temperature":0`))
-	sameItems(t, "without tools", plain.Output, []item{{Type: "message", Status: "completed", Text: text}})
+	sameItems(t, "without tools", plain.Output, []item{
+		{Type: "reasoning", Status: "completed", Text: "Thinking."},
+		{Type: "message", Status: "completed", Text: text}})
 }

@@ -137,6 +137,7 @@ type compiled struct {
 	hHeader   *delimSet // harmony: end of a header
 	hBody     *delimSet // harmony: end of a message body
 	hAfter    *delimSet // harmony: after a call's JSON
+	gString   *delimSet // Gemma: what ends a string value
 	nameKey   string
 	argsKey   string
 	hasClose  bool
@@ -227,6 +228,21 @@ func (f *Format) compile() error {
 			c.xParams = newDelimSet(delim{e.KeyOpen, aKeyOpen}, delim{e.FunctionClose, aFuncClose}, delim{e.Close, aClose})
 			c.xKeyClose = newDelimSet(delim{e.KeyClose, aClose})
 			c.xValClose = newDelimSet(delim{e.ValueClose, aClose})
+		}
+	case GemmaCall, PythonCall:
+		if len(e.Open) == 0 || e.Close == "" || (e.Kind == GemmaCall && e.StringDelim == "") {
+			return errors.New("gemma_call and python_call envelopes need open and close; gemma_call string_delim")
+		}
+		for _, o := range e.Open {
+			text = append(text, delim{o, aCallOpen})
+			skip = append(skip, delim{o, aStop})
+		}
+		// A stray closer is markup; a malformed call resumes after its closer.
+		text = append(text, delim{e.Close, aStrip})
+		skip = append(skip, delim{e.Close, aClose})
+		c.hasClose = true
+		if e.Kind == GemmaCall {
+			c.gString = newDelimSet(delim{e.StringDelim, aClose}, delim{e.Close, aStop})
 		}
 	case Harmony:
 		if e.Start == "" || e.Channel == "" || e.Message == "" || len(e.End) == 0 {

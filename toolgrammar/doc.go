@@ -33,9 +33,10 @@
 //	                  with ArgumentsSchema(tool), append f.CallSuffix().
 //	PlanNameOnly      append f.CallPrefix(soFar), generate with NameSchema(tools) (or
 //	                  write the one allowed name), append f.ArgumentsPrefix(name)
-//	                  and let the model write the XML parameters; to constrain
-//	                  them (a retry), generate with ArgumentsSchema(tool) and
-//	                  append f.XMLArguments(json) instead, which ends the call.
+//	                  and let the model write the arguments (XML parameters,
+//	                  Gemma's or Python's syntax); to constrain them (a retry), generate with
+//	                  ArgumentsSchema(tool) and append f.ArgumentsFromJSON(json)
+//	                  instead, which ends the call.
 //
 // Everything the engine appends is fed to the parser like model output, so
 // the parser sees one continuous transcript.

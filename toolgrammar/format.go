@@ -27,6 +27,14 @@ const (
 	// Harmony: gpt-oss channels; a call is a commentary message addressed
 	// to=functions.NAME whose body is the JSON arguments.
 	Harmony EnvelopeKind = "harmony"
+	// GemmaCall: Open, NamePrefix ("call:"), the name, then the arguments as an
+	// object in Gemma's JSON-like syntax (bare keys, strings between
+	// StringDelim), then Close (Gemma 4, FunctionGemma).
+	GemmaCall EnvelopeKind = "gemma_call"
+	// PythonCall: Open, then calls in Python's syntax, NAME(key="value", n=1),
+	// separated by Separator, maybe in a list (CallList), then Close (Olmo 3's
+	// <function_calls>, LFM2's <|tool_call_start|>[...]).
+	PythonCall EnvelopeKind = "python_call"
 )
 
 // Format describes how one model family writes tool calls and reasoning.
@@ -95,8 +103,11 @@ type Envelope struct {
 	// Bare: a call may also start with a bare "{" at the start of the output
 	// or right after another call, confirmed by its first key (Llama 3.x).
 	Bare bool `json:"bare,omitempty"`
-	// Separator may appear between consecutive bare calls (Llama writes ";").
+	// Separator may appear between consecutive bare calls (Llama writes ";");
+	// for PythonCall it is what separates the calls of one envelope.
 	Separator string `json:"separator,omitempty"`
+	// CallList: a PythonCall envelope holds its calls in a list, [f(), g()].
+	CallList bool `json:"call_list,omitempty"`
 
 	// NameJSON: NamePrefix is skipped when present before the name;
 	// NameEnd lists what may end the name; IDMarker introduces a call id that
@@ -121,6 +132,10 @@ type Envelope struct {
 	// TrimValueNewline strips one newline on each side of a value, which
 	// Qwen3-Coder writes around every parameter value.
 	TrimValueNewline bool `json:"trim_value_newline,omitempty"`
+
+	// GemmaCall: StringDelim quotes a string value (<|"|> in Gemma 4,
+	// <escape> in FunctionGemma); NamePrefix ("call:") precedes the name.
+	StringDelim string `json:"string_delim,omitempty"`
 
 	// Harmony tokens.
 	Start            string   `json:"start,omitempty"`             // <|start|>

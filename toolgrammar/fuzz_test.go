@@ -1,6 +1,7 @@
 package toolgrammar
 
 import (
+	"encoding/json"
 	"math/rand"
 	"os"
 	"strings"
@@ -184,7 +185,7 @@ func renderSegments(fm *Format, ops []byte, pool string) (string, []Event) {
 		return s
 	}
 	valuePool := pool
-	if e.Kind == XMLParams {
+	if e.Kind == XMLParams || e.Kind == GemmaCall {
 		valuePool = strings.ReplaceAll(pool, "<", "")
 	}
 	value := func(n int) string {
@@ -255,6 +256,20 @@ func renderSegments(fm *Format, ops []byte, pool string) (string, []Event) {
 				inGroup = e.GroupOpen != ""
 			case PlanNameOnly:
 				b.WriteString(fm.CallPrefix(soFar) + fm.ArgumentsPrefix("write_file"))
+				if e.Kind == PythonCall {
+					pq, _ := json.Marshal(path)
+					cq, _ := json.Marshal(content)
+					end := ")"
+					if e.CallList {
+						end += "]"
+					}
+					b.WriteString("path=" + string(pq) + ", content=" + string(cq) + end + e.Close)
+					break
+				}
+				if q := e.StringDelim; q != "" {
+					b.WriteString("path:" + q + path + q + ",content:" + q + content + q + "}" + e.Close)
+					break
+				}
 				for _, kv := range [][2]string{{"path", path}, {"content", content}} {
 					if e.ValueOpen != "" {
 						b.WriteString(e.KeyOpen + kv[0] + e.KeyClose + e.ValueOpen + kv[1] + e.ValueClose)

@@ -56,6 +56,10 @@ func newEnvelope(f *Format, opts Options) envelope {
 		return &xmlCall{typ: paramTypes(opts.Tools)}
 	case Harmony:
 		return &harmony{}
+	case GemmaCall:
+		return &gemmaCall{typ: paramTypes(opts.Tools)}
+	case PythonCall:
+		return &pythonCall{}
 	}
 	// JSON envelopes; a format without tools may still allow bare calls.
 	return &jsonCall{}

@@ -29,11 +29,12 @@ const (
 	// string: decode it), append ArgumentsPrefix(name), generate with
 	// ArgumentsSchema, append CallSuffix. For Mistral v11, DeepSeek, harmony.
 	PlanNameThenArgs
-	// PlanNameOnly: XML parameter formats cannot be constrained by a JSON
-	// schema; the engine forces the tool by appending CallPrefix, the name
-	// (NameSchema) and ArgumentsPrefix(name), and lets the model write the
-	// parameters. Parameters that must be constrained are generated as JSON
-	// under ArgumentsSchema and written with XMLArguments.
+	// PlanNameOnly: formats whose arguments are not JSON (XML parameters,
+	// Gemma's and Python's call syntax) cannot be constrained by a JSON schema; the engine
+	// forces the tool by appending CallPrefix, the name (NameSchema) and
+	// ArgumentsPrefix(name), and lets the model write the arguments.
+	// Arguments that must be constrained are generated as JSON under
+	// ArgumentsSchema and written with ArgumentsFromJSON.
 	PlanNameOnly
 )
 
@@ -44,7 +45,7 @@ func (f *Format) Plan() Plan {
 		return PlanCall
 	case NameJSON, Harmony:
 		return PlanNameThenArgs
-	case XMLParams:
+	case XMLParams, GemmaCall, PythonCall:
 		return PlanNameOnly
 	}
 	return 0
@@ -75,6 +76,10 @@ func (f *Format) CallPrefix(soFar string) string {
 			return e.Open[0] + "\n" + e.NameOpen
 		}
 		return e.Open[0]
+	case GemmaCall:
+		return e.Open[0] + e.NamePrefix
+	case PythonCall:
+		return pythonCallPrefix(e, soFar)
 	case Harmony:
 		h := e.Channel + "commentary to=" + e.Recipient
 		if strings.HasSuffix(soFar, e.Start+"assistant") {
@@ -83,6 +88,30 @@ func (f *Format) CallPrefix(soFar string) string {
 		return e.Start + "assistant" + h
 	}
 	return ""
+}
+
+// pythonCallPrefix: outside an envelope, the opener (and the list's '['); inside
+// one the model opened (a retry of one of its calls), only what the next call
+// still needs: the '[' of the list, or the separator after a previous call.
+func pythonCallPrefix(e *Envelope, soFar string) string {
+	at := strings.LastIndex(soFar, e.Open[0])
+	if at < 0 || at < strings.LastIndex(soFar, e.Close) {
+		if e.CallList {
+			return e.Open[0] + "["
+		}
+		return e.Open[0]
+	}
+	rest := strings.TrimSpace(soFar[at+len(e.Open[0]):])
+	if e.CallList {
+		if !strings.HasPrefix(rest, "[") {
+			return "["
+		}
+		rest = strings.TrimSpace(rest[1:])
+	}
+	if rest == "" || strings.HasSuffix(rest, ",") || strings.TrimRight(soFar, " \t\r\n") != soFar {
+		return ""
+	}
+	return e.Separator
 }
 
 // ArgumentsPrefix is the text between a call's name and its arguments, for
@@ -100,10 +129,28 @@ func (f *Format) ArgumentsPrefix(name string) string {
 			return name + e.NameClose + "\n"
 		}
 		return name + "\n"
+	case GemmaCall:
+		return name + "{"
+	case PythonCall:
+		return name + "("
 	case Harmony:
 		return name + " <|constrain|>json" + e.Message
 	}
 	return name
+}
+
+// ArgumentsFromJSON writes a call's arguments, a JSON object generated under
+// ArgumentsSchema, in the format's own syntax through the call's closer, for
+// the formats whose arguments are not JSON (PlanNameOnly): XMLArguments,
+// GemmaArguments or PythonArguments.
+func (f *Format) ArgumentsFromJSON(args string) (string, error) {
+	switch f.Tools.Kind {
+	case GemmaCall:
+		return f.GemmaArguments(args)
+	case PythonCall:
+		return f.PythonArguments(args)
+	}
+	return f.XMLArguments(args)
 }
 
 // XMLArguments writes a call's arguments, a JSON object generated under
@@ -170,7 +217,7 @@ func (f *Format) XMLArguments(args string) (string, error) {
 func (f *Format) CallSuffix() string {
 	e := &f.Tools
 	switch e.Kind {
-	case XMLParams:
+	case XMLParams, GemmaCall, PythonCall:
 		// Only the name was forced; the model closes the call itself.
 		return ""
 	case Harmony:

@@ -2,6 +2,7 @@ package toolgrammar
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -155,7 +156,15 @@ func TestConstrainedCallParses(t *testing.T) {
 				call = f.CallPrefix(soFar) + f.ArgumentsPrefix("get_weather") + `{"location":"Paris"}` + f.CallSuffix()
 			case PlanNameOnly:
 				call = f.CallPrefix(soFar) + f.ArgumentsPrefix("get_weather")
-				if f.Tools.ValueOpen != "" {
+				if f.Tools.Kind == PythonCall {
+					call += `location="Paris")`
+					if f.Tools.CallList {
+						call += "]"
+					}
+					call += f.Tools.Close
+				} else if q := f.Tools.StringDelim; q != "" {
+					call += "location:" + q + "Paris" + q + "}" + f.Tools.Close
+				} else if f.Tools.ValueOpen != "" {
 					call += f.Tools.KeyOpen + "location" + f.Tools.KeyClose + f.Tools.ValueOpen + "Paris" + f.Tools.ValueClose + "\n" + f.Tools.Close
 				} else {
 					call += f.Tools.KeyOpen + "location" + f.Tools.KeyClose + "\nParis\n" + f.Tools.ValueClose + "\n" + f.Tools.FunctionClose + "\n" + f.Tools.Close
@@ -184,46 +193,61 @@ func TestConstrainedCallParses(t *testing.T) {
 // ArgumentsSchema, written by XMLArguments after the forced name, read back as
 // the same call in every XML format (a string raw, an integer typed by the
 // schema), with nothing after the call's closer.
-func TestXMLArgumentsParse(t *testing.T) {
-	const args = `{"location":"Paris, \"FR\"","unit":"celsius","days":3}`
+// TestArgumentsFromJSONParse: every format whose arguments are not JSON reads
+// what ArgumentsFromJSON writes back as the same call (XML parameters, Gemma's
+// call syntax); the other formats refuse it.
+func TestArgumentsFromJSONParse(t *testing.T) {
+	cases := []struct{ tool, args string }{
+		{"get_weather", `{"location":"Paris, \"FR\"","unit":"celsius","days":3}`},
+		{"search", `{"query":"a <b> 'c' \\ {d}","filters":{"max-results":2,"x":[1.5,true,null,"y"]},"exact":false,"tags":[]}`},
+		{"get_time", `{}`},
+	}
 	n := 0
 	for _, f := range testRegistry(t).Formats() {
 		if f.Plan() != PlanNameOnly {
-			if _, err := f.XMLArguments(args); err == nil {
-				t.Errorf("%s: XMLArguments of a format without XML parameters", f.ID)
+			if _, err := f.ArgumentsFromJSON(cases[0].args); err == nil {
+				t.Errorf("%s: ArgumentsFromJSON of a format with JSON arguments", f.ID)
 			}
 			continue
 		}
 		n++
-		t.Run(f.ID, func(t *testing.T) {
-			params, err := f.XMLArguments(args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.HasSuffix(params, f.Tools.Close) {
-				t.Fatalf("%q does not end with the closer %q", params, f.Tools.Close)
-			}
-			call := f.CallPrefix("") + f.ArgumentsPrefix("get_weather") + params
-			evs := normalize(parseChunks(f, Options{Tools: testTools}, []string{"Some text.", call}))
-			var ends []Event
-			for _, e := range evs {
-				switch e.Kind {
-				case CallEnd:
-					ends = append(ends, e)
-				case Malformed:
-					t.Fatalf("malformed: %v in %q", e, call)
+		for _, c := range cases {
+			t.Run(f.ID+"/"+c.tool, func(t *testing.T) {
+				written, err := f.ArgumentsFromJSON(c.args)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if len(ends) != 1 || ends[0].Name != "get_weather" || ends[0].Text != args {
-				t.Fatalf("calls %v from %q", ends, call)
-			}
-		})
-		if _, err := f.XMLArguments(`["not an object"]`); err == nil {
-			t.Errorf("%s: XMLArguments of an array", f.ID)
+				if !strings.HasSuffix(written, f.Tools.Close) {
+					t.Fatalf("%q does not end with the closer %q", written, f.Tools.Close)
+				}
+				call := f.CallPrefix("") + f.ArgumentsPrefix(c.tool) + written
+				evs := normalize(parseChunks(f, Options{Tools: testTools}, []string{"Some text.", call}))
+				var ends []Event
+				for _, e := range evs {
+					switch e.Kind {
+					case CallEnd:
+						ends = append(ends, e)
+					case Malformed:
+						t.Fatalf("malformed: %v in %q", e, call)
+					}
+				}
+				if len(ends) != 1 || ends[0].Name != c.tool || ends[0].Text != c.args {
+					t.Fatalf("calls %v from %q", ends, call)
+				}
+			})
+		}
+		if _, err := f.ArgumentsFromJSON(`["not an object"]`); err == nil {
+			t.Errorf("%s: ArgumentsFromJSON of an array", f.ID)
 		}
 	}
 	if n == 0 {
-		t.Fatal("no XML format in the registry")
+		t.Fatal("no format with non-JSON arguments in the registry")
+	}
+	if _, err := testFormat(t, "gemma4").XMLArguments(`{}`); err == nil {
+		t.Error("gemma4: XMLArguments")
+	}
+	if _, err := testFormat(t, "qwen3.5").GemmaArguments(`{}`); err == nil {
+		t.Error("qwen3.5: GemmaArguments")
 	}
 }
 
@@ -268,5 +292,49 @@ func TestThinkingForEffortTable(t *testing.T) {
 		if s.Level != tc.level || s.SystemLine != tc.system || s.UserSuffix != tc.suffix || s.Think == nil || *s.Think != tc.think {
 			t.Errorf("%s %s: %+v", tc.family, tc.effort, s)
 		}
+	}
+}
+
+// TestPythonCallPrefix: a call constrained inside an envelope the model opened (a
+// later call of <function_calls>, or a retry of its first) needs only its name; outside
+// one, the opener.
+func TestPythonCallPrefix(t *testing.T) {
+	for _, c := range []struct{ format, soFar, want string }{
+		{"olmo3", "", "<function_calls>"},
+		{"olmo3", "Text.", "<function_calls>"},
+		{"olmo3", "<function_calls>", ""},
+		{"olmo3", "<function_calls>a(x=1)\n", ""},
+		{"olmo3", "<function_calls>a(x=1)", "\n"},
+		{"olmo3", "<function_calls>a()</function_calls>", "<function_calls>"},
+		{"lfm2", "Text.", "<|tool_call_start|>["},
+		{"lfm2", "<|tool_call_start|>", "["},
+		{"lfm2", "<|tool_call_start|>[", ""},
+		{"lfm2", "<|tool_call_start|>[a(x=1)", ","},
+		{"lfm2", "<|tool_call_start|>[a(x=1),", ""},
+		{"lfm2", "<|tool_call_start|>[a(x=1)]<|tool_call_end|>", "<|tool_call_start|>["},
+	} {
+		if got := testFormat(t, c.format).CallPrefix(c.soFar); got != c.want {
+			t.Errorf("%s: CallPrefix(%q) = %q, want %q", c.format, c.soFar, got, c.want)
+		}
+	}
+	f := testFormat(t, "olmo3")
+	// A later call of the envelope, constrained: name, arguments, closer.
+	written, err := f.ArgumentsFromJSON(`{"timezone":"UTC"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := "<function_calls>get_weather(location=\"Paris\")\n" + f.CallPrefix("<function_calls>get_weather(location=\"Paris\")\n") +
+		f.ArgumentsPrefix("get_time") + written
+	var calls []string
+	for _, e := range normalize(parseChunks(f, Options{Tools: testTools}, []string{out})) {
+		if e.Kind == CallEnd {
+			calls = append(calls, e.Name+e.Text)
+		}
+		if e.Kind == Malformed {
+			t.Fatalf("malformed %v in %q", e, out)
+		}
+	}
+	if fmt.Sprint(calls) != `[get_weather{"location":"Paris"} get_time{"timezone":"UTC"}]` {
+		t.Fatalf("calls %v from %q", calls, out)
 	}
 }

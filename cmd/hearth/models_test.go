@@ -12,8 +12,8 @@ import (
 func TestModelRowTextOnly(t *testing.T) {
 	formats := engine.DefaultFormats()
 	var unknown modelRow
-	unknown.fill(&engine.Model{Name: "gemma4:e4b", Info: &engine.ModelInfo{}, Format: formats.Lookup("emulated-hermes"),
-		UnknownMarkup: `renderer "gemma4"`})
+	unknown.fill(&engine.Model{Name: "olmo3:7b-think", Info: &engine.ModelInfo{}, Format: formats.Lookup("emulated-hermes"),
+		UnknownMarkup: `renderer "olmo3-think"`})
 	if unknown.format != "text only" || unknown.reasoning != "" {
 		t.Fatalf("unknown renderer: format %q, reasoning %q", unknown.format, unknown.reasoning)
 	}

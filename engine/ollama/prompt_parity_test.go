@@ -55,9 +55,21 @@ var parityModels = []parityModel{
 	{name: "parity-qwen3vl:latest", create: &api.CreateRequest{Renderer: "qwen3-vl-thinking", Parser: "qwen3-vl-thinking"},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
 	// v0.24.0's gemma4 renderer, which the runtime resolves to gemma4-small for a
-	// model of this name and size (a 26b/31b name or >= 16B parameters would get
-	// gemma4-large, which RenderPrompt does not mirror yet).
+	// model of this name and size, and to gemma4-large (an empty thought block when
+	// not thinking) for a 26b/31b name or >= 16B parameters (ResolveRenderer).
 	{name: "parity-gemma4:latest", create: &api.CreateRequest{Renderer: "gemma4", Parser: "gemma4"},
+		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
+	{name: "parity-gemma4-31b:latest", create: &api.CreateRequest{Renderer: "gemma4", Parser: "gemma4"},
+		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
+	{name: "parity-functiongemma:latest", create: &api.CreateRequest{Renderer: "functiongemma", Parser: "functiongemma"},
+		thinks: []*api.ThinkValue{nil}},
+	{name: "parity-olmo3:latest", create: &api.CreateRequest{Renderer: "olmo3", Parser: "olmo3"},
+		thinks: []*api.ThinkValue{nil}},
+	{name: "parity-olmo31:latest", create: &api.CreateRequest{Renderer: "olmo3.1", Parser: "olmo3"},
+		thinks: []*api.ThinkValue{nil}},
+	{name: "parity-lfm2:latest", create: &api.CreateRequest{Renderer: "lfm2", Parser: "lfm2"},
+		thinks: []*api.ThinkValue{nil}},
+	{name: "parity-lfm2thinking:latest", create: &api.CreateRequest{Renderer: "lfm2-thinking", Parser: "lfm2-thinking"},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
 	// The renderers of the formats taken from v0.24.0 (models.json).
 	{name: "parity-qwen35:latest", create: &api.CreateRequest{Renderer: "qwen3.5", Parser: "qwen3.5"},
@@ -209,6 +221,10 @@ func TestRenderPromptParity(t *testing.T) {
 	for _, m := range parityModels {
 		show, err := rt.Client.Show(ctx, &api.ShowRequest{Model: m.name})
 		if err != nil {
+			t.Fatal(err)
+		}
+		// As the seam does: the runtime picks gemma4's renderer by the name.
+		if show, err = ollama.ResolveRenderer(m.name, show); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range convs {

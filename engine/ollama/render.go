@@ -71,12 +71,12 @@ func (renderer) ToolParameters(schema json.RawMessage) (json.RawMessage, error) 
 // and nothing is truncated: the engine sends truncate=false and reports an
 // over-long prompt itself.
 //
-// Not mirrored yet: v0.24.0 renders a model whose renderer is "gemma4" with
-// "gemma4-small" or "gemma4-large", chosen by the model's name (e2b/e4b,
-// 26b/31b) and then its parameter size (server/renderer_resolution.go); this
-// renders "gemma4" as the small one always, so a large model's prompt lacks
-// the empty thought block the runtime adds when not thinking. And the runtime
-// gives gpt-oss the think level "high" where a request says "max".
+// The renderer show names is rendered as it is: a model whose renderer the runtime
+// resolves by the model's name (gemma4 to gemma4-small or gemma4-large) is rendered as
+// the runtime does when show comes from ResolveRenderer, as the seam's Model does.
+//
+// Not mirrored yet: the runtime gives gpt-oss the think level "high" where a request
+// says "max".
 func RenderPrompt(show *api.ShowResponse, conv *engine.Conversation, think *api.ThinkValue) (string, error) {
 	if show.RemoteHost != "" {
 		return "", fmt.Errorf("engine: model %s is remote (%s); hearth cannot render its prompt", show.RemoteModel, show.RemoteHost)

@@ -105,6 +105,11 @@ func (s seam) Model(ctx context.Context, name string) (*engine.ModelInfo, error)
 		}
 		return nil, statusError(err)
 	}
+	// The runtime renders some models with another renderer than their Modelfile's,
+	// chosen by the model's name (gemma4's sizes): the name is known here.
+	if show, err = ResolveRenderer(name, show); err != nil {
+		return nil, err
+	}
 	renderer, parser, err := ModelRenderer(show)
 	if err != nil {
 		return nil, err

@@ -149,7 +149,8 @@ func baseline(dir string) {
 		}
 		tools = append(tools, api.Tool{Type: "function", Function: f})
 	}
-	byFormat := map[string]string{"qwen3": "qwen3-thinking", "qwq": "qwen3-thinking", "qwen3-coder": "qwen3-coder", "glm4-moe": "glm-4.7", "deepseek": "deepseek3", "mistral-v11": "ministral", "gpt-oss": "harmony"}
+	byFormat := map[string]string{"qwen3": "qwen3-thinking", "qwq": "qwen3-thinking", "qwen3-coder": "qwen3-coder", "glm4-moe": "glm-4.7", "deepseek": "deepseek3", "mistral-v11": "ministral", "gpt-oss": "harmony",
+		"gemma4": "gemma4", "functiongemma": "functiongemma", "olmo3": "olmo3", "lfm2": "lfm2", "lfm2-thinking": "lfm2-thinking"}
 	agree, total := 0, 0
 	for format, pname := range byFormat {
 		files, _ := filepath.Glob(filepath.Join(dir, format, "*.txt"))
@@ -180,7 +181,7 @@ func baseline(dir string) {
 				p := parsers.ParserForName(pname)
 				// Thinking as the fixture assumes: the prompt opened it, or
 				// (Qwen) the model opens it itself.
-				think := &api.ThinkValue{Value: strings.Contains(f, "prompt-think") || format == "qwen3" || format == "qwq"}
+				think := &api.ThinkValue{Value: strings.Contains(f, "prompt-think") || format == "qwen3" || format == "qwq" || format == "gemma4" || strings.Contains(f, "prompt-think")}
 				p.Init(tools, nil, think)
 				s := string(in)
 				if format == "gpt-oss" {
