@@ -171,3 +171,33 @@ func (e *Engine) HostedKindFor(toolType string) (HostedKind, bool) {
 	}
 	return nil, false
 }
+
+// OneFunction is the part of a hosted plan that shows the model a single function and
+// runs nothing before a turn (the search kinds: web_search, file_search). A kind's plan
+// embeds it and adds its AsCalls and Call.
+type OneFunction struct {
+	// Name is the function's name this request (the kind's, or another where the
+	// request's own tools take it); Description and Parameters describe it.
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+	// Strict: the runtime generates the arguments under the schema's grammar.
+	Strict bool
+	// Choice is the request's tool_choice in terms of the function, or nil.
+	Choice *hearth.ToolChoice
+}
+
+// Tools shows the model the function.
+func (f *OneFunction) Tools() []hearth.Tool {
+	strict := f.Strict
+	return []hearth.Tool{{Type: hearth.ToolFunction, Name: f.Name, Description: f.Description, Parameters: f.Parameters, Strict: &strict}}
+}
+
+// ToolChoice is the request's choice rewritten for the function.
+func (f *OneFunction) ToolChoice() *hearth.ToolChoice { return f.Choice }
+
+// Attach does nothing: the function's items are made when it is called.
+func (f *OneFunction) Attach(*hearth.Builder) {}
+
+// Start does nothing before a turn: the function runs only when the model calls it.
+func (f *OneFunction) Start(context.Context, *hearth.Builder) (int, error) { return 0, nil }

@@ -69,16 +69,13 @@ func (k *Kind) Owns(itemType string) bool { return itemType == hearth.ItemFileSe
 
 // plan is one turn's file search: the function offered and the search it runs.
 type plan struct {
-	k      *Kind
-	name   string
-	choice *hearth.ToolChoice
+	engine.OneFunction
+	k *Kind
 	// tool is the request's file_search tool, caller whose stores it searches.
 	tool   *hearth.FileSearchTool
 	caller string
 	// results: the request included the results in the items.
 	results bool
-	// strict: the runtime generates the arguments under the schema's grammar.
-	strict bool
 }
 
 // Plan checks the request's file_search tool (one per request; its filter; its
@@ -120,34 +117,34 @@ func (k *Kind) Plan(ctx context.Context, r *engine.HostedRequest) (engine.Hosted
 				fmt.Sprintf("Vector store with id '%s' not found.", capText(tool.VectorStoreIDs[i], 100)))
 		}
 	}
-	p := &plan{k: k, tool: tool, caller: r.Caller, results: r.Request.Includes(hearth.IncludeFileSearchResults)}
+	p := &plan{OneFunction: engine.OneFunction{Description: Description, Parameters: Parameters}, k: k, tool: tool, caller: r.Caller, results: r.Request.Includes(hearth.IncludeFileSearchResults)}
 	for _, n := range []string{FunctionName, "hearth_" + FunctionName} {
 		if !r.Taken(n) {
-			p.name = n
+			p.Name = n
 			break
 		}
 	}
-	if p.name == "" {
+	if p.Name == "" {
 		p := fmt.Sprintf("tools[%d].type", r.Tools[0])
 		return nil, hearth.InvalidRequest(p, hearth.CodeInvalidValue, fmt.Sprintf(
 			"Invalid '%s': the request's own tools take the names %s and hearth_%s, which the file search needs.", p, FunctionName, FunctionName))
 	}
-	if err := r.Grammar(p.name, Parameters); err != nil {
+	if err := r.Grammar(p.Name, Parameters); err != nil {
 		k.log.Info("file_search offered without a grammar", "reason", err)
 	} else {
-		p.strict = true
+		p.Strict = true
 	}
-	p.choice = p.toolChoice(r.Request.ToolChoice)
+	p.Choice = p.toolChoice(r.Request.ToolChoice)
 	return p, nil
 }
 
 // toolChoice is the request's tool_choice in terms of the search function: forcing
 // file_search forces the function; allowed_tools that name file_search name it.
 func (p *plan) toolChoice(c hearth.ToolChoice) *hearth.ToolChoice {
-	fn := hearth.ToolRef{Type: hearth.ToolFunction, Name: p.name}
+	fn := hearth.ToolRef{Type: hearth.ToolFunction, Name: p.Name}
 	switch c.Type {
 	case hearth.ToolFileSearch:
-		return &hearth.ToolChoice{Type: hearth.ToolFunction, Name: p.name}
+		return &hearth.ToolChoice{Type: hearth.ToolFunction, Name: p.Name}
 	case "allowed_tools":
 		out := c
 		out.Allowed = make([]hearth.ToolRef, len(c.Allowed))
@@ -165,27 +162,13 @@ func (p *plan) toolChoice(c hearth.ToolChoice) *hearth.ToolChoice {
 	return nil
 }
 
-func (p *plan) Tools() []hearth.Tool {
-	t := hearth.Tool{Type: hearth.ToolFunction, Name: p.name, Description: Description, Parameters: Parameters}
-	strict := p.strict
-	t.Strict = &strict
-	return []hearth.Tool{t}
-}
-
-func (p *plan) ToolChoice() *hearth.ToolChoice { return p.choice }
-
-func (p *plan) AsCalls(items, other []hearth.Item) []hearth.Item { return asCalls(p.name, items) }
+func (p *plan) AsCalls(items, other []hearth.Item) []hearth.Item { return asCalls(p.Name, items) }
 
 // AsCalls renders file_search_call items as the call of file_search and its results.
 func (k *Kind) AsCalls(items, other []hearth.Item) []hearth.Item { return asCalls(FunctionName, items) }
 
-func (p *plan) Attach(*hearth.Builder) {}
-
-// Start does nothing before a turn: a search runs only when the model calls it.
-func (p *plan) Start(context.Context, *hearth.Builder) (int, error) { return 0, nil }
-
 func (p *plan) Call(name string) (engine.HostedCall, bool) {
-	if name != p.name {
+	if name != p.Name {
 		return nil, false
 	}
 	return &call{p: p}, true
@@ -207,7 +190,7 @@ func (c *call) End(ctx context.Context, b *hearth.Builder, arguments string) (bo
 		if err := b.FileSearchSearching(nil); err != nil {
 			return true, err
 		}
-		return true, b.EndFileSearchCall(p.shown(nil), nil, "Error: the search needs a query: call "+p.name+" with {\"query\": \"...\"}.", true)
+		return true, b.EndFileSearchCall(p.shown(nil), nil, "Error: the search needs a query: call "+p.Name+" with {\"query\": \"...\"}.", true)
 	}
 	queries := []string{args.Query}
 	if err := b.FileSearchSearching(queries); err != nil {

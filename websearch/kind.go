@@ -104,61 +104,44 @@ func (k *Kind) Owns(itemType string) bool { return itemType == hearth.ItemWebSea
 // plan is one turn's web search: the function offered, and whether the request
 // asked for the sources in the items.
 type plan struct {
+	engine.OneFunction
 	k       *Kind
-	name    string
-	choice  *hearth.ToolChoice
 	sources bool
-	// strict: the runtime generates the arguments under the schema's grammar.
-	strict bool
 }
 
 // Plan offers the search function, under the name web_search unless the request's
 // own tools take it (then under the tool type's name).
 func (k *Kind) Plan(_ context.Context, r *engine.HostedRequest) (engine.HostedPlan, error) {
-	p := &plan{k: k, sources: r.Request.Includes(hearth.IncludeWebSearchSources)}
+	p := &plan{OneFunction: engine.OneFunction{Description: Description, Parameters: Parameters}, k: k, sources: r.Request.Includes(hearth.IncludeWebSearchSources)}
 	for _, n := range []string{FunctionName, k.toolType} {
 		if !r.Taken(n) {
-			p.name = n
+			p.Name = n
 			break
 		}
 	}
-	if p.name == "" {
+	if p.Name == "" {
 		at := fmt.Sprintf("tools[%d].type", r.Tools[0])
 		return nil, hearth.InvalidRequest(at, hearth.CodeInvalidValue, fmt.Sprintf(
 			"Invalid '%s': the request's own tools take the names web_search and %s, which the search tool needs.", at, k.toolType))
 	}
-	if err := r.Grammar(p.name, Parameters); err != nil {
+	if err := r.Grammar(p.Name, Parameters); err != nil {
 		k.log.Info("web_search offered without a grammar", "reason", err)
 	} else {
-		p.strict = true
+		p.Strict = true
 	}
 	if r.Request.ToolChoice.Type == k.toolType {
-		p.choice = &hearth.ToolChoice{Type: hearth.ToolFunction, Name: p.name}
+		p.Choice = &hearth.ToolChoice{Type: hearth.ToolFunction, Name: p.Name}
 	}
 	return p, nil
 }
 
-func (p *plan) Tools() []hearth.Tool {
-	t := hearth.Tool{Type: hearth.ToolFunction, Name: p.name, Description: Description, Parameters: Parameters}
-	strict := p.strict
-	t.Strict = &strict
-	return []hearth.Tool{t}
-}
-
-func (p *plan) ToolChoice() *hearth.ToolChoice { return p.choice }
-
-func (p *plan) AsCalls(items, other []hearth.Item) []hearth.Item { return asCalls(p.name, items) }
+func (p *plan) AsCalls(items, other []hearth.Item) []hearth.Item { return asCalls(p.Name, items) }
 
 // AsCalls renders web_search_call items as the call of web_search and its results.
 func (k *Kind) AsCalls(items, other []hearth.Item) []hearth.Item { return asCalls(FunctionName, items) }
 
-func (p *plan) Attach(*hearth.Builder) {}
-
-// Start does nothing before a turn: a search runs only when the model calls it.
-func (p *plan) Start(context.Context, *hearth.Builder) (int, error) { return 0, nil }
-
 func (p *plan) Call(name string) (engine.HostedCall, bool) {
-	if name != p.name {
+	if name != p.Name {
 		return nil, false
 	}
 	return &call{p: p}, true
