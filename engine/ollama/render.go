@@ -16,6 +16,8 @@ import (
 	"github.com/ollama/ollama/types/model"
 
 	"hearth/engine"
+	// Renderers of Ollama releases after the module, registered with its registry.
+	_ "hearth/engine/ollama/laterrenderers"
 )
 
 // NewRenderer returns the engine's PromptRenderer of the model /api/show described as
