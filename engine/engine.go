@@ -173,11 +173,14 @@ func (e *Engine) Model(ctx context.Context, name string) (*Model, error) {
 	return m, nil
 }
 
+// CodeUnsupportedArchitecture is the error code of ErrUnsupportedArchitecture.
+const CodeUnsupportedArchitecture = "model_architecture_unsupported"
+
 // ErrUnsupportedArchitecture is the refusal of the model name whose architecture the
 // runtime cannot run (info.UnsupportedBy): a client error, since the model is the
 // request's choice, that says where else it can be served.
 func ErrUnsupportedArchitecture(name string, info *ModelInfo) *hearth.Error {
-	return hearth.InvalidRequest("model", "model_architecture_unsupported", fmt.Sprintf(
+	return hearth.InvalidRequest("model", CodeUnsupportedArchitecture, fmt.Sprintf(
 		"The model %q has the architecture %q, which %s cannot run; serve it from an Ollama that can (hearth serve --runtime URL).",
 		name, info.Architecture, info.UnsupportedBy))
 }

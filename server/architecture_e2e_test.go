@@ -3,11 +3,13 @@ package server_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
+	"hearth/server"
 )
 
 // TestUnknownArchitectureE2E: a model whose GGUF architecture neither of the embedded
@@ -38,5 +40,42 @@ func TestUnknownArchitectureE2E(t *testing.T) {
 	resp, b := post(t, srv.URL+"/v1/embeddings", `{"model":"`+model+`","input":"hi"}`)
 	if resp.StatusCode != http.StatusBadRequest || string(b) != want {
 		t.Errorf("embeddings: %d %s\nwant 400 %s", resp.StatusCode, b, want)
+	}
+}
+
+// TestUnsupportedArchitectureMovesInPoolE2E: with the embedded runtime and an external
+// `ollama serve` behind one hearth, a model whose architecture the embedded runtime
+// cannot run goes to the external runtime instead of being refused: the request is
+// the external server's business there. Both runtimes here are the same Ollama
+// release, so the external one fails to load this made-up architecture too, and its
+// own error (not hearth's 400) is what shows the request went there; with an external
+// runtime of a newer release that knows the architecture, it would run.
+func TestUnsupportedArchitectureMovesInPoolE2E(t *testing.T) {
+	testenv.SkipIfExternal(t, "the first runtime must be the embedded one")
+	const model = "hearth-script-unknown-arch-pool:latest"
+	spec := scriptmodel.Spec{Architecture: "hearthtestarch", Template: "{{ .Prompt }}<|go|>",
+		Scripts: []scriptmodel.Script{{Entry: "<|go|>", Text: "Never written."}}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	embedded := testenv.Runtime(t)
+	if _, err := scriptmodel.Create(ctx, embedded.Client, model, spec); err != nil {
+		t.Fatal(err)
+	}
+	external := testenv.StartServer(t)
+	srv, _ := servePool(t, server.Config{}, embedded, external.Runtime)
+
+	for _, path := range []string{"/v1/responses", "/v1/embeddings"} {
+		body := reqBody(model, false, `"input":"hi"`)
+		if path == "/v1/embeddings" {
+			body = `{"model":"` + model + `","input":"hi"}`
+		}
+		resp, b := post(t, srv.URL+path, body)
+		if resp.StatusCode == http.StatusOK || strings.Contains(string(b), "model_architecture_unsupported") {
+			t.Fatalf("%s: %d %s\nwant the external runtime's own load failure, not the embedded runtime's refusal", path, resp.StatusCode, b)
+		}
+		if !strings.Contains(string(b), "unable to load model") {
+			t.Errorf("%s: %d %s\nwant the external server's error (unable to load model)", path, resp.StatusCode, b)
+		}
+		t.Logf("%s: %d %s", path, resp.StatusCode, b)
 	}
 }

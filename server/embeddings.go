@@ -183,6 +183,9 @@ func embedError(err error, model string) error {
 		return hearth.InvalidRequest("input", hearth.CodeContextLengthExceeded, "An input is longer than the embedding model's context window: "+err.Error())
 	case errors.As(err, &se) && se.StatusCode >= 400 && se.StatusCode < 500:
 		return hearth.InvalidRequest("model", hearth.CodeInvalidValue, fmt.Sprintf("The model '%s' cannot embed: %s.", capText(model, maxLoggedModel), se.Message))
+	case errors.As(err, &se) && se.Message != "":
+		// The runtime's own failure (a model it cannot load), said as a generation's is.
+		return hearth.ServerError("The runtime failed: " + se.Message)
 	}
 	return err
 }

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"hearth"
 	"hearth/engine"
 )
 
@@ -71,6 +72,34 @@ type member struct {
 	models map[string]bool
 	names  []string
 	listed time.Time
+	// cannot are the models whose architecture the runtime said it cannot run
+	// (ModelInfo.UnsupportedBy): the pool places them on the others.
+	cannot map[string]bool
+}
+
+// cannotRun reports whether the runtime said it cannot run model's architecture.
+func (m *member) cannotRun(model string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cannot[model]
+}
+
+// learn records what the runtime said of model: whether it can run its architecture.
+func (m *member) learn(model string, info *engine.ModelInfo) {
+	m.setCannot(model, info.UnsupportedBy != "")
+}
+
+func (m *member) setCannot(model string, cannot bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !cannot {
+		delete(m.cannot, model)
+		return
+	}
+	if m.cannot == nil {
+		m.cannot = map[string]bool{}
+	}
+	m.cannot[model] = true
 }
 
 // New returns a pool of rts, in order of preference among equals (the first also stands
@@ -262,24 +291,31 @@ func (m *member) isUp() bool {
 }
 
 // Candidates are the runtimes a request for model may go to, in the pool's order: those
-// that are up and have it. When no runtime that is up lists it (a model pulled since
-// the last listing), every runtime that is up; when none is up, every runtime, so the
-// request fails with the runtime's own error as it would without a pool.
+// that are up and have it, leaving out those that said they cannot run its
+// architecture while another can. When no runtime that is up lists it (a model pulled
+// since the last listing), every runtime that is up; when none is up, every runtime,
+// so the request fails with the runtime's own error as it would without a pool.
 func (p *Pool) Candidates(model string) []string {
-	var have, up, all []string
+	var have, cannot, up, all []string
 	for _, m := range p.members {
 		all = append(all, m.label)
 		if !m.isUp() {
 			continue
 		}
 		up = append(up, m.label)
-		if m.has(model) {
+		switch {
+		case !m.has(model):
+		case m.cannotRun(model):
+			cannot = append(cannot, m.label)
+		default:
 			have = append(have, m.label)
 		}
 	}
 	switch {
 	case len(have) > 0:
 		return have
+	case len(cannot) > 0:
+		return cannot
 	case len(up) > 0:
 		return up
 	}
@@ -324,7 +360,7 @@ func (p *Pool) CountTokens(ctx context.Context, model string, texts []string) ([
 // go there too).
 func (p *Pool) choose(ctx context.Context, model string) *member {
 	pl := engine.PlacementOf(ctx)
-	if m := p.member(pl.Runtime()); m != nil {
+	if m := p.member(pl.Runtime()); m != nil && !(m.cannotRun(model) && p.Candidates(model)[0] != m.label) {
 		return m
 	}
 	m := p.member(p.Candidates(model)[0])
@@ -358,7 +394,10 @@ func lost(ctx context.Context, err error) bool {
 	return err != nil && ctx.Err() == nil && !errors.As(err, &se) && !errors.Is(err, engine.ErrModelNotFound)
 }
 
-// Model describes model as the runtime the call is placed on has it.
+// Model describes model as the runtime the call is placed on has it. A runtime that
+// cannot run the model's architecture (the embedded runtime's Ollama release is older
+// than the model) hands the call to another runtime of the pool that has the model and
+// can, named in the placement so that the response's generation goes there too.
 func (p *Pool) Model(ctx context.Context, name string) (*engine.ModelInfo, error) {
 	m := p.choose(ctx, name)
 	info, err := m.seam.Model(ctx, name)
@@ -366,13 +405,57 @@ func (p *Pool) Model(ctx context.Context, name string) (*engine.ModelInfo, error
 		p.setState(m, err)
 		if alt := p.another(name, m); alt != nil {
 			p.moved(ctx, m, alt, err)
-			return alt.seam.Model(ctx, name)
+			m = alt
+			info, err = alt.seam.Model(ctx, name)
 		}
 	}
 	if lost(ctx, err) {
 		go p.recheck(m)
 	}
+	if err == nil {
+		m.learn(name, info)
+	}
+	if err == nil && info.UnsupportedBy != "" {
+		if alt, altInfo := p.capable(ctx, name, m); alt != nil {
+			p.placed(ctx, m, alt, info)
+			return altInfo, nil
+		}
+	}
 	return info, err
+}
+
+// capable is a runtime other than not, up and with model, whose runtime can run the
+// model's architecture, and its description of the model; nil if none.
+func (p *Pool) capable(ctx context.Context, model string, not *member) (*member, *engine.ModelInfo) {
+	for _, l := range p.Candidates(model) {
+		m := p.member(l)
+		if m == not || !m.isUp() || !m.has(model) || m.cannotRun(model) {
+			continue
+		}
+		if info, err := m.seam.Model(ctx, model); err == nil {
+			if m.learn(model, info); info.UnsupportedBy == "" {
+				return m, info
+			}
+		}
+	}
+	return nil, nil
+}
+
+// placed names alt in the call's placement because from cannot run the model's
+// architecture.
+func (p *Pool) placed(ctx context.Context, from, alt *member, info *engine.ModelInfo) {
+	p.log.Info("runtime cannot run the model's architecture; serving it from another",
+		"runtime", from.label, "architecture", info.Architecture, "to", alt.label)
+	if pl := engine.PlacementOf(ctx); pl != nil {
+		pl.Move(alt.label)
+	}
+}
+
+// unsupportedArchitecture reports whether err is a runtime's refusal of a model whose
+// architecture it cannot run (engine.ErrUnsupportedArchitecture).
+func unsupportedArchitecture(err error) bool {
+	var he *hearth.Error
+	return errors.As(err, &he) && he.Code == engine.CodeUnsupportedArchitecture
 }
 
 // Generate runs the generation on the runtime the call is placed on; one refused before
@@ -515,6 +598,17 @@ func (p *Pool) Embed(ctx context.Context, req *engine.EmbedRequest) (*engine.Emb
 		if alt := p.another(req.Model, m); alt != nil {
 			if e, ok := alt.seam.(engine.Embedder); ok {
 				p.moved(ctx, m, alt, err)
+				return e.Embed(ctx, req)
+			}
+		}
+	}
+	if err != nil && unsupportedArchitecture(err) && ctx.Err() == nil {
+		m.setCannot(req.Model, true)
+		if alt, _ := p.capable(ctx, req.Model, m); alt != nil {
+			if e, ok := alt.seam.(engine.Embedder); ok {
+				if pl := engine.PlacementOf(ctx); pl != nil {
+					pl.Move(alt.label)
+				}
 				return e.Embed(ctx, req)
 			}
 		}

@@ -31,6 +31,8 @@ type fake struct {
 	// whose model's tokenizer the seam cannot build).
 	noTokenizer bool
 	counted     int // CountTokens calls answered
+	// cannot are the models whose architecture this runtime says it cannot run.
+	cannot []string
 }
 
 // CountTokens counts a token per byte.
@@ -92,7 +94,11 @@ func (f *fake) Model(_ context.Context, name string) (*engine.ModelInfo, error) 
 	if f.down != nil {
 		return nil, f.down
 	}
-	return &engine.ModelInfo{Family: f.host}, nil
+	info := &engine.ModelInfo{Family: f.host, Architecture: "arch"}
+	if slices.Contains(f.cannot, name) {
+		info.UnsupportedBy = f.host
+	}
+	return info, nil
 }
 
 func (f *fake) Generate(_ context.Context, req *engine.GenerateRequest, fn func(engine.Chunk) error) error {
@@ -293,5 +299,59 @@ func TestCountTokensPassesOn(t *testing.T) {
 	a.set(func(f *fake) { f.noTokenizer = false })
 	if _, err := p.CountTokens(context.Background(), "m", []string{"x"}); err != nil || a.counted != 1 {
 		t.Errorf("a counts first now: %v (a %d)", err, a.counted)
+	}
+}
+
+// A model whose architecture one runtime cannot run (the embedded runtime's Ollama is
+// older than the model) is served by another runtime of the pool that has it: the
+// lookup moves the placement there, later requests are placed there from the start,
+// and with no other runtime up the refusal stands.
+func TestUnsupportedArchitecturePlacedElsewhere(t *testing.T) {
+	old := &fake{host: "embedded", models: []string{"new", "plain"}, cannot: []string{"new"}}
+	newer := &fake{host: "newer:11434", models: []string{"new", "plain"}}
+	p := newPool(t, old, newer)
+
+	// The server placed the first request on the embedded runtime (least loaded).
+	pl := engine.NewPlacement("embedded")
+	ctx := engine.WithPlacement(context.Background(), pl)
+	info, err := p.Model(ctx, "new")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.UnsupportedBy != "" || info.Family != "newer:11434" || pl.Runtime() != "newer:11434" {
+		t.Fatalf("lookup: info %+v, placement %q; want the newer runtime's, placed there", info, pl.Runtime())
+	}
+	var from string
+	if err := p.Generate(ctx, &engine.GenerateRequest{Model: "new"}, func(c engine.Chunk) error {
+		if !c.Done {
+			from = c.Text
+		}
+		return nil
+	}); err != nil || from != "newer:11434" {
+		t.Fatalf("generation ran on %q (%v), want newer:11434", from, err)
+	}
+
+	if got := p.Candidates("new"); !slices.Equal(got, []string{"newer:11434"}) {
+		t.Fatalf("Candidates(new) = %v, want only the runtime that can run it", got)
+	}
+	if got := p.Candidates("plain"); !slices.Equal(got, []string{"embedded", "newer:11434"}) {
+		t.Fatalf("Candidates(plain) = %v, want both", got)
+	}
+	// A later request placed on the embedded runtime (a chain's runtime) moves too,
+	// without asking it again.
+	if from, placed, err := generate(t, p, "new", "embedded"); err != nil || from != "newer:11434" || placed != "newer:11434" {
+		t.Fatalf("placed on embedded: ran on %q, placement %q (%v)", from, placed, err)
+	}
+	if from, _, err := generate(t, p, "plain", "embedded"); err != nil || from != "embedded" {
+		t.Fatalf("a model the embedded runtime can run ran on %q (%v)", from, err)
+	}
+
+	// With the newer runtime down, the embedded runtime's refusal stands.
+	newer.set(func(f *fake) { f.down = refusedErr })
+	p.setState(p.member("newer:11434"), refusedErr)
+	pl = engine.NewPlacement("")
+	info, err = p.Model(engine.WithPlacement(context.Background(), pl), "new")
+	if err != nil || info.UnsupportedBy != "embedded" {
+		t.Fatalf("alone: info %+v (%v), want the embedded runtime's refusal", info, err)
 	}
 }
