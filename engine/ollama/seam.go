@@ -110,6 +110,9 @@ func (s seam) Model(ctx context.Context, name string) (*engine.ModelInfo, error)
 	if show, err = ResolveRenderer(name, show); err != nil {
 		return nil, err
 	}
+	if show, err = withParserCapabilities(show); err != nil {
+		return nil, err
+	}
 	renderer, parser, err := ModelRenderer(show)
 	if err != nil {
 		return nil, err
