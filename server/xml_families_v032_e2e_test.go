@@ -162,3 +162,40 @@ func TestPoolsideV1RendererE2E(t *testing.T) {
 		},
 	}, poolsideThinkingEntry, poolsideAnswerEntry, true)
 }
+
+// TestRendererBOSOnceE2E: Poolside's renderer writes the model's BOS as text
+// (〈|EOS|〉) first in every prompt. A model whose tokenizer also adds its BOS token
+// (tokenizer.ggml.add_bos_token) is sent the prompt without that text, as Ollama's own
+// chat does since v0.24.0, so it sees one BOS as the same model without the flag does:
+// the two count the same input tokens. (Sent as rendered, the runtime's tokenizer adds
+// a second: one more input token.)
+func TestRendererBOSOnceE2E(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	scripts := []scriptmodel.Script{
+		{Entry: poolsideThinkingEntry, Text: poolsideCallText},
+		{Entry: poolsideAnswerEntry, Text: qwen35AnswerText},
+	}
+	inputTokens := map[bool]int{}
+	srv := newHearthWithDB(t)
+	for _, addBOS := range []bool{false, true} {
+		model := "hearth-script-poolside-bos:latest"
+		if addBOS {
+			model = "hearth-script-poolside-addbos:latest"
+		}
+		spec := scriptmodel.Spec{Renderer: "poolside-v1", Parser: "poolside-v1", Stop: []string{"</assistant>", "<user>"},
+			BOS: "〈|EOS|〉", AddBOS: addBOS, Scripts: scripts}
+		if _, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec); err != nil {
+			t.Fatal(err)
+		}
+		resp := createJSON(t, srv, reqBody(model, false, `"input":"Weather in Paris?","temperature":0,`+toolsJSON))
+		sameItems(t, model, resp.Output, []item{
+			{Type: "reasoning", Status: "completed", Text: "The user wants the weather in Paris."},
+			{Type: "message", Status: "completed", Text: "Let me check."},
+			{Type: "function_call", Status: "completed", Name: "get_weather", Arguments: `{"city":"Paris"}`}})
+		inputTokens[addBOS] = resp.Usage.InputTokens
+	}
+	if inputTokens[true] != inputTokens[false] || inputTokens[false] == 0 {
+		t.Errorf("input_tokens %d with the tokenizer adding BOS, %d without: want the same", inputTokens[true], inputTokens[false])
+	}
+}
