@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,8 +17,8 @@ import (
 // model on Ornith's, Nemotron 3.5's or Poolside's parser is a thinking model, as the
 // release that added the parser lists it.
 
-// xmlFamilyLoop is the tool loop of TestQwen35RendererE2E for a script model on another
-// renderer: thinkingEntry is what the renderer ends a thinking prompt with, answerEntry
+// xmlFamilyLoop is the tool loop of TestQwen35RendererE2E, with allowed_tools and a
+// strict tool too, for a script model on another renderer: thinkingEntry is what the renderer ends a thinking prompt with, answerEntry
 // what it ends a prompt with when reasoning is off (the tool result's turn asks
 // reasoning.effort none); the thinking script writes reasoning up to "</think>", "Let
 // me check." and a get_weather call for Paris. nameIsPiece says that the script
@@ -81,6 +82,14 @@ func xmlFamilyLoop(t *testing.T, model string, spec scriptmodel.Spec, thinkingEn
 	allowed := createJSON(t, srv, reqBody(model, false, common+
 		`,"tool_choice":{"type":"allowed_tools","mode":"required","tools":[{"type":"function","name":"get_time"}]}`))
 	sameItems(t, "allowed_tools", allowed.Output, []item{reasoning, forced})
+
+	// strict: with a strict tool offered, the call the model opens is generated under
+	// the grammar from its opener on: the name under an enum of the tools (as for
+	// "required" above), the parameters as JSON under that tool's schema, written in
+	// the family's XML.
+	strictTools := strings.Replace(toolsJSON, `"name":"get_weather",`, `"name":"get_weather","strict":true,`, 1)
+	strict := createJSON(t, srv, reqBody(model, false, `"input":"Weather in Paris?","temperature":0,`+strictTools))
+	sameItems(t, "strict", strict.Output, []item{reasoning, text, forcedRequired})
 
 	callID := first.Output[len(first.Output)-1].CallID
 	answer := createJSON(t, srv, reqBody(model, false, `"previous_response_id":"`+first.ID+`","temperature":0,`+
