@@ -78,25 +78,26 @@ func (failingRenderer) ToolParameters(schema json.RawMessage) (json.RawMessage, 
 }
 
 func (failingRenderer) RenderPrompt(*Conversation, *Think) (string, error) {
-	return "", errors.New(`unknown renderer "qwen3.8"`)
+	return "", errors.New(`unknown renderer "qwen3.9"`)
 }
 
-// TestNewerRendererIsABadRequest: a model whose renderer the module cannot render (an
+// TestNewerRendererIsABadRequest: a model whose renderer the module cannot render (a
+// name no release hearth carries knows, as a later release could bring; an
 // external runtime of a later release) is a 400 naming it, not a server error.
 func TestNewerRendererIsABadRequest(t *testing.T) {
 	show := qwenShow()
 	show.Template = ""
-	show.Renderer, show.Parser = "qwen3.8", "qwen3.8"
+	show.Renderer, show.Parser = "qwen3.9", "qwen3.9"
 	show.Prompt = failingRenderer{}
 	e := New(&fakeRuntime{show: show}, DefaultFormats(), nil)
-	req, _, err := hearth.DecodeCreateRequest([]byte(`{"model":"qwen3.8:9b","input":"hi"}`))
+	req, _, err := hearth.DecodeCreateRequest([]byte(`{"model":"qwen3.9:9b","input":"hi"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = e.Prepare(context.Background(), req, nil)
 	var he *hearth.Error
 	if !errors.As(err, &he) || he.Status != 400 || he.Code != "model_renderer_unsupported" ||
-		!strings.Contains(he.Message, `"qwen3.8:9b"`) || !strings.Contains(he.Message, `renderer "qwen3.8"`) {
+		!strings.Contains(he.Message, `"qwen3.9:9b"`) || !strings.Contains(he.Message, `renderer "qwen3.9"`) {
 		t.Fatalf("got %v, want a 400 naming the model and its renderer", err)
 	}
 }

@@ -31,6 +31,15 @@ func TestXMLFormatsEnforced(t *testing.T) {
 			[]string{"<parameter=timezone>", "\nUTC\n", "</parameter>", "\n</function>", "\n</tool_call>"}},
 		{"laguna", "laguna", "<tool_call>", "<tool_call>get_time\n",
 			[]string{"<arg_key>timezone</arg_key>", "\n<arg_value>UTC</arg_value>", "\n</tool_call>"}},
+		// The families of Ollama v0.32.15's renderers on the same envelopes.
+		{"qwen3.8", "qwen3.8", "<tool_call>\n<function=", "<function=get_time>\n",
+			[]string{"<parameter=timezone>", "\nUTC\n", "</parameter>", "\n</function>", "\n</tool_call>"}},
+		{"ornith", "ornith", "<tool_call>\n<function=", "<function=get_time>\n",
+			[]string{"<parameter=timezone>", "\nUTC\n", "</parameter>", "\n</function>", "\n</tool_call>"}},
+		{"nemotron-3.5-nano", "nemotron-3.5-nano", "<tool_call>\n<function=", "<function=get_time>\n",
+			[]string{"<parameter=timezone>", "\nUTC\n", "</parameter>", "\n</function>", "\n</tool_call>"}},
+		{"poolside-v1", "poolside-v1", "<tool_call>", "<tool_call>get_time\n",
+			[]string{"<arg_key>timezone</arg_key>", "<arg_value>UTC</arg_value>", "</tool_call>"}},
 		// The XML families of v0.17.4's renderers, the same enforcement.
 		{"qwen3-coder", "qwen3-coder", "<tool_call>\n<function=", "<function=get_time>\n",
 			[]string{"<parameter=timezone>", "\nUTC\n", "</parameter>", "\n</function>", "\n</tool_call>"}},

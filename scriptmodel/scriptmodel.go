@@ -61,6 +61,12 @@ type Spec struct {
 	// keys are then named after it). The tensors stay a llama model's, so only a name
 	// the runtime does not know is of use: a model that exists but cannot be run.
 	Architecture string
+	// BOS is the text of the beginning-of-sequence control token (default BOS), and
+	// AddBOS whether the tokenizer puts that token before every prompt itself
+	// (tokenizer.ggml.add_bos_token): together they make a model whose renderer
+	// writes its BOS as text, as real models of some families are.
+	BOS    string
+	AddBOS bool
 	// Vision, when set, makes a vision model (architecture mistral3) whose answer
 	// after Vision.After names the colour of the images in its context.
 	Vision *Vision
@@ -87,7 +93,11 @@ func Build(spec Spec) (*Model, error) {
 	if len(spec.Scripts) == 0 {
 		return nil, errors.New("scriptmodel: no scripts")
 	}
-	m := &Model{Spec: spec, vocab: newVocab(), chain: map[string][]int{}}
+	bos := spec.BOS
+	if bos == "" {
+		bos = BOS
+	}
+	m := &Model{Spec: spec, vocab: newVocab(bos), chain: map[string][]int{}}
 	if m.ContextLength == 0 {
 		m.ContextLength = 4096
 	}

@@ -21,7 +21,7 @@ const (
 	// firstPieceID is the first id after the control and byte tokens.
 	firstPieceID = byteBase + 256
 
-	// BOS and EOS are the control tokens' texts.
+	// BOS and EOS are the control tokens' texts (Spec.BOS replaces BOS's).
 	BOS = "<|bos|>"
 	EOS = "<|eos|>"
 )
@@ -48,14 +48,16 @@ func byteToUnicode() [256]rune {
 // vocab is the token list of a script model: control tokens, the 256 byte tokens, then
 // one user-defined token per distinct multi-byte piece.
 type vocab struct {
+	// bos is the BOS control token's text.
+	bos    string
 	tokens []string
 	types  []int32
 	ids    map[string]int // user-defined pieces by text
 }
 
-func newVocab() *vocab {
-	v := &vocab{ids: map[string]int{}}
-	v.add(BOS, tokenControl)
+func newVocab(bos string) *vocab {
+	v := &vocab{bos: bos, ids: map[string]int{}}
+	v.add(bos, tokenControl)
 	v.add(EOS, tokenControl)
 	b2u := byteToUnicode()
 	for b := 0; b < 256; b++ {
@@ -76,7 +78,7 @@ func (v *vocab) add(text string, typ int32) int {
 
 // claim returns the id of a new user-defined token for text, which must not be taken.
 func (v *vocab) claim(text string) (int, bool) {
-	if _, taken := v.ids[text]; taken || text == BOS || text == EOS || len(text) < 2 {
+	if _, taken := v.ids[text]; taken || text == v.bos || text == EOS || len(text) < 2 {
 		return 0, false
 	}
 	return v.add(text, tokenUserDefined), true

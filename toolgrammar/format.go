@@ -193,7 +193,8 @@ type ThinkingSetting struct {
 // ForEffort maps an Open Responses reasoning.effort ("none", "minimal",
 // "low", "medium", "high", "xhigh", "max", or "" for the model's default) to
 // settings. A family with levels gets the nearest it has: its lowest for
-// none and minimal (it cannot stop reasoning), its highest for xhigh and max.
+// minimal, and for none when it always reasons (else none turns reasoning off),
+// its highest for xhigh and max.
 func (t ThinkingControls) ForEffort(effort string) ThinkingSetting {
 	var s ThinkingSetting
 	if effort == "" {
@@ -205,7 +206,11 @@ func (t ThinkingControls) ForEffort(effort string) ThinkingSetting {
 	case "think":
 		s.Think = &on
 	case "think_level":
-		s.Level = lvl
+		// A family that can stop reasoning is told not to (think false, no level);
+		// one that always reasons gets its lowest level instead.
+		if on || t.AlwaysOn {
+			s.Level = lvl
+		}
 		s.Think = &on
 	}
 	if on && t.OnSwitch != "" {
@@ -400,7 +405,8 @@ const ByUnknownRenderer = "unknown-renderer"
 // Detect picks the format of a model: template fingerprint first (what the
 // template renders around .ToolCalls and .Thinking), then Ollama's renderer
 // or parser name, then family, then name. Within a level the most specific
-// match wins (longest fingerprint or pattern), then the later entry, so a
+// match wins (longest fingerprint or pattern, a renderer name over a parser
+// name), then the later entry, so a
 // user file can override. With no match, or when only family or name match
 // and the template renders no .Tools, it returns the registry's default
 // (the emulated format), or nil when there is none. A model with a renderer
@@ -429,9 +435,17 @@ func (r *Registry) Explain(m ModelInfo) Detection {
 				}
 			}
 		}
-		if tier < 3 && ((m.Renderer != "" && contains(f.Match.Renderers, m.Renderer)) ||
-			(m.Parser != "" && contains(f.Match.Parsers, m.Parser))) {
-			tier, score, by = 3, 0, "renderer"
+		if tier < 3 {
+			// The renderer says more than the parser: several renderers share one
+			// parser (Qwen 3.8's models name qwen3.5's), and the renderer is what
+			// writes the prompt the model answers.
+			byRenderer := m.Renderer != "" && contains(f.Match.Renderers, m.Renderer)
+			if byRenderer || (m.Parser != "" && contains(f.Match.Parsers, m.Parser)) {
+				tier, score, by = 3, 0, "renderer"
+				if byRenderer {
+					score = 1
+				}
+			}
 		}
 		if tier < 2 {
 			for _, fam := range families {

@@ -270,7 +270,8 @@ func TestThinkingForEffort(t *testing.T) {
 }
 
 // Every effort value maps onto what a family has: gpt-oss's levels (the nearest end
-// for none, minimal, xhigh and max), qwen3's switch (on for all but none).
+// for none, minimal, xhigh and max), qwen3's switch (on for all but none), the levels
+// of Qwen 3.8 and Nemotron 3.5 (none is off).
 func TestThinkingForEffortTable(t *testing.T) {
 	for _, tc := range []struct {
 		family, effort, level, system, suffix string
@@ -287,6 +288,15 @@ func TestThinkingForEffortTable(t *testing.T) {
 		{"qwen3", "minimal", "", "", "/think", true},
 		{"qwen3", "xhigh", "", "", "/think", true},
 		{"qwen3", "max", "", "", "/think", true},
+		// Levels of families that can stop reasoning: none is think=false.
+		{"qwen3.8", "none", "", "", "", false},
+		{"qwen3.8", "minimal", "low", "", "", true},
+		{"qwen3.8", "low", "low", "", "", true},
+		{"qwen3.8", "medium", "medium", "", "", true},
+		{"qwen3.8", "xhigh", "high", "", "", true},
+		{"nemotron-3.5-nano", "none", "", "", "", false},
+		{"nemotron-3.5-nano", "medium", "medium", "", "", true},
+		{"nemotron-3.5-nano", "max", "high", "", "", true},
 	} {
 		s := testFormat(t, tc.family).Thinking.ForEffort(tc.effort)
 		if s.Level != tc.level || s.SystemLine != tc.system || s.UserSuffix != tc.suffix || s.Think == nil || *s.Think != tc.think {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"hearth/engine"
@@ -21,6 +22,14 @@ func TestModelRowTextOnly(t *testing.T) {
 	known.fill(&engine.Model{Name: "qwen3.5:9b", Info: &engine.ModelInfo{}, Format: formats.Lookup("qwen3.5")})
 	if known.format != "qwen3.5" || known.reasoning != "<think>…</think>" {
 		t.Fatalf("qwen3.5: format %q, reasoning %q", known.format, known.reasoning)
+	}
+	// The formats of Ollama v0.32.15's renderers show as any other.
+	for _, id := range []string{"qwen3.8", "ornith", "nemotron-3.5-nano", "poolside-v1"} {
+		var row modelRow
+		row.fill(&engine.Model{Name: id + ":latest", Info: &engine.ModelInfo{Capabilities: []string{"completion", "tools", "thinking"}}, Format: formats.Lookup(id)})
+		if row.format != id || row.reasoning != "<think>…</think>" || !strings.Contains(row.caps, "thinking") {
+			t.Errorf("%s: format %q, reasoning %q, capabilities %q", id, row.format, row.reasoning, row.caps)
+		}
 	}
 }
 

@@ -82,6 +82,16 @@ var parityModels = []parityModel{
 		thinks: []*api.ThinkValue{nil}},
 	{name: "parity-deepseek31:latest", create: &api.CreateRequest{Renderer: "deepseek3.1", Parser: "deepseek3"},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
+	// Renderers of Ollama v0.32.15 (engine/ollama/laterrenderers), which the embedded
+	// runtime renders through the same registry.
+	{name: "parity-qwen38:latest", create: &api.CreateRequest{Renderer: "qwen3.8", Parser: "qwen3.5"},
+		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true), thinkValue("low"), thinkValue("high")}},
+	{name: "parity-ornith:latest", create: &api.CreateRequest{Renderer: "ornith", Parser: "ornith"},
+		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
+	{name: "parity-nemotron35nano:latest", create: &api.CreateRequest{Renderer: "nemotron-3.5-nano", Parser: "nemotron-3.5-nano"},
+		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true), thinkValue("medium")}},
+	{name: "parity-poolside:latest", create: &api.CreateRequest{Renderer: "poolside-v1", Parser: "poolside-v1"},
+		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
 }
 
 // parityConversation is one request's context.

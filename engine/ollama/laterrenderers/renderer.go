@@ -58,11 +58,13 @@ func Names() []string {
 	return names
 }
 
-// LeadingBOS is the beginning-of-sequence text the named renderer (one of Names) starts
-// its prompts with, "" where it writes none or the name is not one of this package's.
+// LeadingBOS is the beginning-of-sequence text the named renderer starts its prompts
+// with, as Ollama v0.32.15's renderer of that name says (for one of Names and for the
+// module's renderers alike, see bos.go), "" where it writes none or the name is no
+// renderer's.
 func LeadingBOS(name string) string {
 	if build, ok := later[name]; ok {
 		return build().LeadingBOS()
 	}
-	return ""
+	return moduleLeadingBOS[name]
 }

@@ -1,0 +1,43 @@
+package ollama
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/types/model"
+)
+
+// TestWithParserCapabilities: a model on a parser the module lacks is listed as a
+// tools and thinking model, as the Ollama release that added the parser lists it;
+// other models, and a runtime that lists them already, are left as they are.
+func TestWithParserCapabilities(t *testing.T) {
+	completion := []model.Capability{model.CapabilityCompletion}
+	for _, c := range []struct {
+		name string
+		show *api.ShowResponse
+		want []model.Capability
+	}{
+		{"ornith on v0.24.0", &api.ShowResponse{Parser: "ornith", Capabilities: completion},
+			[]model.Capability{"completion", "tools", "thinking"}},
+		{"poolside-v1 read from the Modelfile", &api.ShowResponse{Modelfile: "FROM x\nRENDERER poolside-v1\nPARSER poolside-v1\n", Capabilities: completion},
+			[]model.Capability{"completion", "tools", "thinking"}},
+		{"a later runtime lists them", &api.ShowResponse{Parser: "nemotron-3.5-nano", Capabilities: []model.Capability{"completion", "thinking", "tools"}},
+			[]model.Capability{"completion", "thinking", "tools"}},
+		{"a parser the module has", &api.ShowResponse{Renderer: "qwen3.8", Parser: "qwen3.5", Capabilities: completion},
+			[]model.Capability{"completion"}},
+		{"no parser", &api.ShowResponse{Capabilities: completion}, []model.Capability{"completion"}},
+	} {
+		before := slices.Clone(c.show.Capabilities)
+		got, err := withParserCapabilities(c.show)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Capabilities, c.want) {
+			t.Errorf("%s: %v, want %v", c.name, got.Capabilities, c.want)
+		}
+		if !slices.Equal(c.show.Capabilities, before) {
+			t.Errorf("%s: the given show was changed", c.name)
+		}
+	}
+}

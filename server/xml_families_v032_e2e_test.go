@@ -1,0 +1,210 @@
+package server_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"hearth/engine/ollama/testenv"
+	"hearth/scriptmodel"
+)
+
+// The families whose renderers Ollama added after v0.24.0 (engine/ollama/laterrenderers,
+// Ollama v0.32.15's code) and whose calls are XML: Qwen 3.8 and Ornith (Qwen 3.5's
+// prompt and calls), Nemotron 3.5 Nano (Nemotron 3 Nano's) and Poolside v1 (Laguna's
+// pairs). The embedded runtime renders them with the same registered renderers, and a
+// model on Ornith's, Nemotron 3.5's or Poolside's parser is a thinking model, as the
+// release that added the parser lists it.
+
+// xmlFamilyLoop is the tool loop of TestQwen35RendererE2E, with allowed_tools and a
+// strict tool too, for a script model on another renderer: thinkingEntry is what the renderer ends a thinking prompt with, answerEntry
+// what it ends a prompt with when reasoning is off (the tool result's turn asks
+// reasoning.effort none); the thinking script writes reasoning up to "</think>", "Let
+// me check." and a get_weather call for Paris. nameIsPiece says that the script
+// writes get_weather's name as a token of its own (Laguna's pairs put nothing around
+// the name), which changes what "required" makes, see there.
+func xmlFamilyLoop(t *testing.T, model string, spec scriptmodel.Spec, thinkingEntry, answerEntry string, nameIsPiece bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	built, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := newHearthWithDB(t)
+	common := `"input":"Weather in Paris?","temperature":0,` + toolsJSON
+	reasoning := item{Type: "reasoning", Status: "completed", Text: "The user wants the weather in Paris."}
+	text := item{Type: "message", Status: "completed", Text: "Let me check."}
+	call := item{Type: "function_call", Status: "completed", Name: "get_weather", Arguments: `{"city":"Paris"}`}
+
+	first := createJSON(t, srv, reqBody(model, false, common))
+	sameItems(t, "auto", first.Output, []item{reasoning, text, call})
+
+	events, streamed := createSSE(t, srv, reqBody(model, true, common))
+	sameItems(t, "auto, streamed", streamed.Output, []item{reasoning, text, call})
+	checkDeltasMatch(t, "auto, streamed", events, streamed)
+
+	none := createJSON(t, srv, reqBody(model, false, common+`,"tool_choice":"none"`))
+	sameItems(t, "none", none.Output, []item{reasoning, text})
+
+	// Forced calls, as in TestQwen35RendererE2E: the reasoning runs to its end, the
+	// engine writes the opener, the name is generated under an enum of both tools for
+	// "required" (the ranking picks get_time) and written for a named call; the script
+	// has no parameters for it (one EOS), so the call is generated again with its
+	// parameters as JSON under get_time's schema, which the engine writes in the
+	// family's XML; then one EOS after the closer.
+	throughReasoning := piecesThrough(t, built.Pieces(thinkingEntry), "</think>")
+	nameTokens := len(`"get_time"`) + 1
+	argsTokens := len(forcedTime) + 1
+	forced := item{Type: "function_call", Status: "completed", Name: "get_time", Arguments: forcedTime}
+	forcedRequired, requiredNameTokens, requiredArgsTokens := forced, nameTokens, argsTokens
+	if nameIsPiece {
+		// The script's next token after the opener is its name, "get_weather", one
+		// token, which the name's JSON string admits after its quote: the model keeps
+		// its own tool (as the runtime picks it over get_time's first letter, equally
+		// ranked there), in three tokens and EOS. Its retried parameters are
+		// {"city":""}, with "city" one token of the script: eight tokens and EOS.
+		forcedRequired = item{Type: "function_call", Status: "completed", Name: "get_weather", Arguments: `{"city":""}`}
+		requiredNameTokens, requiredArgsTokens = 3+1, 8+1
+	}
+	required := createJSON(t, srv, reqBody(model, false, common+`,"tool_choice":"required"`))
+	sameItems(t, "required", required.Output, []item{reasoning, forcedRequired})
+	if got, want := required.Usage.OutputTokens, throughReasoning+requiredNameTokens+1+requiredNameTokens+requiredArgsTokens+1; got != want {
+		t.Errorf("required: output_tokens %d, want %d", got, want)
+	}
+	events, named := createSSE(t, srv, reqBody(model, true, common+`,"tool_choice":{"type":"function","name":"get_time"}`))
+	sameItems(t, "named, streamed", named.Output, []item{reasoning, forced})
+	checkDeltasMatch(t, "named, streamed", events, named)
+	if got, want := named.Usage.OutputTokens, throughReasoning+1+argsTokens+1; got != want {
+		t.Errorf("named: output_tokens %d, want %d", got, want)
+	}
+	allowed := createJSON(t, srv, reqBody(model, false, common+
+		`,"tool_choice":{"type":"allowed_tools","mode":"required","tools":[{"type":"function","name":"get_time"}]}`))
+	sameItems(t, "allowed_tools", allowed.Output, []item{reasoning, forced})
+
+	// strict: with a strict tool offered, the call the model opens is generated under
+	// the grammar from its opener on: the name under an enum of the tools (as for
+	// "required" above), the parameters as JSON under that tool's schema, written in
+	// the family's XML.
+	strictTools := strings.Replace(toolsJSON, `"name":"get_weather",`, `"name":"get_weather","strict":true,`, 1)
+	strict := createJSON(t, srv, reqBody(model, false, `"input":"Weather in Paris?","temperature":0,`+strictTools))
+	sameItems(t, "strict", strict.Output, []item{reasoning, text, forcedRequired})
+
+	callID := first.Output[len(first.Output)-1].CallID
+	answer := createJSON(t, srv, reqBody(model, false, `"previous_response_id":"`+first.ID+`","temperature":0,`+
+		`"reasoning":{"effort":"none"},`+toolsJSON+
+		`,"input":[{"type":"function_call_output","call_id":"`+callID+`","output":"sunny, 21C"}]`))
+	sameItems(t, "after the tool result", answer.Output, []item{{Type: "message", Status: "completed", Text: qwen35AnswerText}})
+}
+
+// TestQwen38RendererE2E: a model on Qwen 3.8's renderer, which names qwen3.5's parser,
+// gets the qwen3.8 format (the renderer decides): Qwen 3.5's endings and calls. Qwen
+// 3.8 renders every assistant turn's think block and a reasoning-effort line in the
+// system turn, neither of which changes the prompt's ending.
+func TestQwen38RendererE2E(t *testing.T) {
+	xmlFamilyLoop(t, "hearth-script-qwen38:latest", scriptmodel.Spec{
+		Renderer: "qwen3.8", Parser: "qwen3.5",
+		Stop: []string{"<|im_end|>"},
+		Scripts: []scriptmodel.Script{
+			{Entry: qwen35ThinkingEntry, Text: qwen35CallText},
+			{Entry: qwen35AnswerEntry, Text: qwen35AnswerText},
+		},
+	}, qwen35ThinkingEntry, qwen35AnswerEntry, false)
+}
+
+// TestOrnithRendererE2E: a model on the ornith renderer and parser (Qwen 3.5's, every
+// assistant turn's think block rendered) gets the ornith format.
+func TestOrnithRendererE2E(t *testing.T) {
+	xmlFamilyLoop(t, "hearth-script-ornith:latest", scriptmodel.Spec{
+		Renderer: "ornith", Parser: "ornith",
+		Stop: []string{"<|im_end|>"},
+		Scripts: []scriptmodel.Script{
+			{Entry: qwen35ThinkingEntry, Text: qwen35CallText},
+			{Entry: qwen35AnswerEntry, Text: qwen35AnswerText},
+		},
+	}, qwen35ThinkingEntry, qwen35AnswerEntry, false)
+}
+
+// Nemotron 3.5 Nano's renderer ends a thinking prompt with "<think>\n" and one without
+// reasoning with "<think></think>"; it writes reasoning without a newline before
+// </think>, as its model does.
+const (
+	nemotron35ThinkingEntry = "<think>\n"
+	nemotron35AnswerEntry   = "<think></think>"
+	nemotron35CallText      = "The user wants the weather in Paris.</think>Let me check.\n" +
+		"<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>\n"
+)
+
+// TestNemotron35RendererE2E: a model on the nemotron-3.5-nano renderer and parser gets
+// the nemotron-3.5-nano format.
+func TestNemotron35RendererE2E(t *testing.T) {
+	xmlFamilyLoop(t, "hearth-script-nemotron35:latest", scriptmodel.Spec{
+		Renderer: "nemotron-3.5-nano", Parser: "nemotron-3.5-nano",
+		Stop: []string{"<|im_end|>"},
+		Scripts: []scriptmodel.Script{
+			{Entry: nemotron35ThinkingEntry, Text: nemotron35CallText},
+			{Entry: nemotron35AnswerEntry, Text: qwen35AnswerText},
+		},
+	}, nemotron35ThinkingEntry, nemotron35AnswerEntry, false)
+}
+
+// Poolside v1's renderer (Ollama's LagunaV8Renderer) ends a prompt with the
+// assistant's block and "<think>" when thinking, "</think>" when not; calls are
+// Laguna's pairs, written without newlines.
+const (
+	poolsideThinkingEntry = "<assistant><think>"
+	poolsideAnswerEntry   = "<assistant></think>"
+	poolsideCallText      = "The user wants the weather in Paris.</think>Let me check." +
+		"<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>"
+)
+
+// TestPoolsideV1RendererE2E: a model on the poolside-v1 renderer and parser gets the
+// poolside-v1 format, and reasons when not told otherwise (a thinking model).
+func TestPoolsideV1RendererE2E(t *testing.T) {
+	xmlFamilyLoop(t, "hearth-script-poolside:latest", scriptmodel.Spec{
+		Renderer: "poolside-v1", Parser: "poolside-v1",
+		Stop: []string{"</assistant>", "<user>"},
+		Scripts: []scriptmodel.Script{
+			{Entry: poolsideThinkingEntry, Text: poolsideCallText},
+			{Entry: poolsideAnswerEntry, Text: qwen35AnswerText},
+		},
+	}, poolsideThinkingEntry, poolsideAnswerEntry, true)
+}
+
+// TestRendererBOSOnceE2E: Poolside's renderer writes the model's BOS as text
+// (〈|EOS|〉) first in every prompt. A model whose tokenizer also adds its BOS token
+// (tokenizer.ggml.add_bos_token) is sent the prompt without that text, as Ollama's own
+// chat does since v0.24.0, so it sees one BOS as the same model without the flag does:
+// the two count the same input tokens. (Sent as rendered, the runtime's tokenizer adds
+// a second: one more input token.)
+func TestRendererBOSOnceE2E(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	scripts := []scriptmodel.Script{
+		{Entry: poolsideThinkingEntry, Text: poolsideCallText},
+		{Entry: poolsideAnswerEntry, Text: qwen35AnswerText},
+	}
+	inputTokens := map[bool]int{}
+	srv := newHearthWithDB(t)
+	for _, addBOS := range []bool{false, true} {
+		model := "hearth-script-poolside-bos:latest"
+		if addBOS {
+			model = "hearth-script-poolside-addbos:latest"
+		}
+		spec := scriptmodel.Spec{Renderer: "poolside-v1", Parser: "poolside-v1", Stop: []string{"</assistant>", "<user>"},
+			BOS: "〈|EOS|〉", AddBOS: addBOS, Scripts: scripts}
+		if _, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec); err != nil {
+			t.Fatal(err)
+		}
+		resp := createJSON(t, srv, reqBody(model, false, `"input":"Weather in Paris?","temperature":0,`+toolsJSON))
+		sameItems(t, model, resp.Output, []item{
+			{Type: "reasoning", Status: "completed", Text: "The user wants the weather in Paris."},
+			{Type: "message", Status: "completed", Text: "Let me check."},
+			{Type: "function_call", Status: "completed", Name: "get_weather", Arguments: `{"city":"Paris"}`}})
+		inputTokens[addBOS] = resp.Usage.InputTokens
+	}
+	if inputTokens[true] != inputTokens[false] || inputTokens[false] == 0 {
+		t.Errorf("input_tokens %d with the tokenizer adding BOS, %d without: want the same", inputTokens[true], inputTokens[false])
+	}
+}
