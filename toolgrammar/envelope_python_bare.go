@@ -24,7 +24,7 @@ import (
 // fallback, in order, nothing lost. At the end of the output a complete answer
 // of calls releases the kept events: the same CallOpen, CallBegin,
 // ArgumentsDelta and CallEnd a call between the markers gives, at the offsets of
-// the answer.
+// the answer (the arguments in one delta per call).
 
 // pythonBare is an answer held back as possible bare calls.
 type pythonBare struct {
@@ -32,7 +32,10 @@ type pythonBare struct {
 	start int64   // the answer's offset in the output
 	buf   []byte  // the answer so far, as written
 	list  bool    // it opened with "[": the calls are in a list
-	evs   []Event // the calls' events, released when the answer is complete
+	// evs are the calls' events but their arguments' deltas, released when the
+	// answer is complete: each call's arguments then go out as one delta, since
+	// nothing of them could stream before.
+	evs []Event
 	// lastEnd is the offset in buf after the last complete call's ")".
 	lastEnd int
 	// ends counts the complete calls.
@@ -120,7 +123,12 @@ func (p *Parser) feedBare(s string, final bool) {
 	}
 	p.bare = nil
 	if ok {
-		p.out = append(p.out, b.evs...)
+		for _, ev := range b.evs {
+			if ev.Kind == CallEnd {
+				p.out = append(p.out, Event{Kind: ArgumentsDelta, Text: ev.Text, Index: ev.Index, Offset: ev.Offset})
+			}
+			p.out = append(p.out, ev)
+		}
 		p.at += int64(len(b.buf))
 		p.nCalls = b.calls.nCalls
 		p.lead = true
@@ -155,6 +163,7 @@ func (b *pythonBare) take(p *Parser, evs []Event) bool {
 				return false
 			}
 		case ArgumentsDelta:
+			continue
 		case CallEnd:
 			b.ends++
 			b.lastEnd = int(ev.Offset - b.start)

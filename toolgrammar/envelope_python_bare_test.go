@@ -245,3 +245,41 @@ func FuzzPythonBareCalls(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkPythonBareCalls parses a 1 MB call (a file's content) fed in 4-byte chunks,
+// between the markers and bare: held back whole until the end, the bare one must still
+// be read in linear time.
+//
+//	go test ./toolgrammar -run '^$' -bench BenchmarkPythonBareCalls -count 3
+func BenchmarkPythonBareCalls(b *testing.B) {
+	f := testFormat(b, "lfm2")
+	line := `package main // Ünïcödé, "quotes", \backslashes\ and (parens)` + "\n"
+	content := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(strings.Repeat(line, (1<<20)/len(line)))
+	call := `[write_file(path="main.go", content="` + content + `")]`
+	for _, c := range []struct{ name, in string }{
+		{"marked", "<|tool_call_start|>" + call + "<|tool_call_end|>"},
+		{"bare", call},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.in)))
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				p := NewParser(f, Options{Tools: testTools})
+				ends := 0
+				count := func(evs []Event) {
+					for _, e := range evs {
+						if e.Kind == CallEnd {
+							ends++
+						}
+					}
+				}
+				for j := 0; j < len(c.in); j += 4 {
+					count(p.Feed(c.in[j:min(j+4, len(c.in))]))
+				}
+				if count(p.Close()); ends != 1 {
+					b.Fatalf("%d calls, want 1", ends)
+				}
+			}
+		})
+	}
+}
