@@ -142,8 +142,12 @@ type enforcer struct {
 func (j *Job) runEnforced(ctx context.Context, b *hearth.Builder) error {
 	r := &enforcer{
 		j: j, f: j.Model.Format, pol: j.policy, b: b,
-		sink:   j.newSink(ctx, b),
-		popts:  toolgrammar.Options{Tools: j.tools, StartInReasoning: j.startInReasoning, PauseAtDecisions: true},
+		sink: j.newSink(ctx, b),
+		popts: toolgrammar.Options{
+			Tools: j.tools, StartInReasoning: j.startInReasoning, PauseAtDecisions: true,
+			// A call written without its markers is one only when it may be made.
+			BareCallTools: j.policy.names(),
+		},
 		budget: -1,
 	}
 	if j.req.MaxOutputTokens != nil {
@@ -848,13 +852,41 @@ func (r *enforcer) afterPhase(ph phase, res Chunk) (action, phase, error) {
 	return 0, phase{}, fmt.Errorf("engine: unknown phase %d", ph.kind)
 }
 
-// closeParser ends the output: what the parser held back comes out.
+// closeParser ends the output: what the parser held back comes out. That may be
+// calls known to be calls only now, an answer of bare calls (lfm2): they are
+// validated together before any reaches the client, and one that fails takes them
+// all back, to be generated again under the grammar from where they began.
 func (r *enforcer) closeParser() (action, error) {
-	act, err := r.events(r.p.Close(), phaseCall)
+	evs := r.p.Close()
+	if at, err := r.checkCalls(evs); err != nil {
+		r.openAt = at
+		return r.callFailed(err), nil
+	}
+	act, err := r.events(evs, phaseCall)
 	if err != nil || act != actContinue {
 		return act, err
 	}
 	return actEnd, nil
+}
+
+// checkCalls validates the calls that end in evs, as many as the response may still
+// make; on a failure it returns where the first of them opened.
+func (r *enforcer) checkCalls(evs []toolgrammar.Event) (int64, error) {
+	at, n := r.openAt, 0
+	for _, ev := range evs {
+		switch {
+		case ev.Kind == toolgrammar.CallOpen && n == 0:
+			at = ev.Offset
+		case ev.Kind == toolgrammar.CallEnd:
+			if err := r.pol.check(ev.Name, ev.Text); err != nil {
+				return at, err
+			}
+			if n++; r.pol.capReached(r.calls + n) {
+				return at, nil
+			}
+		}
+	}
+	return at, nil
 }
 
 // rewind cuts the transcript back to offset to. The parser cannot go back, so a fresh

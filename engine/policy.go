@@ -191,6 +191,15 @@ func (p *toolPolicy) tool(name string) (toolgrammar.Tool, bool) {
 	return toolgrammar.Tool{}, false
 }
 
+// names returns the names of the allowed tools (none under tool_choice none).
+func (p *toolPolicy) names() []string {
+	names := make([]string, 0, len(p.allowed))
+	for _, t := range p.allowed {
+		names = append(names, t.Name)
+	}
+	return names
+}
+
 // capReached reports whether a response that has made calls calls may make no more.
 func (p *toolPolicy) capReached(calls int) bool {
 	if p.maxCalls > 0 && calls >= p.maxCalls {

@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,5 +150,84 @@ func TestLFM2RendererE2E(t *testing.T) {
 	callID := first.Output[len(first.Output)-1].CallID
 	answer := createJSON(t, srv, reqBody(model, false, `"previous_response_id":"`+first.ID+`","temperature":0,`+toolsJSON+
 		`,"input":[{"type":"function_call_output","call_id":"`+callID+`","output":"sunny, 21C"}]`))
+	sameItems(t, "after the tool result", answer.Output, []item{{Type: "message", Status: "completed", Text: lfm2AnswerText}})
+	t.Run("bare call", func(t *testing.T) { lfm2BareCall(t, srv) })
+}
+
+// lfm2BareCallText is an LFM2 answer that is nothing but its call, without
+// <|tool_call_start|> and <|tool_call_end|>, as LFM2 models sometimes write one.
+const lfm2BareCallText = `[get_weather(city="Paris, France")]`
+
+// lfm2BareCall: a model on the lfm2 renderer that answers with a bare call. The call
+// is a function_call item as the marked one is, found at the end of the output: no text
+// is streamed before it, its arguments come in one delta; the tool loop goes on from it.
+// Where the request does not let the model call that tool (allowed_tools without it,
+// tool_choice none) the answer is its text.
+func lfm2BareCall(t *testing.T, srv *httptest.Server) {
+	const model = "hearth-script-lfm2-bare:latest"
+	spec := scriptmodel.Spec{
+		Renderer: "lfm2", Parser: "lfm2",
+		Stop: []string{"<|im_end|>"},
+		Scripts: []scriptmodel.Script{
+			{Entry: lfm2TurnEntry, Text: lfm2BareCallText},
+			{Entry: lfm2AnswerEntry, Text: lfm2AnswerText},
+		},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := m.EvalCount(lfm2TurnEntry)
+	common := `"input":"Weather in Paris?","temperature":0,` + toolsJSON
+	call := item{Type: "function_call", Status: "completed", Name: "get_weather", Arguments: `{"city":"Paris, France"}`}
+	text := item{Type: "message", Status: "completed", Text: lfm2BareCallText}
+
+	first := createJSON(t, srv, reqBody(model, false, common))
+	sameItems(t, "auto", first.Output, []item{call})
+	if first.Usage.OutputTokens != tokens {
+		t.Errorf("auto: output_tokens %d, want %d", first.Usage.OutputTokens, tokens)
+	}
+
+	events, streamed := createSSE(t, srv, reqBody(model, true, common))
+	sameItems(t, "auto, streamed", streamed.Output, []item{call})
+	// The call is known only at the end: its arguments come in one delta, and no
+	// text comes before them.
+	var deltas []string
+	for _, e := range events {
+		typ, _ := e["type"].(string)
+		if strings.HasPrefix(typ, "response.output_text") || strings.HasPrefix(typ, "response.content_part") {
+			t.Errorf("auto, streamed: %s: the bare call was streamed as text", typ)
+		}
+		if d, ok := e["delta"].(string); ok && typ == "response.function_call_arguments.delta" {
+			deltas = append(deltas, d)
+		}
+	}
+	if len(deltas) != 1 || deltas[0] != call.Arguments {
+		t.Errorf("auto, streamed: arguments deltas %q, want one of %s", deltas, call.Arguments)
+	}
+	if streamed.Usage.OutputTokens != tokens {
+		t.Errorf("auto, streamed: output_tokens %d, want %d", streamed.Usage.OutputTokens, tokens)
+	}
+
+	for _, c := range []struct{ label, choice string }{
+		{"allowed_tools without get_weather", `{"type":"allowed_tools","mode":"auto","tools":[{"type":"function","name":"get_time"}]}`},
+		{"none", `"none"`},
+	} {
+		r := createJSON(t, srv, reqBody(model, false, common+`,"tool_choice":`+c.choice))
+		sameItems(t, c.label, r.Output, []item{text})
+		if r.Usage.OutputTokens != tokens {
+			t.Errorf("%s: output_tokens %d, want %d", c.label, r.Usage.OutputTokens, tokens)
+		}
+	}
+	allowed := createJSON(t, srv, reqBody(model, false, common+`,"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"function","name":"get_weather"}]}`))
+	sameItems(t, "allowed_tools with get_weather", allowed.Output, []item{call})
+	if allowed.Usage.OutputTokens != tokens {
+		t.Errorf("allowed_tools with get_weather: output_tokens %d, want %d", allowed.Usage.OutputTokens, tokens)
+	}
+
+	answer := createJSON(t, srv, reqBody(model, false, `"previous_response_id":"`+first.ID+`","temperature":0,`+toolsJSON+
+		`,"input":[{"type":"function_call_output","call_id":"`+first.Output[0].CallID+`","output":"sunny, 21C"}]`))
 	sameItems(t, "after the tool result", answer.Output, []item{{Type: "message", Status: "completed", Text: lfm2AnswerText}})
 }

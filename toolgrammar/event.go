@@ -135,6 +135,12 @@ type Options struct {
 	StartInReasoning bool
 	// Malformed chooses what happens to spans that are not valid calls.
 	Malformed MalformedPolicy
+	// BareCallTools are the tools a bare call may name, in a format whose calls may
+	// come without their markers (Envelope.Bare on a python_call envelope): an answer
+	// that is nothing but Python calls, each naming one of these, is those calls;
+	// otherwise it is text. nil means the names of Tools; an empty list allows no
+	// bare call (the engine passes the tools tool_choice lets the model call).
+	BareCallTools []string
 	// PauseAtDecisions makes Feed return right after a decision point,
 	// keeping the rest of the chunk unparsed (Parser.Pending). The engine
 	// then either resumes with Feed("") (or the next chunk), or drops the

@@ -100,8 +100,11 @@ type Envelope struct {
 	// NameOpen, the call inside the wrapper may also be such a JSON object.
 	NameKey string `json:"name_key,omitempty"`
 	ArgsKey string `json:"args_key,omitempty"`
-	// Bare: a call may also start with a bare "{" at the start of the output
-	// or right after another call, confirmed by its first key (Llama 3.x).
+	// Bare: a call may also come without the envelope. JSON kinds: a bare "{"
+	// at the start of the output or right after another call, confirmed by its
+	// first key (Llama 3.x). PythonCall: an answer (after any reasoning) that is
+	// nothing but calls of known tools, NAME(...) or [NAME(...), ...], confirmed
+	// at the end of the output (LFM2; Options.BareCallTools).
 	Bare bool `json:"bare,omitempty"`
 	// Separator may appear between consecutive bare calls (Llama writes ";");
 	// for PythonCall it is what separates the calls of one envelope.

@@ -90,7 +90,12 @@ type Parser struct {
 	lead   bool
 	ws     string
 	wsBuf  []byte
-	bareOK bool // a bare JSON call may start here: no text since the start or the last call
+	bareOK bool // a bare call may start here: no text since the start or the last call
+
+	// Bare Python calls (envelope_python_bare.go): the tools they may name, and
+	// the answer held back while it may still be nothing but such calls.
+	bareTools []string
+	bare      *pythonBare
 
 	// In sBody: what ends the body, and what its deltas are.
 	bodyEnd  *delimSet
@@ -129,6 +134,9 @@ func NewParser(f *Format, opts Options) *Parser {
 	}
 	p := &Parser{f: f, c: f.compiled, e: &f.Tools, opts: opts, index: -1, lead: true, bareOK: true}
 	p.env = newEnvelope(f, opts)
+	if f.Tools.Kind == PythonCall && f.Tools.Bare {
+		p.bareTools = bareCallTools(opts)
+	}
 	switch {
 	case f.Tools.Kind == Harmony:
 		// Harmony's messages carry the text and reasoning.
@@ -151,6 +159,11 @@ func NewParser(f *Format, opts Options) *Parser {
 func (p *Parser) Feed(chunk string) []Event {
 	p.out = p.out[:0]
 	p.seen = 0
+	if p.bare != nil {
+		p.feedBare(chunk, false)
+		p.flushArgs()
+		return p.out
+	}
 	if p.plain(chunk) {
 		return p.out
 	}
@@ -163,6 +176,12 @@ func (p *Parser) Feed(chunk string) []Event {
 	lim := len(data) - incompleteRuneSuffix(data)
 	n := p.run(data[:lim], false)
 	p.hold = data[n:]
+	if p.bare != nil {
+		// The answer may be nothing but bare calls from here on.
+		rest := p.hold
+		p.hold = ""
+		p.feedBare(rest, false)
+	}
 	p.flushArgs()
 	return p.out
 }
@@ -212,9 +231,15 @@ func (p *Parser) plain(chunk string) bool {
 func (p *Parser) Close() []Event {
 	p.out = p.out[:0]
 	p.seen = 0
-	data := p.hold
-	p.hold = ""
-	p.run(data, true)
+	if p.bare != nil {
+		p.feedBare("", true)
+	} else {
+		data := p.hold
+		p.hold = ""
+		if n := p.run(data, true); p.bare != nil {
+			p.feedBare(data[n:], true)
+		}
+	}
 	switch p.st {
 	case sReasoning:
 		p.unterminatedReasoning()
@@ -298,9 +323,14 @@ func (p *Parser) pauseHere(final bool) bool {
 
 // Pending returns the output fed but not parsed yet: bytes that may still
 // be a delimiter, and with PauseAtDecisions whatever followed the decision
-// point. The engine discards it when it continues differently.
+// point. The engine discards it when it continues differently. An answer
+// held back as possible bare calls is not pending: it is being parsed.
 func (p *Parser) Pending() string { return p.hold }
 
-// Discard drops Pending, so the output ends at the last event's Offset
-// (with PauseAtDecisions, exactly at the decision point).
-func (p *Parser) Discard() { p.hold = "" }
+// Discard drops Pending, and an answer held back as possible bare calls, so
+// the output ends at the last event's Offset (with PauseAtDecisions, exactly
+// at the decision point).
+func (p *Parser) Discard() {
+	p.hold = ""
+	p.bare = nil
+}

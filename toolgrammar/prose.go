@@ -110,6 +110,19 @@ func (p *Parser) stepText(s string, final bool) (int, bool) {
 			p.bareOK = false
 			p.lead = false
 		}
+		if p.bareOK && len(p.bareTools) > 0 && p.nCalls == 0 && (s[i] == '[' || pyWordByte(s[i])) {
+			yes, decided := isBarePythonStart(s[i:], p.bareTools, final)
+			if !decided {
+				return i, true
+			}
+			if yes {
+				// Held back from here until the end of the output says whether
+				// the answer is nothing but calls (Parser.Feed hands it over).
+				p.startBare(p.at+int64(i), s[i] == '[')
+				return i, true
+			}
+			p.bareOK = false
+		}
 	}
 	j, k := p.c.text.find(s[i:], final)
 	j += i
