@@ -396,6 +396,9 @@ func (g *gemmaCall) stringStep(p *Parser, s string, final bool) (int, bool) {
 	}
 	// The closer: repair a last string left open, only at the top level.
 	if len(g.stack) != 1 {
+		// Report what a string arriving in pieces would have reported by now,
+		// so that the deltas before the failure do not depend on the cuts.
+		p.args = appendJSONString(p.args, s[:j-gemmaHeldTail(s[:j])])
 		return g.fail(p, j, "string not closed")
 	}
 	content := strings.TrimRightFunc(s[:j], unicode.IsSpace)
@@ -429,6 +432,10 @@ func (g *gemmaCall) jsonString(p *Parser, s string) (int, bool) {
 		case g.esc:
 			g.esc = false
 			if !strings.ContainsRune(`"\/bfnrtu`, rune(c)) {
+				// What came before the backslash is reported first, as it is when
+				// the string arrives in pieces, so the deltas do not depend on
+				// where the output was cut.
+				appendValidUTF8(&p.args, s[start:j-1])
 				return g.fail(p, j, "invalid escape in string")
 			}
 		case c == '\\':
