@@ -46,6 +46,10 @@ func TestXMLFormatsEnforced(t *testing.T) {
 			[]string{"timezone=", `"UTC"`, ")", "</function_calls>"}},
 		{"lfm2", "lfm2", "<|tool_call_start|>[", "<|tool_call_start|>[get_time(",
 			[]string{"timezone=", `'UTC'`, ")]", "<|tool_call_end|>"}},
+		// Glimmer's messages: the prompt ends in the header, so the engine writes the
+		// recipient's marker; the name is written twice, in the header and the block.
+		{"glimmer", "glimmer", " to=", "<atem:invoke name=\"get_time\">\n",
+			[]string{`<atem:parameter name="timezone">`, "UTC</atem:parameter>\n", "</atem:invoke>\n", "</atem:function_calls>"}},
 	}
 	choices := []struct {
 		name, choice string

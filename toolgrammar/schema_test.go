@@ -143,6 +143,9 @@ func TestConstrainedCallParses(t *testing.T) {
 			soFar := "Some text."
 			if f.Tools.Kind == Harmony {
 				soFar = "<|channel|>final<|message|>Some text.<|end|>"
+				if f.Tools.Channel == "" {
+					soFar = " to=user<|message|>Some text.<|eom|>"
+				}
 			}
 			var call string
 			switch f.Plan() {
@@ -166,6 +169,8 @@ func TestConstrainedCallParses(t *testing.T) {
 					call += "location:" + q + "Paris" + q + "}" + f.Tools.Close
 				} else if f.Tools.ValueOpen != "" {
 					call += f.Tools.KeyOpen + "location" + f.Tools.KeyClose + f.Tools.ValueOpen + "Paris" + f.Tools.ValueClose + "\n" + f.Tools.Close
+				} else if f.Tools.Kind == Harmony {
+					call += f.Tools.KeyOpen + "location" + f.Tools.KeyClose + "Paris" + f.Tools.ValueClose + "\n" + f.Tools.FunctionClose + "\n" + f.Tools.Close
 				} else {
 					call += f.Tools.KeyOpen + "location" + f.Tools.KeyClose + "\nParis\n" + f.Tools.ValueClose + "\n" + f.Tools.FunctionClose + "\n" + f.Tools.Close
 				}
