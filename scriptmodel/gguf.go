@@ -57,7 +57,7 @@ func (m *Model) WriteGGUF(f *os.File) error {
 		"tokenizer.ggml.merges":            []string{},
 		"tokenizer.ggml.bos_token_id":      uint32(bosID),
 		"tokenizer.ggml.eos_token_id":      uint32(eosID),
-		"tokenizer.ggml.add_bos_token":     false,
+		"tokenizer.ggml.add_bos_token":     m.AddBOS,
 		"tokenizer.ggml.add_eos_token":     false,
 		"tokenizer.ggml.padding_token_id":  uint32(eosID),
 	}

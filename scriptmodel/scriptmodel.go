@@ -61,6 +61,12 @@ type Spec struct {
 	// keys are then named after it). The tensors stay a llama model's, so only a name
 	// the runtime does not know is of use: a model that exists but cannot be run.
 	Architecture string
+	// BOS, when set, spells the beginning-of-sequence token (BOS otherwise), e.g. as
+	// the model's renderer writes it at the start of its prompts; AddBOS has the
+	// tokenizer put that token in front of every prompt itself
+	// (tokenizer.ggml.add_bos_token), as most real models' tokenizers do.
+	BOS    string
+	AddBOS bool
 	// Vision, when set, makes a vision model (architecture mistral3) whose answer
 	// after Vision.After names the colour of the images in its context.
 	Vision *Vision
@@ -87,7 +93,11 @@ func Build(spec Spec) (*Model, error) {
 	if len(spec.Scripts) == 0 {
 		return nil, errors.New("scriptmodel: no scripts")
 	}
-	m := &Model{Spec: spec, vocab: newVocab(), chain: map[string][]int{}}
+	bos := spec.BOS
+	if bos == "" {
+		bos = BOS
+	}
+	m := &Model{Spec: spec, vocab: newVocab(bos), chain: map[string][]int{}}
 	if m.ContextLength == 0 {
 		m.ContextLength = 4096
 	}

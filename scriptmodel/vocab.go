@@ -21,7 +21,7 @@ const (
 	// firstPieceID is the first id after the control and byte tokens.
 	firstPieceID = byteBase + 256
 
-	// BOS and EOS are the control tokens' texts.
+	// BOS and EOS are the control tokens' texts (Spec.BOS may name BOS otherwise).
 	BOS = "<|bos|>"
 	EOS = "<|eos|>"
 )
@@ -53,9 +53,10 @@ type vocab struct {
 	ids    map[string]int // user-defined pieces by text
 }
 
-func newVocab() *vocab {
+// newVocab starts a vocabulary whose beginning-of-sequence token is spelled bos.
+func newVocab(bos string) *vocab {
 	v := &vocab{ids: map[string]int{}}
-	v.add(BOS, tokenControl)
+	v.add(bos, tokenControl)
 	v.add(EOS, tokenControl)
 	b2u := byteToUnicode()
 	for b := 0; b < 256; b++ {
@@ -76,7 +77,7 @@ func (v *vocab) add(text string, typ int32) int {
 
 // claim returns the id of a new user-defined token for text, which must not be taken.
 func (v *vocab) claim(text string) (int, bool) {
-	if _, taken := v.ids[text]; taken || text == BOS || text == EOS || len(text) < 2 {
+	if _, taken := v.ids[text]; taken || text == v.tokens[bosID] || text == EOS || len(text) < 2 {
 		return 0, false
 	}
 	return v.add(text, tokenUserDefined), true
