@@ -18,8 +18,9 @@ import (
 // TestRendererBOSOnceE2E: a model whose renderer writes its BOS token as text (Glimmer's
 // <|begin_of_text|>, here the script model's BOS token) reaches the runtime with one BOS
 // token. When the tokenizer adds its own, hearth's prompt leaves the text out: the
-// renderer's prompt as it is counts one token more, the second BOS. When the tokenizer
-// adds none, the text stays and is the prompt's only BOS.
+// renderer's prompt as it is counts one token more, the second BOS, as the embedded
+// runtime's own chat (v0.24.0) does. When the tokenizer adds none, the text stays and is
+// the prompt's only BOS.
 func TestRendererBOSOnceE2E(t *testing.T) {
 	const bos = "<|begin_of_text|>"
 	rt := testenv.Runtime(t)
@@ -68,6 +69,23 @@ func TestRendererBOSOnceE2E(t *testing.T) {
 			t.Fatalf("the renderer's prompt does not start with %s: %.60q", bos, rendered)
 		}
 		bare := strings.TrimPrefix(rendered, bos)
+		// The runtime's own chat of the same conversation: v0.24.0's (this module's)
+		// sends the renderer's prompt as it is; since v0.32 Ollama leaves the BOS text
+		// out when the tokenizer adds the token, which is what hearth sends.
+		chat := -1
+		stream := false
+		if err := rt.Client.Chat(ctx, &api.ChatRequest{Model: name, Stream: &stream, Options: map[string]any{"num_predict": 1},
+			Messages: []api.Message{{Role: "user", Content: "Hello?"}}}, func(r api.ChatResponse) error {
+			if r.Done {
+				chat = r.PromptEvalCount
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if want := count(name, rendered); chat != want {
+			t.Errorf("the runtime's chat counts %d prompt tokens, want %d (v0.24.0's: the renderer's prompt as it is)", chat, want)
+		}
 		if adds {
 			if prompt != bare {
 				t.Errorf("tokenizer adds BOS: hearth's prompt starts %.60q, want the renderer's without %s", prompt, bos)
