@@ -1,0 +1,49 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"hearth"
+)
+
+// TestGlimmerConstrainsAFumbledHeader: a Glimmer model that writes a call's block in a
+// message it addressed to no one ("<|message|>" right after the role) is read as
+// calling, as Ollama's parser reads it; when that call is of a tool allowed_tools does
+// not allow, the engine cuts the transcript back to the header, writes the recipient's
+// marker " to=" and the allowed name, and the model writes the parameters.
+func TestGlimmerConstrainsAFumbledHeader(t *testing.T) {
+	show := &ModelInfo{Renderer: "glimmer", Parser: "glimmer", ContextLength: 8192, Prompt: scriptRenderer{}}
+	rt := &fakeRuntime{show: show}
+	fumbled := script("<|message|>", "<atem:function_calls>", "\n<atem:invoke name=\"get_weather\">", "\n",
+		`<atem:parameter name="city">`, "Paris</atem:parameter>\n", "</atem:invoke>\n", "</atem:function_calls>")
+	rt.write = func(transcript string, format json.RawMessage) []string {
+		if len(rt.reqs) > 20 {
+			t.Fatalf("%d runtime requests: the engine loops", len(rt.reqs))
+		}
+		if strings.HasSuffix(transcript, "<atem:invoke name=\"get_time\">\n") {
+			return []string{`<atem:parameter name="timezone">`, "UTC</atem:parameter>\n", "</atem:invoke>\n", "</atem:function_calls>"}
+		}
+		return fumbled(transcript)
+	}
+	body := `{"model":"m","input":"hi","tools":[` + weatherTool + `,` + timeTool + `],` +
+		`"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"function","name":"get_time"}]}}`
+	j := newFakeJob(t, rt, body)
+	if j.Model.Format.ID != "glimmer" {
+		t.Fatalf("format %s", j.Model.Format.ID)
+	}
+	b := hearth.NewBuilder(hearth.NewResponse("resp_test", j.req, timeZero), nil)
+	if err := j.Run(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := summary(b.Response()), `completed: call[completed] get_time {"timezone":"UTC"}`; got != want {
+		t.Errorf("output\n got %s\nwant %s", got, want)
+	}
+	want := ` to=get_time<|message|><atem:function_calls>` + "\n" + `<atem:invoke name="get_time">` + "\n"
+	last := strings.TrimPrefix(rt.reqs[len(rt.reqs)-1].Prompt, rt.base)
+	if !strings.HasPrefix(last, want) {
+		t.Errorf("the last request continues %q, want it to start with %q", last, want)
+	}
+}
