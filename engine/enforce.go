@@ -209,7 +209,7 @@ func (r *enforcer) run(ctx context.Context) error {
 // before, the forced call at once.
 func (r *enforcer) firstPhase(ctx context.Context) (phase, error) {
 	j := r.j
-	if r.mustCall() && !j.startInReasoning && (r.f.Reasoning == nil || j.thinkingOff || j.gen.Format != nil) {
+	if r.mustCall() && !j.startInReasoning && (!r.f.Reasons() || j.thinkingOff || j.gen.Format != nil) {
 		f := &promptFit{e: j.e, gen: j.gen, window: j.window}
 		n, tooLong, err := f.count(ctx, j.Prompt, j.gen.Images)
 		if err != nil {

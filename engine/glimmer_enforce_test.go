@@ -47,3 +47,58 @@ func TestGlimmerConstrainsAFumbledHeader(t *testing.T) {
 		t.Errorf("the last request continues %q, want it to start with %q", last, want)
 	}
 }
+
+// TestHarmonyReasonsBeforeARequiredCall: the harmony families reason in messages (gpt-oss's
+// analysis channel, Glimmer's to=self), so a required call is forced where the reasoning
+// message ends, as for the families with reasoning delimiters, not before the model's
+// first token: the reasoning is kept, and the engine opens the call's message after it.
+func TestHarmonyReasonsBeforeARequiredCall(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		show      *ModelInfo
+		model     []string
+		continues string // how the forced call's message starts after the reasoning
+	}{
+		{"gpt-oss", &ModelInfo{Parser: "harmony", ContextLength: 8192, Prompt: scriptRenderer{}},
+			[]string{"<|channel|>analysis", "<|message|>", "Need", " the time.", "<|end|>", "<|start|>assistant<|channel|>final<|message|>", "Sure."},
+			"<|channel|>analysis<|message|>Need the time.<|end|><|start|>assistant<|channel|>commentary to=functions."},
+		{"glimmer", &ModelInfo{Renderer: "glimmer", Parser: "glimmer", ContextLength: 8192, Prompt: scriptRenderer{}},
+			[]string{" to=self", "<|message|>", "Need", " the time.", "<|eom|>", "<|start|>assistant to=user<|message|>", "Sure."},
+			" to=self<|message|>Need the time.<|eom|><|start|>assistant to="},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rt := &fakeRuntime{show: c.show}
+			answer := script(c.model...)
+			rt.write = func(transcript string, format json.RawMessage) []string {
+				if len(rt.reqs) > 20 {
+					t.Fatalf("%d runtime requests: the engine loops", len(rt.reqs))
+				}
+				switch {
+				case strings.Contains(string(format), `"properties"`):
+					return bytesOf(`{"timezone":"UTC"}`)
+				case format != nil:
+					return bytesOf(`"get_time"`)
+				case strings.HasSuffix(transcript, "<atem:invoke name=\"get_time\">\n"):
+					return []string{`<atem:parameter name="timezone">`, "UTC</atem:parameter>\n", "</atem:invoke>\n", "</atem:function_calls>"}
+				}
+				return answer(transcript)
+			}
+			body := `{"model":"m","input":"hi","tools":[` + weatherTool + `,` + timeTool + `],"tool_choice":"required"}`
+			j := newFakeJob(t, rt, body)
+			if j.Model.Format.ID != c.name {
+				t.Fatalf("format %s", j.Model.Format.ID)
+			}
+			b := hearth.NewBuilder(hearth.NewResponse("resp_test", j.req, timeZero), nil)
+			if err := j.Run(context.Background(), b); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := summary(b.Response()), `completed: reasoning[completed] Need the time. | call[completed] get_time {"timezone":"UTC"}`; got != want {
+				t.Errorf("output\n got %s\nwant %s", got, want)
+			}
+			last := strings.TrimPrefix(rt.reqs[len(rt.reqs)-1].Prompt, rt.base)
+			if !strings.HasPrefix(last, c.continues) {
+				t.Errorf("the last request continues %q, want it to start with %q", last, c.continues)
+			}
+		})
+	}
+}

@@ -104,9 +104,9 @@ const (
 
 // TestGlimmerRendererE2E: a model on the glimmer renderer gets hearth's glimmer format:
 // its self message and its ATEM call become exact items, streamed or not; tool_choice
-// none ends the output at the block's opener; a forced call (required, named) is made at
-// once (the format's reasoning is a message the engine does not wait for), its recipient
-// and block written by the engine; the tool loop's answer after the result is a message.
+// none ends the output at the block's opener; a forced call (required, named) is made
+// where the self message ends, its header and block written by the engine; the tool
+// loop's answer after the result is a message.
 func TestGlimmerRendererE2E(t *testing.T) {
 	const model = "hearth-script-glimmer:latest"
 	spec := scriptmodel.Spec{
@@ -119,7 +119,8 @@ func TestGlimmerRendererE2E(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec); err != nil {
+	built, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec)
+	if err != nil {
 		t.Fatal(err)
 	}
 	srv := newHearthWithDB(t)
@@ -137,23 +138,25 @@ func TestGlimmerRendererE2E(t *testing.T) {
 	none := createJSON(t, srv, reqBody(model, false, common+`,"tool_choice":"none"`))
 	sameItems(t, "none", none.Output, []item{reasoning})
 
-	// Forced calls: the engine writes " to=" at once, the name under an enum for
-	// "required" (the ranking picks "get_time"), then the name's message and block
-	// opener; the script writes nothing after that (one EOS), so the call is taken
-	// back and generated again, its arguments as JSON under get_time's schema, which
-	// the engine writes as the block's parameters and closers; then one EOS.
+	// Forced calls: the self message runs to its <|eom|>, where the engine opens the
+	// call's message, "<|start|>assistant to=", the name under an enum for "required"
+	// (the ranking picks "get_time"), then the name's message and block opener; the
+	// script writes nothing after that (one EOS), so the call is taken back and
+	// generated again, its arguments as JSON under get_time's schema, which the engine
+	// writes as the block's parameters and closers; then one EOS.
+	throughReasoning := piecesThrough(t, built.Pieces(glimmerTurnEntry), "<|eom|>")
 	nameTokens := len(`"get_time"`) + 1
 	argsTokens := len(forcedTime) + 1
 	forced := item{Type: "function_call", Status: "completed", Name: "get_time", Arguments: forcedTime}
 	required := createJSON(t, srv, reqBody(model, false, common+`,"tool_choice":"required"`))
-	sameItems(t, "required", required.Output, []item{forced})
-	if got, want := required.Usage.OutputTokens, nameTokens+1+nameTokens+argsTokens+1; got != want {
+	sameItems(t, "required", required.Output, []item{reasoning, forced})
+	if got, want := required.Usage.OutputTokens, throughReasoning+nameTokens+1+nameTokens+argsTokens+1; got != want {
 		t.Errorf("required: output_tokens %d, want %d", got, want)
 	}
 	events, named := createSSE(t, srv, reqBody(model, true, common+`,"tool_choice":{"type":"function","name":"get_time"}`))
-	sameItems(t, "named, streamed", named.Output, []item{forced})
+	sameItems(t, "named, streamed", named.Output, []item{reasoning, forced})
 	checkDeltasMatch(t, "named, streamed", events, named)
-	if got, want := named.Usage.OutputTokens, 1+argsTokens+1; got != want {
+	if got, want := named.Usage.OutputTokens, throughReasoning+1+argsTokens+1; got != want {
 		t.Errorf("named: output_tokens %d, want %d", got, want)
 	}
 

@@ -245,6 +245,15 @@ func (t ThinkingControls) level(effort string) string {
 	return levels[len(levels)/2]
 }
 
+// Reasons reports whether the family writes reasoning at all: between delimiters, or
+// as the messages of a reasoning channel (gpt-oss) or recipient (Glimmer).
+func (f *Format) Reasons() bool {
+	if f == nil {
+		return false
+	}
+	return f.Reasoning != nil || (f.Tools.Kind == Harmony && (f.Tools.ReasoningChannel != "" || f.Tools.ReasoningRecipient != ""))
+}
+
 // PromptOpensReasoning reports whether a rendered prompt leaves the model
 // inside reasoning: it ends with the reasoning opener (ignoring trailing
 // whitespace). Pass the result as Options.StartInReasoning.
