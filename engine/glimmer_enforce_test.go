@@ -102,3 +102,40 @@ func TestHarmonyReasonsBeforeARequiredCall(t *testing.T) {
 		})
 	}
 }
+
+// TestGlimmerStrictCallRetried: under tool_choice auto, a strict tool's call whose ATEM
+// parameters fail its schema (a required one missing) is taken back and generated once
+// more, its arguments as JSON under the schema, written back as the block's parameters.
+func TestGlimmerStrictCallRetried(t *testing.T) {
+	show := &ModelInfo{Renderer: "glimmer", Parser: "glimmer", ContextLength: 8192, Prompt: scriptRenderer{}}
+	rt := &fakeRuntime{show: show}
+	var schemas int
+	// The call without its required parameter.
+	call := script(" to=get_time", "<|message|>", "<atem:function_calls>", "\n<atem:invoke name=\"get_time\">", "\n",
+		"</atem:invoke>\n", "</atem:function_calls>")
+	rt.write = func(transcript string, format json.RawMessage) []string {
+		if len(rt.reqs) > 20 {
+			t.Fatalf("%d runtime requests: the engine loops", len(rt.reqs))
+		}
+		switch {
+		case strings.Contains(string(format), `"properties"`):
+			schemas++
+			return bytesOf(`{"timezone":"UTC"}`)
+		case format != nil:
+			return bytesOf(`"get_time"`)
+		}
+		return call(transcript)
+	}
+	strictTime := strings.Replace(timeTool, `"name":"get_time",`, `"name":"get_time","strict":true,`, 1)
+	j := newFakeJob(t, rt, `{"model":"m","input":"hi","tools":[`+weatherTool+`,`+strictTime+`]}`)
+	b := hearth.NewBuilder(hearth.NewResponse("resp_test", j.req, timeZero), nil)
+	if err := j.Run(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := summary(b.Response()), `completed: call[completed] get_time {"timezone":"UTC"}`; got != want {
+		t.Errorf("output\n got %s\nwant %s", got, want)
+	}
+	if schemas != 1 {
+		t.Errorf("%d argument schemas, want 1 (the retry)", schemas)
+	}
+}
