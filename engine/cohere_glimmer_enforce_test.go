@@ -139,3 +139,47 @@ func TestGlimmerStrictCallRetried(t *testing.T) {
 		t.Errorf("%d argument schemas, want 1 (the retry)", schemas)
 	}
 }
+
+// TestCohereAllowedTools: a Cohere model's action of a tool allowed_tools does not allow
+// is cut back to its <|START_ACTION|> (after the reasoning the prompt opened), and the
+// call is generated under the array's grammar of the allowed tool, then closed by the
+// engine's <|END_ACTION|>.
+func TestCohereAllowedTools(t *testing.T) {
+	show := &ModelInfo{Renderer: "cohere", Parser: "cohere", ContextLength: 8192, Prompt: scriptRenderer{}}
+	rt := &fakeRuntime{show: show}
+	var schemas []string
+	model := script("Weather", " first.", "<|END_THINKING|>", "<|START_ACTION|>", `[{"tool_call_id": "0", "tool_name": "get_weather",`,
+		` "parameters": {"city": "Paris"}}]`, "<|END_ACTION|>")
+	rt.write = func(transcript string, format json.RawMessage) []string {
+		if len(rt.reqs) > 20 {
+			t.Fatalf("%d runtime requests: the engine loops", len(rt.reqs))
+		}
+		if format != nil {
+			schemas = append(schemas, string(format))
+			return bytesOf(`[{"tool_name":"get_time","parameters":{"timezone":"UTC"}}]`)
+		}
+		return model(transcript)
+	}
+	body := `{"model":"m","input":"hi","tools":[` + weatherTool + `,` + timeTool + `],` +
+		`"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"function","name":"get_time"}]}}`
+	j := newFakeJob(t, rt, body)
+	if j.Model.Format.ID != "cohere" {
+		t.Fatalf("format %s", j.Model.Format.ID)
+	}
+	// The prompt ends inside reasoning (the renderer's <|START_THINKING|>).
+	j.startInReasoning = true
+	b := hearth.NewBuilder(hearth.NewResponse("resp_test", j.req, timeZero), nil)
+	if err := j.Run(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := summary(b.Response()), `completed: reasoning[completed] Weather first. | call[completed] get_time {"timezone":"UTC"}`; got != want {
+		t.Errorf("output\n got %s\nwant %s", got, want)
+	}
+	if len(schemas) != 1 || !strings.Contains(schemas[0], `"tool_name":{"const":"get_time"}`) || strings.Contains(schemas[0], "get_weather") {
+		t.Errorf("call schemas %q, want one of get_time alone", schemas)
+	}
+	last := strings.TrimPrefix(rt.reqs[len(rt.reqs)-1].Prompt, rt.base)
+	if want := `Weather first.<|END_THINKING|><|START_ACTION|>[{"tool_name":"get_time","parameters":{"timezone":"UTC"}}]<|END_ACTION|>`; !strings.HasPrefix(last, want) {
+		t.Errorf("the last request continues %q, want %q", last, want)
+	}
+}
