@@ -292,6 +292,13 @@ func TestThinkingForEffortTable(t *testing.T) {
 		{"qwen3", "minimal", "", "", "/think", true},
 		{"qwen3", "xhigh", "", "", "/think", true},
 		{"qwen3", "max", "", "", "/think", true},
+		// Glimmer's reasoning strength has "none": none and minimal turn it off.
+		{"glimmer", "none", "none", "", "", false},
+		{"glimmer", "minimal", "none", "", "", true},
+		{"glimmer", "low", "low", "", "", true},
+		{"glimmer", "max", "high", "", "", true},
+		{"cohere", "none", "", "", "", false},
+		{"cohere", "high", "", "", "", true},
 	} {
 		s := testFormat(t, tc.family).Thinking.ForEffort(tc.effort)
 		if s.Level != tc.level || s.SystemLine != tc.system || s.UserSuffix != tc.suffix || s.Think == nil || *s.Think != tc.think {
