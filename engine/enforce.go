@@ -126,6 +126,9 @@ type enforcer struct {
 	cut int64
 	// pendingName is the call name a decision settled (harmony).
 	pendingName string
+	// recipientPrefix is what a harmony transcript cut back to the call's
+	// recipient needs before a name (toolgrammar's Format.RecipientAt).
+	recipientPrefix string
 	// pendingArgs is the JSON a phaseXMLArgs generated.
 	pendingArgs string
 	failure     error
@@ -210,7 +213,7 @@ func (r *enforcer) run(ctx context.Context) error {
 // before, the forced call at once.
 func (r *enforcer) firstPhase(ctx context.Context) (phase, error) {
 	j := r.j
-	if r.mustCall() && !j.startInReasoning && (r.f.Reasoning == nil || j.thinkingOff || j.gen.Format != nil) {
+	if r.mustCall() && !j.startInReasoning && (!r.f.Reasons() || j.thinkingOff || j.gen.Format != nil) {
 		f := &promptFit{e: j.e, gen: j.gen, window: j.window}
 		n, tooLong, err := f.count(ctx, j.Prompt, j.gen.Images)
 		if err != nil {
@@ -550,8 +553,8 @@ func (r *enforcer) events(evs []toolgrammar.Event, kind phaseKind) (action, erro
 			if r.f.Tools.Kind == toolgrammar.Harmony {
 				// The header is whole here, name included; a retry restarts
 				// right after the recipient prefix, before the name.
-				if at := strings.LastIndex(string(r.out[:ev.Offset]), r.f.Tools.Recipient); at >= 0 {
-					r.openAt = int64(at + len(r.f.Tools.Recipient))
+				if at, prefix := r.f.RecipientAt(string(r.out[:ev.Offset])); at >= 0 {
+					r.openAt, r.recipientPrefix = int64(at), prefix
 				}
 			}
 			if kind != phaseFree {
@@ -573,11 +576,11 @@ func (r *enforcer) events(evs []toolgrammar.Event, kind phaseKind) (action, erro
 					r.cut, r.pendingName = ev.Offset, ev.Name
 					return actArgs, nil
 				}
-				at := strings.LastIndex(string(r.out[:ev.Offset]), r.f.Tools.Recipient)
+				at, prefix := r.f.RecipientAt(string(r.out[:ev.Offset]))
 				if at < 0 {
 					return 0, fmt.Errorf("engine: harmony call header without %q", r.f.Tools.Recipient)
 				}
-				r.cut = int64(at + len(r.f.Tools.Recipient))
+				r.cut, r.recipientPrefix = int64(at), prefix
 				return actConstrain, nil
 			}
 		case toolgrammar.ArgumentsDelta:
@@ -719,7 +722,10 @@ func (r *enforcer) decide(act action) (phase, error) {
 // needs the call opener).
 func (r *enforcer) completeOpener() error {
 	if r.f.Tools.Kind == toolgrammar.Harmony {
-		return nil
+		// Cut back to the recipient; a header that named none (a Glimmer
+		// block the model addressed to no one) needs the recipient's marker.
+		_, err := r.prefill(r.recipientPrefix)
+		return err
 	}
 	out := string(r.out)
 	head := r.f.CallPrefix(out)

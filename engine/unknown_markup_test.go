@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,5 +100,37 @@ func TestNewerRendererIsABadRequest(t *testing.T) {
 	if !errors.As(err, &he) || he.Status != 400 || he.Code != "model_renderer_unsupported" ||
 		!strings.Contains(he.Message, `"qwen3.9:9b"`) || !strings.Contains(he.Message, `renderer "qwen3.9"`) {
 		t.Fatalf("got %v, want a 400 naming the model and its renderer", err)
+	}
+}
+
+// TestLaterRenderersHaveFormats: a model whose Modelfile names one of the renderers and
+// parsers Ollama added after v0.24.0 that hearth has a format for (cohere, glimmer)
+// gets that format by its renderer, with its stops, and no unknown-markup warning: a
+// runtime with no template for it (v0.32's, or v0.24.0 with laterrenderers) says only
+// its renderer's name.
+func TestLaterRenderersHaveFormats(t *testing.T) {
+	for _, c := range []struct{ renderer, stop string }{
+		{"cohere", "<|END_OF_TURN_TOKEN|>"},
+		{"glimmer", "<|eot|>"},
+	} {
+		show := qwenShow()
+		show.Template = "{{ .Prompt }}"
+		show.Stop = nil
+		show.Renderer, show.Parser = c.renderer, c.renderer
+		var logs bytes.Buffer
+		e := New(&fakeRuntime{show: show}, DefaultFormats(), slog.New(slog.NewTextHandler(&logs, nil)))
+		m, err := e.Model(context.Background(), "x:latest")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Format == nil || m.Format.ID != c.renderer || m.UnknownMarkup != "" {
+			t.Errorf("%s: format %v, unknown markup %q", c.renderer, m.Format, m.UnknownMarkup)
+		}
+		if !slices.Contains(m.Format.Stop, c.stop) {
+			t.Errorf("%s: stops %q, want %q", c.renderer, m.Format.Stop, c.stop)
+		}
+		if strings.Contains(logs.String(), "no tool-call format") {
+			t.Errorf("%s: warned %s", c.renderer, logs.String())
+		}
 	}
 }

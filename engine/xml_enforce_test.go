@@ -55,7 +55,14 @@ func TestXMLFormatsEnforced(t *testing.T) {
 			[]string{"timezone=", `"UTC"`, ")", "</function_calls>"}},
 		{"lfm2", "lfm2", "<|tool_call_start|>[", "<|tool_call_start|>[get_time(",
 			[]string{"timezone=", `'UTC'`, ")]", "<|tool_call_end|>"}},
+		// Glimmer's messages: the prompt ends in the header, so the engine writes the
+		// recipient's marker; the name is written twice, in the header and the block.
+		{"glimmer", "glimmer", " to=", "<atem:invoke name=\"get_time\">\n",
+			[]string{`<atem:parameter name="timezone">`, "UTC</atem:parameter>\n", "</atem:invoke>\n", "</atem:function_calls>"}},
 	}
+	// The model's answer in text, where it is not "Sure thing.": Glimmer's is a message
+	// to the user (its prompt ends in the header).
+	answers := map[string][]string{"glimmer": {" to=user", "<|message|>", "Sure", " thing."}}
 	choices := []struct {
 		name, choice string
 		// constrained is whether the name is generated under an enum of the allowed
@@ -74,6 +81,11 @@ func TestXMLFormatsEnforced(t *testing.T) {
 					name += "/no parameters"
 				}
 				t.Run(name, func(t *testing.T) {
+					text, ok := answers[fam.renderer]
+					if !ok {
+						text = []string{"Sure", " thing."}
+					}
+					answer := script(text...)
 					show := &ModelInfo{Renderer: fam.renderer, Parser: fam.renderer, ContextLength: 8192, Prompt: scriptRenderer{}}
 					rt := &fakeRuntime{show: show}
 					var enums, schemas []string
@@ -95,10 +107,7 @@ func TestXMLFormatsEnforced(t *testing.T) {
 							}
 							return fam.params
 						}
-						if transcript == "" {
-							return []string{"Sure", " thing."}
-						}
-						return nil
+						return answer(transcript)
 					}
 					body := `{"model":"m","input":"hi","tools":[` + weatherTool + `,` + timeTool + `],"tool_choice":` + ch.choice + `}`
 					j := newFakeJob(t, rt, body)
@@ -127,7 +136,11 @@ func TestXMLFormatsEnforced(t *testing.T) {
 						t.Errorf("name constraints %q, want none (one allowed name is written)", enums)
 					}
 					for _, req := range rt.reqs[1:] {
-						if !strings.HasPrefix(strings.TrimPrefix(req.Prompt, rt.base), fam.nameOpen) && !isProbe(req) {
+						transcript := strings.TrimPrefix(req.Prompt, rt.base)
+						if strings.HasPrefix(strings.Join(text, ""), transcript) {
+							continue // the model's own answer, before the engine takes it back
+						}
+						if !strings.HasPrefix(transcript, fam.nameOpen) && !isProbe(req) {
 							t.Errorf("a request after the text does not continue the call: %q", strings.TrimPrefix(req.Prompt, rt.base))
 						}
 					}

@@ -217,17 +217,9 @@ func (f *Format) compile() error {
 				c.argsMark = newDelimSet(delim{e.ArgsMarker, aArgsMarker})
 			}
 		case XMLParams:
-			if e.KeyOpen == "" || e.KeyClose == "" || e.ValueClose == "" {
-				return errors.New("xml envelope needs key_open, key_close and value_close")
+			if err := c.compileXMLParams(e); err != nil {
+				return err
 			}
-			if e.NameClose != "" {
-				c.nameEnd = newDelimSet(delim{e.NameClose, aNameEnd})
-			} else {
-				c.nameEnd = newDelimSet(delim{"\n", aNameEnd}, delim{e.KeyOpen, aKeyOpen}, delim{e.Close, aClose}, delim{e.FunctionClose, aFuncClose})
-			}
-			c.xParams = newDelimSet(delim{e.KeyOpen, aKeyOpen}, delim{e.FunctionClose, aFuncClose}, delim{e.Close, aClose})
-			c.xKeyClose = newDelimSet(delim{e.KeyClose, aClose})
-			c.xValClose = newDelimSet(delim{e.ValueClose, aClose})
 		}
 	case GemmaCall, PythonCall:
 		if len(e.Open) == 0 || e.Close == "" || (e.Kind == GemmaCall && e.StringDelim == "") {
@@ -245,16 +237,30 @@ func (f *Format) compile() error {
 			c.gString = newDelimSet(delim{e.StringDelim, aClose}, delim{e.Close, aStop})
 		}
 	case Harmony:
-		if e.Start == "" || e.Channel == "" || e.Message == "" || len(e.End) == 0 {
-			return errors.New("harmony envelope needs start, channel, message and end")
+		if e.Start == "" || e.Message == "" || len(e.End) == 0 || (e.Channel == "") == (e.ReasoningRecipient == "") {
+			return errors.New("harmony envelope needs start, message, end, and channel or reasoning_recipient")
 		}
-		if e.ReasoningChannel == "" {
-			e.ReasoningChannel = "analysis"
-		}
-		if e.Recipient == "" {
-			e.Recipient = "functions."
+		if e.Channel != "" {
+			if e.ReasoningChannel == "" {
+				e.ReasoningChannel = "analysis"
+			}
+			if e.Recipient == "" {
+				e.Recipient = "functions."
+			}
 		}
 		text = append(text, delim{e.Start, aHStart}, delim{e.Channel, aHChannel})
+		if e.KeyOpen != "" {
+			// Calls are XML parameter blocks (Glimmer): Open[0] starts one.
+			if len(e.Open) == 0 || e.NameOpen == "" || e.NameClose == "" {
+				return errors.New("harmony envelope with XML calls needs open, name_open and name_close")
+			}
+			if err := c.compileXMLParams(e); err != nil {
+				return err
+			}
+			if e.Close != "" {
+				skip = append(skip, delim{e.Close, aClose})
+			}
+		}
 		var body []delim
 		for _, s := range e.End {
 			text = append(text, delim{s, aStrip})
@@ -275,6 +281,23 @@ func (f *Format) compile() error {
 	c.reason = newDelimSet(reason...)
 	c.skip = newDelimSet(skip...)
 	f.compiled = c
+	return nil
+}
+
+// compileXMLParams compiles the delimiters of XML parameters (an xml
+// envelope's, or a harmony envelope's calls).
+func (c *compiled) compileXMLParams(e *Envelope) error {
+	if e.KeyOpen == "" || e.KeyClose == "" || e.ValueClose == "" {
+		return errors.New("xml envelope needs key_open, key_close and value_close")
+	}
+	if e.NameClose != "" {
+		c.nameEnd = newDelimSet(delim{e.NameClose, aNameEnd})
+	} else {
+		c.nameEnd = newDelimSet(delim{"\n", aNameEnd}, delim{e.KeyOpen, aKeyOpen}, delim{e.Close, aClose}, delim{e.FunctionClose, aFuncClose})
+	}
+	c.xParams = newDelimSet(delim{e.KeyOpen, aKeyOpen}, delim{e.FunctionClose, aFuncClose}, delim{e.Close, aClose})
+	c.xKeyClose = newDelimSet(delim{e.KeyClose, aClose})
+	c.xValClose = newDelimSet(delim{e.ValueClose, aClose})
 	return nil
 }
 

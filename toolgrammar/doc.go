@@ -38,6 +38,10 @@
 //	                  ArgumentsSchema(tool) and append f.ArgumentsFromJSON(json)
 //	                  instead, which ends the call.
 //
+// Harmony formats name a call in its message's header: an engine that writes
+// another name cuts the transcript where f.RecipientAt says the recipient
+// begins, and writes what it says must precede a name.
+//
 // Everything the engine appends is fed to the parser like model output, so
 // the parser sees one continuous transcript.
 package toolgrammar

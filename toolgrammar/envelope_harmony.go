@@ -7,21 +7,35 @@ import "strings"
 // each a header up to <|message|> and a body. The analysis channel's body
 // is reasoning, final and commentary bodies are text, and a message
 // addressed to=functions.NAME is a call whose body is the JSON arguments.
+//
+// Glimmer writes the same messages without channels: the header is the
+// recipient alone (to=self is reasoning, to=user or none is text), and a
+// call's body is an XML parameter block (Envelope.KeyOpen set: the
+// envelope's XML fields describe it), which an xmlCall reads. Its prompt
+// ends with "<|start|>assistant", so its output starts inside a header.
 type harmony struct {
 	sub    uint8  // where in the stream (h* below)
 	hdr    []byte // the header so far
 	argsOn bool   // the arguments' '{' was seen
 	vs     valueScanner
+
+	// XML bodies (Glimmer): the call's parameters, the tools' names, and the
+	// recipient of the message whose body is being read.
+	x         xmlCall
+	tools     map[string]bool
+	recipient string
 }
 
 // Sub-states of harmony. hHeader and hCall are a call's raw span (sCall);
 // the others are sEnvelope. A text or reasoning body is the Parser's
 // (sBody), after which harmony is between messages again.
 const (
-	hText   uint8 = iota // between messages
-	hHeader              // message header up to <|message|>
-	hCall                // call arguments
-	hAfter               // after call arguments
+	hText      uint8 = iota // between messages
+	hHeader                 // message header up to <|message|>
+	hCall                   // call arguments
+	hAfter                  // after call arguments
+	hBodyStart              // XML bodies: a call's block or text, after the header
+	hXML                    // XML bodies: the call's block, read by h.x
 )
 
 // maxHeader bounds a harmony message header; a longer one is not a header.
@@ -42,6 +56,10 @@ func (h *harmony) step(p *Parser, s string, final bool) (int, bool) {
 		return h.call(p, s, final)
 	case hAfter:
 		return h.after(p, s, final)
+	case hBodyStart:
+		return h.bodyStart(p, s, final)
+	case hXML:
+		return h.xml(p, s, final)
 	}
 	return 0, true
 }
@@ -93,12 +111,26 @@ func (h *harmony) header(p *Parser, s string, final bool) (int, bool) {
 	}
 	d := p.c.hHeader.ds[k]
 	if d.act == aStop {
+		if p.e.Channel == "" && strings.TrimSpace(string(h.hdr)) == "" {
+			// Glimmer's output starts in the header the prompt opened; a
+			// model that writes the start token again opens the same one.
+			h.hdr = h.hdr[:0]
+			return j + len(d.s), false
+		}
 		h.fail(p, "harmony header without "+p.e.Message, false)
 		return j, false
 	}
 	end := j + len(d.s)
 	channel, recipient := parseHeader(p.e, string(h.hdr))
 	switch {
+	case p.e.ReasoningRecipient != "" && recipient == p.e.ReasoningRecipient:
+		h.sub = hText
+		p.startBody(p.c.hBody, ReasoningDelta)
+	case p.e.KeyOpen != "":
+		// The body decides: a call's block, or text.
+		h.recipient = recipient
+		h.sub = hBodyStart
+		p.st = sEnvelope
 	case recipient != "":
 		p.resetCall()
 		p.out = append(p.out, Event{Kind: CallOpen, Index: -1, Offset: p.at + int64(end)})
@@ -122,16 +154,18 @@ func (h *harmony) header(p *Parser, s string, final bool) (int, bool) {
 // parseHeader reads the channel and the function a header addresses, e.g.
 // "<|channel|>commentary to=functions.get_weather <|constrain|>json".
 func parseHeader(e *Envelope, h string) (channel, name string) {
-	if i := strings.Index(h, e.Channel); i >= 0 {
-		channel = headerToken(h[i+len(e.Channel):])
+	if e.Channel != "" {
+		if i := strings.Index(h, e.Channel); i >= 0 {
+			channel = headerToken(h[i+len(e.Channel):])
+		}
 	}
 	if i := strings.Index(h, "to="); i >= 0 {
 		rec := headerToken(h[i+3:])
 		switch {
-		case strings.HasPrefix(rec, e.Recipient):
+		case e.Recipient != "" && strings.HasPrefix(rec, e.Recipient):
 			name = rec[len(e.Recipient):]
 		case rec != "" && rec != "assistant" && rec != "user" && rec != "all":
-			name = rec // a built-in tool such as browser.search
+			name = rec // a built-in tool such as browser.search, or Glimmer's tool
 		}
 	}
 	return channel, name
@@ -190,4 +224,80 @@ func (h *harmony) after(p *Parser, s string, final bool) (int, bool) {
 		return i + len(p.c.hAfter.ds[k].s), false
 	}
 	return i, false
+}
+
+// bodyStart reads the start of a message body when calls are XML blocks
+// (Glimmer): the block's opener makes it a call, whatever the header
+// addressed (models write it to the user, or to no one, too; Ollama's
+// parser reads those as calls as well when the request has tools), and
+// anything else is text.
+func (h *harmony) bodyStart(p *Parser, s string, final bool) (int, bool) {
+	i := skipWS(s)
+	if i == len(s) && !final {
+		return i, true
+	}
+	o := p.e.Open[0]
+	full, partial := prefixMatch(s[i:], o, final)
+	if partial {
+		return i, true
+	}
+	if !full || len(h.tools) == 0 {
+		h.sub = hText
+		p.startBody(p.c.hBody, TextDelta)
+		return i, false
+	}
+	end := i + len(o)
+	p.rawStart = i
+	p.out = append(p.out, Event{Kind: CallOpen, Text: o, Index: -1, Offset: p.at + int64(end)})
+	h.x.open(p, o)
+	h.x.checkName = h.invokeName
+	h.sub = hXML
+	return end, false
+}
+
+// xml runs the call's block in h.x, and takes the stream back when the
+// call ends (the message's end follows) or fails (text resumes between
+// messages).
+func (h *harmony) xml(p *Parser, s string, final bool) (int, bool) {
+	n, wait := h.x.step(p, s, final)
+	switch p.st {
+	case sText:
+		// The block is complete (xmlCall's afterCall).
+		p.st = sEnvelope
+		h.sub = hAfter
+	case sSkip, sMalformed:
+		p.afterMal = sEnvelope
+		h.sub = hText
+	}
+	return n, wait
+}
+
+// invokeName resolves the name a block invokes to a tool of the request
+// as Ollama's Glimmer parser does (a name as written, or ns.fn for a tool
+// fn whose namespace, the part of its name before a dot, is ns), and
+// refuses a block that invokes another tool than the header's recipient.
+func (h *harmony) invokeName(name string) (string, string) {
+	name = h.resolve(name)
+	if rec := h.resolve(h.recipient); h.tools[rec] && rec != name {
+		return "", "the header's recipient " + rec + " is not the invoked " + name
+	}
+	return name, ""
+}
+
+func (h *harmony) resolve(name string) string {
+	if h.tools[name] {
+		return name
+	}
+	if ns, fn, ok := strings.Cut(name, "."); ok && h.tools[fn] {
+		if fnNS, _, _ := strings.Cut(fn, "."); fnNS == ns {
+			return fn
+		}
+	}
+	return name
+}
+
+// emptyHeader reports whether the stream ends in a header nothing was
+// written into: Glimmer's output that ended before it began.
+func (h *harmony) emptyHeader() bool {
+	return h.sub == hHeader && strings.TrimSpace(string(h.hdr)) == ""
 }

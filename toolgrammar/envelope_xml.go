@@ -22,6 +22,10 @@ type xmlCall struct {
 	vBuf    []byte // a value converted at its close
 	typ     map[string]map[string]typeSet
 	json    jsonCall // a bare JSON call (Envelope.Bare)
+	// checkName, when set, turns the name as written into the call's name,
+	// or refuses it with a reason (a harmony message's block: its header
+	// named the recipient already).
+	checkName func(name string) (string, string)
 }
 
 // Sub-states of an XML call.
@@ -135,6 +139,12 @@ func (x *xmlCall) nameStep(p *Parser, s string, final bool) (int, bool) {
 	name := strings.TrimSpace(string(x.name))
 	if name == "" {
 		return x.fail(p, j, "empty call name")
+	}
+	if x.checkName != nil {
+		var reason string
+		if name, reason = x.checkName(name); reason != "" {
+			return x.fail(p, j, reason)
+		}
 	}
 	d := p.c.nameEnd.ds[k]
 	end := j

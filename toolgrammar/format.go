@@ -25,7 +25,9 @@ const (
 	// typed by the tool's schema (Qwen3-Coder, GLM-4.5+).
 	XMLParams EnvelopeKind = "xml"
 	// Harmony: gpt-oss channels; a call is a commentary message addressed
-	// to=functions.NAME whose body is the JSON arguments.
+	// to=functions.NAME whose body is the JSON arguments. Without channels
+	// (ReasoningRecipient set: Glimmer) a message's recipient alone says what
+	// it is, and with KeyOpen set a call's body is XML parameters.
 	Harmony EnvelopeKind = "harmony"
 	// GemmaCall: Open, NamePrefix ("call:"), the name, then the arguments as an
 	// object in Gemma's JSON-like syntax (bare keys, strings between
@@ -147,6 +149,11 @@ type Envelope struct {
 	End              []string `json:"end,omitempty"`               // <|end|>, <|return|>, <|call|>
 	Recipient        string   `json:"recipient,omitempty"`         // "to=functions."
 	ReasoningChannel string   `json:"reasoning_channel,omitempty"` // analysis
+	// ReasoningRecipient replaces channels (Glimmer): a message addressed
+	// to it ("self") is reasoning, one addressed to the user or no one is
+	// text. Its calls' bodies are XML parameters, described by the XMLParams
+	// fields above with Open and Close around each call's block.
+	ReasoningRecipient string `json:"reasoning_recipient,omitempty"`
 }
 
 // ReasoningDelims are the delimiters of reasoning text.
@@ -244,6 +251,15 @@ func (t ThinkingControls) level(effort string) string {
 		return levels[len(levels)-1]
 	}
 	return levels[len(levels)/2]
+}
+
+// Reasons reports whether the family writes reasoning at all: between delimiters, or
+// as the messages of a reasoning channel (gpt-oss) or recipient (Glimmer).
+func (f *Format) Reasons() bool {
+	if f == nil {
+		return false
+	}
+	return f.Reasoning != nil || (f.Tools.Kind == Harmony && (f.Tools.ReasoningChannel != "" || f.Tools.ReasoningRecipient != ""))
 }
 
 // PromptOpensReasoning reports whether a rendered prompt leaves the model

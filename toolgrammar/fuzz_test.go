@@ -185,7 +185,7 @@ func renderSegments(fm *Format, ops []byte, pool string) (string, []Event) {
 		return s
 	}
 	valuePool := pool
-	if e.Kind == XMLParams || e.Kind == GemmaCall {
+	if e.Kind == XMLParams || e.Kind == GemmaCall || e.KeyOpen != "" {
 		valuePool = strings.ReplaceAll(pool, "<", "")
 	}
 	value := func(n int) string {
@@ -220,6 +220,10 @@ func renderSegments(fm *Format, ops []byte, pool string) (string, []Event) {
 				k = ReasoningDelta
 			}
 			switch {
+			case e.Kind == Harmony && e.Channel == "" && kind == 0:
+				b.WriteString(e.Start + "assistant to=user" + e.Message + s + e.End[0])
+			case e.Kind == Harmony && e.Channel == "":
+				b.WriteString(e.Start + "assistant to=" + e.ReasoningRecipient + e.Message + s + e.End[0])
 			case e.Kind == Harmony && kind == 0:
 				b.WriteString(e.Start + "assistant" + e.Channel + "final" + e.Message + s + "<|end|>")
 			case e.Kind == Harmony:
@@ -273,6 +277,9 @@ func renderSegments(fm *Format, ops []byte, pool string) (string, []Event) {
 				for _, kv := range [][2]string{{"path", path}, {"content", content}} {
 					if e.ValueOpen != "" {
 						b.WriteString(e.KeyOpen + kv[0] + e.KeyClose + e.ValueOpen + kv[1] + e.ValueClose)
+					} else if e.Kind == Harmony {
+						// Glimmer's values are raw, as its renderer writes them.
+						b.WriteString(e.KeyOpen + kv[0] + e.KeyClose + kv[1] + e.ValueClose + "\n")
 					} else {
 						b.WriteString(e.KeyOpen + kv[0] + e.KeyClose + "\n" + kv[1] + "\n" + e.ValueClose + "\n")
 					}

@@ -55,7 +55,15 @@ func newEnvelope(f *Format, opts Options) envelope {
 	case XMLParams:
 		return &xmlCall{typ: paramTypes(opts.Tools)}
 	case Harmony:
-		return &harmony{}
+		h := &harmony{}
+		if f.Tools.KeyOpen != "" {
+			h.x.typ = paramTypes(opts.Tools)
+			h.tools = map[string]bool{}
+			for _, t := range opts.Tools {
+				h.tools[t.Name] = true
+			}
+		}
+		return h
 	case GemmaCall:
 		return &gemmaCall{typ: paramTypes(opts.Tools)}
 	case PythonCall:
@@ -141,8 +149,14 @@ func NewParser(f *Format, opts Options) *Parser {
 	case f.Tools.Kind == Harmony:
 		// Harmony's messages carry the text and reasoning.
 		p.st = sEnvelope
-		if opts.StartInReasoning {
+		switch {
+		case opts.StartInReasoning:
 			p.startBody(p.c.hBody, ReasoningDelta)
+		case f.Tools.Channel == "":
+			// Without channels (Glimmer) the recipient follows the role, and
+			// the prompt ends with both: the output starts in the header.
+			p.env.(*harmony).sub = hHeader
+			p.st = sCall
 		}
 	case opts.StartInReasoning && f.Reasoning != nil:
 		p.st = sReasoning
@@ -251,6 +265,9 @@ func (p *Parser) Close() []Event {
 		// Malformed earlier, and its closer never came.
 		p.malformed(p.reason)
 	case sCall:
+		if h, ok := p.env.(*harmony); ok && h.emptyHeader() {
+			break
+		}
 		p.flushArgs()
 		p.malformed("unterminated call")
 	}

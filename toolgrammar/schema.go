@@ -43,7 +43,12 @@ func (f *Format) Plan() Plan {
 	switch f.Tools.Kind {
 	case JSONObject, JSONArray:
 		return PlanCall
-	case NameJSON, Harmony:
+	case Harmony:
+		if f.Tools.KeyOpen != "" {
+			return PlanNameOnly // Glimmer's XML blocks
+		}
+		return PlanNameThenArgs
+	case NameJSON:
 		return PlanNameThenArgs
 	case XMLParams, GemmaCall, PythonCall:
 		return PlanNameOnly
@@ -82,12 +87,46 @@ func (f *Format) CallPrefix(soFar string) string {
 		return pythonCallPrefix(e, soFar)
 	case Harmony:
 		h := e.Channel + "commentary to=" + e.Recipient
+		if e.Channel == "" {
+			// Glimmer: the recipient follows the role; the prompt ends with
+			// "<|start|>assistant", so with nothing written the header is open.
+			h = " to=" + e.Recipient
+			if soFar == "" {
+				return h
+			}
+		}
 		if strings.HasSuffix(soFar, e.Start+"assistant") {
 			return h
 		}
 		return e.Start + "assistant" + h
 	}
 	return ""
+}
+
+// RecipientAt is, for a harmony transcript out that ends after a call's
+// header, where the header's recipient name begins (an engine that writes
+// another name cuts the transcript there) and what must be written before
+// a name: "" when the header names a recipient, else, for a Glimmer block
+// under a header that named none, " to=". It is -1 when a gpt-oss header
+// names no function.
+func (f *Format) RecipientAt(out string) (int, string) {
+	e := &f.Tools
+	hs := 0
+	if i := strings.LastIndex(out, e.Start); i >= 0 {
+		hs = i + len(e.Start)
+	}
+	he := len(out)
+	if i := strings.Index(out[hs:], e.Message); i >= 0 {
+		he = hs + i
+	}
+	hdr := out[hs:he]
+	if i := strings.Index(hdr, "to="+e.Recipient); i >= 0 {
+		return hs + i + len("to=") + len(e.Recipient), ""
+	}
+	if e.Channel != "" {
+		return -1, ""
+	}
+	return hs + len(strings.TrimRight(hdr, " \t\r\n")), " to=" + e.Recipient
 }
 
 // pythonCallPrefix: outside an envelope, the opener (and the list's '['); inside
@@ -134,6 +173,11 @@ func (f *Format) ArgumentsPrefix(name string) string {
 	case PythonCall:
 		return name + "("
 	case Harmony:
+		if e.KeyOpen != "" {
+			// Glimmer names the function twice: as the recipient and in the
+			// block, as its renderer writes a call.
+			return name + e.Message + e.Open[0] + "\n" + e.NameOpen + name + e.NameClose + "\n"
+		}
 		return name + " <|constrain|>json" + e.Message
 	}
 	return name
@@ -163,7 +207,7 @@ func (f *Format) ArgumentsFromJSON(args string) (string, error) {
 // parsers read a typed value back).
 func (f *Format) XMLArguments(args string) (string, error) {
 	e := &f.Tools
-	if e.Kind != XMLParams {
+	if e.KeyOpen == "" || (e.Kind != XMLParams && e.Kind != Harmony) {
 		return "", fmt.Errorf("toolgrammar: format %s has no XML parameters", f.ID)
 	}
 	dec := json.NewDecoder(strings.NewReader(args))
@@ -221,6 +265,9 @@ func (f *Format) CallSuffix() string {
 		// Only the name was forced; the model closes the call itself.
 		return ""
 	case Harmony:
+		if e.KeyOpen != "" {
+			return ""
+		}
 		return "<|call|>"
 	}
 	return e.Close

@@ -143,6 +143,9 @@ func TestConstrainedCallParses(t *testing.T) {
 			soFar := "Some text."
 			if f.Tools.Kind == Harmony {
 				soFar = "<|channel|>final<|message|>Some text.<|end|>"
+				if f.Tools.Channel == "" {
+					soFar = " to=user<|message|>Some text.<|eom|>"
+				}
 			}
 			var call string
 			switch f.Plan() {
@@ -166,6 +169,8 @@ func TestConstrainedCallParses(t *testing.T) {
 					call += "location:" + q + "Paris" + q + "}" + f.Tools.Close
 				} else if f.Tools.ValueOpen != "" {
 					call += f.Tools.KeyOpen + "location" + f.Tools.KeyClose + f.Tools.ValueOpen + "Paris" + f.Tools.ValueClose + "\n" + f.Tools.Close
+				} else if f.Tools.Kind == Harmony {
+					call += f.Tools.KeyOpen + "location" + f.Tools.KeyClose + "Paris" + f.Tools.ValueClose + "\n" + f.Tools.FunctionClose + "\n" + f.Tools.Close
 				} else {
 					call += f.Tools.KeyOpen + "location" + f.Tools.KeyClose + "\nParis\n" + f.Tools.ValueClose + "\n" + f.Tools.FunctionClose + "\n" + f.Tools.Close
 				}
@@ -297,6 +302,13 @@ func TestThinkingForEffortTable(t *testing.T) {
 		{"nemotron-3.5-nano", "none", "", "", "", false},
 		{"nemotron-3.5-nano", "medium", "medium", "", "", true},
 		{"nemotron-3.5-nano", "max", "high", "", "", true},
+		// Glimmer's reasoning strength has "none": none and minimal turn it off.
+		{"glimmer", "none", "none", "", "", false},
+		{"glimmer", "minimal", "none", "", "", true},
+		{"glimmer", "low", "low", "", "", true},
+		{"glimmer", "max", "high", "", "", true},
+		{"cohere", "none", "", "", "", false},
+		{"cohere", "high", "", "", "", true},
 	} {
 		s := testFormat(t, tc.family).Thinking.ForEffort(tc.effort)
 		if s.Level != tc.level || s.SystemLine != tc.system || s.UserSuffix != tc.suffix || s.Think == nil || *s.Think != tc.think {
@@ -346,5 +358,62 @@ func TestPythonCallPrefix(t *testing.T) {
 	}
 	if fmt.Sprint(calls) != `[get_weather{"location":"Paris"} get_time{"timezone":"UTC"}]` {
 		t.Fatalf("calls %v from %q", calls, out)
+	}
+}
+
+// TestHarmonyRecipientAt: where an engine cuts a harmony call back to write a name of its
+// own, and what it writes before the name: after gpt-oss's "to=functions.", after
+// Glimmer's "to=" (whatever the header addressed), and for a Glimmer block under a
+// header that named no one, after the role, with " to=" to write. Each cut, completed
+// with the prefix, a name and ArgumentsPrefix and the block, reads back as that call.
+func TestHarmonyRecipientAt(t *testing.T) {
+	block := "<atem:function_calls>\n<atem:invoke name=\"search\">\n"
+	for _, c := range []struct {
+		format, out string
+		at          int
+		prefix      string
+	}{
+		{"gpt-oss", "<|channel|>commentary to=functions.search <|constrain|>json<|message|>", len("<|channel|>commentary to=functions."), ""},
+		{"gpt-oss", "<|channel|>final<|message|>Hi.<|end|><|start|>assistant<|channel|>commentary<|message|>", -1, ""},
+		{"glimmer", " to=search<|message|>" + block, len(" to="), ""},
+		{"glimmer", " to=self<|message|>Hm.<|eom|><|start|>assistant to=user<|message|>" + block,
+			len(" to=self<|message|>Hm.<|eom|><|start|>assistant to="), ""},
+		{"glimmer", " to=self<|message|>Hm.<|eom|><|start|>assistant<|message|>" + block,
+			len(" to=self<|message|>Hm.<|eom|><|start|>assistant"), " to="},
+		{"glimmer", "<|message|>" + block, 0, " to="},
+	} {
+		f := testFormat(t, c.format)
+		at, prefix := f.RecipientAt(c.out)
+		if at != c.at || prefix != c.prefix {
+			t.Errorf("%s: RecipientAt(%q) = %d, %q; want %d, %q", c.format, c.out, at, prefix, c.at, c.prefix)
+			continue
+		}
+		if c.format != "glimmer" {
+			continue
+		}
+		written, err := f.ArgumentsFromJSON(`{"timezone":"UTC"}`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := c.out[:at] + prefix + "get_time" + f.ArgumentsPrefix("get_time")[len("get_time"):] + written
+		var calls []string
+		for _, e := range normalize(parseChunks(f, Options{Tools: testTools}, []string{out})) {
+			switch e.Kind {
+			case CallEnd:
+				calls = append(calls, e.Name+e.Text)
+			case Malformed:
+				t.Fatalf("malformed %v in %q", e, out)
+			}
+		}
+		if fmt.Sprint(calls) != `[get_time{"timezone":"UTC"}]` {
+			t.Errorf("calls %v from %q", calls, out)
+		}
+	}
+	// Glimmer's CallPrefix: the prompt opened the header; after a message, a new one.
+	f := testFormat(t, "glimmer")
+	for soFar, want := range map[string]string{"": " to=", "x<|eom|>": "<|start|>assistant to=", "x<|eom|><|start|>assistant": " to="} {
+		if got := f.CallPrefix(soFar); got != want {
+			t.Errorf("glimmer: CallPrefix(%q) = %q, want %q", soFar, got, want)
+		}
 	}
 }

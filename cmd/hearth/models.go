@@ -109,6 +109,9 @@ func (r *modelRow) fill(m *engine.Model) {
 		}
 		if m.Format.Reasoning != nil {
 			r.reasoning = m.Format.Reasoning.Open + "…" + m.Format.Reasoning.Close
+		} else if to := m.Format.Tools.ReasoningRecipient; to != "" {
+			// Glimmer's reasoning is a message addressed to it, not delimited text.
+			r.reasoning = "messages to=" + to
 		}
 	}
 	var caps []string

@@ -33,6 +33,22 @@ func TestModelRowTextOnly(t *testing.T) {
 	}
 }
 
+// The formats of Ollama v0.32.15's cohere and glimmer renderers, with their reasoning:
+// delimiters for cohere, the recipient of reasoning messages for glimmer.
+func TestModelRowLaterRenderers(t *testing.T) {
+	formats := engine.DefaultFormats()
+	for _, c := range []struct{ format, reasoning string }{
+		{"cohere", "<|START_THINKING|>…<|END_THINKING|>"},
+		{"glimmer", "messages to=self"},
+	} {
+		var row modelRow
+		row.fill(&engine.Model{Name: "x:latest", Info: &engine.ModelInfo{}, Format: formats.Lookup(c.format)})
+		if row.format != c.format || row.reasoning != c.reasoning {
+			t.Errorf("%s: format %q, reasoning %q; want %q", c.format, row.format, row.reasoning, c.reasoning)
+		}
+	}
+}
+
 // A model the runtime cannot run says so in its format column, whatever else is known.
 func TestModelRowUnsupportedArchitecture(t *testing.T) {
 	var row modelRow

@@ -71,6 +71,12 @@ var parityModels = []parityModel{
 		thinks: []*api.ThinkValue{nil}},
 	{name: "parity-lfm2thinking:latest", create: &api.CreateRequest{Renderer: "lfm2-thinking", Parser: "lfm2-thinking"},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
+	// Ollama v0.32.15's cohere and glimmer renderers (laterrenderers), registered with
+	// the module's registry: the embedded runtime renders them with the same code.
+	{name: "parity-cohere:latest", create: &api.CreateRequest{Renderer: "cohere", Parser: "cohere"},
+		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
+	{name: "parity-glimmer:latest", create: &api.CreateRequest{Renderer: "glimmer", Parser: "glimmer"},
+		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true), thinkValue("low")}},
 	// The renderers of the formats taken from v0.24.0 (models.json).
 	{name: "parity-qwen35:latest", create: &api.CreateRequest{Renderer: "qwen3.5", Parser: "qwen3.5"},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},

@@ -32,8 +32,13 @@ func (r renderer) RenderPrompt(conv *engine.Conversation, think *engine.Think) (
 		tv = &api.ThinkValue{Value: think.Value}
 	}
 	// The same text as RenderPrompt, spliced onto a kept prompt of the conversation's
-	// prefix where the template allows (incremental.go).
-	return renderKeyed(r.show, conv, tv)
+	// prefix where the template allows (incremental.go), less a BOS text the runtime's
+	// tokenizer adds itself (leadingbos.go).
+	prompt, err := renderKeyed(r.show, conv, tv)
+	if err != nil {
+		return "", err
+	}
+	return withoutRendererBOS(r.show, prompt), nil
 }
 
 // ToolParameters reads a function tool's JSON schema into the runtime's parameter type

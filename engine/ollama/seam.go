@@ -30,7 +30,7 @@ type Client interface {
 func Seam(c Client) engine.Runtime { return newSeam(c, false, false) }
 
 func newSeam(c Client, drain, embedded bool) seam {
-	return seam{c: c, drain: drain, embedded: embedded, lp: &logprobsGate{}, tok: newTokenizers(embedded), bos: &promptBOS{}}
+	return seam{c: c, drain: drain, embedded: embedded, lp: &logprobsGate{}, tok: newTokenizers(embedded)}
 }
 
 // Seam is the engine's runtime seam over this runtime. Over an external runtime it
@@ -80,8 +80,6 @@ type seam struct {
 	lp *logprobsGate
 	// tok keeps the tokenizers of the models whose tokens were counted (tokenize.go).
 	tok *tokenizers
-	// bos keeps the BOS text each model's prompts lose before generation (bos.go).
-	bos *promptBOS
 }
 
 // drainLimit bounds how long a left generation is read in the background: past it the
@@ -119,7 +117,6 @@ func (s seam) Model(ctx context.Context, name string) (*engine.ModelInfo, error)
 	if err != nil {
 		return nil, err
 	}
-	s.bos.set(name, duplicateBOS(show, renderer))
 	info := &engine.ModelInfo{
 		Template: show.Template, Family: show.Details.Family, Families: show.Details.Families,
 		Renderer: renderer, Parser: parser,
@@ -209,7 +206,6 @@ func chunk(r api.GenerateResponse) engine.Chunk {
 }
 
 func (s seam) Generate(ctx context.Context, req *engine.GenerateRequest, fn func(engine.Chunk) error) error {
-	req = s.bos.trim(req)
 	if !s.drain {
 		err := s.c.Generate(ctx, APIRequest(req), func(r api.GenerateResponse) error { return fn(chunk(r)) })
 		return statusError(err)
