@@ -216,9 +216,10 @@ func (t ThinkingControls) ForEffort(effort string) ThinkingSetting {
 	case "think":
 		s.Think = &on
 	case "think_level":
-		// A family that can stop reasoning is told not to (think false, no level);
+		// A family that can stop reasoning is told not to (think false, no level),
+		// or given its own level of that name where it has one (Glimmer's "none");
 		// one that always reasons gets its lowest level instead.
-		if on || t.AlwaysOn {
+		if on || t.AlwaysOn || contains(t.Levels, effort) {
 			s.Level = lvl
 		}
 		s.Think = &on
