@@ -77,7 +77,9 @@ var parityModels = []parityModel{
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
 	{name: "parity-glimmer:latest", create: &api.CreateRequest{Renderer: "glimmer", Parser: "glimmer"},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true), thinkValue("low")}},
-	// The renderers of the formats taken from v0.24.0 (models.json).
+	// Renderers the module has too; laguna, nemotron-3-nano and qwen3.5 (like gemma4
+	// and lfm2 above) are Ollama v0.32.15's (laterrenderers.Overrides), which replace
+	// the module's in the registry the embedded runtime renders through as well.
 	{name: "parity-qwen35:latest", create: &api.CreateRequest{Renderer: "qwen3.5", Parser: "qwen3.5"},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
 	{name: "parity-nemotron3nano:latest", create: &api.CreateRequest{Renderer: "nemotron-3-nano", Parser: "nemotron-3-nano"},
