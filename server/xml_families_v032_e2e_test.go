@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -249,4 +250,50 @@ func TestNemotron3NanoRendererE2E(t *testing.T) {
 			{Entry: nemotron35AnswerEntry, Text: qwen35AnswerText},
 		},
 	}, nemotron35ThinkingEntry, nemotron35AnswerEntry, false)
+}
+
+// TestEmbeddedChatReadsLagunaE2E: the embedded runtime's own chat (/api/chat through
+// hearth's /api passthrough) renders a laguna model's prompt with v0.32.15's renderer,
+// which opens the reasoning when thinking, and reads the output with v0.32.15's parser
+// (engine/ollama/laterparsers), which starts in that reasoning: the thinking, the text
+// and the call come apart as Ollama v0.32.15 serves them. (v0.24.0's parser, which
+// does not start in reasoning, would return the reasoning and its </think> as content.)
+func TestEmbeddedChatReadsLagunaE2E(t *testing.T) {
+	testenv.SkipIfExternal(t, "a stock ollama serve reads laguna output with its own parser; hearth registers v0.32.15's in its own process")
+	const model = "hearth-script-laguna-chat:latest"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, scriptmodel.Spec{
+		Renderer: "laguna", Parser: "laguna",
+		Stop:    []string{"</assistant>", "<user>"},
+		Scripts: []scriptmodel.Script{{Entry: lagunaThinkingEntry, Text: lagunaCallText}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srv := newHearthWithDB(t)
+	st, _, body := call(t, ctx, "POST", srv.URL+"/api/chat", "", `{"model":"`+model+`","stream":false,"think":true,`+
+		`"options":{"temperature":0},"messages":[{"role":"user","content":"Weather in Paris?"}],`+
+		`"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]}`)
+	if st != 200 {
+		t.Fatalf("/api/chat: %d %s", st, body)
+	}
+	var reply struct {
+		Message struct {
+			Content, Thinking string
+			ToolCalls         []struct {
+				Function struct {
+					Name      string
+					Arguments map[string]any
+				}
+			} `json:"tool_calls"`
+		}
+	}
+	if err := json.Unmarshal(body, &reply); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	m := reply.Message
+	if m.Thinking != "The user wants the weather in Paris." || m.Content != "Let me check." ||
+		len(m.ToolCalls) != 1 || m.ToolCalls[0].Function.Name != "get_weather" || m.ToolCalls[0].Function.Arguments["city"] != "Paris" {
+		t.Errorf("/api/chat message: %s", body)
+	}
 }
