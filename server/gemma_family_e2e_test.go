@@ -9,20 +9,26 @@ import (
 	"hearth/scriptmodel"
 )
 
-// Gemma 4's renderer (model/renderers/gemma4.go in Ollama v0.24.0, resolved to
-// gemma4-small for a model of this name and size) ends a prompt with the model's turn,
-// "<|turn>model\n", thinking or not. Tool results it writes into the calling turn,
-// right after the calls, as <|tool_response>response:NAME{value:...}<tool_response|>;
-// that turn's text follows them, and when there is text the turn is closed with
-// "<turn|>\n" and no new model turn is opened (the last result's "<tool_response|>"
-// ends the prompt only when the calling turn had no text). Those are the script's
-// entry tokens. Its call is Gemma's bare-key syntax with <|"|> string quotes.
+// Gemma 4's renderer (model/renderers/gemma4.go, Ollama v0.32.15's, which hearth takes
+// over v0.24.0's; resolved to gemma4-small for a model of this name and size) ends a
+// prompt with the model's turn, "<|turn>model\n", thinking or not. Tool results it
+// writes into the calling turn, right after the calls, as
+// <|tool_response>response:NAME{value:...}<tool_response|>; that turn's text follows
+// them, and when there is text the turn is closed with "<turn|>\n" and no new model turn
+// is opened. A thinking prompt (a model with the thinking capability thinks unless told
+// not to) then opens the thought channel, "<|channel>thought\n", so the answer starts in
+// reasoning; without thinking "<turn|>\n" ends the prompt. Those are the script's entry
+// tokens. Its call is Gemma's bare-key syntax with <|"|> string quotes.
 const (
 	gemma4TurnEntry   = "<|turn>model\n"
 	gemma4AnswerEntry = "<turn|>\n"
-	gemma4CallText    = "<|channel>thought\nThe user wants the weather in Paris.\n<channel|>Let me check." +
+	// gemma4ThoughtEntry is the last token of "<|channel>thought\n" (the script's
+	// tokens are matched longest first, so "<|channel>" is another).
+	gemma4ThoughtEntry = "thought\n"
+	gemma4CallText     = "<|channel>thought\nThe user wants the weather in Paris.\n<channel|>Let me check." +
 		`<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|>`
-	gemma4AnswerText = "It is sunny in Paris, 21 degrees."
+	gemma4AnswerText        = "It is sunny in Paris, 21 degrees."
+	gemma4ThoughtAnswerText = "The tool says sunny.\n<channel|>" + gemma4AnswerText
 )
 
 // TestGemma4RendererE2E: a model the runtime renders with its gemma4 renderer gets
@@ -38,6 +44,7 @@ func TestGemma4RendererE2E(t *testing.T) {
 		Scripts: []scriptmodel.Script{
 			{Entry: gemma4TurnEntry, Text: gemma4CallText},
 			{Entry: gemma4AnswerEntry, Text: gemma4AnswerText},
+			{Entry: gemma4ThoughtEntry, Text: gemma4ThoughtAnswerText},
 		},
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -87,9 +94,13 @@ func TestGemma4RendererE2E(t *testing.T) {
 	}
 
 	callID := first.Output[len(first.Output)-1].CallID
-	answer := createJSON(t, srv, reqBody(model, false, `"previous_response_id":"`+first.ID+`","temperature":0,`+toolsJSON+
-		`,"input":[{"type":"function_call_output","call_id":"`+callID+`","output":"sunny, 21C"}]`))
-	sameItems(t, "after the tool result", answer.Output, []item{{Type: "message", Status: "completed", Text: gemma4AnswerText}})
+	result := `,"input":[{"type":"function_call_output","call_id":"` + callID + `","output":"sunny, 21C"}]`
+	answer := createJSON(t, srv, reqBody(model, false, `"previous_response_id":"`+first.ID+`","temperature":0,`+toolsJSON+result))
+	sameItems(t, "after the tool result", answer.Output, []item{
+		{Type: "reasoning", Status: "completed", Text: "The tool says sunny."},
+		{Type: "message", Status: "completed", Text: gemma4AnswerText}})
+	quiet := createJSON(t, srv, reqBody(model, false, `"previous_response_id":"`+first.ID+`","temperature":0,"reasoning":{"effort":"none"},`+toolsJSON+result))
+	sameItems(t, "after the tool result, not thinking", quiet.Output, []item{{Type: "message", Status: "completed", Text: gemma4AnswerText}})
 }
 
 // FunctionGemma's renderer (model/renderers/functiongemma.go in Ollama v0.24.0) ends a

@@ -231,3 +231,48 @@ func lfm2BareCall(t *testing.T, srv *httptest.Server) {
 		`,"input":[{"type":"function_call_output","call_id":"`+first.Output[0].CallID+`","output":"sunny, 21C"}]`))
 	sameItems(t, "after the tool result", answer.Output, []item{{Type: "message", Status: "completed", Text: lfm2AnswerText}})
 }
+
+// lfm2ThinkingCallText is an LFM2 thinking model's turn that reasons: it writes the
+// <think> block itself (the lfm2-thinking renderer's prompt opens nothing).
+const lfm2ThinkingCallText = "<think>The user wants the weather in Paris.</think>" + lfm2CallText
+
+// TestLFM2ThinkingRendererE2E: a model on the lfm2-thinking renderer and parser (Ollama
+// v0.32.15's, optional thinking) gets the lfm2-thinking format: a turn that starts with
+// <think> is reasoning up to </think>, and a turn that does not is an answer, not
+// reasoning (the model decides per turn whether to reason, thinking on or not). The
+// reasoning of the calling turn is rendered back in its <think> block before the call,
+// so the prompt after the tool result ends as the lfm2 one does.
+func TestLFM2ThinkingRendererE2E(t *testing.T) {
+	const model = "hearth-script-lfm2-thinking:latest"
+	spec := scriptmodel.Spec{
+		Renderer: "lfm2-thinking", Parser: "lfm2-thinking",
+		Stop: []string{"<|im_end|>"},
+		Scripts: []scriptmodel.Script{
+			{Entry: lfm2TurnEntry, Text: lfm2ThinkingCallText},
+			{Entry: lfm2AnswerEntry, Text: lfm2AnswerText},
+		},
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec); err != nil {
+		t.Fatal(err)
+	}
+	srv := newHearthWithDB(t)
+	common := `"input":"Weather in Paris?","temperature":0,` + toolsJSON
+	reasoning := item{Type: "reasoning", Status: "completed", Text: "The user wants the weather in Paris."}
+	text := item{Type: "message", Status: "completed", Text: "Let me check."}
+	call := item{Type: "function_call", Status: "completed", Name: "get_weather", Arguments: `{"city":"Paris, France"}`}
+
+	first := createJSON(t, srv, reqBody(model, false, common))
+	sameItems(t, "auto", first.Output, []item{reasoning, text, call})
+	events, streamed := createSSE(t, srv, reqBody(model, true, common))
+	sameItems(t, "auto, streamed", streamed.Output, []item{reasoning, text, call})
+	checkDeltasMatch(t, "auto, streamed", events, streamed)
+
+	callID := first.Output[len(first.Output)-1].CallID
+	for _, effort := range []string{"", `"reasoning":{"effort":"high"},`} {
+		answer := createJSON(t, srv, reqBody(model, false, `"previous_response_id":"`+first.ID+`","temperature":0,`+effort+toolsJSON+
+			`,"input":[{"type":"function_call_output","call_id":"`+callID+`","output":"sunny, 21C"}]`))
+		sameItems(t, "after the tool result "+effort, answer.Output, []item{{Type: "message", Status: "completed", Text: lfm2AnswerText}})
+	}
+}

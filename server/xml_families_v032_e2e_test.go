@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,9 @@ import (
 // prompt and calls), Nemotron 3.5 Nano (Nemotron 3 Nano's) and Poolside v1 (Laguna's
 // pairs). The embedded runtime renders them with the same registered renderers, and a
 // model on Ornith's, Nemotron 3.5's or Poolside's parser is a thinking model, as the
-// release that added the parser lists it.
+// release that added the parser lists it. Laguna and Nemotron 3 Nano, whose renderers
+// v0.24.0 has too, are here with v0.32.15's renderers, which hearth takes over
+// v0.24.0's (laterrenderers.Overrides).
 
 // xmlFamilyLoop is the tool loop of TestQwen35RendererE2E, with allowed_tools and a
 // strict tool too, for a script model on another renderer: thinkingEntry is what the renderer ends a thinking prompt with, answerEntry
@@ -206,5 +209,91 @@ func TestRendererBOSOnceE2E(t *testing.T) {
 	}
 	if inputTokens[true] != inputTokens[false] || inputTokens[false] == 0 {
 		t.Errorf("input_tokens %d with the tokenizer adding BOS, %d without: want the same", inputTokens[true], inputTokens[false])
+	}
+}
+
+// Laguna's renderer (Ollama v0.32.15's, which hearth takes over v0.24.0's: Laguna XS.2's
+// own template) ends a prompt with a fresh assistant block that opens the reasoning
+// when thinking and closes it when not; the system block asks for calls as <arg_key>
+// pairs, one per line, which is how the script writes its call.
+const (
+	lagunaThinkingEntry = "<assistant>\n<think>"
+	lagunaAnswerEntry   = "<assistant>\n</think>"
+	lagunaCallText      = "\nThe user wants the weather in Paris.\n</think>\nLet me check.\n" +
+		"<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>"
+)
+
+// TestLagunaRendererE2E: a model on the laguna renderer and parser gets the laguna
+// format, and reasons when not told otherwise (a thinking model, so hearth asks for
+// thinking, and the prompt opens it).
+func TestLagunaRendererE2E(t *testing.T) {
+	xmlFamilyLoop(t, "hearth-script-laguna:latest", scriptmodel.Spec{
+		Renderer: "laguna", Parser: "laguna",
+		Stop: []string{"</assistant>", "<user>"},
+		Scripts: []scriptmodel.Script{
+			{Entry: lagunaThinkingEntry, Text: lagunaCallText},
+			{Entry: lagunaAnswerEntry, Text: qwen35AnswerText},
+		},
+	}, lagunaThinkingEntry, lagunaAnswerEntry, true)
+}
+
+// TestNemotron3NanoRendererE2E: a model on the nemotron-3-nano renderer (Ollama
+// v0.32.15's, which hearth takes over v0.24.0's, whose prompts had blank lines the
+// template lacks) and parser gets the nemotron-3-nano format; its prompts end as
+// Nemotron 3.5 Nano's do.
+func TestNemotron3NanoRendererE2E(t *testing.T) {
+	xmlFamilyLoop(t, "hearth-script-nemotron3nano:latest", scriptmodel.Spec{
+		Renderer: "nemotron-3-nano", Parser: "nemotron-3-nano",
+		Stop: []string{"<|im_end|>"},
+		Scripts: []scriptmodel.Script{
+			{Entry: nemotron35ThinkingEntry, Text: nemotron35CallText},
+			{Entry: nemotron35AnswerEntry, Text: qwen35AnswerText},
+		},
+	}, nemotron35ThinkingEntry, nemotron35AnswerEntry, false)
+}
+
+// TestEmbeddedChatReadsLagunaE2E: the embedded runtime's own chat (/api/chat through
+// hearth's /api passthrough) renders a laguna model's prompt with v0.32.15's renderer,
+// which opens the reasoning when thinking, and reads the output with v0.32.15's parser
+// (engine/ollama/laterparsers), which starts in that reasoning: the thinking, the text
+// and the call come apart as Ollama v0.32.15 serves them. (v0.24.0's parser, which
+// does not start in reasoning, would return the reasoning and its </think> as content.)
+func TestEmbeddedChatReadsLagunaE2E(t *testing.T) {
+	testenv.SkipIfExternal(t, "a stock ollama serve reads laguna output with its own parser; hearth registers v0.32.15's in its own process")
+	const model = "hearth-script-laguna-chat:latest"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, scriptmodel.Spec{
+		Renderer: "laguna", Parser: "laguna",
+		Stop:    []string{"</assistant>", "<user>"},
+		Scripts: []scriptmodel.Script{{Entry: lagunaThinkingEntry, Text: lagunaCallText}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	srv := newHearthWithDB(t)
+	st, _, body := call(t, ctx, "POST", srv.URL+"/api/chat", "", `{"model":"`+model+`","stream":false,"think":true,`+
+		`"options":{"temperature":0},"messages":[{"role":"user","content":"Weather in Paris?"}],`+
+		`"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}]}`)
+	if st != 200 {
+		t.Fatalf("/api/chat: %d %s", st, body)
+	}
+	var reply struct {
+		Message struct {
+			Content, Thinking string
+			ToolCalls         []struct {
+				Function struct {
+					Name      string
+					Arguments map[string]any
+				}
+			} `json:"tool_calls"`
+		}
+	}
+	if err := json.Unmarshal(body, &reply); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	m := reply.Message
+	if m.Thinking != "The user wants the weather in Paris." || m.Content != "Let me check." ||
+		len(m.ToolCalls) != 1 || m.ToolCalls[0].Function.Name != "get_weather" || m.ToolCalls[0].Function.Arguments["city"] != "Paris" {
+		t.Errorf("/api/chat message: %s", body)
 	}
 }

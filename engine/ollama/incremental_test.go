@@ -15,6 +15,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/engine/ollama/laterrenderers"
 	"hearth/scriptmodel"
 )
 
@@ -49,7 +50,13 @@ func renderFamilies(t *testing.T) []renderFamily {
 		{name: "legacy", show: api.ShowResponse{Template: legacyParityTemplate, Capabilities: capsPlain}},
 	}
 	for _, r := range []string{"qwen3-coder", "qwen3-vl-instruct", "qwen3-vl-thinking", "qwen3.5", "cogito", "deepseek3.1",
-		"olmo3", "olmo3.1", "olmo3-think", "olmo3-32b-think", "nemotron-3-nano", "functiongemma", "glm-4.7", "lfm2", "lfm2-thinking"} {
+		"olmo3", "olmo3.1", "olmo3-think", "olmo3-32b-think", "nemotron-3-nano", "functiongemma", "glm-4.7", "lfm2", "lfm2-thinking",
+		"gemma4", "gemma4-small", "gemma4-large", "laguna"} {
+		fams = append(fams, renderFamily{name: "renderer-" + r, show: api.ShowResponse{Renderer: r, Capabilities: capsThinking}})
+	}
+	// Ollama v0.32.15's renderers of names the module lacks (some of the module's names
+	// above are v0.32.15's too: laterrenderers.Overrides).
+	for _, r := range laterrenderers.Names() {
 		fams = append(fams, renderFamily{name: "renderer-" + r, show: api.ShowResponse{Renderer: r, Capabilities: capsThinking}})
 	}
 	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/ollama/ollama").Output()

@@ -16,7 +16,10 @@ import (
 	"github.com/ollama/ollama/types/model"
 
 	"hearth/engine"
-	// Renderers of Ollama releases after the module, registered with its registry.
+	// Renderers of Ollama releases after the module, registered with its registry, and
+	// the parsers that read what the overriding renderers' prompts make a model write,
+	// for the embedded runtime's own chat.
+	_ "hearth/engine/ollama/laterparsers"
 	_ "hearth/engine/ollama/laterrenderers"
 )
 

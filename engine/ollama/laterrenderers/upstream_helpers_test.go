@@ -22,14 +22,14 @@ import (
 // rendererForName is the renderer registered under name with the module's registry
 // (which this package's init fills), nil when none is.
 func rendererForName(name string) Renderer {
-	build, ok := later[name]
-	if !ok {
+	b := build(name)
+	if b == nil {
 		return nil
 	}
 	if _, err := renderers.RenderWithRenderer(name, nil, nil, nil); err != nil && strings.Contains(err.Error(), "unknown renderer") {
 		return nil
 	}
-	return build()
+	return b()
 }
 
 // LeadingBOSForRenderer is Ollama's registry lookup of a renderer's BOS text.

@@ -150,7 +150,9 @@ func baseline(dir string) {
 		tools = append(tools, api.Tool{Type: "function", Function: f})
 	}
 	byFormat := map[string]string{"qwen3": "qwen3-thinking", "qwq": "qwen3-thinking", "qwen3-coder": "qwen3-coder", "glm4-moe": "glm-4.7", "deepseek": "deepseek3", "mistral-v11": "ministral", "gpt-oss": "harmony",
-		"gemma4": "gemma4", "functiongemma": "functiongemma", "olmo3": "olmo3", "lfm2": "lfm2", "lfm2-thinking": "lfm2-thinking",
+		"functiongemma": "functiongemma", "olmo3": "olmo3",
+		// gemma4, lfm2 and lfm2-thinking (like laguna, nemotron-3-nano and qwen3.5) are
+		// compared with v0.32.15's parsers, whose renderers hearth takes: ../ollamacheck32.
 		// Families of Ollama v0.32.15 whose parsers v0.24.0 has under another name (or the
 		// same: Qwen 3.8's models name qwen3.5's); poolside-v1's LagunaV8Parser is not in
 		// v0.24.0 (its laguna parser does not start in reasoning), so it is not compared.

@@ -1,5 +1,6 @@
 // Command ollamacheck32 compares toolgrammar's fixtures of the formats taken from Ollama
-// v0.32.15 (renderers the embedded module, v0.24.0, lacks) with what v0.32.15's own
+// v0.32.15 (renderers the embedded module, v0.24.0, lacks, and those v0.32.15 corrected)
+// with what v0.32.15's own
 // parsers read from the same text, fed 3 bytes at a time: content and reasoning modulo
 // whitespace, calls by name and arguments. It is a module of its own, because hearth
 // requires v0.24.0 of the same module:
@@ -52,9 +53,10 @@ func main() {
 		tools = append(tools, api.Tool{Type: "function", Function: f})
 	}
 	agree, total := 0, 0
-	// The fixture directory (a format id of models.json) and the v0.32.15 parser read
-	// beside it.
-	for _, format := range []string{"cohere", "glimmer"} {
+	// The fixture directories (format ids of models.json) whose v0.32.15 parser, of the
+	// same name, is read beside them: the renderers v0.24.0 lacks, and those whose
+	// v0.32.15 renderer hearth takes over v0.24.0's (laterrenderers.Overrides).
+	for _, format := range []string{"cohere", "glimmer", "laguna", "lfm2", "lfm2-thinking", "gemma4", "nemotron-3-nano", "qwen3.5"} {
 		files, _ := filepath.Glob(filepath.Join(dir, format, "*.txt"))
 		for _, f := range files {
 			in, _ := os.ReadFile(f)
@@ -74,7 +76,9 @@ func main() {
 				}
 			}
 			p := parsers.ParserForName(format)
-			think := &api.ThinkValue{Value: format == "glimmer" || strings.Contains(f, "prompt-think")}
+			// Thinking as the fixture assumes: the prompt opened it, or the family is
+			// asked to reason (the model opens it itself, or not: lfm2-thinking).
+			think := &api.ThinkValue{Value: format == "glimmer" || format == "gemma4" || format == "lfm2-thinking" || strings.Contains(f, "prompt-think")}
 			p.Init(tools, nil, think)
 			s := string(in)
 			var tc, tt, errText string
