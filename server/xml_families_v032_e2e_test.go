@@ -20,8 +20,10 @@ import (
 // v0.24.0 has too, are here with v0.32.15's renderers, which hearth takes over
 // v0.24.0's (laterrenderers.Overrides).
 
-// xmlFamilyLoop is the tool loop of TestQwen35RendererE2E, with allowed_tools and a
-// strict tool too, for a script model on another renderer: thinkingEntry is what the renderer ends a thinking prompt with, answerEntry
+// xmlFamilyLoop is the tool loop of a script model on a renderer whose calls are XML:
+// auto (JSON and streamed), none, required, named, allowed_tools and a strict tool,
+// with exact items and output tokens, then the answer after the tool result.
+// thinkingEntry is what the renderer ends a thinking prompt with, answerEntry
 // what it ends a prompt with when reasoning is off (the tool result's turn asks
 // reasoning.effort none); the thinking script writes reasoning up to "</think>", "Let
 // me check." and a get_weather call for Paris. nameIsPiece says that the script
@@ -51,12 +53,16 @@ func xmlFamilyLoop(t *testing.T, model string, spec scriptmodel.Spec, thinkingEn
 	none := createJSON(t, srv, reqBody(model, false, common+`,"tool_choice":"none"`))
 	sameItems(t, "none", none.Output, []item{reasoning, text})
 
-	// Forced calls, as in TestQwen35RendererE2E: the reasoning runs to its end, the
-	// engine writes the opener, the name is generated under an enum of both tools for
-	// "required" (the ranking picks get_time) and written for a named call; the script
-	// has no parameters for it (one EOS), so the call is generated again with its
-	// parameters as JSON under get_time's schema, which the engine writes in the
-	// family's XML; then one EOS after the closer.
+	// Forced calls. The reasoning runs to its end, where the call is forced: the
+	// engine writes the family's opener (Qwen's "<tool_call>\n<function=") and, for
+	// "required", the name is generated under an enum of both tools (the script's
+	// successor is masked: the ranking picks "get_time", 't' before 'w'); a named
+	// call's name is written. After the name the script has no parameters to write
+	// (it ends its turn: one EOS), so the call is taken back and generated again, its
+	// parameters now as JSON under get_time's schema (the ranking closes the string at
+	// once), which the engine writes in the family's XML. After the call's closer the
+	// script ends (one EOS). A model that does not fit stays bounded: one retry, then
+	// the response fails.
 	throughReasoning := piecesThrough(t, built.Pieces(thinkingEntry), "</think>")
 	nameTokens := len(`"get_time"`) + 1
 	argsTokens := len(forcedTime) + 1
