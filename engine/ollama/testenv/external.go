@@ -26,9 +26,15 @@ import (
 
 // RuntimeEnv selects the runtime the tests run on: unset or "embedded" for Ollama's
 // server inside the test process, "external" for a stock `ollama serve` process built
-// from the module hearth pins and reached over loopback, as `hearth serve --ollama URL`
-// reaches one.
+// from the module hearth pins (or the one OllamaBinEnv names) and reached over loopback,
+// as `hearth serve --ollama URL` reaches one.
 const RuntimeEnv = "HEARTH_TEST_RUNTIME"
+
+// OllamaBinEnv names an ollama executable for the external runtime tests to run as
+// `ollama serve` instead of one built from the module hearth pins: a release the user
+// installed (any version, with what it needs beside it, such as Ollama 0.30 and later's
+// lib/ollama/llama-server), so that hearth's tests check hearth against that version.
+const OllamaBinEnv = "HEARTH_TEST_OLLAMA"
 
 // External reports whether the tests run over an external runtime (RuntimeEnv).
 func External() bool { return os.Getenv(RuntimeEnv) == "external" }
@@ -171,11 +177,14 @@ func freeLoopbackAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// ollamaBinary builds the stock ollama CLI from the github.com/ollama/ollama module this
-// test binary was built with, with the same cgo flags (so the runtime's C code comes from
-// the Go build cache), into the user's cache directory, keyed by module version and
-// flags: it builds once per machine.
+// ollamaBinary is the executable OllamaBinEnv names, else the stock ollama CLI built
+// from the github.com/ollama/ollama module this test binary was built with, with the same
+// cgo flags (so the runtime's C code comes from the Go build cache), into the user's
+// cache directory, keyed by module version and flags: it builds once per machine.
 func ollamaBinary(ctx context.Context) (string, error) {
+	if bin := os.Getenv(OllamaBinEnv); bin != "" {
+		return givenBinary(bin)
+	}
 	version, env, err := ollamaBuild()
 	if err != nil {
 		return "", err
@@ -221,6 +230,24 @@ func ollamaBinary(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("go build github.com/ollama/ollama@%s: %w\n%s", version, err, out)
 	}
 	return bin, os.Rename(tmp, bin)
+}
+
+// givenBinary checks the executable OllamaBinEnv names and returns its absolute path:
+// the server runs it from another working directory, and a release finds its helpers
+// relative to its own location.
+func givenBinary(bin string) (string, error) {
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("%s=%s: %w", OllamaBinEnv, bin, err)
+	}
+	if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("%s=%s: not an executable file", OllamaBinEnv, bin)
+	}
+	return abs, nil
 }
 
 // ollamaBuild returns the ollama module version hearth pins and the cgo
