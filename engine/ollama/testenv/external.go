@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -120,6 +121,51 @@ func StartServer(t testing.TB, env ...string) *Server {
 	return s
 }
 
+// StartServerAlone is StartServer with the ollama executable copied alone into an empty
+// directory: a release without the files it ships beside it. Ollama 0.30 and later then
+// find no llama-server, and fail every generation while listing and showing models.
+func StartServerAlone(t testing.TB, env ...string) *Server {
+	t.Helper()
+	Runtime(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bin, err := ollamaBinary(ctx)
+	if err != nil {
+		t.Fatalf("ollama: %v", err)
+	}
+	// A release looks for its helpers beside and above its executable (lib/ollama).
+	alone := filepath.Join(t.TempDir(), "bin", "ollama")
+	if err := copyExecutable(bin, alone); err != nil {
+		t.Fatal(err)
+	}
+	s, err := startBinary(ctx, alone, modelsDir, env...)
+	if err != nil {
+		t.Fatalf("ollama serve: %v", err)
+	}
+	t.Cleanup(s.stop)
+	return s
+}
+
+func copyExecutable(from, to string) error {
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
 // startServer builds (once per machine) and starts `ollama serve` on a free loopback
 // port, with the models in dir kept loaded for the whole run, and waits until it answers.
 func startServer(ctx context.Context, dir string, env ...string) (*Server, error) {
@@ -127,6 +173,11 @@ func startServer(ctx context.Context, dir string, env ...string) (*Server, error
 	if err != nil {
 		return nil, err
 	}
+	return startBinary(ctx, bin, dir, env...)
+}
+
+// startBinary starts bin as `ollama serve`, as startServer does.
+func startBinary(ctx context.Context, bin, dir string, env ...string) (*Server, error) {
 	addr, err := freeLoopbackAddr()
 	if err != nil {
 		return nil, err
