@@ -192,8 +192,9 @@ func start() {
 	}
 	embedder = scriptmodel.NewEmbedder(scriptmodel.DefaultEmbedWords)
 	// Only the tests of embeddings need this model, and a runtime may refuse it while
-	// running the others: Ollama 0.30 and later validate a created GGUF with
-	// llama.cpp's loader, which refuses a model of no layers such as this one.
+	// running the others (Ollama 0.30 and later check a created GGUF with llama.cpp's
+	// loader, which is stricter than the runtime's own engine: it refused this model
+	// while it had no layers).
 	embedErr = scriptmodel.CreateEmbedder(ctx, rt.Client, scriptmodel.EmbedModel, embedder)
 }
 
