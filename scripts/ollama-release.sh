@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Usage: scripts/ollama-release.sh VERSION DIR [SRC]
 #
-# Puts a released Ollama in DIR, to run hearth's tests over it (docs/testing.md):
+# Puts a released Ollama in DIR (x86-64 Linux), to run hearth's tests over it (docs/testing.md):
 #
 #   scripts/ollama-release.sh 0.32.15 ~/ollama-0.32.15
 #   make test-external OLLAMA_BIN=~/ollama-0.32.15/bin/ollama
