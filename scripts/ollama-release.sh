@@ -3,8 +3,8 @@
 #
 # Puts a released Ollama in DIR (x86-64 Linux), to run hearth's tests over it (docs/testing.md):
 #
-#   scripts/ollama-release.sh 0.32.15 ~/ollama-0.32.15
-#   make test-external OLLAMA_BIN=~/ollama-0.32.15/bin/ollama
+#   scripts/ollama-release.sh 0.32.15 $HOME/ollama-0.32.15
+#   make test-external OLLAMA_BIN=$HOME/ollama-0.32.15/bin/ollama
 #
 # DIR/bin/ollama is the release's `ollama` command, built from the Go module proxy
 # (`go install github.com/ollama/ollama@vVERSION`, about a minute: since 0.30 it has no
