@@ -284,8 +284,8 @@ func ollamaBinary(ctx context.Context) (string, error) {
 }
 
 // givenBinary checks the executable OllamaBinEnv names and returns its absolute path:
-// the server runs it from another working directory, and a release finds its helpers
-// relative to its own location.
+// go test runs each package in its own directory, where a relative path would name
+// another file.
 func givenBinary(bin string) (string, error) {
 	abs, err := filepath.Abs(bin)
 	if err != nil {
