@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -48,6 +49,16 @@ func TestEmbeddingsE2E(t *testing.T) {
 	srv, _, _ := lanHearth(t, server.Config{})
 	m := testenv.Model(t, plain)
 	texts := []string{"The kettle ships on Tuesday.", "hello"}
+	if testenv.RunsLlamaServer(t) {
+		// Ollama 0.30 and later start a generation model's llama-server without
+		// embeddings: a 400 naming the model, and the requests' own errors as before.
+		code, _, b := call(t, nil, "POST", srv.URL+"/v1/embeddings", "", `{"model":"`+plain+`","input":"hello"}`)
+		if gotCode, gotParam := errCode(b); code != http.StatusBadRequest || gotCode != "invalid_value" || gotParam != "model" || !strings.Contains(string(b), plain) {
+			t.Errorf("a generation model over Ollama %s: %d %s, want a 400 invalid_value on model naming it", testenv.RuntimeVersion(t), code, b)
+		}
+		checkEmbeddingsRequestErrors(t, srv)
+		return
+	}
 
 	var list embeddingList
 	convDo(t, srv, "", "POST", "/v1/embeddings", `{"model":"`+plain+`","input":["`+texts[0]+`","`+texts[1]+`"]}`, &list)
@@ -85,6 +96,21 @@ func TestEmbeddingsE2E(t *testing.T) {
 		t.Errorf("base64 vector differs from Model.Embed")
 	}
 
+	checkEmbeddingsRequestErrors(t, srv)
+
+	_, _, metrics := call(t, nil, "GET", srv.URL+"/metrics", "", "")
+	if !strings.Contains(string(metrics), `hearth_embedding_inputs_total{key="anonymous",model="`+strings.TrimSuffix(plain, ":latest")) {
+		t.Errorf("metrics lack the embedded inputs:\n%s", grepLines(string(metrics), "embedding"))
+	}
+	if code, _, _ := call(t, nil, "GET", srv.URL+"/metrics", "", ""); code != http.StatusOK {
+		t.Errorf("metrics: %d", code)
+	}
+}
+
+// checkEmbeddingsRequestErrors: each bad request to /v1/embeddings is a 400 naming its
+// field (an unknown model a 404).
+func checkEmbeddingsRequestErrors(t *testing.T, srv *httptest.Server) {
+	t.Helper()
 	for _, tc := range []struct {
 		name, body  string
 		status      int
@@ -103,14 +129,6 @@ func TestEmbeddingsE2E(t *testing.T) {
 		if code != tc.status || gotCode != tc.code || gotParam != tc.param {
 			t.Errorf("%s: %d %s, want %d %s on %q", tc.name, code, b, tc.status, tc.code, tc.param)
 		}
-	}
-
-	_, _, metrics := call(t, nil, "GET", srv.URL+"/metrics", "", "")
-	if !strings.Contains(string(metrics), `hearth_embedding_inputs_total{key="anonymous",model="`+strings.TrimSuffix(plain, ":latest")) {
-		t.Errorf("metrics lack the embedded inputs:\n%s", grepLines(string(metrics), "embedding"))
-	}
-	if code, _, _ := call(t, nil, "GET", srv.URL+"/metrics", "", ""); code != http.StatusOK {
-		t.Errorf("metrics: %d", code)
 	}
 }
 
