@@ -44,7 +44,11 @@ VK_DEVICES ?= 0
 # tests, over a stock `ollama serve` process that engine/ollama/testenv builds from the
 # Ollama module hearth pins (once per machine, into the user cache directory) and reaches
 # on loopback, as `hearth serve --ollama URL` reaches an Ollama the user runs.
-EXTERNAL_TESTS ?= TestLoadedLayersE2E|TestFileSearchE2E|TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E|TestEnforcedSectionE2E|TestEnforcedSectionDeterministicE2E|TestClientDisconnectE2E|TestExternalDisconnectsE2E|TestCacheScopeE2E|TestExtraServer|TestHostileSchemasE2E|TestUnsatisfiableToolSchemasE2E|TestLogprobsE2E|TestWebSearchE2E|TestToolSearchE2E|TestServerCompactionE2E|TestWebSocketStreamsE2E|TestOpenAISDK2026E2E
+# OLLAMA_BIN=/path/to/ollama runs that executable instead (any installed release, with
+# what it needs beside it), to check hearth against another Ollama version; the tests of
+# what only Ollama 0.30 and later do (TestRuntimeWithoutLlamaServerE2E) skip otherwise.
+OLLAMA_BIN ?=
+EXTERNAL_TESTS ?= TestLoadedLayersE2E|TestFileSearchE2E|TestEmbedModelE2E|TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E|TestEnforcedSectionE2E|TestEnforcedSectionDeterministicE2E|TestClientDisconnectE2E|TestExternalDisconnectsE2E|TestCacheScopeE2E|TestExtraServer|TestHostileSchemasE2E|TestUnsatisfiableToolSchemasE2E|TestLogprobsE2E|TestWebSearchE2E|TestToolSearchE2E|TestServerCompactionE2E|TestWebSocketStreamsE2E|TestOpenAISDK2026E2E|TestRuntimeWithoutLlamaServerE2E
 
 .PHONY: all build runners run test vet fmt headers node chromium postgres clean bench vulkan-backend cuda-backend test-vulkan test-cuda test-external ollama bench-pool
 
@@ -123,7 +127,7 @@ test-cuda: headers runners
 	HEARTH_RUNNER_DIR=$(RUNNERDIR) HEARTH_TEST_CUDA_LIB=$(LIBDIR) $(GO) test -count=1 -run 'TestCUDABackendFallsBackToCPU' -v ./cmd/hearth
 
 test-external: headers
-	HEARTH_TEST_RUNTIME=external $(GO) test -count=1 -timeout 30m -run '$(EXTERNAL_TESTS)' $(TESTFLAGS) ./server ./engine/ollama/testenv
+	HEARTH_TEST_RUNTIME=external $(if $(OLLAMA_BIN),HEARTH_TEST_OLLAMA=$(abspath $(OLLAMA_BIN))) $(GO) test -count=1 -timeout 30m -run '$(EXTERNAL_TESTS)' $(TESTFLAGS) ./server ./engine/ollama/testenv
 
 # hearth against the runtime's own endpoints on bench script models, loopback only;
 # e.g. make bench ARGS='--quick' or ARGS='--runs 9 --json'.

@@ -22,11 +22,14 @@ import (
 const EmbedModel = "hearth-script-embed:latest"
 
 // Embedder is a deterministic embedding model: a BERT-architecture GGUF (which the
-// runtime's own engine runs, with mean pooling) of no layers, whose token embeddings
-// are one-hot rows and whose other weights are zero. The runtime then computes, for a
-// text of n tokens with counts c over a width of d,
+// runtime's own engine runs, with mean pooling) whose token embeddings are one-hot rows
+// and whose other weights are zero, with one layer (llama.cpp, which Ollama 0.30 and
+// later run models in, refuses a model of none). The runtime then computes, for a text
+// of n tokens with counts c over a width of d,
 //
 //	LayerNorm(one-hot(t)) = s·(e_t − 1/d)   for every token t (the same s for all),
+//	the layer              = the same rows   (its attention and MLP add zero, and each
+//	                                          LayerNorm meets rows already normalised),
 //	mean over the tokens   = s·(c/n − 1/d),
 //	normalised             = (c/n − 1/d) / ‖c/n − 1/d‖,
 //
@@ -143,7 +146,19 @@ func (e *Embedder) pieces(word string) []int {
 
 // Embed is the vector the runtime gives text (see Embedder).
 func (e *Embedder) Embed(text string) []float32 {
-	ids := e.Tokenize(text)
+	return e.embed(e.Tokenize(text))
+}
+
+// EmbedFramed is the vector a runtime gives text when it puts [CLS] before the text's
+// tokens and [SEP] after them, as llama.cpp's server does with every text it embeds
+// (Ollama 0.30 and later), whatever the model's add_bos_token says.
+func (e *Embedder) EmbedFramed(text string) []float32 {
+	ids := append([]int{e.ids["[CLS]"]}, e.Tokenize(text)...)
+	return e.embed(append(ids, e.ids["[SEP]"]))
+}
+
+// embed is the model's vector of the tokens ids.
+func (e *Embedder) embed(ids []int) []float32 {
 	v := make([]float64, e.width)
 	if len(ids) == 0 {
 		return make([]float32, e.width)
@@ -177,21 +192,26 @@ func (e *Embedder) WriteGGUF(f *os.File) error {
 		types[i] = tokenControl
 	}
 	kv := convert.KV{
-		"general.architecture":              "bert",
-		"general.name":                      "hearth script embedding model",
-		"general.file_type":                 uint32(ggml.FileTypeF32),
-		"general.parameter_count":           uint64(V*d + 2*d + ctx*d + 2*d),
-		"context_length":                    uint32(ctx),
-		"embedding_length":                  uint32(d),
-		"block_count":                       uint32(0),
-		"feed_forward_length":               uint32(d),
-		"attention.head_count":              uint32(d / 64),
-		"attention.layer_norm_epsilon":      float32(1e-12),
-		"attention.causal":                  false,
-		"pooling_type":                      uint32(1), // mean
-		"tokenizer.ggml.model":              "bert",
-		"tokenizer.ggml.tokens":             e.vocab,
-		"tokenizer.ggml.token_type":         types,
+		"general.architecture":         "bert",
+		"general.name":                 "hearth script embedding model",
+		"general.file_type":            uint32(ggml.FileTypeF32),
+		"general.parameter_count":      uint64(V*d + 2*d + ctx*d + 2*d + embedLayerParams(d)),
+		"context_length":               uint32(ctx),
+		"embedding_length":             uint32(d),
+		"block_count":                  uint32(1),
+		"feed_forward_length":          uint32(d),
+		"attention.head_count":         uint32(d / 64),
+		"attention.layer_norm_epsilon": float32(1e-12),
+		"attention.causal":             false,
+		"pooling_type":                 uint32(1), // mean
+		"tokenizer.ggml.model":         "bert",
+		"tokenizer.ggml.tokens":        e.vocab,
+		"tokenizer.ggml.token_type":    types,
+		// For llama.cpp, which Ollama 0.30 and later run models in: the rows of
+		// token_types.weight (it requires the count), and its [CLS], which its server
+		// puts before every text to embed (EmbedFramed), is bos_token_id.
+		"tokenizer.ggml.token_type_count":   uint32(2),
+		"tokenizer.ggml.bos_token_id":       uint32(2),
 		"tokenizer.ggml.add_bos_token":      false,
 		"tokenizer.ggml.add_eos_token":      false,
 		"tokenizer.ggml.unknown_token_id":   uint32(1),
@@ -207,14 +227,31 @@ func (e *Embedder) WriteGGUF(f *os.File) error {
 	for i := range ones {
 		ones[i] = 1
 	}
-	return ggml.WriteGGUF(f, kv, []*ggml.Tensor{
+	tensors := []*ggml.Tensor{
 		f32("token_embd.weight", embd, uint64(d), uint64(V)),
 		f32("token_types.weight", make([]float32, 2*d), uint64(d), 2),
 		f32("position_embd.weight", make([]float32, ctx*d), uint64(d), uint64(ctx)),
 		f32("token_embd_norm.weight", ones, uint64(d)),
 		f32("token_embd_norm.bias", make([]float32, d), uint64(d)),
-	})
+	}
+	// The layer: every projection zero (with the biases llama.cpp requires), every
+	// LayerNorm the identity's weights.
+	for _, name := range []string{"attn_q", "attn_k", "attn_v", "attn_output", "ffn_up", "ffn_down"} {
+		tensors = append(tensors,
+			f32("blk.0."+name+".weight", make([]float32, d*d), uint64(d), uint64(d)),
+			f32("blk.0."+name+".bias", make([]float32, d), uint64(d)))
+	}
+	for _, name := range []string{"attn_output_norm", "layer_output_norm"} {
+		tensors = append(tensors,
+			f32("blk.0."+name+".weight", ones, uint64(d)),
+			f32("blk.0."+name+".bias", make([]float32, d), uint64(d)))
+	}
+	return ggml.WriteGGUF(f, kv, tensors)
 }
+
+// embedLayerParams counts the layer's weights: six d×d projections with their biases,
+// and two LayerNorms.
+func embedLayerParams(d int) int { return 6*(d*d+d) + 2*2*d }
 
 // CreateEmbedder writes e and creates it in the runtime under name, as Create does for
 // a generation model.

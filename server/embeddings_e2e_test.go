@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -48,6 +49,16 @@ func TestEmbeddingsE2E(t *testing.T) {
 	srv, _, _ := lanHearth(t, server.Config{})
 	m := testenv.Model(t, plain)
 	texts := []string{"The kettle ships on Tuesday.", "hello"}
+	if testenv.RunsLlamaServer(t) {
+		// Ollama 0.30 and later start a generation model's llama-server without
+		// embeddings: a 400 naming the model, and the requests' own errors as before.
+		code, _, b := call(t, nil, "POST", srv.URL+"/v1/embeddings", "", `{"model":"`+plain+`","input":"hello"}`)
+		if gotCode, gotParam := errCode(b); code != http.StatusBadRequest || gotCode != "invalid_value" || gotParam != "model" || !strings.Contains(string(b), plain) {
+			t.Errorf("a generation model over Ollama %s: %d %s, want a 400 invalid_value on model naming it", testenv.RuntimeVersion(t), code, b)
+		}
+		checkEmbeddingsRequestErrors(t, srv)
+		return
+	}
 
 	var list embeddingList
 	convDo(t, srv, "", "POST", "/v1/embeddings", `{"model":"`+plain+`","input":["`+texts[0]+`","`+texts[1]+`"]}`, &list)
@@ -85,6 +96,21 @@ func TestEmbeddingsE2E(t *testing.T) {
 		t.Errorf("base64 vector differs from Model.Embed")
 	}
 
+	checkEmbeddingsRequestErrors(t, srv)
+
+	_, _, metrics := call(t, nil, "GET", srv.URL+"/metrics", "", "")
+	if !strings.Contains(string(metrics), `hearth_embedding_inputs_total{key="anonymous",model="`+strings.TrimSuffix(plain, ":latest")) {
+		t.Errorf("metrics lack the embedded inputs:\n%s", grepLines(string(metrics), "embedding"))
+	}
+	if code, _, _ := call(t, nil, "GET", srv.URL+"/metrics", "", ""); code != http.StatusOK {
+		t.Errorf("metrics: %d", code)
+	}
+}
+
+// checkEmbeddingsRequestErrors: each bad request to /v1/embeddings is a 400 naming its
+// field (an unknown model a 404).
+func checkEmbeddingsRequestErrors(t *testing.T, srv *httptest.Server) {
+	t.Helper()
 	for _, tc := range []struct {
 		name, body  string
 		status      int
@@ -103,14 +129,6 @@ func TestEmbeddingsE2E(t *testing.T) {
 		if code != tc.status || gotCode != tc.code || gotParam != tc.param {
 			t.Errorf("%s: %d %s, want %d %s on %q", tc.name, code, b, tc.status, tc.code, tc.param)
 		}
-	}
-
-	_, _, metrics := call(t, nil, "GET", srv.URL+"/metrics", "", "")
-	if !strings.Contains(string(metrics), `hearth_embedding_inputs_total{key="anonymous",model="`+strings.TrimSuffix(plain, ":latest")) {
-		t.Errorf("metrics lack the embedded inputs:\n%s", grepLines(string(metrics), "embedding"))
-	}
-	if code, _, _ := call(t, nil, "GET", srv.URL+"/metrics", "", ""); code != http.StatusOK {
-		t.Errorf("metrics: %d", code)
 	}
 }
 
@@ -137,15 +155,21 @@ func TestEmbedModelE2E(t *testing.T) {
 	if len(list.Data) != len(texts) {
 		t.Fatalf("%d vectors for %d texts", len(list.Data), len(texts))
 	}
+	// Ollama 0.30 and later embed in llama.cpp's server, which frames every text with
+	// [CLS] and [SEP].
+	embed, framing := e.Embed, 0
+	if testenv.RunsLlamaServer(t) {
+		embed, framing = e.EmbedFramed, 2
+	}
 	vs := make([][]float32, len(texts))
 	for i, d := range list.Data {
 		json.Unmarshal(d.Embedding, &vs[i])
-		if len(vs[i]) != e.Width() || !closeTo(vs[i], e.Embed(texts[i])) {
-			t.Errorf("%q: the runtime's vector (%d dims) differs from Embedder.Embed (%d)", texts[i], len(vs[i]), e.Width())
+		if len(vs[i]) != e.Width() || !closeTo(vs[i], embed(texts[i])) {
+			t.Errorf("%q: the runtime's vector (%d dims) differs from the Embedder's (%d)", texts[i], len(vs[i]), e.Width())
 		}
 	}
 	// "The kettle ships on Tuesday." is 6 tokens: five words and the full stop.
-	if want := 6 + len(e.Tokenize(texts[1])) + 1; list.Usage.PromptTokens != want {
+	if want := 6 + len(e.Tokenize(texts[1])) + 1 + len(texts)*framing; list.Usage.PromptTokens != want {
 		t.Errorf("usage %d tokens, want %d", list.Usage.PromptTokens, want)
 	}
 	cos := func(a, b []float32) (s float32) {

@@ -43,6 +43,7 @@ var fsDocs = map[string]string{
 // files' ids by name.
 func fsStore(t *testing.T, srv *httptest.Server, key string) (string, map[string]string) {
 	t.Helper()
+	testenv.Embedder(t)
 	ids := map[string]string{}
 	for _, name := range []string{"handbook.md", "kettle.md"} {
 		ids[name] = uploadFile(t, srv, key, name, "assistants", []byte(fsDocs[name])).ID

@@ -17,9 +17,9 @@ import (
 )
 
 // cacheSlotUse matches the runner's debug line for each generation (Ollama 0.17.4 to 0.24.0,
-// runner/ollamarunner/cache.go): the slot it took and how many prompt tokens it found
-// there.
-var cacheSlotUse = regexp.MustCompile(`msg="loading cache slot" id=(\d+) .* used=(\d+)`)
+// runner/ollamarunner/cache.go; from Ollama 0.30 on llama.cpp's llama-server, which Ollama
+// logs as its own): the slot it took and how many prompt tokens it found there.
+var cacheSlotUse = regexp.MustCompile(`msg="loading cache slot" id=(\d+) .* used=(\d+)|slot +\S+ id +(\d+) \| task \d+ \| cached n_tokens = (\d+)`)
 
 // TestKVSlotsCachedTokensE2E: over a real `ollama serve` with two parallel slots (and
 // its debug log, which says how many tokens each generation found in its KV cache
@@ -88,6 +88,9 @@ func TestKVSlotsCachedTokensE2E(t *testing.T) {
 	var used []int
 	slots := map[string]bool{}
 	for _, m := range cacheSlotUse.FindAllStringSubmatch(rt.Log()[logStart:], -1) {
+		if m[1] == "" { // llama-server's line
+			m = m[2:]
+		}
 		n, _ := strconv.Atoi(m[2])
 		used = append(used, n)
 		slots[m[1]] = true

@@ -81,15 +81,15 @@ func (g *logprobsGate) check(ctx context.Context, c Client) string {
 		return ""
 	}
 	g.known = true
-	if versionBefore(version, LogprobsSince) {
+	if VersionBefore(version, LogprobsSince) {
 		g.reason = fmt.Sprintf("the runtime is Ollama %s, which returns no log probabilities (they came with Ollama %s)", version, LogprobsSince)
 	}
 	return g.reason
 }
 
-// versionBefore reports whether release version v ("0.12.3", "v0.17.4-rc1") is older
-// than min. A version it cannot read (a development build) is not older.
-func versionBefore(v, min string) bool {
+// VersionBefore reports whether release version v ("0.12.3", "v0.17.4-rc1") of Ollama
+// is older than min. A version it cannot read (a development build) is not older.
+func VersionBefore(v, min string) bool {
 	a, okA := releaseNumbers(v)
 	b, _ := releaseNumbers(min)
 	if !okA || (a[0] == 0 && a[1] == 0 && a[2] == 0) {

@@ -20,8 +20,8 @@ func TestVersionBefore(t *testing.T) {
 		{"0.12.11", false}, {"0.17.4", false}, {"1.0.0", false},
 		{"0.0.0", false}, {"dev", false}, {"", false},
 	} {
-		if got := versionBefore(tc.v, LogprobsSince); got != tc.want {
-			t.Errorf("versionBefore(%q) = %v, want %v", tc.v, got, tc.want)
+		if got := VersionBefore(tc.v, LogprobsSince); got != tc.want {
+			t.Errorf("VersionBefore(%q) = %v, want %v", tc.v, got, tc.want)
 		}
 	}
 }

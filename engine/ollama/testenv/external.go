@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -26,9 +27,15 @@ import (
 
 // RuntimeEnv selects the runtime the tests run on: unset or "embedded" for Ollama's
 // server inside the test process, "external" for a stock `ollama serve` process built
-// from the module hearth pins and reached over loopback, as `hearth serve --ollama URL`
-// reaches one.
+// from the module hearth pins (or the one OllamaBinEnv names) and reached over loopback,
+// as `hearth serve --ollama URL` reaches one.
 const RuntimeEnv = "HEARTH_TEST_RUNTIME"
+
+// OllamaBinEnv names an ollama executable for the external runtime tests to run as
+// `ollama serve` instead of one built from the module hearth pins: a release the user
+// installed (any version, with what it needs beside it, such as Ollama 0.30 and later's
+// lib/ollama/llama-server), so that hearth's tests check hearth against that version.
+const OllamaBinEnv = "HEARTH_TEST_OLLAMA"
 
 // External reports whether the tests run over an external runtime (RuntimeEnv).
 func External() bool { return os.Getenv(RuntimeEnv) == "external" }
@@ -114,6 +121,51 @@ func StartServer(t testing.TB, env ...string) *Server {
 	return s
 }
 
+// StartServerAlone is StartServer with the ollama executable copied alone into an empty
+// directory: a release without the files it ships beside it. Ollama 0.30 and later then
+// find no llama-server, and fail every generation while listing and showing models.
+func StartServerAlone(t testing.TB, env ...string) *Server {
+	t.Helper()
+	Runtime(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bin, err := ollamaBinary(ctx)
+	if err != nil {
+		t.Fatalf("ollama: %v", err)
+	}
+	// A release looks for its helpers beside and above its executable (lib/ollama).
+	alone := filepath.Join(t.TempDir(), "bin", "ollama")
+	if err := copyExecutable(bin, alone); err != nil {
+		t.Fatal(err)
+	}
+	s, err := startBinary(ctx, alone, modelsDir, env...)
+	if err != nil {
+		t.Fatalf("ollama serve: %v", err)
+	}
+	t.Cleanup(s.stop)
+	return s
+}
+
+func copyExecutable(from, to string) error {
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
 // startServer builds (once per machine) and starts `ollama serve` on a free loopback
 // port, with the models in dir kept loaded for the whole run, and waits until it answers.
 func startServer(ctx context.Context, dir string, env ...string) (*Server, error) {
@@ -121,6 +173,11 @@ func startServer(ctx context.Context, dir string, env ...string) (*Server, error
 	if err != nil {
 		return nil, err
 	}
+	return startBinary(ctx, bin, dir, env...)
+}
+
+// startBinary starts bin as `ollama serve`, as startServer does.
+func startBinary(ctx context.Context, bin, dir string, env ...string) (*Server, error) {
 	addr, err := freeLoopbackAddr()
 	if err != nil {
 		return nil, err
@@ -171,11 +228,14 @@ func freeLoopbackAddr() (string, error) {
 	return ln.Addr().String(), nil
 }
 
-// ollamaBinary builds the stock ollama CLI from the github.com/ollama/ollama module this
-// test binary was built with, with the same cgo flags (so the runtime's C code comes from
-// the Go build cache), into the user's cache directory, keyed by module version and
-// flags: it builds once per machine.
+// ollamaBinary is the executable OllamaBinEnv names, else the stock ollama CLI built
+// from the github.com/ollama/ollama module this test binary was built with, with the same
+// cgo flags (so the runtime's C code comes from the Go build cache), into the user's
+// cache directory, keyed by module version and flags: it builds once per machine.
 func ollamaBinary(ctx context.Context) (string, error) {
+	if bin := os.Getenv(OllamaBinEnv); bin != "" {
+		return givenBinary(bin)
+	}
 	version, env, err := ollamaBuild()
 	if err != nil {
 		return "", err
@@ -221,6 +281,24 @@ func ollamaBinary(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("go build github.com/ollama/ollama@%s: %w\n%s", version, err, out)
 	}
 	return bin, os.Rename(tmp, bin)
+}
+
+// givenBinary checks the executable OllamaBinEnv names and returns its absolute path:
+// go test runs each package in its own directory, where a relative path would name
+// another file.
+func givenBinary(bin string) (string, error) {
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("%s=%s: %w", OllamaBinEnv, bin, err)
+	}
+	if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("%s=%s: not an executable file", OllamaBinEnv, bin)
+	}
+	return abs, nil
 }
 
 // ollamaBuild returns the ollama module version hearth pins and the cgo

@@ -3,6 +3,7 @@ package testenv
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -10,8 +11,8 @@ import (
 
 // RunnerPIDs lists the model runner processes of the shared runtime: the embedded
 // runtime re-executes this binary as `<binary> runner ...`, an external one its own
-// binary (its children), with --model once a model is loaded (a GPU-discovery runner has
-// none).
+// binary (its children), or from Ollama 0.30 on a llama.cpp `llama-server` (its
+// children too), with --model once a model is loaded (a GPU-discovery runner has none).
 func RunnerPIDs(modelsOnly bool) []int {
 	self, _ := os.Executable()
 	parent := 0
@@ -30,7 +31,11 @@ func RunnerPIDs(modelsOnly bool) []int {
 			continue
 		}
 		args := strings.Split(string(b), "\x00")
-		if len(args) > 1 && args[0] == self && args[1] == "runner" && (!modelsOnly || strings.Contains(string(b), "--model")) &&
+		runner := len(args) > 1 && args[0] == self && args[1] == "runner"
+		if parent != 0 && !runner {
+			runner = slices.ContainsFunc(args, func(a string) bool { return filepath.Base(a) == "llama-server" })
+		}
+		if runner && (!modelsOnly || strings.Contains(string(b), "--model")) &&
 			(parent == 0 || parentPID(pid) == parent) {
 			pids = append(pids, pid)
 		}

@@ -78,6 +78,39 @@ func Runtime(t testing.TB) *ollama.Runtime {
 	return rt
 }
 
+// LlamaServerSince is the first Ollama release that runs GGUF models in a llama.cpp
+// `llama-server` process instead of its in-process engines: a runtime whose numbers
+// differ from the embedded runtime's where a test must say so (RunsLlamaServer).
+const LlamaServerSince = "0.30.0"
+
+var (
+	versionOnce sync.Once
+	version     string
+	versionErr  error
+)
+
+// RuntimeVersion is the version the shared runtime reports (/api/version).
+func RuntimeVersion(t testing.TB) string {
+	t.Helper()
+	r := Runtime(t)
+	versionOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		version, versionErr = r.Client.Version(ctx)
+	})
+	if versionErr != nil {
+		t.Fatalf("the runtime's version: %v", versionErr)
+	}
+	return version
+}
+
+// RunsLlamaServer reports whether the shared runtime is an external Ollama of
+// LlamaServerSince or later.
+func RunsLlamaServer(t testing.TB) bool {
+	t.Helper()
+	return External() && !ollama.VersionBefore(RuntimeVersion(t), LlamaServerSince)
+}
+
 // Model returns the built script model created in the runtime under name (one of the
 // scriptmodel catalogue names), for its expected text and pieces.
 func Model(t testing.TB, name string) *scriptmodel.Model {
@@ -158,17 +191,29 @@ func start() {
 		models[name] = m
 	}
 	embedder = scriptmodel.NewEmbedder(scriptmodel.DefaultEmbedWords)
-	startErr = scriptmodel.CreateEmbedder(ctx, rt.Client, scriptmodel.EmbedModel, embedder)
+	// Only the tests of embeddings need this model, and a runtime may refuse it while
+	// running the others (Ollama 0.30 and later check a created GGUF with llama.cpp's
+	// loader, which is stricter than the runtime's own engine: it refused this model
+	// while it had no layers).
+	embedErr = scriptmodel.CreateEmbedder(ctx, rt.Client, scriptmodel.EmbedModel, embedder)
 }
 
-// embedder is the embedding model created as scriptmodel.EmbedModel.
-var embedder *scriptmodel.Embedder
+var (
+	// embedder is the embedding model created as scriptmodel.EmbedModel.
+	embedder *scriptmodel.Embedder
+	// embedErr is why the runtime has no embedding model, if it has none.
+	embedErr error
+)
 
 // Embedder returns the script embedding model created in the runtime under
-// scriptmodel.EmbedModel, for its exact vectors.
+// scriptmodel.EmbedModel, for its exact vectors. A test of embeddings calls it first:
+// it fails the test when the runtime could not create the model.
 func Embedder(t testing.TB) *scriptmodel.Embedder {
 	t.Helper()
 	Runtime(t)
+	if embedErr != nil {
+		t.Fatalf("the runtime has no %s: %v", scriptmodel.EmbedModel, embedErr)
+	}
 	return embedder
 }
 
