@@ -7,19 +7,22 @@
 //
 // A runtime that stops answering is marked down: its in-flight generations fail as they
 // would with one runtime, new requests go to the others, and a generation whose runtime
-// refuses the connection before any output is tried once on another runtime that has
-// the model. A runtime comes back when it answers a health check again.
+// refuses the connection, or resets or closes it, before any output is tried once on
+// another runtime that has the model. A runtime comes back when it answers a health
+// check again.
 package pool
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"hearth"
@@ -387,6 +390,33 @@ func refused(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
+// dropped reports whether err is a connection the runtime reset or closed before it
+// answered: the HTTP client sent the request over a connection kept from an earlier
+// call, and the runtime had died since (or closed the idle connection as the request
+// went out). Nothing ran there, so the request may go elsewhere, as a refused one.
+func dropped(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// unreached reports whether a call that got nothing back from m failed because it did
+// not reach a working runtime (refused or dropped, above), so that it may go to another.
+// A refusal marks m down at once; a dropped connection has it checked (a live runtime
+// closing an idle connection stays up).
+func (p *Pool) unreached(ctx context.Context, m *member, err error) bool {
+	if err == nil || ctx.Err() != nil {
+		return false
+	}
+	switch {
+	case refused(err):
+		p.setState(m, err)
+	case dropped(err):
+		go p.recheck(m)
+	default:
+		return false
+	}
+	return true
+}
+
 // lost reports whether err is the runtime's connection failing (not a refusal by the
 // runtime, not the caller's own error or cancellation): worth a health check now.
 func lost(ctx context.Context, err error) bool {
@@ -401,8 +431,7 @@ func lost(ctx context.Context, err error) bool {
 func (p *Pool) Model(ctx context.Context, name string) (*engine.ModelInfo, error) {
 	m := p.choose(ctx, name)
 	info, err := m.seam.Model(ctx, name)
-	if err != nil && refused(err) && ctx.Err() == nil {
-		p.setState(m, err)
+	if p.unreached(ctx, m, err) {
 		if alt := p.another(name, m); alt != nil {
 			p.moved(ctx, m, alt, err)
 			m = alt
@@ -473,8 +502,7 @@ func (p *Pool) Generate(ctx context.Context, req *engine.GenerateRequest, fn fun
 		return nil
 	}
 	err := m.seam.Generate(ctx, req, each)
-	if err != nil && !started && refused(err) && ctx.Err() == nil {
-		p.setState(m, err)
+	if !started && p.unreached(ctx, m, err) {
 		if alt := p.another(req.Model, m); alt != nil {
 			p.moved(ctx, m, alt, err)
 			m = alt
@@ -487,9 +515,9 @@ func (p *Pool) Generate(ctx context.Context, req *engine.GenerateRequest, fn fun
 	return err
 }
 
-// moved names alt in the call's placement after from refused it.
+// moved names alt in the call's placement after from did not take it (unreached).
 func (p *Pool) moved(ctx context.Context, from, alt *member, err error) {
-	p.log.Warn("runtime refused the connection; trying another", "runtime", from.label, "to", alt.label, "error", err)
+	p.log.Warn("runtime did not take the call; trying another", "runtime", from.label, "to", alt.label, "error", err)
 	if pl := engine.PlacementOf(ctx); pl != nil {
 		pl.Move(alt.label)
 	}
@@ -585,7 +613,7 @@ func (p *Pool) Seam() engine.Runtime { return p }
 var _ engine.Runtime = (*Pool)(nil)
 
 // Embed runs on a runtime that has the model (the least loaded, or the placement's),
-// moving to another once if the first refuses the connection, as Generate does.
+// moving to another once if the first did not take the call (unreached), as Generate does.
 func (p *Pool) Embed(ctx context.Context, req *engine.EmbedRequest) (*engine.EmbedResult, error) {
 	m := p.choose(ctx, req.Model)
 	e, ok := m.seam.(engine.Embedder)
@@ -593,8 +621,7 @@ func (p *Pool) Embed(ctx context.Context, req *engine.EmbedRequest) (*engine.Emb
 		return nil, &engine.StatusError{StatusCode: 501, Message: "runtime " + m.label + " serves no embeddings"}
 	}
 	res, err := e.Embed(ctx, req)
-	if err != nil && refused(err) && ctx.Err() == nil {
-		p.setState(m, err)
+	if p.unreached(ctx, m, err) {
 		if alt := p.another(req.Model, m); alt != nil {
 			if e, ok := alt.seam.(engine.Embedder); ok {
 				p.moved(ctx, m, alt, err)

@@ -3,8 +3,10 @@ package pool
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/url"
+	"os"
 	"slices"
 	"sync"
 	"syscall"
@@ -33,6 +35,8 @@ type fake struct {
 	counted     int // CountTokens calls answered
 	// cannot are the models whose architecture this runtime says it cannot run.
 	cannot []string
+	// dropNext, when set, fails the next generation with it before any output, once.
+	dropNext error
 }
 
 // CountTokens counts a token per byte.
@@ -104,10 +108,14 @@ func (f *fake) Model(_ context.Context, name string) (*engine.ModelInfo, error) 
 func (f *fake) Generate(_ context.Context, req *engine.GenerateRequest, fn func(engine.Chunk) error) error {
 	f.mu.Lock()
 	f.gens++
-	down, midway := f.down, f.midway
+	down, midway, drop := f.down, f.midway, f.dropNext
+	f.dropNext = nil
 	f.mu.Unlock()
 	if down != nil {
 		return down
+	}
+	if drop != nil {
+		return drop
 	}
 	if err := fn(engine.Chunk{Text: f.host}); err != nil {
 		return err
@@ -353,5 +361,34 @@ func TestUnsupportedArchitecturePlacedElsewhere(t *testing.T) {
 	info, err = p.Model(engine.WithPlacement(context.Background(), pl), "new")
 	if err != nil || info.UnsupportedBy != "embedded" {
 		t.Fatalf("alone: info %+v (%v), want the embedded runtime's refusal", info, err)
+	}
+}
+
+// A generation whose connection the runtime resets or closes before answering (a
+// connection kept from an earlier call to a runtime that died since, or closed as the
+// request went out) did not run there: it goes to another runtime, as a refused one
+// does, and the runtime is checked rather than marked down (this one still answers).
+func TestDroppedRetriedElsewhere(t *testing.T) {
+	for name, drop := range map[string]error{
+		"reset": &url.Error{Op: "Post", URL: "http://b/api/generate", Err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}},
+		"eof":   &url.Error{Op: "Post", URL: "http://b/api/generate", Err: io.EOF},
+	} {
+		a := &fake{host: "a:1", models: []string{"m"}}
+		b := &fake{host: "b:1", models: []string{"m"}, dropNext: drop}
+		p := newPool(t, a, b)
+		from, pl, err := generate(t, p, "m", "b:1")
+		if err != nil || from != "a:1" || pl != "a:1" {
+			t.Fatalf("%s on b:1: served by %q, placement %q, error %v; want a:1", name, from, pl, err)
+		}
+		p.recheck(p.member("b:1"))
+		if st := p.States()[1]; !st.Up {
+			t.Errorf("%s: b's state %+v, want up (it answers its health check)", name, st)
+		}
+		// Once only, and never after output: a failure mid-stream is the caller's.
+		a.set(func(f *fake) { f.dropNext = drop })
+		b.set(func(f *fake) { f.dropNext = drop })
+		if _, _, err := generate(t, p, "m", "a:1"); !errors.Is(err, drop) {
+			t.Errorf("%s on both: %v, want the second runtime's error", name, err)
+		}
 	}
 }
