@@ -414,9 +414,9 @@ func runtimeError(err error) *hearth.Error {
 	}
 	var se *StatusError
 	if errors.As(err, &se) && se.Message != "" {
-		return hearth.ServerError("The runtime failed: " + se.Message)
+		return RuntimeFailure(se.Message)
 	}
-	return hearth.ServerError("The runtime failed: " + err.Error())
+	return RuntimeFailure(err.Error())
 }
 
 // newSink returns the sink of one turn's parser events.

@@ -73,8 +73,11 @@ func TestUnsupportedArchitectureMovesInPoolE2E(t *testing.T) {
 		if resp.StatusCode == http.StatusOK || strings.Contains(string(b), "model_architecture_unsupported") {
 			t.Fatalf("%s: %d %s\nwant the external runtime's own load failure, not the embedded runtime's refusal", path, resp.StatusCode, b)
 		}
-		if !strings.Contains(string(b), "unable to load model") {
+		if !strings.Contains(string(b), "unable to load model: sha256-") {
 			t.Errorf("%s: %d %s\nwant the external server's error (unable to load model)", path, resp.StatusCode, b)
+		}
+		if strings.Contains(string(b), "/blobs/") {
+			t.Errorf("%s: %s\nshows the runtime host's directories to the client", path, b)
 		}
 		t.Logf("%s: %d %s", path, resp.StatusCode, b)
 	}

@@ -187,7 +187,7 @@ func embedError(err error, model string) error {
 		return hearth.InvalidRequest("model", hearth.CodeInvalidValue, fmt.Sprintf("The model '%s' cannot embed: %s.", capText(model, maxLoggedModel), se.Message))
 	case errors.As(err, &se) && se.Message != "":
 		// The runtime's own failure (a model it cannot load), said as a generation's is.
-		return hearth.ServerError("The runtime failed: " + se.Message)
+		return engine.RuntimeFailure(se.Message)
 	}
 	return err
 }
