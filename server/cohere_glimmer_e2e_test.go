@@ -1,11 +1,8 @@
 package server_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
-	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 )
 
@@ -39,15 +36,8 @@ func TestCohereRendererE2E(t *testing.T) {
 			{Entry: cohereAnswerEntry, Text: cohereAnswerText},
 		},
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	built, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newHearthWithDB(t)
-	common := `"input":"Weather in Paris?","temperature":0,` + toolsJSON
-	reasoning := item{Type: "reasoning", Status: "completed", Text: "The user wants the weather in Paris."}
+	built, srv := familyServer(t, model, spec)
+	common, reasoning := weatherRequest, weatherReasoning
 	call := item{Type: "function_call", Status: "completed", Name: "get_weather", Arguments: `{"city":"Paris"}`}
 
 	first := createJSON(t, srv, reqBody(model, false, common))
@@ -117,15 +107,8 @@ func TestGlimmerRendererE2E(t *testing.T) {
 			{Entry: glimmerAnswerEntry, Text: glimmerAnswerText},
 		},
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	built, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newHearthWithDB(t)
-	common := `"input":"Weather in Paris?","temperature":0,` + toolsJSON
-	reasoning := item{Type: "reasoning", Status: "completed", Text: "The user wants the weather in Paris."}
+	built, srv := familyServer(t, model, spec)
+	common, reasoning := weatherRequest, weatherReasoning
 	call := item{Type: "function_call", Status: "completed", Name: "get_weather", Arguments: `{"city":"Paris, France"}`}
 
 	first := createJSON(t, srv, reqBody(model, false, common))

@@ -47,15 +47,8 @@ func TestGemma4RendererE2E(t *testing.T) {
 			{Entry: gemma4ThoughtEntry, Text: gemma4ThoughtAnswerText},
 		},
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	built, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newHearthWithDB(t)
-	common := `"input":"Weather in Paris?","temperature":0,` + toolsJSON
-	reasoning := item{Type: "reasoning", Status: "completed", Text: "The user wants the weather in Paris."}
+	built, srv := familyServer(t, model, spec)
+	common, reasoning := weatherRequest, weatherReasoning
 	text := item{Type: "message", Status: "completed", Text: "Let me check."}
 	call := item{Type: "function_call", Status: "completed", Name: "get_weather", Arguments: `{"city":"Paris"}`}
 

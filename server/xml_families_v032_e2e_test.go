@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,26 @@ import (
 // v0.24.0 has too, are here with v0.32.15's renderers, which hearth takes over
 // v0.24.0's (laterrenderers.Overrides).
 
+// familyServer creates spec as the script model named model on the tests' runtime and
+// serves hearth over it: where each family's tool loop starts.
+func familyServer(t *testing.T, model string, spec scriptmodel.Spec) (*scriptmodel.Model, *httptest.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	built, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return built, newHearthWithDB(t)
+}
+
+// The family tool loops' request (the weather in Paris, with the two tools) and the
+// reasoning each family's script writes for it.
+var (
+	weatherRequest   = `"input":"Weather in Paris?","temperature":0,` + toolsJSON
+	weatherReasoning = item{Type: "reasoning", Status: "completed", Text: "The user wants the weather in Paris."}
+)
+
 // xmlFamilyLoop is the tool loop of a script model on a renderer whose calls are XML:
 // auto (JSON and streamed), none, required, named, allowed_tools and a strict tool,
 // with exact items and output tokens, then the answer after the tool result.
@@ -31,15 +52,8 @@ import (
 // the name), which changes what "required" makes, see there.
 func xmlFamilyLoop(t *testing.T, model string, spec scriptmodel.Spec, thinkingEntry, answerEntry string, nameIsPiece bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	built, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := newHearthWithDB(t)
-	common := `"input":"Weather in Paris?","temperature":0,` + toolsJSON
-	reasoning := item{Type: "reasoning", Status: "completed", Text: "The user wants the weather in Paris."}
+	built, srv := familyServer(t, model, spec)
+	common, reasoning := weatherRequest, weatherReasoning
 	text := item{Type: "message", Status: "completed", Text: "Let me check."}
 	call := item{Type: "function_call", Status: "completed", Name: "get_weather", Arguments: `{"city":"Paris"}`}
 
