@@ -108,7 +108,14 @@ func TestServePostgresLive(t *testing.T) {
 	})
 
 	t.Run("CancelOnAnotherReplica", func(t *testing.T) {
-		id := a.background(t, long, "")
+		// The cancel must come while a still generates: b sees a's first text only with
+		// a's next journal batch (half a second), by which time the small variant may
+		// have written its whole story on a quiet machine. The benchmark size (about
+		// 0.4 billion parameters) writes the same story some eight times more slowly.
+		slowSpec := scriptmodel.Bench(scriptmodel.Catalog()[scriptmodel.LongModel])
+		slow := "hearth-script-long-slow:latest"
+		createModel(ctx, t, a.base, http.DefaultClient, slow, slowSpec)
+		id := a.background(t, slow, "")
 		b.waitStatus(t, id, "in_progress", time.Minute)
 		follow := b.stream(t, id, 0)
 		var events []sseEvent
