@@ -239,3 +239,36 @@ func (s *Server) passthroughAccess(c *gin.Context) {
 }
 
 func owner(c *gin.Context) string { return c.GetString(ownerKey) }
+
+// keylessForAdmin lets an admin key reach, by id, what was made while hearth required
+// no key (storage.KeylessOwner): once the first key exists no request is that owner
+// any more, and without this nobody could read, manage or delete those records until
+// `hearth keys adopt` gives them to a key. The request then acts as their owner, so
+// the handler reads, changes and deletes them as their maker would. Only the routes
+// naming one record by id: lists stay the key's own, and a new record (a response
+// continuing a keyless one, a vector store of keyless files) needs them adopted first.
+func (s *Server) keylessForAdmin(c *gin.Context) {
+	id := c.Param("id")
+	if id == "" || callerOf(c).role != storage.RoleAdmin {
+		return
+	}
+	ctx := c.Request.Context()
+	var err error
+	switch p := c.FullPath(); {
+	case strings.HasPrefix(p, "/v1/responses/:id"):
+		_, err = s.db.GetResponse(ctx, storage.KeylessOwner, id)
+	case strings.HasPrefix(p, "/v1/conversations/:id"):
+		_, err = s.db.GetConversation(ctx, storage.KeylessOwner, id)
+	case strings.HasPrefix(p, "/v1/files/:id"):
+		_, err = s.db.GetFile(ctx, storage.KeylessOwner, id)
+	case strings.HasPrefix(p, "/v1/vector_stores/:id"):
+		_, err = s.db.GetVectorStore(ctx, storage.KeylessOwner, id)
+	default:
+		return
+	}
+	// Any error (not found, or a store fault the handler meets again and reports)
+	// leaves the request the key's own.
+	if err == nil {
+		c.Set(ownerKey, storage.KeylessOwner)
+	}
+}

@@ -302,7 +302,7 @@ func New(cfg Config) *Server {
 	// requireJSON, it serves forms and pages.
 	r.Any(console.Prefix, s.serveConsole)
 	r.Any(console.Prefix+"/*path", s.serveConsole)
-	authed := r.Group("/", s.authenticate, s.requireJSON, s.limitBody, s.holdBody)
+	authed := r.Group("/", s.authenticate, s.keylessForAdmin, s.requireJSON, s.limitBody, s.holdBody)
 	// Metrics name every key and its usage: admins only, once keys exist.
 	authed.GET("/metrics", s.requireAdmin, s.serveMetrics)
 	authed.POST("/v1/responses", s.requestTimeout, s.createResponse)

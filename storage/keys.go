@@ -16,6 +16,8 @@ var (
 	// ErrKeyExists: a key of that name exists (revoked ones included: names are never
 	// reused, so logs and metrics keep meaning one key).
 	ErrKeyExists = errors.New("storage: an API key of that name exists")
+	// ErrKeyRevoked: the key was revoked, and what is given to it nobody could reach.
+	ErrKeyRevoked = errors.New("storage: the API key is revoked")
 )
 
 // KeyPrefix starts every key hearth generates, so a leaked one is recognisable (and
@@ -104,3 +106,36 @@ func NewKey(name string, opt KeyOptions) (Key, string, error) {
 
 // Active reports whether the key may be used.
 func (k *Key) Active() bool { return k.RevokedAt.IsZero() }
+
+// KeylessOwner is the owner of what was made while hearth required no key (no key
+// existed and none was configured): OwnerOf(""). Once a key exists no request is
+// that owner any more; admin keys read and manage its records by id, and
+// AdoptKeyless gives them to a key.
+var KeylessOwner = OwnerOf("")
+
+// Adopted counts the records AdoptKeyless gave a key.
+type Adopted struct {
+	Responses, Conversations, Files, VectorStores int64
+}
+
+// Total is every record adopted.
+func (a Adopted) Total() int64 { return a.Responses + a.Conversations + a.Files + a.VectorStores }
+
+// AdoptTables are the tables whose rows carry an owner; the rest (items, journals,
+// conversation items, file contents, a vector store's files and chunks) hang from
+// these and follow them.
+var AdoptTables = []string{"responses", "conversations", "files", "vector_stores"}
+
+// SetAdopted records n rows of table adopted.
+func (a *Adopted) SetAdopted(table string, n int64) {
+	switch table {
+	case "responses":
+		a.Responses = n
+	case "conversations":
+		a.Conversations = n
+	case "files":
+		a.Files = n
+	case "vector_stores":
+		a.VectorStores = n
+	}
+}

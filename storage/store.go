@@ -229,6 +229,11 @@ type Keys interface {
 	CreateKeyWith(ctx context.Context, name string, opt KeyOptions) (Key, string, error)
 	RevokeKey(ctx context.Context, idOrName string) (Key, error)
 	SetKeyCacheGroup(ctx context.Context, idOrName, group string) (Key, error)
+	// AdoptKeyless gives the key whose id or name is idOrName everything KeylessOwner
+	// owns (responses, conversations, files, vector stores), in one transaction, and
+	// returns the key and how many of each it got. A revoked key is refused
+	// (ErrKeyRevoked): what it would get nobody could reach.
+	AdoptKeyless(ctx context.Context, idOrName string) (Key, Adopted, error)
 }
 
 // Console is the web console's reads. They cross owners on purpose: only an admin

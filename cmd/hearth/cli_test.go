@@ -225,19 +225,19 @@ func TestServeRejectsBadSettings(t *testing.T) {
 		{"--trusted-proxies", "10.0.0.0/33"},
 		// Blank keys would count as keys for the exposure check while the server,
 		// trimming them, required none.
-		{"--api-key", " "},
-		{"--api-key", ","},
-		{"--api-key", "good, "},
-		{"--api-key", " ", "--addr", "0.0.0.0:0"},
+		{"--admin-key", " "},
+		{"--admin-key", ","},
+		{"--admin-key", "good, "},
+		{"--admin-key", " ", "--addr", "0.0.0.0:0"},
 	} {
 		all := append([]string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, args...)
 		if _, _, err := runCLI(t, all...); err == nil || !strings.Contains(err.Error(), args[0]) {
 			t.Errorf("serve %v: %v, want an error naming %s", args, err, args[0])
 		}
 	}
-	t.Setenv("HEARTH_API_KEY", " ")
-	if _, _, err := runCLI(t, "serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "HEARTH_API_KEY") {
-		t.Errorf("serve with HEARTH_API_KEY=' ': %v, want an error naming HEARTH_API_KEY", err)
+	t.Setenv("HEARTH_ADMIN_KEY", " ")
+	if _, _, err := runCLI(t, "serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"); err == nil || !strings.Contains(err.Error(), "HEARTH_ADMIN_KEY") {
+		t.Errorf("serve with HEARTH_ADMIN_KEY=' ': %v, want an error naming HEARTH_ADMIN_KEY", err)
 	}
 }
 

@@ -23,10 +23,10 @@ var configValues map[string]string
 // are flag names, e.g.
 //
 //	addr = "0.0.0.0:8080"
-//	api-key = ["team-key-1", "team-key-2"]
+//	admin-key = ["ops-key-1", "ops-key-2"]
 //	max-queue = 64
 //
-// Underscores may stand for dashes (api_key). A key no command has is an error, so a
+// Underscores may stand for dashes (admin_key). A key no command has is an error, so a
 // typo does not silently leave a default in place.
 func loadConfig(root *cobra.Command, path string) (map[string]string, error) {
 	data, err := os.ReadFile(path)

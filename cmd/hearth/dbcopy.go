@@ -34,16 +34,22 @@ func dbCopyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "copy --from sqlite:///path/hearth.db --to postgres://...",
 		Short: "Copy every record of a SQLite database (and its seal key) into PostgreSQL",
-		Long: `Copy an installation from a SQLite database to PostgreSQL: responses and their
-items, chains, checkpoints and saved prompts, event journals, conversations, API keys
-(usage and MCP approvals are read from these), and the seal key of encrypted content
-(seal.key beside the SQLite file). Stop hearth first.
+		Long: `Copy an installation from a SQLite database to PostgreSQL: every table of
+records (responses and their items, checkpoints and saved prompts, event journals,
+conversations, API keys, files with their bytes, vector stores with their files,
+batches, ingestion state, chunks and embeddings), and the seal key of encrypted
+content (seal.key beside the SQLite file). Stop hearth first.
 
-The copy is atomic: one transaction writes every row, and on any error nothing is
-written; run it again. A target that already holds responses, conversations or keys is
-refused unless --add is given (and then a record whose id both hold fails the copy).
-Afterwards it checks the copy: the rows of every table counted on both sides, and a
-sample of chains loaded from both stores and compared link by link, each printed.`,
+Before it writes anything the copy compares both schemas: a table or column it does
+not know how to carry (one a newer hearth added on one side only, say) stops it, and
+nothing is written. The copy is atomic: one transaction writes every row, and on any
+error nothing is written; run it again. A target that already holds responses,
+conversations, keys, files or vector stores is refused unless --add is given (and
+then a record whose id both hold fails the copy). Afterwards it checks the copy:
+every table read back from both sides, its rows counted and its content hashed the
+same way from both (the target's content must be what it held before plus the
+source's), and a sample of chains loaded from both stores and compared link by link,
+each printed. A difference fails the command.`,
 		Example: `  hearth db copy --from sqlite:///var/lib/hearth/hearth.db --to postgres://hearth@db.example/hearth`,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -81,6 +87,20 @@ func copyDatabase(ctx context.Context, out io.Writer, from, to string, addTo boo
 	}
 	defer pg.Close()
 
+	// What the copy moves, from both schemas: what it cannot carry stops it here,
+	// before it writes anything.
+	plan, err := pg.PlanCopyFrom(lite)
+	if err != nil {
+		return fmt.Errorf("copy: nothing copied: %w", err)
+	}
+	// What the target holds now, which the check adds the source's rows to.
+	before := map[string]storage.Digest{}
+	for _, t := range plan {
+		if before[t.Name], err = storage.DigestRows(t, pg.CopyRows(t)); err != nil {
+			return err
+		}
+	}
+
 	// The seal key first: a target whose replicas seal with another key is refused
 	// before any row moves.
 	keyPath := filepath.Join(filepath.Dir(src.sqlitePath), seal.FileName)
@@ -101,7 +121,7 @@ func copyDatabase(ctx context.Context, out io.Writer, from, to string, addTo boo
 		fmt.Fprintf(out, "seal key: %s copied\n", keyPath)
 	}
 
-	res, err := pg.CopyFrom(ctx, lite, addTo)
+	res, err := pg.CopyFrom(ctx, lite, plan, addTo)
 	if errors.Is(err, storage.ErrNotEmpty) {
 		return fmt.Errorf("%s already holds records: nothing copied (--add copies into it anyway)", dst)
 	}
@@ -109,28 +129,36 @@ func copyDatabase(ctx context.Context, out io.Writer, from, to string, addTo boo
 		return fmt.Errorf("copy: nothing copied: %w", err)
 	}
 	fmt.Fprintf(out, "copied %s to %s in one transaction\n", src, dst)
-	return verifyCopy(ctx, out, lite, pg, res, addTo)
+	return verifyCopy(ctx, out, lite, pg, plan, before, res)
 }
 
-// verifyCopy counts every table on both sides and compares a sample of chains.
-func verifyCopy(ctx context.Context, out io.Writer, src *sqlite.DB, dst *postgres.DB, res *postgres.CopyResult, addTo bool) error {
+// verifyCopy reads every table of plan back from both stores and compares their
+// digests (rows and content, storage.DigestRows): the target must hold what it held
+// before the copy plus the source's rows. It then compares a sample of chains loaded
+// from both.
+func verifyCopy(ctx context.Context, out io.Writer, src *sqlite.DB, dst *postgres.DB, plan []storage.CopyTable, before map[string]storage.Digest, res *postgres.CopyResult) error {
 	bad := 0
-	for _, t := range storage.CopyTables {
-		ns, err := src.CountRows(t.Name)
+	for _, t := range plan {
+		ds, err := storage.DigestRows(t, src.CopyRows(t))
 		if err != nil {
 			return err
 		}
-		nd, err := dst.CountRows(t.Name)
+		dd, err := storage.DigestRows(t, dst.CopyRows(t))
 		if err != nil {
 			return err
 		}
-		want := ns - res.Skipped[t.Name]
-		ok := res.Rows[t.Name] == want && (nd == want || addTo && nd >= want)
+		want := before[t.Name].Plus(ds)
+		ok := res.Rows[t.Name] == ds.Rows && dd == want
 		mark := "ok  "
 		if !ok {
 			mark, bad = "FAIL", bad+1
 		}
-		line := fmt.Sprintf("%s %-19s source %d, copied %d, target %d", mark, t.Name, ns, res.Rows[t.Name], nd)
+		line := fmt.Sprintf("%s %-19s source %d, copied %d, target %d", mark, t.Name, ds.Rows+res.Skipped[t.Name], res.Rows[t.Name], dd.Rows)
+		if dd.Sum == want.Sum {
+			line += ", content " + dd.String() + " on both sides"
+		} else {
+			line += fmt.Sprintf(", content differs: %s expected, %s in the target", want, dd)
+		}
 		if s := res.Skipped[t.Name]; s > 0 {
 			line += fmt.Sprintf(" (%d left out: checkpoints from before stamps, which loads walk past)", s)
 		}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
@@ -26,8 +28,9 @@ Keys live in hearth's database in --data, stored as hashes: a key is printed onc
 it is created. A running hearth checks the database on every request, so a new key
 works and a revoked one fails at once, without a restart (an open WebSocket too, at its
 next response.create). Once any key exists (even a revoked one) hearth requires a key
-on every route but /healthz. Keys given with --api-key or HEARTH_API_KEY work next to
-these, as admin keys.
+on every route but /healthz. Keys given to hearth serve with --admin-key or
+HEARTH_ADMIN_KEY work next to these, as admin keys (HEARTH_API_KEY is the key the CLI
+sends; serve ignores it).
 
 Roles: a user key (the default) generates, reads the model list and uses its own
 responses. An admin key (--admin) also manages the runtime's models (/api/pull, push,
@@ -43,7 +46,8 @@ no key learns from cached_tokens what another key sent; keys of one team may sha
   hearth keys create --name bob --cache-group team1
   hearth keys update alice --cache-group team1
   hearth keys list
-  hearth keys revoke alice`,
+  hearth keys revoke alice
+  hearth keys adopt alice`,
 	}
 
 	open := func() (storage.Store, error) {
@@ -72,6 +76,7 @@ no key learns from cached_tokens what another key sent; keys of one team may sha
 		name       string
 		admin      bool
 		cacheGroup string
+		adopt      bool
 	)
 	create := &cobra.Command{
 		Use:     "create --name NAME",
@@ -97,13 +102,36 @@ no key learns from cached_tokens what another key sent; keys of one team may sha
 			}
 			fmt.Fprintln(c.OutOrStdout(), secret)
 			fmt.Fprintf(c.ErrOrStderr(), "Created %s key %s (%s). It is shown only now; hearth keeps only its hash.\n", k.Role, k.Name, k.ID)
+			if adopt {
+				return adoptKeyless(c.Context(), c.ErrOrStderr(), db, k.ID) // stdout holds the key alone
+			}
 			return nil
 		},
 	}
 	create.Flags().StringVar(&name, "name", "", "who or what the key is for (unique)")
 	create.Flags().BoolVar(&admin, "admin", false, "an admin key: may also manage models (pull, push, create, copy, delete) and read /metrics")
 	create.Flags().StringVar(&cacheGroup, "cache-group", "", "share cached_tokens (the runtime's KV cache) with the keys of this group; none: the key alone")
+	create.Flags().BoolVar(&adopt, "adopt", false, "give the new key what was made while hearth required no key (as hearth keys adopt)")
 
+	adoptCmd := &cobra.Command{
+		Use:   "adopt NAME|ID",
+		Short: "Give a key the responses, conversations, files and vector stores made while hearth required no key",
+		Long: `Give a key everything made while hearth required no key: responses (with their
+items and journals), conversations, files and vector stores. Once a key exists, no
+request reaches them any more but an admin key's, by id; after adopt they are the key's,
+as if it had made them. Running it again gives nothing more (unless hearth served
+without keys again meanwhile). A hearth serving from the database may keep running.`,
+		Example: "  hearth keys adopt alice\n  hearth keys create --name alice --adopt",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			db, err := open()
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			return adoptKeyless(c.Context(), c.OutOrStdout(), db, args[0])
+		},
+	}
 	update := &cobra.Command{
 		Use:     "update NAME|ID --cache-group GROUP",
 		Short:   "Change a key's cache group (--cache-group '' leaves it alone)",
@@ -187,11 +215,22 @@ no key learns from cached_tokens what another key sent; keys of one team may sha
 			return nil
 		},
 	}
-	for _, sub := range []*cobra.Command{create, list, update, revoke} {
+	for _, sub := range []*cobra.Command{create, list, update, revoke, adoptCmd} {
 		sub.Flags().StringVar(&dataDir, "data", defaultDataDir(), "directory of hearth's database")
 		sub.Flags().StringVar(&database, "database", "", "hearth's database, as hearth serve's --database: a PostgreSQL URL or a SQLite file (default: hearth.db in --data)")
 		cmd.AddCommand(sub)
 		bindEnv(sub)
 	}
 	return cmd
+}
+
+// adoptKeyless gives key idOrName what was made without keys and says how much.
+func adoptKeyless(ctx context.Context, out io.Writer, db storage.Store, idOrName string) error {
+	k, n, err := db.AdoptKeyless(ctx, idOrName)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "Key %s (%s) adopted %d responses, %d conversations, %d files and %d vector stores made without a key.\n",
+		k.Name, k.ID, n.Responses, n.Conversations, n.Files, n.VectorStores)
+	return nil
 }

@@ -119,7 +119,7 @@ ollama serve.`,
 	f.StringVar(&o.modelsDir, "models", "", "models directory of the embedded runtime (default $OLLAMA_MODELS or ~/.ollama/models)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	f.DurationVar(&o.shutdownFor, "shutdown-timeout", 10*time.Second, "how long in-flight requests may run after SIGINT or SIGTERM")
-	f.StringSliceVar(&o.apiKeys, "api-key", nil, "API key clients must send as 'Authorization: Bearer <key>' (repeat, or comma-separate, for several)")
+	f.StringSliceVar(&o.apiKeys, "admin-key", nil, "admin API key clients may send as 'Authorization: Bearer <key>' (repeat, or comma-separate, for several); not $HEARTH_API_KEY, which is the CLI's client key")
 	f.BoolVar(&o.noAuth, "insecure-no-auth", false, "allow listening on a non-loopback address without API keys")
 	f.StringVar(&o.modelsFile, "models-file", "", "a models.json whose model formats extend or override the built-in ones")
 	f.DurationVar(&o.heartbeat, "sse-heartbeat", server.DefaultHeartbeat, "longest silence in an SSE stream before a keep-alive comment")
@@ -222,6 +222,7 @@ func serve(parent context.Context, o serveOptions) error {
 		return fmt.Errorf("--journal-retention %v: want a duration of zero or more, such as 168h", o.journalKeep)
 	}
 	log := slog.New(handler)
+	warnClientKey(log)
 	if limit := min(o.wsQueue, o.wsQueueAll); limit < o.maxBody {
 		// Not an error: an operator may mean it. But a WebSocket message then has a
 		// smaller limit than an HTTP body, which should not come as a surprise.
@@ -396,13 +397,26 @@ func serve(parent context.Context, o serveOptions) error {
 	return nil
 }
 
-// checkKeys refuses blank keys: `--api-key " "` (or ",", or HEARTH_API_KEY=" ") would
+// warnClientKey says that serve ignores $HEARTH_API_KEY and the config file's api-key:
+// they hold the key the CLI sends as a client, often a user key, and serve once read
+// them as its admin keys, so exporting a user key for the CLI and starting serve from
+// the same shell made that key an admin. Serve's keys are --admin-key only.
+func warnClientKey(log *slog.Logger) {
+	if _, ok := os.LookupEnv("HEARTH_API_KEY"); ok {
+		log.Warn("HEARTH_API_KEY is set: it is the CLI's client key and hearth serve ignores it; serve's admin keys are --admin-key (HEARTH_ADMIN_KEY)")
+	}
+	if _, ok := configValues["api-key"]; ok {
+		log.Warn("the config file's api-key is the CLI's client key and hearth serve ignores it; serve's admin keys are admin-key")
+	}
+}
+
+// checkKeys refuses blank keys: `--admin-key " "` (or ",", or HEARTH_ADMIN_KEY=" ") would
 // otherwise count as keys for checkExposure while the server, trimming them, required
 // none, and a LAN address would be served open.
 func checkKeys(keys []string) error {
 	for _, k := range keys {
 		if strings.TrimSpace(k) == "" {
-			return errors.New("--api-key (HEARTH_API_KEY) holds a blank key: give each key as text (comma-separated for several), or leave the setting out")
+			return errors.New("--admin-key (HEARTH_ADMIN_KEY) holds a blank key: give each key as text (comma-separated for several), or leave the setting out")
 		}
 	}
 	return nil
@@ -424,7 +438,7 @@ func checkExposure(addr string, keys []string, allow bool) error {
 	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("--addr %s is reachable from other machines: create a key (hearth keys create --name NAME) or set --api-key (HEARTH_API_KEY), or pass --insecure-no-auth to serve without keys", addr)
+	return fmt.Errorf("--addr %s is reachable from other machines: create a key (hearth keys create --name NAME) or set --admin-key (HEARTH_ADMIN_KEY), or pass --insecure-no-auth to serve without keys", addr)
 }
 
 // connectExternal connects to an Ollama server the user runs.

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -13,21 +12,35 @@ import (
 )
 
 // CopyResult is what CopyFrom moved: the rows written per table, and the rows it left
-// out on purpose (Skipped: checkpoints written before checkpoints had stamps, which a
-// chain load does without).
+// out on purpose (Skipped: storage.CopySkips).
 type CopyResult struct {
 	Rows    map[string]int64
 	Skipped map[string]int64
 }
 
-// CopyFrom copies every table of src (storage.CopyTables) into this database in one
-// transaction: either all of it is there afterwards or, on any error, none of it. The
-// database must hold no responses, conversations or keys unless addTo is set; with it
-// set, a record whose id both hold fails the copy (and the copy changes nothing). A
-// response still in flight in the source fails it too: its hearth must be stopped, and
-// started and stopped once if it crashed, so that its responses are settled. The
-// chain epoch moves, so that a replica already running drops any chain it holds.
-func (db *DB) CopyFrom(ctx context.Context, src storage.CopySource, addTo bool) (*CopyResult, error) {
+// PlanCopyFrom is storage.PlanCopy of src's schema and this database's: what a copy
+// from src moves, or why it cannot (storage.ErrCannotCopy). It writes nothing.
+func (db *DB) PlanCopyFrom(src storage.CopySource) ([]storage.CopyTable, error) {
+	from, err := src.CopySchema()
+	if err != nil {
+		return nil, err
+	}
+	to, err := db.CopySchema()
+	if err != nil {
+		return nil, err
+	}
+	return storage.PlanCopy(from, to)
+}
+
+// CopyFrom copies the tables of plan (PlanCopyFrom) from src into this database in
+// one transaction: either all of it is there afterwards or, on any error, none of it.
+// The database must hold no responses, conversations, keys, files or vector stores
+// unless addTo is set; with it set, a record whose id both hold fails the copy (and
+// the copy changes nothing). A response still in flight in the source fails it too:
+// its hearth must be stopped, and started and stopped once if it crashed, so that its
+// responses are settled. The chain epoch moves, so that a replica already running
+// drops any chain it holds.
+func (db *DB) CopyFrom(ctx context.Context, src storage.CopySource, plan []storage.CopyTable, addTo bool) (*CopyResult, error) {
 	res := &CopyResult{Rows: map[string]int64{}, Skipped: map[string]int64{}}
 	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		if err := lockChainsExclusive(ctx, tx); err != nil {
@@ -36,14 +49,14 @@ func (db *DB) CopyFrom(ctx context.Context, src storage.CopySource, addTo bool) 
 		if !addTo {
 			var held bool
 			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM responses) OR EXISTS (SELECT 1 FROM conversations)
-				OR EXISTS (SELECT 1 FROM api_keys)`).Scan(&held); err != nil {
+				OR EXISTS (SELECT 1 FROM api_keys) OR EXISTS (SELECT 1 FROM files) OR EXISTS (SELECT 1 FROM vector_stores)`).Scan(&held); err != nil {
 				return err
 			}
 			if held {
 				return storage.ErrNotEmpty
 			}
 		}
-		for _, t := range storage.CopyTables {
+		for _, t := range plan {
 			rows, skipped, err := copyTable(ctx, tx, t, src.CopyRows(t))
 			if err != nil {
 				return fmt.Errorf("storage: copy %s: %w", t.Name, err)
@@ -63,11 +76,9 @@ func (db *DB) CopyFrom(ctx context.Context, src storage.CopySource, addTo bool) 
 func copyTable(ctx context.Context, tx pgx.Tx, t storage.CopyTable, src iter.Seq2[[]any, error]) (rows, skipped int64, err error) {
 	next, stop := iter.Pull2(src)
 	defer stop()
-	background := slices.Index(t.Columns, "background")
-	status := slices.Index(t.Columns, "status")
-	stamp := -1
-	if t.Name == "contexts" {
-		stamp = slices.Index(t.Columns, "stamp")
+	status := -1
+	if t.Name == "responses" {
+		status = slices.Index(t.Columns, "status")
 	}
 	var fail error
 	rows, err = tx.CopyFrom(ctx, pgx.Identifier{t.Name}, t.Columns, pgx.CopyFromFunc(func() ([]any, error) {
@@ -80,8 +91,8 @@ func copyTable(ctx context.Context, tx pgx.Tx, t storage.CopyTable, src iter.Seq
 				fail = err
 				return nil, err
 			}
-			if stamp >= 0 && row[stamp] == nil {
-				skipped++ // a checkpoint from before stamps: loads walk past it
+			if storage.CopySkips(t, row) {
+				skipped++
 				continue
 			}
 			if status >= 0 {
@@ -90,9 +101,10 @@ func copyTable(ctx context.Context, tx pgx.Tx, t storage.CopyTable, src iter.Seq
 					return nil, fail
 				}
 			}
-			if background >= 0 {
-				n, ok := row[background].(int64)
-				row[background] = ok && n != 0
+			for i, typ := range t.Types {
+				if n, ok := row[i].(int64); ok && typ == "boolean" {
+					row[i] = n != 0
+				}
 			}
 			return row, nil
 		}
@@ -103,11 +115,60 @@ func copyTable(ctx context.Context, tx pgx.Tx, t storage.CopyTable, src iter.Seq
 	return rows, skipped, err
 }
 
-// CountRows counts the rows of one of storage.CopyTables.
-func (db *DB) CountRows(table string) (n int64, err error) {
-	if !storage.IsCopyTable(table) {
-		return 0, errors.New("storage: not a table a copy moves: " + table)
+// CopySchema reads the database's tables and their columns with their types, for
+// storage.PlanCopy.
+func (db *DB) CopySchema() (storage.CopySchema, error) {
+	rows, err := db.pool.Query(context.Background(), `SELECT table_name, column_name, lower(data_type) FROM information_schema.columns
+		WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`)
+	if err != nil {
+		return nil, fmt.Errorf("storage: read the schema: %w", err)
 	}
-	err = db.pool.QueryRow(context.Background(), `SELECT count(*) FROM `+table).Scan(&n)
-	return n, err
+	defer rows.Close()
+	schema := storage.CopySchema{}
+	for rows.Next() {
+		var table string
+		var c storage.CopyColumn
+		if err := rows.Scan(&table, &c.Name, &c.Type); err != nil {
+			return nil, fmt.Errorf("storage: read the schema: %w", err)
+		}
+		schema[table] = append(schema[table], c)
+	}
+	return schema, rows.Err()
+}
+
+// CopyRows reads table t's rows, for the check of a copy (storage.DigestRows), in no
+// particular order.
+func (db *DB) CopyRows(t storage.CopyTable) iter.Seq2[[]any, error] {
+	return func(yield func([]any, error) bool) {
+		rows, err := db.pool.Query(context.Background(), `SELECT `+columnList(t.Columns)+` FROM `+pgx.Identifier{t.Name}.Sanitize())
+		if err != nil {
+			yield(nil, fmt.Errorf("storage: read %s: %w", t.Name, err))
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			row, err := rows.Values()
+			if err != nil {
+				yield(nil, fmt.Errorf("storage: read %s: %w", t.Name, err))
+				return
+			}
+			if !yield(row, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(nil, fmt.Errorf("storage: read %s: %w", t.Name, err))
+		}
+	}
+}
+
+func columnList(cols []string) string {
+	s := ""
+	for i, c := range cols {
+		if i > 0 {
+			s += ", "
+		}
+		s += pgx.Identifier{c}.Sanitize()
+	}
+	return s
 }

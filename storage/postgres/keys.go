@@ -173,3 +173,43 @@ func scanKey(row pgx.Row) (*storage.Key, error) {
 	}
 	return &k, nil
 }
+
+// AdoptKeyless gives the key with that id or name everything made while no key was
+// required (storage.KeylessOwner), in one transaction. The chain epoch moves, so that a
+// replica holding a chain under the old owner reads it again.
+func (db *DB) AdoptKeyless(ctx context.Context, idOrName string) (storage.Key, storage.Adopted, error) {
+	var (
+		k       *storage.Key
+		adopted storage.Adopted
+	)
+	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		if k, err = scanKey(tx.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1 OR name = $1`, idOrName)); err != nil {
+			return err
+		}
+		if !k.Active() {
+			return fmt.Errorf("%w: %q", storage.ErrKeyRevoked, k.Name)
+		}
+		if err := lockChainsExclusive(ctx, tx); err != nil {
+			return err
+		}
+		for _, table := range storage.AdoptTables {
+			tag, err := tx.Exec(ctx, `UPDATE `+table+` SET owner = $1 WHERE owner = $2`, k.Hash, storage.KeylessOwner)
+			if err != nil {
+				return err
+			}
+			adopted.SetAdopted(table, tag.RowsAffected())
+		}
+		return chainsChanged(ctx, tx)
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return storage.Key{}, adopted, fmt.Errorf("%w: %q", storage.ErrKeyNotFound, idOrName)
+	}
+	if errors.Is(err, storage.ErrKeyRevoked) {
+		return storage.Key{}, adopted, err
+	}
+	if err != nil {
+		return storage.Key{}, adopted, fmt.Errorf("storage: adopt: %w", err)
+	}
+	return *k, adopted, nil
+}

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"strings"
@@ -44,11 +43,24 @@ func (db *DB) CopyRows(t storage.CopyTable) iter.Seq2[[]any, error] {
 	}
 }
 
-// CountRows counts the rows of one of storage.CopyTables.
-func (db *DB) CountRows(table string) (n int64, err error) {
-	if !storage.IsCopyTable(table) {
-		return 0, errors.New("storage: not a table a copy moves: " + table)
+// CopySchema reads the database's tables and their columns with their declared
+// types, for storage.PlanCopy.
+func (db *DB) CopySchema() (storage.CopySchema, error) {
+	ctx := context.Background()
+	rows, err := db.r.QueryContext(ctx, `SELECT m.name, p.name, lower(p.type) FROM sqlite_master AS m, pragma_table_info(m.name) AS p
+		WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' ORDER BY m.name, p.cid`)
+	if err != nil {
+		return nil, fmt.Errorf("storage: read the schema: %w", err)
 	}
-	err = db.r.QueryRowContext(context.Background(), `SELECT count(*) FROM `+table).Scan(&n)
-	return n, err
+	defer rows.Close()
+	schema := storage.CopySchema{}
+	for rows.Next() {
+		var table string
+		var c storage.CopyColumn
+		if err := rows.Scan(&table, &c.Name, &c.Type); err != nil {
+			return nil, fmt.Errorf("storage: read the schema: %w", err)
+		}
+		schema[table] = append(schema[table], c)
+	}
+	return schema, rows.Err()
 }

@@ -173,3 +173,43 @@ func scanKey(row rowScanner) (*storage.Key, error) {
 	}
 	return &k, nil
 }
+
+// AdoptKeyless gives the key whose id or name is idOrName everything made while no key
+// was required (storage.KeylessOwner), in one transaction.
+func (db *DB) AdoptKeyless(ctx context.Context, idOrName string) (storage.Key, storage.Adopted, error) {
+	var (
+		k       *storage.Key
+		adopted storage.Adopted
+	)
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		if k, err = scanKey(tx.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = ?1 OR name = ?1`, idOrName)); err != nil {
+			return err
+		}
+		if !k.Active() {
+			return fmt.Errorf("%w: %q", storage.ErrKeyRevoked, k.Name)
+		}
+		for _, table := range storage.AdoptTables {
+			res, err := tx.ExecContext(ctx, `UPDATE `+table+` SET owner = ? WHERE owner = ?`, k.Hash, storage.KeylessOwner)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			adopted.SetAdopted(table, n)
+		}
+		return nil
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return storage.Key{}, adopted, fmt.Errorf("%w: %q", storage.ErrKeyNotFound, idOrName)
+	}
+	if errors.Is(err, storage.ErrKeyRevoked) {
+		return storage.Key{}, adopted, err
+	}
+	if err != nil {
+		return storage.Key{}, adopted, fmt.Errorf("storage: adopt: %w", err)
+	}
+	return *k, adopted, nil
+}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -201,5 +202,69 @@ func testCheckKey(t *testing.T, open Opener) {
 	}
 	if e := check("after a deletion", "").Epoch; e == e0 {
 		t.Errorf("CheckKey's epoch did not move with a deletion (%d)", e)
+	}
+}
+
+// testAdoptKeyless: what was made without keys (storage.KeylessOwner) goes to the key
+// adopting it, every kind of record at once, and nothing of another owner moves. A
+// revoked or unknown key adopts nothing.
+func testAdoptKeyless(t *testing.T, open Opener) {
+	ctx := context.Background()
+	db := open(t)
+	keyless := storage.KeylessOwner
+	Turn(t, db, keyless, "resp-k", "", []storage.Item{UserMessage("msg-k", "hi")}, []storage.Item{AssistantMessage("msg-k2", "hello")})
+	Turn(t, db, alice, "resp-a", "", []storage.Item{UserMessage("msg-a", "hi")}, nil)
+	if err := db.CreateConversation(ctx, storage.NewConversation{ID: "conv-k", Owner: keyless, Metadata: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateFile(ctx, storage.NewFile{ID: "file-k", Owner: keyless, Filename: "k.txt", Purpose: "assistants", Content: []byte("k")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateVectorStore(ctx, storage.NewVectorStore{ID: "vs-k", Owner: keyless, Name: "k", Model: "embed",
+		Metadata: json.RawMessage(`{}`), Files: []storage.NewVectorStoreFile{{FileID: "file-k"}}}); err != nil {
+		t.Fatal(err)
+	}
+	carol, secret, err := db.CreateKey(ctx, "carol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := db.AdoptKeyless(ctx, "nobody"); !errors.Is(err, storage.ErrKeyNotFound) {
+		t.Errorf("adopt by an unknown key: %v", err)
+	}
+	if _, _, err := db.CreateKey(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	db.RevokeKey(ctx, "gone")
+	if _, _, err := db.AdoptKeyless(ctx, "gone"); !errors.Is(err, storage.ErrKeyRevoked) {
+		t.Errorf("adopt by a revoked key: %v", err)
+	}
+	k, got, err := db.AdoptKeyless(ctx, "carol")
+	if err != nil || k.ID != carol.ID || got != (storage.Adopted{Responses: 1, Conversations: 1, Files: 1, VectorStores: 1}) {
+		t.Fatalf("adopt = %+v, %+v, %v", k, got, err)
+	}
+	owner := storage.OwnerOf(secret)
+	if _, err := db.GetResponse(ctx, owner, "resp-k"); err != nil {
+		t.Errorf("adopted response: %v", err)
+	}
+	if c, err := db.LoadChain(ctx, owner, "resp-k"); err != nil || len(c.Items) != 2 {
+		t.Errorf("adopted chain: %+v, %v", c, err)
+	}
+	if _, err := db.GetConversation(ctx, owner, "conv-k"); err != nil {
+		t.Errorf("adopted conversation: %v", err)
+	}
+	if b, err := db.FileContent(ctx, owner, "file-k"); err != nil || string(b) != "k" {
+		t.Errorf("adopted file: %q, %v", b, err)
+	}
+	if v, err := db.GetVectorStore(ctx, owner, "vs-k"); err != nil || v.Files.Total != 1 {
+		t.Errorf("adopted vector store: %+v, %v", v, err)
+	}
+	if _, err := db.GetResponse(ctx, keyless, "resp-k"); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("the keyless owner still reads the adopted response: %v", err)
+	}
+	if _, err := db.GetResponse(ctx, alice, "resp-a"); err != nil {
+		t.Errorf("another owner's response moved: %v", err)
+	}
+	if _, got, err := db.AdoptKeyless(ctx, "carol"); err != nil || got.Total() != 0 {
+		t.Errorf("a second adoption: %+v, %v", got, err)
 	}
 }

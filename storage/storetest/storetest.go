@@ -79,6 +79,7 @@ var suite = []struct {
 		"KeyRoles", testKeyRoles,
 		"KeyCacheGroups", testKeyCacheGroups,
 		"CheckKey", testCheckKey,
+		"AdoptKeyless", testAdoptKeyless,
 	)},
 	{"console", tests(
 		"ConsoleResponses", testConsoleResponses,
