@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"hearth/storage"
+	"hearth/storage/sqlite"
 )
 
 // getWith sends GET path with key as its bearer token and returns the status.
@@ -63,4 +67,49 @@ func TestServeIgnoresClientKey(t *testing.T) {
 		t.Errorf("/metrics with the user key: %d, want 403", code)
 	}
 	r.stop(t)
+}
+
+// TestKeysAdopt: `hearth keys create --adopt` and `hearth keys adopt` give a key what
+// was made while hearth required no key, and say how much; an unknown or revoked key
+// is refused.
+func TestKeysAdopt(t *testing.T) {
+	data := t.TempDir()
+	ctx := context.Background()
+	db, err := sqlite.Open(filepath.Join(data, databaseFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"file-1", "file-2"} {
+		if err := db.CreateFile(ctx, storage.NewFile{ID: id, Owner: storage.KeylessOwner, Filename: id + ".txt", Purpose: "assistants", Content: []byte(id)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	out, errOut, err := runCLI(t, "keys", "create", "--name", "alice", "--adopt", "--data", data)
+	if err != nil || !strings.Contains(errOut, "adopted 0 responses, 0 conversations, 2 files and 0 vector stores") {
+		t.Fatalf("keys create --adopt: %q %v", errOut, err)
+	}
+	alice := strings.TrimSpace(out)
+	if !strings.HasPrefix(alice, storage.KeyPrefix) {
+		t.Fatalf("keys create --adopt printed %q, want the key alone", out)
+	}
+	if out, _, err := runCLI(t, "keys", "adopt", "alice", "--data", data); err != nil || !strings.Contains(out, "adopted 0 responses, 0 conversations, 0 files") {
+		t.Errorf("a second adoption: %q %v", out, err)
+	}
+	if _, _, err := runCLI(t, "keys", "adopt", "carol", "--data", data); err == nil {
+		t.Error("an unknown key adopted")
+	}
+	runCLI(t, "keys", "create", "--name", "gone", "--data", data)
+	runCLI(t, "keys", "revoke", "gone", "--data", data)
+	if _, _, err := runCLI(t, "keys", "adopt", "gone", "--data", data); err == nil || !strings.Contains(err.Error(), "revoked") {
+		t.Errorf("a revoked key adopting: %v", err)
+	}
+	db, err = sqlite.Open(filepath.Join(data, databaseFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if b, err := db.FileContent(ctx, storage.OwnerOf(alice), "file-2"); err != nil || string(b) != "file-2" {
+		t.Errorf("alice's adopted file: %q %v", b, err)
+	}
 }
