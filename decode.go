@@ -61,7 +61,8 @@ func DecodeCreateRequest(body []byte) (req *CreateResponseRequest, ignored []str
 		// A misspelt field ("inputs", "max_tokens") would otherwise run a request
 		// other than the one meant, and OpenAI refuses it the same way.
 		sort.Strings(unknown)
-		return nil, nil, InvalidRequest(unknown[0], CodeUnknownParameter, fmt.Sprintf("Unknown parameter: '%s'.", unknown[0]))
+		name := boundedName(unknown[0])
+		return nil, nil, InvalidRequest(name, CodeUnknownParameter, fmt.Sprintf("Unknown parameter: '%s'.", name))
 	}
 	sort.Strings(ignored)
 
@@ -118,6 +119,25 @@ var knownRequestFields = map[string]bool{
 	"safety_identifier": true, "user": true, "include": true,
 	"prompt_cache_retention": true, "prompt_cache_options": true,
 	"context_management": true,
+}
+
+// boundedName is a field name from a client as an error names it: at most 64 bytes of
+// printable ASCII (others become '?'), "..." marking a cut, so that a 100 KB name does
+// not come back as a 100 KB error.
+func boundedName(n string) string {
+	const max = 64
+	b := make([]byte, 0, min(len(n), max)+3)
+	for i := 0; i < len(n) && len(b) < max; i++ {
+		if c := n[i]; c >= ' ' && c <= '~' {
+			b = append(b, c)
+		} else {
+			b = append(b, '?')
+		}
+	}
+	if len(n) > max {
+		b = append(b, "..."...)
+	}
+	return string(b)
 }
 
 // RequireInput refuses a create request with nothing to answer: no input, and neither
@@ -1159,6 +1179,54 @@ func decodePromptCacheOptions(raw json.RawMessage, path string) (*PromptCacheOpt
 		}
 	}
 	return &p, nil
+}
+
+// DecodeMetadata decodes and checks metadata at path wherever hearth stores it
+// (responses, conversations, vector stores): an object of at most 16 string values,
+// keys of at most 64 characters, values of at most 512, as OpenAI bounds it. Anything
+// else is a 400 naming the field (path, or path.key). null is no metadata.
+func DecodeMetadata(raw json.RawMessage, path string) (map[string]string, error) {
+	if kindOf(raw) == kindNull {
+		return nil, nil
+	}
+	return decodeMetadata(raw, path)
+}
+
+// CheckAttributes checks a vector store file's attributes at path, bounded as OpenAI
+// bounds them: at most 16 keys of at most 64 characters, each value a string of at
+// most 512 characters, a number or a boolean. null is no attributes.
+func CheckAttributes(raw json.RawMessage, path string) error {
+	if len(raw) == 0 || kindOf(raw) == kindNull {
+		return nil
+	}
+	o, err := asObject(raw, path)
+	if err != nil {
+		return err
+	}
+	if len(o.fields) > maxMetadataPairs {
+		return InvalidRequest(path, CodeObjectAboveMaxProperties,
+			fmt.Sprintf("Invalid '%s': too many properties. Expected an object with at most %d properties, but got an object with %d properties instead.", path, maxMetadataPairs, len(o.fields)))
+	}
+	for _, k := range o.keys() {
+		p := o.at(k)
+		if len([]rune(k)) > maxMetadataKey {
+			return tooLong(p, maxMetadataKey)
+		}
+		switch v := o.fields[k]; kindOf(v) {
+		case kindString:
+			str, err := asString(v, p)
+			if err != nil {
+				return err
+			}
+			if len([]rune(str)) > maxMetadataValue {
+				return tooLong(p, maxMetadataValue)
+			}
+		case kindNumber, kindBool:
+		default:
+			return typeError(p, "a string, a number or a boolean", v)
+		}
+	}
+	return nil
 }
 
 func decodeMetadata(raw json.RawMessage, path string) (map[string]string, error) {

@@ -65,6 +65,8 @@ func TestDecodeUnknownParameter(t *testing.T) {
 		{`{"model":"m","inputs":"hi"}`, "inputs"},
 		{`{"model":"m","input":"hi","max_tokens":10}`, "max_tokens"},
 		{`{"model":"m","input":"hi","zeta":1,"text_extra":"c"}`, "text_extra"},
+		// A client's name comes back bounded.
+		{`{"model":"m","` + strings.Repeat("a", 100<<10) + `":1}`, strings.Repeat("a", 64) + "..."},
 	} {
 		_, _, err := hearth.DecodeCreateRequest([]byte(tc.body))
 		var e *hearth.Error
