@@ -21,10 +21,13 @@ import (
 // the engine sees has skipped validation.
 //
 // ignored lists what was accepted but will have no effect, so the server can
-// name it (x-hearth-ignored): unknown top-level fields such as Codex's
-// client_metadata, and hosted tools hearth cannot run, written as
-// "tools[6] (web_search)". Unknown fields inside known objects are dropped
-// silently, as OpenAI does.
+// name it (x-hearth-ignored): top-level fields OpenAI takes and hearth does not
+// model, such as Codex's client_metadata (toleratedRequestFields), and hosted tools
+// hearth cannot run, written as "tools[6] (web_search)". Any other unknown top-level
+// field is a 400 unknown_parameter naming it, as OpenAI answers. Unknown fields inside
+// known objects are dropped silently, as OpenAI does.
+//
+// Whether the request has anything to answer is RequireInput's to say.
 func DecodeCreateRequest(body []byte) (req *CreateResponseRequest, ignored []string, err error) {
 	// One scan checks the whole body and splitObject takes it apart (see
 	// decode_split.go); json.Unmarshal is left the bodies that fail, for its message.
@@ -44,10 +47,22 @@ func DecodeCreateRequest(body []byte) (req *CreateResponseRequest, ignored []str
 		}
 		return nil, nil, InvalidRequest("", CodeInvalidJSON, msg)
 	}
+	var unknown []string
 	for k := range fields {
-		if !knownRequestFields[k] {
+		switch {
+		case knownRequestFields[k]:
+		case toleratedRequestFields[k]:
 			ignored = append(ignored, k)
+		default:
+			unknown = append(unknown, k)
 		}
+	}
+	if len(unknown) > 0 {
+		// A misspelt field ("inputs", "max_tokens") would otherwise run a request
+		// other than the one meant, and OpenAI refuses it the same way.
+		sort.Strings(unknown)
+		name := boundedName(unknown[0])
+		return nil, nil, InvalidRequest(name, CodeUnknownParameter, fmt.Sprintf("Unknown parameter: '%s'.", name))
 	}
 	sort.Strings(ignored)
 
@@ -104,6 +119,55 @@ var knownRequestFields = map[string]bool{
 	"safety_identifier": true, "user": true, "include": true,
 	"prompt_cache_retention": true, "prompt_cache_options": true,
 	"context_management": true,
+}
+
+// boundedName is a field name from a client as an error names it: at most 64 bytes of
+// printable ASCII (others become '?'), "..." marking a cut, so that a 100 KB name does
+// not come back as a 100 KB error.
+func boundedName(n string) string {
+	const max = 64
+	b := make([]byte, 0, min(len(n), max)+3)
+	for i := 0; i < len(n) && len(b) < max; i++ {
+		if c := n[i]; c >= ' ' && c <= '~' {
+			b = append(b, c)
+		} else {
+			b = append(b, '?')
+		}
+	}
+	if len(n) > max {
+		b = append(b, "..."...)
+	}
+	return string(b)
+}
+
+// RequireInput refuses a create request with nothing to answer: no input, and neither
+// previous_response_id nor conversation to continue. The model would otherwise run
+// on the instructions alone and an empty completed response be stored. ignored is
+// what DecodeCreateRequest returned: a saved prompt (which hearth does not keep)
+// supplies no input either, and the message says so.
+func RequireInput(req *CreateResponseRequest, ignored []string) error {
+	if len(req.Input) > 0 || req.PreviousResponseID != "" || req.Conversation != nil {
+		return nil
+	}
+	msg := "Missing required parameter: 'input'. Send input, or continue with 'previous_response_id' or 'conversation'."
+	if slices.Contains(ignored, "prompt") {
+		msg += " hearth keeps no saved prompts, so 'prompt' supplies none."
+	}
+	return InvalidRequest("input", CodeMissingRequiredParameter, msg)
+}
+
+// toleratedRequestFields are top-level fields OpenAI's API takes that hearth does not
+// model, sent by real clients: accepted, named in x-hearth-ignored, not obeyed. Any
+// other field outside knownRequestFields is a 400 unknown_parameter. client_metadata:
+// Codex CLI's ids of its thread; prompt: a reference to a prompt saved at OpenAI.
+var toleratedRequestFields = map[string]bool{
+	"client_metadata": true, "prompt": true,
+}
+
+// KnownRequestField says whether a create body's top-level field is one hearth
+// decodes or tolerates (DecodeCreateRequest refuses the others).
+func KnownRequestField(name string) bool {
+	return knownRequestFields[name] || toleratedRequestFields[name]
 }
 
 // Enumerations from the schema (plus "minimal", see ReasoningEffortMinimal).
@@ -1115,6 +1179,54 @@ func decodePromptCacheOptions(raw json.RawMessage, path string) (*PromptCacheOpt
 		}
 	}
 	return &p, nil
+}
+
+// DecodeMetadata decodes and checks metadata at path wherever hearth stores it
+// (responses, conversations, vector stores): an object of at most 16 string values,
+// keys of at most 64 characters, values of at most 512, as OpenAI bounds it. Anything
+// else is a 400 naming the field (path, or path.key). null is no metadata.
+func DecodeMetadata(raw json.RawMessage, path string) (map[string]string, error) {
+	if kindOf(raw) == kindNull {
+		return nil, nil
+	}
+	return decodeMetadata(raw, path)
+}
+
+// CheckAttributes checks a vector store file's attributes at path, bounded as OpenAI
+// bounds them: at most 16 keys of at most 64 characters, each value a string of at
+// most 512 characters, a number or a boolean. null is no attributes.
+func CheckAttributes(raw json.RawMessage, path string) error {
+	if len(raw) == 0 || kindOf(raw) == kindNull {
+		return nil
+	}
+	o, err := asObject(raw, path)
+	if err != nil {
+		return err
+	}
+	if len(o.fields) > maxMetadataPairs {
+		return InvalidRequest(path, CodeObjectAboveMaxProperties,
+			fmt.Sprintf("Invalid '%s': too many properties. Expected an object with at most %d properties, but got an object with %d properties instead.", path, maxMetadataPairs, len(o.fields)))
+	}
+	for _, k := range o.keys() {
+		p := o.at(k)
+		if len([]rune(k)) > maxMetadataKey {
+			return tooLong(p, maxMetadataKey)
+		}
+		switch v := o.fields[k]; kindOf(v) {
+		case kindString:
+			str, err := asString(v, p)
+			if err != nil {
+				return err
+			}
+			if len([]rune(str)) > maxMetadataValue {
+				return tooLong(p, maxMetadataValue)
+			}
+		case kindNumber, kindBool:
+		default:
+			return typeError(p, "a string, a number or a boolean", v)
+		}
+	}
+	return nil
 }
 
 func decodeMetadata(raw json.RawMessage, path string) (map[string]string, error) {

@@ -44,12 +44,74 @@ func TestDecodeNullMeansAbsent(t *testing.T) {
 	}
 }
 
+// TestDecodeIgnoredFields: the top-level fields OpenAI takes and hearth does not model
+// are accepted and named, as are hosted tools hearth cannot run; any other unknown
+// top-level field is refused (TestDecodeUnknownParameter).
 func TestDecodeIgnoredFields(t *testing.T) {
-	_, ignored := decode(t, `{"model":"m","zeta":1,"client_metadata":{},"text_extra":"c",
+	_, ignored := decode(t, `{"model":"m","client_metadata":{},"prompt":{"id":"pmpt_1"},
 		"tools":[{"type":"function","name":"f"},{"type":"file_search","vector_store_ids":["vs_1"]},{"type":"acme:search"}]}`)
-	want := []string{"client_metadata", "text_extra", "zeta", "tools[1] (file_search)", "tools[2] (acme:search)"}
+	want := []string{"client_metadata", "prompt", "tools[1] (file_search)", "tools[2] (acme:search)"}
 	if !reflect.DeepEqual(ignored, want) {
 		t.Errorf("ignored = %q, want %q", ignored, want)
+	}
+}
+
+// TestDecodeUnknownParameter: a top-level field hearth neither decodes nor tolerates is
+// a 400 unknown_parameter naming it (the first, sorted, when there are several), as
+// OpenAI answers: a misspelt field must not run a request other than the one meant.
+// Every property of the schema's CreateResponseBody stays accepted.
+func TestDecodeUnknownParameter(t *testing.T) {
+	for _, tc := range []struct{ body, param string }{
+		{`{"model":"m","inputs":"hi"}`, "inputs"},
+		{`{"model":"m","input":"hi","max_tokens":10}`, "max_tokens"},
+		{`{"model":"m","input":"hi","zeta":1,"text_extra":"c"}`, "text_extra"},
+		// A client's name comes back bounded.
+		{`{"model":"m","` + strings.Repeat("a", 100<<10) + `":1}`, strings.Repeat("a", 64) + "..."},
+	} {
+		_, _, err := hearth.DecodeCreateRequest([]byte(tc.body))
+		var e *hearth.Error
+		if !errors.As(err, &e) || e.Param != tc.param || e.Code != hearth.CodeUnknownParameter || e.Status != 400 ||
+			e.Message != "Unknown parameter: '"+tc.param+"'." {
+			t.Errorf("%s: %v, want unknown_parameter on %s", tc.body, err, tc.param)
+		}
+	}
+	schemaFields := []string{"background", "frequency_penalty", "include", "input", "instructions", "max_output_tokens",
+		"max_tool_calls", "metadata", "model", "parallel_tool_calls", "presence_penalty", "previous_response_id",
+		"prompt_cache_key", "reasoning", "safety_identifier", "service_tier", "store", "stream", "stream_options",
+		"temperature", "text", "tool_choice", "tools", "top_logprobs", "top_p", "truncation",
+		// OpenAI's API beyond the Open Responses schema.
+		"conversation", "user", "prompt_cache_retention", "context_management", "prompt", "client_metadata"}
+	for _, f := range schemaFields {
+		if !hearth.KnownRequestField(f) {
+			t.Errorf("%s is not accepted", f)
+		}
+	}
+}
+
+// TestRequireInput: a request with nothing to answer is refused naming input; input,
+// previous_response_id or conversation each give it something.
+func TestRequireInput(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		ok   bool
+	}{
+		{`{"model":"m"}`, false},
+		{`{"model":"m","instructions":"Be brief."}`, false},
+		{`{"model":"m","input":[]}`, false},
+		{`{"model":"m","prompt":{"id":"pmpt_1"}}`, false},
+		{`{"model":"m","input":"hi"}`, true},
+		{`{"model":"m","previous_response_id":"resp_1"}`, true},
+		{`{"model":"m","conversation":"conv_1"}`, true},
+	} {
+		req, ignored := decode(t, tc.body)
+		err := hearth.RequireInput(req, ignored)
+		var e *hearth.Error
+		if tc.ok != (err == nil) || (err != nil && (!errors.As(err, &e) || e.Param != "input" || e.Code != hearth.CodeMissingRequiredParameter)) {
+			t.Errorf("%s: %v", tc.body, err)
+		}
+		if err != nil && strings.Contains(tc.body, "prompt") != strings.Contains(err.Error(), "saved prompts") {
+			t.Errorf("%s: %v", tc.body, err)
+		}
 	}
 }
 

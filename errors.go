@@ -36,6 +36,7 @@ const (
 	CodeInvalidType              = "invalid_type"
 	CodeInvalidValue             = "invalid_value"
 	CodeMissingRequiredParameter = "missing_required_parameter"
+	CodeUnknownParameter         = "unknown_parameter"
 	CodeEmptyString              = "empty_string"
 	CodeEmptyArray               = "empty_array"
 	CodeStringAboveMaxLength     = "string_above_max_length"

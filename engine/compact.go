@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,9 +40,16 @@ type Compaction struct {
 	// response's emit does (the server times the first token with it).
 	Observe func(hearth.Event)
 
+	// Fallback is set by Run when the model wrote no summary and the compaction item
+	// carries FallbackSummary's text instead.
+	Fallback bool
+
 	e    *Engine
 	job  *Job
 	kept []hearth.Item
+	// replaced are the items the compaction item stands for, sealed content opened:
+	// what a fallback summary is made of.
+	replaced []hearth.Item
 	// whole: the item stands for the whole conversation before it and carries the
 	// kept items (server-side compaction, sealedCompaction.Whole).
 	whole bool
@@ -90,6 +98,20 @@ func (e *Engine) PrepareCompaction(ctx context.Context, req *hearth.CreateRespon
 	}
 
 	opened := append(append([]hearth.Item(nil), h...), in...)
+	// opened need not match window item for item (hosted items become calls and
+	// results): the kept user message is found again as the last with its text.
+	keptUser := -1
+	for i, it := range opened {
+		if lastUser >= 0 && it.Type == hearth.ItemMessage && it.Role == hearth.RoleUser && it.Text() == window[lastUser].Text() {
+			keptUser = i
+		}
+	}
+	for i, it := range opened {
+		if i == keptUser || it.Type == hearth.ItemMessage && (it.Role == hearth.RoleSystem || it.Role == hearth.RoleDeveloper) {
+			continue
+		}
+		c.replaced = append(c.replaced, it)
+	}
 	sum := &hearth.CreateResponseRequest{
 		Model:        req.Model,
 		Instructions: req.Instructions,
@@ -102,6 +124,9 @@ func (e *Engine) PrepareCompaction(ctx context.Context, req *hearth.CreateRespon
 		FrequencyPenalty: req.FrequencyPenalty,
 		Reasoning:        req.Reasoning,
 		Truncation:       cmp.Or(req.Truncation, hearth.TruncationAuto),
+		// No tools are offered, and a call the model opens all the same ends its
+		// output there rather than running on: the summary is text.
+		ToolChoice: hearth.ToolChoice{Mode: hearth.ToolChoiceNone},
 	}
 	// Not Prepare: its input holds compaction items opened into messages, so the
 	// calls they stood for can no longer be seen; the window was checked above.
@@ -129,8 +154,10 @@ func keptItem(it hearth.Item) hearth.Item {
 
 // Run generates the summary and returns the compacted window (the kept items, then
 // the compaction item) with the usage of the generation. A summary cut by
-// max_output_tokens is still a summary; a failed generation, or one that wrote no
-// text (only reasoning), is an error.
+// max_output_tokens is still a summary; a failed generation is an error. A model that
+// wrote no text (only reasoning, only a call it was not offered, or nothing before
+// max_output_tokens ran out) is no fault of the client's, and compaction is what lets
+// its conversation go on: the item then carries FallbackSummary, and Fallback is set.
 func (c *Compaction) Run(ctx context.Context) ([]hearth.Item, hearth.Usage, error) {
 	resp := hearth.NewResponse(hearth.NewID(hearth.PrefixResponse), c.job.req, time.Now())
 	b := hearth.NewBuilder(resp, c.Observe)
@@ -162,14 +189,13 @@ func (c *Compaction) Run(ctx context.Context) ([]hearth.Item, hearth.Usage, erro
 	}
 	text := strings.TrimSpace(summary.String())
 	if text == "" {
-		msg := "The model wrote no summary (only reasoning, or nothing)."
-		if final.Status == hearth.StatusIncomplete {
-			msg = "The model wrote no summary before max_output_tokens ran out; raise it."
+		var wrote []string
+		for _, it := range final.Output {
+			wrote = append(wrote, it.Type)
 		}
-		if runErr != nil {
-			c.e.log.Warn("compaction summary", "error", runErr)
-		}
-		return nil, usage, hearth.ModelError(msg)
+		c.e.log.Warn("compaction: the model wrote no summary; the compaction item carries the conversation's latest items instead",
+			"model", c.job.req.Model, "status", final.Status, "output", wrote, "error", runErr)
+		text, c.Fallback = FallbackSummary(c.replaced), true
 	}
 	payload := sealedCompaction{Summary: text}
 	if c.whole {
@@ -178,4 +204,61 @@ func (c *Compaction) Run(ctx context.Context) ([]hearth.Item, hearth.Usage, erro
 	out := append(c.kept, hearth.Item{Type: hearth.ItemCompaction, ID: hearth.NewID(hearth.PrefixCompaction),
 		EncryptedContent: c.e.sealCompaction(payload)})
 	return out, usage, nil
+}
+
+// FallbackNote opens the summary of a compaction whose model wrote none: what follows
+// it is not a summary but the latest items of the conversation it replaces, verbatim
+// (bounded), which is what a later turn most needs of it.
+const FallbackNote = "[hearth: the model wrote no summary. What follows are the latest items of the conversation this replaces, as they were; earlier ones are left out.]"
+
+// Bounds of a fallback summary: the latest items, each cut to a length, so that it
+// stays well below what compaction was asked to save.
+const (
+	fallbackItems    = 8
+	fallbackItemText = 1000 // characters of one item's text
+)
+
+// FallbackSummary is the summary of a compaction whose model wrote none: FallbackNote,
+// then the last fallbackItems of replaced that show text, one per line as
+// "role: text", "call name(arguments)" or "result: output".
+func FallbackSummary(replaced []hearth.Item) string {
+	var lines []string
+	for i := len(replaced) - 1; i >= 0 && len(lines) < fallbackItems; i-- {
+		it := &replaced[i]
+		var line string
+		switch it.Type {
+		case hearth.ItemMessage:
+			if t := strings.TrimSpace(it.Text()); t != "" {
+				line = it.Role + ": " + cutText(t)
+			}
+		case hearth.ItemFunctionCall, hearth.ItemCustomToolCall:
+			args := it.Arguments
+			if it.Type == hearth.ItemCustomToolCall {
+				args = it.Input
+			}
+			line = "call " + it.Name + "(" + cutText(args) + ")"
+		case hearth.ItemFunctionCallOutput, hearth.ItemCustomToolCallOutput:
+			out := it.Output.Text
+			for _, p := range it.Output.Parts {
+				out += p.Text
+			}
+			if out = strings.TrimSpace(out); out != "" {
+				line = "result: " + cutText(out)
+			}
+		}
+		if line != "" {
+			lines = append(lines, line)
+		}
+	}
+	slices.Reverse(lines)
+	return FallbackNote + "\n\n" + strings.Join(lines, "\n")
+}
+
+// cutText is s cut to fallbackItemText characters, marked when cut.
+func cutText(s string) string {
+	r := []rune(s)
+	if len(r) <= fallbackItemText {
+		return s
+	}
+	return string(r[:fallbackItemText]) + " [...]"
 }

@@ -185,6 +185,22 @@ func ErrUnsupportedArchitecture(name string, info *ModelInfo) *hearth.Error {
 		name, info.Architecture, info.UnsupportedBy))
 }
 
+// EmbeddingOnly reports whether the model makes embeddings and cannot generate: the
+// runtime lists "embedding" and not "completion" among its capabilities.
+func (m *Model) EmbeddingOnly() bool {
+	return m.HasCapability("embedding") && !m.HasCapability("completion")
+}
+
+// CodeModelNotGenerative is the error code of ErrEmbeddingModel.
+const CodeModelNotGenerative = "model_not_generative"
+
+// ErrEmbeddingModel is the refusal of a response (or a compaction) from an embedding
+// model, which has no text to generate: the runtime would fail in the middle of it.
+func ErrEmbeddingModel(name string) *hearth.Error {
+	return hearth.InvalidRequest("model", CodeModelNotGenerative, fmt.Sprintf(
+		"The model %q is an embedding model: it makes vectors, not responses. Use it with POST /v1/embeddings, or choose a model that generates text.", name))
+}
+
 // ErrUnknownMarkup is the refusal of tools for a model whose runtime renderer or parser
 // hearth has no format for (Model.UnknownMarkup).
 func ErrUnknownMarkup(m *Model) *hearth.Error {

@@ -77,6 +77,9 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	if m.Info.UnsupportedBy != "" {
 		return nil, ErrUnsupportedArchitecture(m.Name, m.Info)
 	}
+	if m.EmbeddingOnly() {
+		return nil, ErrEmbeddingModel(m.Name)
+	}
 	if m.UnknownMarkup != "" && len(req.Tools) > 0 {
 		return nil, ErrUnknownMarkup(m)
 	}

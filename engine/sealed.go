@@ -89,13 +89,11 @@ func (e *Engine) openSealedFrom(history, input []hearth.Item, plain int) ([]hear
 			}
 			opened, err := e.openItem(*it)
 			if err != nil {
-				param, what := "previous_response_id", fmt.Sprintf("item %d of the previous response chain", i)
 				if !stored {
-					param = fmt.Sprintf("input[%d].encrypted_content", i)
-					what = "'" + param + "'"
+					return nil, unopenable(fmt.Sprintf("input[%d].encrypted_content", i), err)
 				}
-				return nil, hearth.InvalidRequest(param, CodeInvalidEncryptedContent,
-					fmt.Sprintf("Invalid %s: hearth cannot open this encrypted content: %v.", what, err))
+				return nil, hearth.InvalidRequest("previous_response_id", CodeInvalidEncryptedContent,
+					fmt.Sprintf("Invalid item %d of the previous response chain: hearth cannot open this encrypted content: %v.", i, err))
 			}
 			out[i] = opened
 		}
@@ -113,6 +111,29 @@ func (e *Engine) openSealedFrom(history, input []hearth.Item, plain int) ([]hear
 		return nil, nil, err
 	}
 	return h, in, nil
+}
+
+// CheckSealed refuses items a client stores for later turns (a conversation's items,
+// path names them, e.g. "items") whose sealed content hearth cannot open, as
+// openSealed refuses them in a request's input. Stored, such an item would fail every
+// later turn of the conversation with an error about history the client never sent.
+func (e *Engine) CheckSealed(items []hearth.Item, path string) error {
+	for i := range items {
+		it := &items[i]
+		if it.Type != hearth.ItemCompaction && (it.Type != hearth.ItemReasoning || it.EncryptedContent == "") {
+			continue
+		}
+		if _, err := e.openItem(*it); err != nil {
+			return unopenable(fmt.Sprintf("%s[%d].encrypted_content", path, i), err)
+		}
+	}
+	return nil
+}
+
+// unopenable is the 400 for a client's encrypted_content (at param) hearth cannot open.
+func unopenable(param string, err error) error {
+	return hearth.InvalidRequest(param, CodeInvalidEncryptedContent,
+		fmt.Sprintf("Invalid '%s': hearth cannot open this encrypted content: %v.", param, err))
 }
 
 // openItem returns the item a sealed reasoning or compaction item stands for.

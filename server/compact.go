@@ -12,6 +12,11 @@ import (
 	"hearth/engine"
 )
 
+// HeaderCompactionFallback is "true" on a /v1/responses/compact answer whose model
+// wrote no summary, so that its compaction item carries the conversation's latest
+// items instead (engine.FallbackSummary).
+const HeaderCompactionFallback = "x-hearth-compaction-fallback"
+
 // compactResponse serves POST /v1/responses/compact: decode and validate as a create
 // request, run the prologue (prepare: the chain behind previous_response_id, item
 // references, placement, and the summarising generation; every request problem is
@@ -43,6 +48,11 @@ func (s *Server) compactResponse(c *gin.Context) {
 	if err != nil {
 		s.writeError(c, err)
 		return
+	}
+	if p.compaction.Fallback {
+		// The model wrote no summary: the item carries the latest items instead
+		// (engine.FallbackSummary), and the client may want to know.
+		c.Header(HeaderCompactionFallback, "true")
 	}
 	c.JSON(http.StatusOK, out)
 }

@@ -297,6 +297,10 @@ func (s *Server) createConversation(c *gin.Context) {
 	if !ok {
 		return
 	}
+	if err := s.engine.CheckSealed(req.Items, "items"); err != nil {
+		s.writeError(c, err)
+		return
+	}
 	if err := s.resolveFiles(c.Request.Context(), owner(c), req.Items, "items"); err != nil {
 		s.writeError(c, err)
 		return
@@ -452,6 +456,10 @@ func (s *Server) addConversationItems(c *gin.Context) {
 	}
 	items, ok := readConversationBody(s, c, hearth.DecodeConversationItemsRequest)
 	if !ok {
+		return
+	}
+	if err := s.engine.CheckSealed(items, "items"); err != nil {
+		s.writeError(c, err)
 		return
 	}
 	if err := s.resolveFiles(c.Request.Context(), owner(c), items, "items"); err != nil {

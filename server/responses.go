@@ -59,6 +59,9 @@ func (s *Server) decodeRequest(m *reqMeta, body []byte, decode decoder, ignored 
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := hearth.RequireInput(req, more); err != nil {
+		return nil, nil, err
+	}
 	more, err = s.hostedIgnored(req, more)
 	if err != nil {
 		return nil, nil, err

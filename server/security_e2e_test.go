@@ -269,22 +269,29 @@ func TestRequestShapeE2E(t *testing.T) {
 		t.Errorf("Basic scheme: %d, want 401", st)
 	}
 
-	// x-hearth-ignored: a 100 KB field name, and many names, make a short header.
+	// A 100 KB unknown field name is refused with a short error naming it.
 	huge := strings.Repeat("a", 100<<10)
-	st, h, b = send(t, "POST", srv.URL+"/v1/responses", reqBody(plain, false, `"input":"hi","`+huge+`":1`),
+	st, _, b = send(t, "POST", srv.URL+"/v1/responses", reqBody(plain, false, `"input":"hi","`+huge+`":1`),
 		map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + key})
-	if got := h.Get("x-hearth-ignored"); st != 200 || got != strings.Repeat("a", 64)+"..." {
-		t.Errorf("a 100 KB ignored field: %d, header of %d bytes %.80q", st, len(got), got)
+	if code, param := errCode(b); st != 400 || code != "unknown_parameter" || param != strings.Repeat("a", 64)+"..." || len(b) > 1000 {
+		t.Errorf("a 100 KB unknown field: %d, %d bytes %.200s", st, len(b), b)
+	}
+	// x-hearth-ignored: a 100 KB ignored name, and many names, make a short header.
+	hugeTool := `"tools":[{"type":"acme:` + huge + `"}]`
+	st, h, b = send(t, "POST", srv.URL+"/v1/responses", reqBody(plain, false, `"input":"hi",`+hugeTool),
+		map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + key})
+	if got := h.Get("x-hearth-ignored"); st != 200 || got != ("tools[0]?(acme:" + huge)[:64]+"..." {
+		t.Errorf("a 100 KB ignored tool: %d, header of %d bytes %.80q", st, len(got), got)
 	}
 	var many []string
 	for i := range 40 {
-		many = append(many, fmt.Sprintf(`"unknown_%02d":1`, i))
+		many = append(many, fmt.Sprintf(`{"type":"acme:unknown_%02d"}`, i))
 	}
-	st, h, _ = send(t, "POST", srv.URL+"/v1/responses", reqBody(plain, false, `"input":"hi",`+strings.Join(many, ",")),
+	st, h, _ = send(t, "POST", srv.URL+"/v1/responses", reqBody(plain, false, `"input":"hi","tools":[`+strings.Join(many, ",")+`]`),
 		map[string]string{"Content-Type": "application/json", "Authorization": "Bearer " + key})
 	names := strings.Split(h.Get("x-hearth-ignored"), ", ")
 	if st != 200 || len(names) != 17 || names[16] != "(24 more)" {
-		t.Errorf("40 ignored fields: %d, header %q", st, h.Get("x-hearth-ignored"))
+		t.Errorf("40 ignored tools: %d, header %q", st, h.Get("x-hearth-ignored"))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -425,6 +426,15 @@ func createBody(data []byte, openAI bool) (body []byte, ignored []string, err er
 			ignored = append(ignored, "stream_options")
 		}
 	}
+	// Unknown fields stay ignored (and logged) here, where an HTTP create refuses them:
+	// WebSocket clients (Codex's) send per-connection fields hearth does not model.
+	for k := range fields {
+		if !hearth.KnownRequestField(k) {
+			delete(fields, k)
+			ignored = append(ignored, k)
+		}
+	}
+	sort.Strings(ignored)
 	for _, f := range socketOnlyFields {
 		if _, ok := fields[f]; ok {
 			return nil, nil, hearth.InvalidRequest(f, "unsupported_parameter",

@@ -61,7 +61,6 @@ const (
 	defaultSearchHits   = 10
 	maxSearchHits       = 50
 	maxExpiresDays      = 365
-	maxAttributes       = 16
 	maxQueries          = 16 // queries of one search (hearth's bound)
 )
 
@@ -225,34 +224,10 @@ func parseExpiresAfter(raw json.RawMessage) (int, error) {
 	return e.Days, nil
 }
 
-// checkAttributes checks a file's attributes: at most 16 keys of at most 64 bytes,
-// values strings (at most 512 bytes), numbers or booleans.
+// checkAttributes checks a file's attributes (hearth.CheckAttributes: OpenAI's
+// bounds, shared with metadata).
 func checkAttributes(raw json.RawMessage, param string) error {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	var attrs map[string]any
-	if err := json.Unmarshal(raw, &attrs); err != nil {
-		return hearth.InvalidRequest(param, hearth.CodeInvalidType, "Invalid '"+param+"': expected an object.")
-	}
-	if len(attrs) > maxAttributes {
-		return hearth.InvalidRequest(param, hearth.CodeObjectAboveMaxProperties, fmt.Sprintf("'%s' has %d keys; at most %d.", param, len(attrs), maxAttributes))
-	}
-	for k, v := range attrs {
-		if len(k) > 64 {
-			return hearth.InvalidRequest(param, hearth.CodeInvalidValue, "An attribute's key is at most 64 characters.")
-		}
-		switch v := v.(type) {
-		case string:
-			if len(v) > 512 {
-				return hearth.InvalidRequest(param+"."+k, hearth.CodeStringAboveMaxLength, "An attribute's string is at most 512 characters.")
-			}
-		case float64, bool:
-		default:
-			return hearth.InvalidRequest(param+"."+k, hearth.CodeInvalidType, "An attribute is a string, a number or a boolean.")
-		}
-	}
-	return nil
+	return hearth.CheckAttributes(raw, param)
 }
 
 // embeddingModel picks a new store's embedding model: the one the request names (it
@@ -358,8 +333,8 @@ func (s *Server) createVectorStore(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	if _, err := storage.MetadataJSON(req.Metadata); err != nil {
-		s.writeError(c, hearth.InvalidRequest("metadata", hearth.CodeInvalidType, "Invalid 'metadata': expected an object of strings."))
+	if _, err := hearth.DecodeMetadata(req.Metadata, "metadata"); err != nil {
+		s.writeError(c, err)
 		return
 	}
 	if err := s.storeFileIDs(ctx, who, req.FileIDs, "file_ids"); err != nil {
@@ -491,8 +466,8 @@ func (s *Server) updateVectorStore(c *gin.Context) {
 		u.ExpiresAfterDays = &days
 	}
 	if raw, ok := req["metadata"]; ok {
-		if _, err := storage.MetadataJSON(raw); err != nil {
-			s.writeError(c, hearth.InvalidRequest("metadata", hearth.CodeInvalidType, "Invalid 'metadata': expected an object of strings."))
+		if _, err := hearth.DecodeMetadata(raw, "metadata"); err != nil {
+			s.writeError(c, err)
 			return
 		}
 		u.Metadata = raw
