@@ -349,3 +349,10 @@ func (rl *runLengthReader) Read(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// HoldUnpacking takes n bytes of the overall bound, as a PDF being read does, until
+// release is called: PDFs read meanwhile wait for room. Tests use it to hold a read
+// in progress.
+func HoldUnpacking(ctx context.Context, n int64) (release func(), err error) {
+	return reserveUnpacking(ctx, n)
+}

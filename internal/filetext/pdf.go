@@ -111,7 +111,8 @@ func readPDF(ctx context.Context, data []byte) (res Result, err error) {
 // pdfPages walks the page tree from the catalog, in order, and returns the pages'
 // dictionaries. Each object is visited once: a kid named again (or a cycle) is
 // skipped, so a tree that lists one page many times costs one look-up per entry,
-// and the walk stops with ErrTooComplex past lim's pages or objects.
+// and the walk stops with ErrTooComplex past lim's pages, or past lim's objects
+// visited or kids named.
 func pdfPages(ctx context.Context, xt *model.XRefTable, lim Limits) ([]types.Dict, error) {
 	root, err := xt.Catalog()
 	if err != nil || root == nil {
@@ -123,7 +124,7 @@ func pdfPages(ctx context.Context, xt *model.XRefTable, lim Limits) ([]types.Dic
 	}
 	seen := map[int]bool{} // the objects pushed, so none is visited twice
 	var pages []types.Dict
-	visited := 0
+	visited, entries := 0, 0 // objects visited, and kids named
 	// stack holds the nodes still to visit, the next one last.
 	stack := []types.Object{top}
 	if ir, ok := top.(types.IndirectRef); ok {
@@ -153,6 +154,12 @@ func pdfPages(ctx context.Context, xt *model.XRefTable, lim Limits) ([]types.Dic
 		arr, err := xt.DereferenceArray(kids)
 		if err != nil {
 			continue
+		}
+		// Every entry counts, repeated or not: a tree that names its pages many
+		// more times than it could hold is not a document but a load; one that
+		// repeats a few is read with each page once.
+		if entries += len(arr); entries > lim.PDFObjects {
+			return nil, fmt.Errorf("%w: its page tree has more than %d entries", ErrTooComplex, lim.PDFObjects)
 		}
 		for i := len(arr) - 1; i >= 0; i-- {
 			if ir, ok := arr[i].(types.IndirectRef); ok {
