@@ -217,7 +217,7 @@ func (in *ingester) run(j ingestJob) {
 		}
 		return
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || errors.Is(err, errWithdrawn) {
 		in.log.Info("vector store file withdrawn while it was ingested", "vector_store", j.storeID, "file", j.fileID)
 		return
 	}

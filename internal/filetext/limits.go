@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -132,6 +133,9 @@ var streamStart = regexp.MustCompile(`>>\s*stream\r?\n`)
 var filterEntry = regexp.MustCompile(`/Filter\s*(\[[^\]]*\]|/[A-Za-z0-9]+)`)
 var filterName = regexp.MustCompile(`/([A-Za-z0-9]+)`)
 
+// lengthEntry reads a stream's /Length: a number, or (group 2) a reference.
+var lengthEntry = regexp.MustCompile(`/Length\s+(\d+)(\s+\d+\s+R)?`)
+
 // scanStreams measures every stream of a PDF's bytes through its filters, before a
 // parser decodes any (cross-reference and object streams are decoded while the file
 // is read, whole): together they may unpack to at most limit bytes. A stream whose
@@ -145,17 +149,24 @@ func scanStreams(ctx context.Context, data []byte, limit int64) error {
 		if i := bytes.LastIndex(data[dictStart:loc[0]], []byte(" obj")); i >= 0 {
 			dictStart += i
 		}
-		var names []string
-		if m := filterEntry.FindSubmatch(data[dictStart:loc[0]]); m != nil {
+		dict := data[dictStart:loc[0]]
+		// Without a /Filter of names in reach, the stream is measured as Flate data:
+		// a dictionary padded past the window, or an indirect /Filter, must not hide
+		// one; raw bytes fail the zlib header at once and count nothing.
+		names := []string{"FlateDecode"}
+		if m := filterEntry.FindSubmatch(dict); m != nil {
+			names = names[:0]
 			for _, n := range filterName.FindAllSubmatch(m[1], -1) {
 				names = append(names, string(n[1]))
 			}
-		} else if !bytes.Contains(data[dictStart:loc[0]], []byte("/Filter")) {
-			continue // no filter: its bytes are the file's own
-		} else {
-			names = []string{"FlateDecode"}
 		}
-		n, err := unpackedSize(ctx, data[loc[1]:], names, left)
+		raw := data[loc[1]:]
+		if m := lengthEntry.FindSubmatch(dict); m != nil && len(m[2]) == 0 {
+			if l, err := strconv.Atoi(string(m[1])); err == nil && l >= 0 && l < len(raw) {
+				raw = raw[:l] // a direct /Length; an indirect one leaves the decoders to find the end
+			}
+		}
+		n, err := unpackedSize(ctx, raw, names, left)
 		if err != nil {
 			return err
 		}
@@ -172,7 +183,7 @@ func unpackedSize(ctx context.Context, raw []byte, filters []string, limit int64
 		return 0, nil
 	}
 	var r io.Reader = bytes.NewReader(raw)
-	for _, f := range filters {
+	for i, f := range filters {
 		switch f {
 		case "FlateDecode", "Fl":
 			z, err := zlib.NewReader(r)
@@ -189,6 +200,9 @@ func unpackedSize(ctx context.Context, raw []byte, filters []string, limit int64
 		case "RunLengthDecode", "RL":
 			r = &runLengthReader{r: bufio.NewReader(r)}
 		default:
+			if i == 0 {
+				return 0, nil // an image's data, not unpacked by reading text
+			}
 			goto count
 		}
 	}

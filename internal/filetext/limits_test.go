@@ -156,3 +156,39 @@ func TestMeasurePDF(t *testing.T) {
 	runtime.ReadMemStats(&m)
 	t.Logf("%s: %d bytes, %v, err %v, total alloc %d MiB, heap sys %d MiB", spec, len(pdf), time.Since(start), err, m.TotalAlloc>>20, m.HeapSys>>20)
 }
+
+// Image streams (filters hearth does not decode) count nothing: a PDF of many
+// images is not refused for their bytes.
+func TestReadPDFImagesCountNothing(t *testing.T) {
+	defer SetLimits(SetLimits(Limits{UnpackedBytes: 1 << 20}))
+	objs := []string{"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+		pdftest.FlateStream([]byte("BT (photos) Tj ET"))}
+	img := strings.Repeat("\xff\xd8 jpeg bytes ", 20_000) // about 300 KB each
+	for range 8 {
+		objs = append(objs, fmt.Sprintf("<< /Type /XObject /Subtype /Image /Length %d /Filter /DCTDecode >>\nstream\n%s\nendstream", len(img), img))
+	}
+	got, err := Read("photos.pdf", "", pdftest.Build(objs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Text != "photos" {
+		t.Errorf("text %q", got.Text)
+	}
+}
+
+// A Flate stream whose dictionary pads its /Filter out of the scanner's reach is
+// still measured (as Flate data).
+func TestReadPDFBombFilterOutOfReach(t *testing.T) {
+	z := pdftest.BombStream(128)
+	pad := strings.Repeat("x", 8192)
+	pdf := pdftest.Build([]string{"<< /Type /Catalog /Pages 2 0 R >>",
+		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >>",
+		pdftest.FlateStream([]byte("BT (hello) Tj ET")),
+		fmt.Sprintf("<< /Filter /FlateDecode /Pad (%s) /Length %d >>\nstream\n%s\nendstream", pad, len(z), z)})
+	if _, err := Read("padded.pdf", "", pdf); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("err %v, want ErrTooLarge", err)
+	}
+}
