@@ -96,13 +96,13 @@ type ingester struct {
 
 	mu sync.Mutex
 	// running cancels the files in hand, by store and file.
-	running map[[2]string]context.CancelCauseFunc
+	running map[[2]string]*context.CancelCauseFunc
 }
 
 func newIngester(db ingestStore, embed engine.Embedder, tokens engine.Tokenizer, log *slog.Logger, workers, queue int) *ingester {
 	ctx, stop := context.WithCancel(context.Background())
 	in := &ingester{db: db, embed: embed, tokens: tokens, log: log, queue: make(chan ingestJob, queue), ctx: ctx, stop: stop,
-		running: map[[2]string]context.CancelCauseFunc{}}
+		running: map[[2]string]*context.CancelCauseFunc{}}
 	for range workers {
 		in.wg.Add(1)
 		go in.work()
@@ -144,7 +144,7 @@ func (in *ingester) withdraw(storeID, fileID string) {
 	defer in.mu.Unlock()
 	for k, cancel := range in.running {
 		if k[0] == storeID && (fileID == "" || k[1] == fileID) {
-			cancel(errWithdrawn)
+			(*cancel)(errWithdrawn)
 		}
 	}
 }
@@ -178,12 +178,15 @@ func (in *ingester) run(j ingestJob) {
 	ctx, cancel := context.WithCancelCause(in.ctx)
 	defer cancel(nil)
 	key := [2]string{j.storeID, j.fileID}
+	mine := &cancel // the same file attached again may be in another worker's hands
 	in.mu.Lock()
-	in.running[key] = cancel
+	in.running[key] = mine
 	in.mu.Unlock()
 	defer func() {
 		in.mu.Lock()
-		delete(in.running, key)
+		if in.running[key] == mine {
+			delete(in.running, key)
+		}
 		in.mu.Unlock()
 	}()
 	go in.watch(ctx, cancel, j)
@@ -202,7 +205,7 @@ func (in *ingester) run(j ingestJob) {
 		return
 	case attempts > maxIngestAttempts:
 		in.log.Warn("vector store file: failed after attempts that did not finish", "vector_store", j.storeID, "file", j.fileID, "attempts", attempts-1)
-		in.fail(j, fileErrInvalid, fmt.Sprintf("Ingesting the file was started %d times without finishing or progressing (each attempt ended the server); it is not tried again.", attempts-1))
+		in.fail(j, fileErrInvalid, fmt.Sprintf("Ingesting the file was started %d times without finishing or progressing (the server stopped during each, as a file that exhausts its memory makes it); it is not tried again.", attempts-1))
 		return
 	}
 	code, err := in.ingest(ctx, j, stored)

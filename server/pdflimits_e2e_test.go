@@ -27,7 +27,7 @@ import (
 // the part, after unpacking no more than the per-file bound; nothing runs.
 func TestInputFilePDFBombE2E(t *testing.T) {
 	srv, _, _ := lanHearth(t, server.Config{})
-	plain := testenv.Model(t, scriptmodel.PlainModel)
+	testenv.Model(t, plain)
 	bomb := pdftest.Bomb(1024)
 	before := filetext.Unpacked()
 	code, _, b := call(t, nil, "POST", srv.URL+"/v1/responses", "", reqBody(plain, false, `"input":[`+userWithFile("What does it say?",
@@ -201,7 +201,7 @@ func TestVectorStoreAttemptsUsedUpE2E(t *testing.T) {
 	}
 }
 
-// TestVectorStoreResumeFromProgressE2E: a file of seven batches of chunks, of which a
+// TestVectorStoreResumeFromProgressE2E: a file of five batches of chunks, of which a
 // stopped process stored two (written here straight to the database, as it leaves
 // them, with vectors no embedding gives), is resumed after them: those two batches
 // keep their vectors (they were not embedded again), the rest are embedded, and the
@@ -227,8 +227,8 @@ func TestVectorStoreResumeFromProgressE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	const batch, done = 32, 64
-	if len(texts) <= 6*batch {
-		t.Fatalf("the document is %d chunks, want seven batches", len(texts))
+	if len(texts) <= done+batch {
+		t.Fatalf("the document is %d chunks, want more than two batches after the stored ones", len(texts))
 	}
 	if err := db.CreateFile(ctx, storage.NewFile{ID: "file-long", Owner: who, Filename: "long.txt", Purpose: "assistants", Content: []byte(doc.String())}); err != nil {
 		t.Fatal(err)
