@@ -142,8 +142,11 @@ func (s *Server) readInputFile(ctx context.Context, owner string, p hearth.Conte
 	if err != nil {
 		return p, err
 	}
-	res, err := filetext.Read(name, declared, data)
+	res, err := filetext.ReadContext(ctx, name, declared, data)
 	if err != nil {
+		if ctx.Err() != nil {
+			return p, ctx.Err() // the client left: nobody reads the answer
+		}
 		return p, unreadableFile(at, name, err)
 	}
 	if res.Kind == filetext.Image {
@@ -158,7 +161,10 @@ func (s *Server) readImageFile(ctx context.Context, owner string, p hearth.Conte
 	if err != nil {
 		return p, err
 	}
-	res, err := filetext.Read(name, "", data)
+	res, err := filetext.ReadContext(ctx, name, "", data)
+	if err != nil && ctx.Err() != nil {
+		return p, ctx.Err()
+	}
 	if err == nil && res.Kind != filetext.Image {
 		err = fmt.Errorf("%w: it is not a PNG, JPEG, GIF or WebP image", filetext.ErrUnsupported)
 	}
@@ -188,11 +194,17 @@ func unreadableFile(at, name string, err error) error {
 	switch {
 	case errors.Is(err, filetext.ErrEmpty):
 		code = "empty_file"
-	case errors.Is(err, filetext.ErrCorrupt):
+	case errors.Is(err, filetext.ErrCorrupt), errors.Is(err, filetext.ErrTooComplex):
 		code = "invalid_file"
 	}
 	if name == "" {
 		name = "(unnamed)"
+	}
+	if errors.Is(err, filetext.ErrTooLarge) {
+		// A file within the upload bound that unpacks past what hearth reads: the
+		// file is too large for the server, as its bytes would be.
+		return &hearth.Error{Status: http.StatusRequestEntityTooLarge, Type: hearth.ErrTypeInvalidRequest, Code: "file_too_large", Param: at,
+			Message: fmt.Sprintf("The file '%s' in '%s' cannot be read: %v.", capText(name, 200), at, err)}
 	}
 	return hearth.InvalidRequest(at, code, fmt.Sprintf("The file '%s' in '%s' cannot be read: %v.", capText(name, 200), at, err))
 }

@@ -491,6 +491,7 @@ func (s *Server) deleteVectorStore(c *gin.Context) {
 		s.writeError(c, vectorStoreError(err, id))
 		return
 	}
+	s.withdrawIngestion(id, "")
 	c.JSON(http.StatusOK, hearth.Deleted{ID: id, Object: hearth.ObjectVectorStoreDeleted, Deleted: true})
 }
 
@@ -657,6 +658,7 @@ func (s *Server) detachVectorStoreFile(c *gin.Context) {
 		s.writeError(c, vectorStoreError(err, c.Param("id")))
 		return
 	}
+	s.withdrawIngestion(c.Param("id"), id)
 	c.JSON(http.StatusOK, hearth.Deleted{ID: id, Object: hearth.ObjectVectorStoreFileDeleted, Deleted: true})
 }
 
@@ -958,7 +960,19 @@ func (s *Server) DeleteExpiredVectorStores(ctx context.Context, now time.Time) i
 	case len(ids) > 0:
 		s.log.Info("deleted expired vector stores", "vector_stores", ids)
 	}
+	for _, id := range ids {
+		s.withdrawIngestion(id, "")
+	}
 	return len(ids)
+}
+
+// withdrawIngestion stops the work in hand on a store's file (fileID "": on all its
+// files) that was just deleted or detached, so that reading it ends now; a batch
+// cancelled stops its files within ingestWatchEvery.
+func (s *Server) withdrawIngestion(storeID, fileID string) {
+	if s.ingest != nil {
+		s.ingest.withdraw(storeID, fileID)
+	}
 }
 
 // storeIndex returns the store's index, from the cache when its chunks have not

@@ -179,12 +179,26 @@ type VectorStores interface {
 	// CancelFileBatch cancels the batch's files still in progress.
 	CancelFileBatch(ctx context.Context, owner, storeID, batchID string) (*FileBatch, error)
 
-	// CompleteVectorStoreFile stores the file's chunks and marks it completed, in
-	// one transaction, when it is still in progress (else ErrFinished, or
-	// ErrVectorStoreFileNotFound when it was detached).
+	// StartVectorStoreFileAttempt counts, durably, one more attempt at ingesting a
+	// file in progress before the attempt starts, and returns the attempts counted
+	// since the file last made progress (this one included) and how many of its
+	// chunks are stored already (SaveVectorStoreFileChunks): an attempt that ends the
+	// process stays counted. ErrFinished or ErrVectorStoreFileNotFound like
+	// CompleteVectorStoreFile.
+	StartVectorStoreFileAttempt(ctx context.Context, storeID, fileID string) (attempts, stored int, err error)
+	// SaveVectorStoreFileChunks stores chunks of a file in progress, from index from
+	// on (replacing any there), and clears its attempts: the file made progress, and
+	// a process that is taken up again starts after them. Searches see no chunk of a
+	// file before it completes. ErrFinished or ErrVectorStoreFileNotFound like
+	// CompleteVectorStoreFile.
+	SaveVectorStoreFileChunks(ctx context.Context, storeID, fileID string, from int, chunks []NewChunk) error
+	// CompleteVectorStoreFile stores the file's last chunks (after those
+	// SaveVectorStoreFileChunks stored) and marks it completed, in one transaction,
+	// when it is still in progress (else ErrFinished, or ErrVectorStoreFileNotFound
+	// when it was detached). Its usage counts all its chunks.
 	CompleteVectorStoreFile(ctx context.Context, storeID, fileID string, chunks []NewChunk) error
 	// FailVectorStoreFile marks a file in progress failed (with code and message) or
-	// cancelled, like CompleteVectorStoreFile.
+	// cancelled, like CompleteVectorStoreFile, and drops the chunks it stored.
 	FailVectorStoreFile(ctx context.Context, storeID, fileID, status, code, message string) error
 	// InProgressVectorStoreFiles lists every owner's files still in progress, oldest
 	// first: the work a restarted process takes up again.

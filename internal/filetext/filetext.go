@@ -7,6 +7,7 @@ package filetext
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"mime"
@@ -66,6 +67,12 @@ var htmlExtensions = map[string]bool{"html": true, "htm": true, "xhtml": true}
 // extension helps classify it; it may be empty), declared its declared media type ("" when
 // none was given: a data URL's, say).
 func Read(name, declared string, data []byte) (Result, error) {
+	return ReadContext(context.Background(), name, declared, data)
+}
+
+// ReadContext is Read that gives up when ctx ends (a client gone, a store deleted),
+// returning context.Cause(ctx), and within the bounds of the current Limits.
+func ReadContext(ctx context.Context, name, declared string, data []byte) (Result, error) {
 	if len(data) == 0 {
 		return Result{}, ErrEmpty
 	}
@@ -74,7 +81,7 @@ func Read(name, declared string, data []byte) (Result, error) {
 	sniffed, _, _ := mime.ParseMediaType(http.DetectContentType(data))
 	switch {
 	case bytes.HasPrefix(data, []byte("%PDF-")) || ext == "pdf" || declared == "application/pdf":
-		return readPDF(data)
+		return readPDF(ctx, data)
 	case strings.HasPrefix(sniffed, "image/") && imageTypes[sniffed]:
 		return Result{Kind: Image, MIME: sniffed, Source: "image"}, nil
 	case strings.HasPrefix(sniffed, "image/") || strings.HasPrefix(sniffed, "audio/") || strings.HasPrefix(sniffed, "video/") ||

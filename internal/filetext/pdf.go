@@ -2,15 +2,16 @@ package filetext
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"unicode"
 	"unicode/utf16"
 
-	"github.com/pdfcpu/pdfcpu/pkg/api"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu"
 	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/model"
+	"github.com/pdfcpu/pdfcpu/pkg/pdfcpu/types"
 )
 
 func init() {
@@ -20,41 +21,74 @@ func init() {
 }
 
 // readPDF extracts a PDF's text: pdfcpu parses the file (cross references, object
-// streams, filters, encryption without a user password) and hands over each page's
-// content stream; the text operators of those streams are read here (pdfText). Text
-// drawn with fonts whose codes are not characters (CID fonts read only through a
-// ToUnicode map) is not recovered: such a PDF, like a scanned one, is ErrNoText.
-func readPDF(data []byte) (res Result, err error) {
+// streams, filters, encryption without a user password); the page tree is walked here
+// and each page's content streams are read by pdfText. Text drawn with fonts whose
+// codes are not characters (CID fonts read only through a ToUnicode map) is not
+// recovered: such a PDF, like a scanned one, is ErrNoText.
+//
+// A PDF is a program for unpacking: a megabyte of Flate data can stand for
+// gigabytes, and a page tree can name one page a hundred thousand times. pdfcpu
+// unpacks every stream it decodes whole, in memory, so what it may unpack is measured
+// first (limits.go): every stream of the file, through its filters, counted to a
+// discarding writer that stops at the file's bound, before pdfcpu reads it; each
+// page's content again, before it is decoded. The page tree is walked once, each
+// object visited at most once, under bounds of pages and objects, and all of it
+// under a deadline and the caller's context.
+func readPDF(ctx context.Context, data []byte) (res Result, err error) {
 	defer func() {
 		// A damaged file must be one file's error, never the server's panic.
 		if r := recover(); r != nil {
 			res, err = Result{}, fmt.Errorf("%w: the PDF cannot be parsed (%v)", ErrCorrupt, r)
 		}
 	}()
+	lim := currentLimits()
+	release, err := reserveUnpacking(ctx, lim.UnpackedBytes)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	ctx, cancel := context.WithTimeoutCause(ctx, lim.ParseTime, errParseTime)
+	defer cancel()
+	defer func() {
+		// Past the deadline, whatever failed failed because of it.
+		if err != nil && context.Cause(ctx) == errParseTime {
+			res, err = Result{}, fmt.Errorf("%w: reading the PDF took longer than %s", ErrTooComplex, lim.ParseTime)
+		}
+	}()
+	if err := scanStreams(ctx, data, lim.UnpackedBytes); err != nil {
+		return Result{}, err
+	}
 	conf := model.NewDefaultConfiguration()
 	conf.ValidationMode = model.ValidationRelaxed
 	conf.Cmd = model.EXTRACTCONTENT
-	ctx, err := api.ReadValidateAndOptimize(bytes.NewReader(data), conf)
+	conf.Optimize = false
+	pctx, err := pdfcpu.ReadWithContext(ctx, bytes.NewReader(data), conf)
 	if err != nil {
+		if ctx.Err() != nil {
+			return Result{}, context.Cause(ctx)
+		}
 		return Result{}, fmt.Errorf("%w: the PDF cannot be read (%s)", ErrCorrupt, firstLine(err.Error()))
 	}
-	if ctx.PageCount == 0 {
+	pageDicts, err := pdfPages(ctx, pctx.XRefTable, lim)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(pageDicts) == 0 {
 		return Result{}, fmt.Errorf("%w: the PDF has no pages", ErrCorrupt)
 	}
 	var pages []string
 	empty := 0 // pages without a content stream: blank, or lost in a damaged file
-	for page := 1; page <= ctx.PageCount; page++ {
-		r, err := pdfcpu.ExtractPageContent(ctx, page)
+	left := lim.UnpackedBytes
+	for i, d := range pageDicts {
+		stream, err := pageContent(ctx, pctx.XRefTable, d, &left)
 		if err != nil {
-			return Result{}, fmt.Errorf("%w: page %d cannot be read (%s)", ErrCorrupt, page, firstLine(err.Error()))
-		}
-		if r == nil {
-			empty++
-			continue
-		}
-		stream, err := io.ReadAll(r)
-		if err != nil {
-			return Result{}, fmt.Errorf("%w: page %d cannot be read (%s)", ErrCorrupt, page, firstLine(err.Error()))
+			if ctx.Err() != nil {
+				return Result{}, context.Cause(ctx)
+			}
+			if errors.Is(err, ErrTooLarge) {
+				return Result{}, err
+			}
+			return Result{}, fmt.Errorf("%w: page %d cannot be read (%s)", ErrCorrupt, i+1, firstLine(err.Error()))
 		}
 		if len(bytes.TrimSpace(stream)) == 0 {
 			empty++
@@ -65,13 +99,134 @@ func readPDF(data []byte) (res Result, err error) {
 		}
 	}
 	text := strings.Join(pages, "\n\n")
-	if empty == ctx.PageCount {
+	if empty == len(pageDicts) {
 		return Result{}, fmt.Errorf("%w: none of its %d pages has content (a truncated or damaged file, or blank pages)", ErrCorrupt, empty)
 	}
 	if !readable(text) {
 		return Result{}, fmt.Errorf("%w: the PDF holds no text layer hearth can read (a scan, or fonts without a Unicode map)", ErrNoText)
 	}
 	return Result{Kind: Text, Text: text, Source: "pdf"}, nil
+}
+
+// pdfPages walks the page tree from the catalog, in order, and returns the pages'
+// dictionaries. Each object is visited once: a kid named again (or a cycle) is
+// skipped, so a tree that lists one page many times costs one look-up per entry,
+// and the walk stops with ErrTooComplex past lim's pages, or past lim's objects
+// visited or kids named.
+func pdfPages(ctx context.Context, xt *model.XRefTable, lim Limits) ([]types.Dict, error) {
+	root, err := xt.Catalog()
+	if err != nil || root == nil {
+		return nil, fmt.Errorf("%w: the PDF has no catalog", ErrCorrupt)
+	}
+	top, ok := root.Find("Pages")
+	if !ok {
+		return nil, fmt.Errorf("%w: the PDF has no page tree", ErrCorrupt)
+	}
+	seen := map[int]bool{} // the objects pushed, so none is visited twice
+	var pages []types.Dict
+	visited, entries := 0, 0 // objects visited, and kids named
+	// stack holds the nodes still to visit, the next one last.
+	stack := []types.Object{top}
+	if ir, ok := top.(types.IndirectRef); ok {
+		seen[ir.ObjectNumber.Value()] = true
+	}
+	for len(stack) > 0 {
+		o := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if visited++; visited > lim.PDFObjects {
+			return nil, fmt.Errorf("%w: its page tree has more than %d objects", ErrTooComplex, lim.PDFObjects)
+		}
+		if visited%1024 == 0 && ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		d, err := xt.DereferenceDict(o)
+		if err != nil || d == nil {
+			continue // a damaged node: its pages are lost, like a damaged page's text
+		}
+		kids, hasKids := d.Find("Kids")
+		if t := d.Type(); (t != nil && *t == "Page") || (t == nil && !hasKids) {
+			if len(pages) == lim.PDFPages {
+				return nil, fmt.Errorf("%w: it has more than %d pages", ErrTooComplex, lim.PDFPages)
+			}
+			pages = append(pages, d)
+			continue
+		}
+		arr, err := xt.DereferenceArray(kids)
+		if err != nil {
+			continue
+		}
+		// Every entry counts, repeated or not: a tree that names its pages many
+		// more times than it could hold is not a document but a load; one that
+		// repeats a few is read with each page once.
+		if entries += len(arr); entries > lim.PDFObjects {
+			return nil, fmt.Errorf("%w: its page tree has more than %d entries", ErrTooComplex, lim.PDFObjects)
+		}
+		for i := len(arr) - 1; i >= 0; i-- {
+			if ir, ok := arr[i].(types.IndirectRef); ok {
+				if seen[ir.ObjectNumber.Value()] {
+					continue
+				}
+				seen[ir.ObjectNumber.Value()] = true
+			}
+			if len(stack) == lim.PDFObjects {
+				return nil, fmt.Errorf("%w: its page tree has more than %d objects", ErrTooComplex, lim.PDFObjects)
+			}
+			stack = append(stack, arr[i])
+		}
+	}
+	return pages, nil
+}
+
+// pageContent returns a page's content, its streams measured against left (the
+// bytes the file's pages may still unpack) before each is decoded.
+func pageContent(ctx context.Context, xt *model.XRefTable, d types.Dict, left *int64) ([]byte, error) {
+	o, ok := d.Find("Contents")
+	if !ok || o == nil {
+		return nil, nil
+	}
+	o, err := xt.Dereference(o)
+	if err != nil || o == nil {
+		return nil, err
+	}
+	var streams []types.Object
+	switch o := o.(type) {
+	case types.StreamDict:
+		streams = []types.Object{o}
+	case types.Array:
+		streams = o
+	default:
+		return nil, nil
+	}
+	var out []byte
+	for _, s := range streams {
+		if s == nil {
+			continue
+		}
+		sd, _, err := xt.DereferenceStreamDict(s)
+		if err != nil {
+			return nil, err
+		}
+		if sd == nil {
+			continue
+		}
+		var names []string
+		for _, f := range sd.FilterPipeline {
+			names = append(names, f.Name)
+		}
+		n, err := unpackedSize(ctx, sd.Raw, names, *left)
+		if err != nil {
+			return nil, err
+		}
+		*left -= n
+		if err := sd.Decode(); err != nil && !strings.HasPrefix(err.Error(), "flate: corrupt input before offset") {
+			// A stream cut short keeps what was decoded of it, as pdfcpu's relaxed
+			// reading does; any other failure is the page's.
+			return nil, err
+		}
+		out = append(out, sd.Content...)
+		out = append(out, '\n')
+	}
+	return out, nil
 }
 
 func firstLine(s string) string {
@@ -193,9 +348,15 @@ type pdfOp string
 // pdfLexer reads the tokens of a content stream: numbers (float64), strings (string,
 // decoded), arrays ([]any), names and dictionaries (skipped as nil), and operators.
 type pdfLexer struct {
-	src []byte
-	pos int
+	src   []byte
+	pos   int
+	depth int // arrays open
 }
+
+// maxArrayDepth bounds nested arrays: each level is a call of next, and a content
+// stream of '[' alone would otherwise recurse past the goroutine's stack limit (a
+// fatal error, not a panic). Deeper brackets are read as if absent.
+const maxArrayDepth = 32
 
 func isPDFSpace(c byte) bool {
 	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' || c == 0
@@ -235,8 +396,13 @@ func (l *pdfLexer) next() (any, bool) {
 	case c == '<':
 		l.pos++
 		return decodePDFString(l.hex()), true
+	case c == '[' && l.depth >= maxArrayDepth:
+		l.pos++
+		return nil, true
 	case c == '[':
 		l.pos++
+		l.depth++
+		defer func() { l.depth-- }()
 		var arr []any
 		for {
 			l.skipSpace()

@@ -59,7 +59,7 @@ func attachFiles(ctx context.Context, tx pgx.Tx, owner, storeID, batchID string,
 			ON CONFLICT (store_id, file_id) DO UPDATE SET batch_id = excluded.batch_id, status = 'in_progress',
 				error_code = '', error_message = '', attributes = excluded.attributes,
 				chunk_max_tokens = excluded.chunk_max_tokens, chunk_overlap_tokens = excluded.chunk_overlap_tokens,
-				usage_bytes = 0`,
+				usage_bytes = 0, attempts = 0`,
 			storeID, f.FileID, batchID, attrs, f.Chunking.MaxTokens, f.Chunking.OverlapTokens, now.UnixMilli()); err != nil {
 			return err
 		}
@@ -395,24 +395,79 @@ func finishFile(ctx context.Context, tx pgx.Tx, storeID, fileID string) error {
 	return storage.CheckInProgress(status)
 }
 
-// CompleteVectorStoreFile stores the file's chunks and marks it completed.
+// StartVectorStoreFileAttempt counts one more attempt at a file in progress.
+func (db *DB) StartVectorStoreFileAttempt(ctx context.Context, storeID, fileID string) (attempts, stored int, err error) {
+	err = db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		if err := finishFile(ctx, tx, storeID, fileID); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `UPDATE vector_store_files SET attempts = attempts + 1
+			WHERE store_id = $1 AND file_id = $2 RETURNING attempts`, storeID, fileID).Scan(&attempts); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT COUNT(*) FROM vector_store_chunks WHERE store_id = $1 AND file_id = $2`,
+			storeID, fileID).Scan(&stored)
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("storage: start vector store file %s/%s: %w", storeID, fileID, err)
+	}
+	return attempts, stored, nil
+}
+
+// insertChunks stores chunks of a file from index from on, replacing any there (a
+// replica that resumed the same file may have stored them first).
+func insertChunks(ctx context.Context, tx pgx.Tx, storeID, fileID string, from int, chunks []storage.NewChunk) error {
+	if len(chunks) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM vector_store_chunks WHERE store_id = $1 AND file_id = $2 AND idx >= $3 AND idx < $4`,
+		storeID, fileID, from, from+len(chunks)); err != nil {
+		return err
+	}
+	rows := make([][]any, len(chunks))
+	for i, c := range chunks {
+		rows[i] = []any{storeID, fileID, from + i, c.Text, storage.EncodeVector(c.Vector)}
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"vector_store_chunks"},
+		[]string{"store_id", "file_id", "idx", "text", "vector"}, pgx.CopyFromRows(rows))
+	return err
+}
+
+// SaveVectorStoreFileChunks stores chunks of a file in progress: its progress.
+func (db *DB) SaveVectorStoreFileChunks(ctx context.Context, storeID, fileID string, from int, chunks []storage.NewChunk) error {
+	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
+		if err := finishFile(ctx, tx, storeID, fileID); err != nil {
+			return err
+		}
+		if err := insertChunks(ctx, tx, storeID, fileID, from, chunks); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE vector_store_files SET attempts = 0 WHERE store_id = $1 AND file_id = $2`, storeID, fileID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("storage: save vector store file chunks %s/%s: %w", storeID, fileID, err)
+	}
+	return nil
+}
+
+// CompleteVectorStoreFile stores the file's last chunks and marks it completed.
 func (db *DB) CompleteVectorStoreFile(ctx context.Context, storeID, fileID string, chunks []storage.NewChunk) error {
 	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		if err := finishFile(ctx, tx, storeID, fileID); err != nil {
 			return err
 		}
-		var usage int64
-		rows := make([][]any, len(chunks))
-		for i, c := range chunks {
-			rows[i] = []any{storeID, fileID, i, c.Text, storage.EncodeVector(c.Vector)}
-			usage += int64(len(c.Text))
-		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"vector_store_chunks"},
-			[]string{"store_id", "file_id", "idx", "text", "vector"}, pgx.CopyFromRows(rows)); err != nil {
+		var stored int
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM vector_store_chunks WHERE store_id = $1 AND file_id = $2`,
+			storeID, fileID).Scan(&stored); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE vector_store_files SET status = 'completed', usage_bytes = $1
-			WHERE store_id = $2 AND file_id = $3`, usage, storeID, fileID)
+		if err := insertChunks(ctx, tx, storeID, fileID, stored, chunks); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE vector_store_files SET status = 'completed',
+			usage_bytes = (SELECT COALESCE(SUM(octet_length(text)), 0) FROM vector_store_chunks WHERE store_id = $1 AND file_id = $2)
+			WHERE store_id = $1 AND file_id = $2`, storeID, fileID)
 		if err != nil {
 			return err
 		}
@@ -431,6 +486,9 @@ func (db *DB) FailVectorStoreFile(ctx context.Context, storeID, fileID, status, 
 	}
 	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		if err := finishFile(ctx, tx, storeID, fileID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM vector_store_chunks WHERE store_id = $1 AND file_id = $2`, storeID, fileID); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, `UPDATE vector_store_files SET status = $1, error_code = $2, error_message = $3

@@ -58,7 +58,7 @@ func attachFiles(ctx context.Context, tx *sql.Tx, owner, storeID, batchID string
 			ON CONFLICT (store_id, file_id) DO UPDATE SET batch_id = excluded.batch_id, status = 'in_progress',
 				error_code = '', error_message = '', attributes = excluded.attributes,
 				chunk_max_tokens = excluded.chunk_max_tokens, chunk_overlap_tokens = excluded.chunk_overlap_tokens,
-				usage_bytes = 0`,
+				usage_bytes = 0, attempts = 0`,
 			storeID, f.FileID, batchID, attrs, f.Chunking.MaxTokens, f.Chunking.OverlapTokens, now.UnixMilli()); err != nil {
 			return err
 		}
@@ -393,26 +393,75 @@ func finishFile(ctx context.Context, tx *sql.Tx, storeID, fileID string) error {
 	return storage.CheckInProgress(status)
 }
 
-// CompleteVectorStoreFile stores the file's chunks and marks it completed.
+// StartVectorStoreFileAttempt counts one more attempt at a file in progress.
+func (db *DB) StartVectorStoreFileAttempt(ctx context.Context, storeID, fileID string) (attempts, stored int, err error) {
+	err = db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := finishFile(ctx, tx, storeID, fileID); err != nil {
+			return err
+		}
+		if err := tx.QueryRowContext(ctx, `UPDATE vector_store_files SET attempts = attempts + 1
+			WHERE store_id = ? AND file_id = ? RETURNING attempts`, storeID, fileID).Scan(&attempts); err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM vector_store_chunks WHERE store_id = ? AND file_id = ?`,
+			storeID, fileID).Scan(&stored)
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("storage: start vector store file %s/%s: %w", storeID, fileID, err)
+	}
+	return attempts, stored, nil
+}
+
+// insertChunks stores chunks of a file from index from on.
+func insertChunks(ctx context.Context, tx *sql.Tx, storeID, fileID string, from int, chunks []storage.NewChunk) error {
+	stmt, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO vector_store_chunks (store_id, file_id, idx, text, vector) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for i, c := range chunks {
+		if _, err := stmt.ExecContext(ctx, storeID, fileID, from+i, c.Text, storage.EncodeVector(c.Vector)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SaveVectorStoreFileChunks stores chunks of a file in progress: its progress.
+func (db *DB) SaveVectorStoreFileChunks(ctx context.Context, storeID, fileID string, from int, chunks []storage.NewChunk) error {
+	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if err := finishFile(ctx, tx, storeID, fileID); err != nil {
+			return err
+		}
+		if err := insertChunks(ctx, tx, storeID, fileID, from, chunks); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE vector_store_files SET attempts = 0 WHERE store_id = ? AND file_id = ?`, storeID, fileID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("storage: save vector store file chunks %s/%s: %w", storeID, fileID, err)
+	}
+	return nil
+}
+
+// CompleteVectorStoreFile stores the file's last chunks and marks it completed.
 func (db *DB) CompleteVectorStoreFile(ctx context.Context, storeID, fileID string, chunks []storage.NewChunk) error {
 	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := finishFile(ctx, tx, storeID, fileID); err != nil {
 			return err
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO vector_store_chunks (store_id, file_id, idx, text, vector) VALUES (?, ?, ?, ?, ?)`)
-		if err != nil {
+		var stored int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM vector_store_chunks WHERE store_id = ? AND file_id = ?`,
+			storeID, fileID).Scan(&stored); err != nil {
 			return err
 		}
-		defer stmt.Close()
-		var usage int64
-		for i, c := range chunks {
-			if _, err := stmt.ExecContext(ctx, storeID, fileID, i, c.Text, storage.EncodeVector(c.Vector)); err != nil {
-				return err
-			}
-			usage += int64(len(c.Text))
+		if err := insertChunks(ctx, tx, storeID, fileID, stored, chunks); err != nil {
+			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE vector_store_files SET status = 'completed', usage_bytes = ?
-			WHERE store_id = ? AND file_id = ?`, usage, storeID, fileID)
+		_, err := tx.ExecContext(ctx, `UPDATE vector_store_files SET status = 'completed',
+			usage_bytes = (SELECT COALESCE(SUM(LENGTH(CAST(text AS BLOB))), 0) FROM vector_store_chunks WHERE store_id = ? AND file_id = ?)
+			WHERE store_id = ? AND file_id = ?`, storeID, fileID, storeID, fileID)
 		if err != nil {
 			return err
 		}
@@ -431,6 +480,9 @@ func (db *DB) FailVectorStoreFile(ctx context.Context, storeID, fileID, status, 
 	}
 	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if err := finishFile(ctx, tx, storeID, fileID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM vector_store_chunks WHERE store_id = ? AND file_id = ?`, storeID, fileID); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `UPDATE vector_store_files SET status = ?, error_code = ?, error_message = ?

@@ -73,6 +73,7 @@ var suite = []struct {
 	{"vectorstores", tests(
 		"VectorStores", testVectorStores,
 		"ExpiredVectorStores", testExpiredVectorStores,
+		"VectorStoreFileProgress", testVectorStoreFileProgress,
 	)},
 	{"keys", tests(
 		"KeyLifecycle", testKeyLifecycle,

@@ -390,3 +390,90 @@ func testExpiredVectorStores(t *testing.T, open Opener) {
 		t.Errorf("three days on: deleted %v, %v", ids, err)
 	}
 }
+
+// A file's ingestion keeps its progress: attempts are counted before each starts
+// and cleared by progress, chunks saved in progress are invisible to searches until
+// the file completes, completing appends after them, and failing, or attaching the
+// file again, drops them.
+func testVectorStoreFileProgress(t *testing.T, open Opener) {
+	ctx := context.Background()
+	db := open(t)
+	alice := storage.OwnerOf("alice")
+	for _, id := range []string{"file-a", "file-b"} {
+		if err := db.CreateFile(ctx, storage.NewFile{ID: id, Owner: alice, Filename: id + ".txt", Purpose: "assistants", Content: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.CreateVectorStore(ctx, storage.NewVectorStore{ID: "vs-1", Owner: alice, Model: "embed",
+		Files: []storage.NewVectorStoreFile{{FileID: "file-a"}, {FileID: "file-b"}}}); err != nil {
+		t.Fatal(err)
+	}
+	chunk := func(text string) storage.NewChunk { return storage.NewChunk{Text: text, Vector: []float32{1, 0}} }
+	start := func(fileID string, wantAttempts, wantStored int) {
+		t.Helper()
+		attempts, stored, err := db.StartVectorStoreFileAttempt(ctx, "vs-1", fileID)
+		if err != nil || attempts != wantAttempts || stored != wantStored {
+			t.Fatalf("start %s: attempts %d stored %d %v, want %d and %d", fileID, attempts, stored, err, wantAttempts, wantStored)
+		}
+	}
+	start("file-a", 1, 0)
+	start("file-a", 2, 0) // the first attempt ended the process: it stays counted
+	if err := db.SaveVectorStoreFileChunks(ctx, "vs-1", "file-a", 0, []storage.NewChunk{chunk("one"), chunk("two")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.VectorStoreChunks(ctx, alice, "vs-1"); err != nil || len(got) != 0 {
+		t.Fatalf("chunks of a file in progress are searched: %+v %v", got, err)
+	}
+	start("file-a", 1, 2) // progress cleared the attempts
+	if err := db.SaveVectorStoreFileChunks(ctx, "vs-1", "file-a", 2, []storage.NewChunk{chunk("three")}); err != nil {
+		t.Fatal(err)
+	}
+	// A batch saved again (two processes on one file) replaces, not duplicates.
+	if err := db.SaveVectorStoreFileChunks(ctx, "vs-1", "file-a", 2, []storage.NewChunk{chunk("three")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CompleteVectorStoreFile(ctx, "vs-1", "file-a", []storage.NewChunk{chunk("four")}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.VectorStoreChunks(ctx, alice, "vs-1")
+	if err != nil || len(got) != 4 {
+		t.Fatalf("chunks: %+v %v", got, err)
+	}
+	for i, want := range []string{"one", "two", "three", "four"} {
+		if got[i].Index != i || got[i].Text != want {
+			t.Errorf("chunk %d: %+v, want %q", i, got[i], want)
+		}
+	}
+	if s, _ := db.GetVectorStore(ctx, alice, "vs-1"); s.UsageBytes != int64(len("onetwothreefour")) {
+		t.Errorf("usage %d counts all the file's chunks", s.UsageBytes)
+	}
+	if _, _, err := db.StartVectorStoreFileAttempt(ctx, "vs-1", "file-a"); !errors.Is(err, storage.ErrFinished) {
+		t.Errorf("start a completed file: %v", err)
+	}
+	if err := db.SaveVectorStoreFileChunks(ctx, "vs-1", "file-a", 4, []storage.NewChunk{chunk("late")}); !errors.Is(err, storage.ErrFinished) {
+		t.Errorf("save chunks of a completed file: %v", err)
+	}
+	if _, _, err := db.StartVectorStoreFileAttempt(ctx, "vs-1", "file-x"); !errors.Is(err, storage.ErrVectorStoreFileNotFound) {
+		t.Errorf("start a file never attached: %v", err)
+	}
+
+	// Failing drops what was saved; attaching again starts from nothing.
+	start("file-b", 1, 0)
+	if err := db.SaveVectorStoreFileChunks(ctx, "vs-1", "file-b", 0, []storage.NewChunk{chunk("b1")}); err != nil {
+		t.Fatal(err)
+	}
+	start("file-b", 1, 1)
+	if err := db.FailVectorStoreFile(ctx, "vs-1", "file-b", storage.FileFailed, "invalid_file", "bad"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AttachVectorStoreFiles(ctx, alice, "vs-1", "", []storage.NewVectorStoreFile{{FileID: "file-b"}}); err != nil {
+		t.Fatal(err)
+	}
+	start("file-b", 1, 0)
+	if err := db.CompleteVectorStoreFile(ctx, "vs-1", "file-b", []storage.NewChunk{chunk("b-new")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.VectorStoreChunks(ctx, alice, "vs-1"); len(got) != 5 || got[4].Text != "b-new" || got[4].Index != 0 {
+		t.Errorf("chunks after file-b again: %+v", got)
+	}
+}
