@@ -9,6 +9,7 @@ import (
 
 	"hearth/engine"
 	"hearth/internal/filetext"
+	"hearth/internal/scrub"
 	"hearth/internal/textchunk"
 	"hearth/storage"
 )
@@ -174,7 +175,7 @@ func (in *ingester) read(j ingestJob) ([]storage.NewChunk, string, error) {
 			return nil, "", ctx.Err()
 		}
 		in.log.Warn("vector store file: counting its tokens failed", "file", j.fileID, "model", j.model, "err", err)
-		return nil, fileErrServer, fmt.Errorf("Counting the file's tokens with %s failed: %v", j.model, err)
+		return nil, fileErrServer, fmt.Errorf("Counting the file's tokens with %s failed: %s", j.model, scrub.HostDetails(err.Error()))
 	}
 	if len(texts) == 0 {
 		return nil, fileErrInvalid, fmt.Errorf("%s: %v.", f.Filename, filetext.ErrNoText)
@@ -192,7 +193,9 @@ func (in *ingester) read(j ingestJob) ([]storage.NewChunk, string, error) {
 				code = fileErrInvalid
 			}
 			in.log.Warn("vector store file: embedding failed", "file", j.fileID, "model", j.model, "err", err)
-			return nil, code, fmt.Errorf("Embedding the file's chunks with %s failed: %v", j.model, err)
+			// last_error is the client's to read: without the runtime's addresses and
+			// paths, which the log above keeps.
+			return nil, code, fmt.Errorf("Embedding the file's chunks with %s failed: %s", j.model, scrub.HostDetails(err.Error()))
 		}
 		if len(out.Vectors) != len(batch) {
 			return nil, fileErrServer, fmt.Errorf("The embedding model %s answered %d vectors for %d chunks.", j.model, len(out.Vectors), len(batch))
