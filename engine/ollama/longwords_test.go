@@ -1,6 +1,7 @@
 package ollama
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -66,5 +67,29 @@ func TestLongWordIsUnknown(t *testing.T) {
 	ids, _ := tok.t.Encode(tok.bound("the "+word), false)
 	if unk := tok.t.Vocabulary().Encode("[UNK]"); len(ids) != 2 || ids[1] != unk {
 		t.Errorf("the long word is %v, want [the, [UNK]=%d]", ids, unk)
+	}
+}
+
+// BenchmarkLongWord: counting one word of 1,000, 4,000 and 8,000 characters with the
+// script embedding model's WordPiece tokenizer, as Ollama's runner tokenizes it
+// ("raw") and as hearth now gives it ("bounded"). Run the raw ones once each:
+//
+//	go test -run '^$' -bench 'LongWord' -benchtime 1x ./engine/ollama
+func BenchmarkLongWord(b *testing.B) {
+	e := scriptmodel.NewEmbedder(scriptmodel.DefaultEmbedWords)
+	wp := tokenizer.NewWordPiece(&tokenizer.Vocabulary{Values: e.Vocabulary()}, true)
+	tok := newOllamaTokenizer(wp, true)
+	for _, n := range []int{1000, 4000, 8000} {
+		word := strings.Repeat("xyzzy", n/5)
+		b.Run(fmt.Sprintf("raw/%d", n), func(b *testing.B) {
+			for range b.N {
+				wp.Encode(word, false)
+			}
+		})
+		b.Run(fmt.Sprintf("bounded/%d", n), func(b *testing.B) {
+			for range b.N {
+				tok.count(word)
+			}
+		})
 	}
 }
