@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"hearth"
+	"hearth/internal/scrub"
 )
 
 // Server-side compaction (context_management): a request that asks for it and whose
@@ -91,7 +92,7 @@ func (j *Job) runCompaction(ctx context.Context, b *hearth.Builder, pc *pendingC
 		}
 		var herr *hearth.Error
 		if !errors.As(err, &herr) {
-			herr = hearth.ServerError(err.Error())
+			herr = hearth.ServerError(scrub.HostDetails(err.Error()))
 		}
 		b.Fail(herr, &usage)
 		return nil, err
@@ -110,7 +111,7 @@ func (j *Job) runCompaction(ctx context.Context, b *hearth.Builder, pc *pendingC
 	if err != nil {
 		var herr *hearth.Error
 		if !errors.As(err, &herr) {
-			herr = hearth.ServerError(err.Error())
+			herr = hearth.ServerError(scrub.HostDetails(err.Error()))
 		}
 		b.Fail(herr, nil)
 		return nil, err

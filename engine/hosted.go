@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"hearth"
+	"hearth/internal/scrub"
 	"hearth/toolgrammar"
 )
 
@@ -279,7 +280,7 @@ func (j *Job) complete(ctx context.Context, b *hearth.Builder, usage hearth.Usag
 	if err != nil {
 		var herr *hearth.Error
 		if !errors.As(err, &herr) {
-			herr = hearth.ServerError(err.Error())
+			herr = hearth.ServerError(scrub.HostDetails(err.Error()))
 		}
 		b.Fail(herr, &total)
 		return err
@@ -337,6 +338,6 @@ func (j *Job) hostedFailed(ctx context.Context, b *hearth.Builder, err error) er
 		b.Incomplete(IncompleteClientDisconnected, usage)
 		return ctx.Err()
 	}
-	b.Fail(hearth.ServerError(err.Error()), &usage)
+	b.Fail(hearth.ServerError(scrub.HostDetails(err.Error())), &usage)
 	return err
 }

@@ -19,6 +19,7 @@ import (
 	"hearth"
 	"hearth/engine"
 	"hearth/internal/attrfilter"
+	"hearth/internal/scrub"
 )
 
 // Stores is what a file search reaches: the caller's vector stores (the server's, in
@@ -205,7 +206,9 @@ func (c *call) End(ctx context.Context, b *hearth.Builder, arguments string) (bo
 	}
 	if err != nil {
 		p.k.log.Warn("file search failed", "error", err)
-		return true, b.EndFileSearchCall(p.shown(nil), nil, "Error: the search failed: "+err.Error(), true)
+		// The model (and the client, in the item) read why without the runtime's
+		// addresses and paths; the log keeps them.
+		return true, b.EndFileSearchCall(p.shown(nil), nil, "Error: the search failed: "+scrub.HostDetails(err.Error()), true)
 	}
 	p.k.log.Info("file search", "stores", len(p.tool.VectorStoreIDs), "results", len(found))
 	return true, b.EndFileSearchCall(p.shown(found), found, Render(found), false)

@@ -15,6 +15,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/internal/scrub"
 )
 
 // POST /v1/embeddings (OpenAI's shapes), answered by hearth itself rather than passed
@@ -150,6 +151,9 @@ func (s *Server) createEmbeddings(c *gin.Context) {
 	c.Header(HeaderRuntime, adm.runtime())
 	res, err := embedder.Embed(adm.placed(ctx), &engine.EmbedRequest{Model: req.Model, Input: req.Input, Dimensions: req.Dimensions})
 	if err != nil {
+		// The client reads the error without the runtime's addresses and paths; the
+		// log keeps them.
+		s.log.Warn("embeddings failed", "model", capText(req.Model, maxLoggedModel), "error", err)
 		s.writeError(c, embedError(err, req.Model))
 		return
 	}
@@ -184,7 +188,7 @@ func embedError(err error, model string) error {
 	case errors.As(err, &se) && (se.StatusCode >= 400 && se.StatusCode < 500 || se.StatusCode == http.StatusNotImplemented):
 		// 501 is a refusal too: Ollama 0.30 and later answer it for a generation model,
 		// whose llama-server they start without embeddings.
-		return hearth.InvalidRequest("model", hearth.CodeInvalidValue, fmt.Sprintf("The model '%s' cannot embed: %s.", capText(model, maxLoggedModel), se.Message))
+		return hearth.InvalidRequest("model", hearth.CodeInvalidValue, fmt.Sprintf("The model '%s' cannot embed: %s.", capText(model, maxLoggedModel), scrub.HostDetails(se.Message)))
 	case errors.As(err, &se) && se.Message != "":
 		// The runtime's own failure (a model it cannot load), said as a generation's is.
 		return engine.RuntimeFailure(se.Message)

@@ -45,6 +45,13 @@ func (s *Server) SearchVectorStores(ctx context.Context, owner string, q hearth.
 	if s.db == nil {
 		return nil, errors.New("vector stores need a database")
 	}
+	for _, query := range q.Queries {
+		// The model's query: the model reads why it was refused, and may search
+		// again with a shorter one.
+		if he := queryTooLong("query", query); he != nil {
+			return nil, errors.New(he.Message)
+		}
+	}
 	req := searchRequest{Queries: q.Queries, Max: q.MaxNumResults, Threshold: -1}
 	if req.Max <= 0 {
 		req.Max = defaultSearchHits

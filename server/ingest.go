@@ -10,6 +10,7 @@ import (
 
 	"hearth/engine"
 	"hearth/internal/filetext"
+	"hearth/internal/scrub"
 	"hearth/internal/textchunk"
 	"hearth/storage"
 )
@@ -272,7 +273,7 @@ func (in *ingester) ingest(ctx context.Context, j ingestJob, stored int) (string
 			return "", ctx.Err()
 		}
 		in.log.Warn("vector store file: counting its tokens failed", "file", j.fileID, "model", j.model, "err", err)
-		return fileErrServer, fmt.Errorf("Counting the file's tokens with %s failed: %v", j.model, err)
+		return fileErrServer, fmt.Errorf("Counting the file's tokens with %s failed: %s", j.model, scrub.HostDetails(err.Error()))
 	}
 	if len(texts) == 0 {
 		return fileErrInvalid, fmt.Errorf("%s: %v.", f.Filename, filetext.ErrNoText)
@@ -298,7 +299,9 @@ func (in *ingester) ingest(ctx context.Context, j ingestJob, stored int) (string
 				code = fileErrInvalid
 			}
 			in.log.Warn("vector store file: embedding failed", "file", j.fileID, "model", j.model, "err", err)
-			return code, fmt.Errorf("Embedding the file's chunks with %s failed: %v", j.model, err)
+			// last_error is the client's to read: without the runtime's addresses and
+			// paths, which the log above keeps.
+			return code, fmt.Errorf("Embedding the file's chunks with %s failed: %s", j.model, scrub.HostDetails(err.Error()))
 		}
 		if len(out.Vectors) != len(batch) {
 			return fileErrServer, fmt.Errorf("The embedding model %s answered %d vectors for %d chunks.", j.model, len(out.Vectors), len(batch))

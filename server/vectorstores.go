@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/singleflight"
@@ -62,7 +63,22 @@ const (
 	maxSearchHits       = 50
 	maxExpiresDays      = 365
 	maxQueries          = 16 // queries of one search (hearth's bound)
+	// maxQueryChars bounds one query string, in characters, checked before any
+	// tokenizer runs: within it a query never reaches the 8,192 tokens OpenAI
+	// documents as its embedding models' input limit (a token is at least a
+	// character), and its embedding takes a bounded time.
+	maxQueryChars = 8192
 )
+
+// queryTooLong is the error of a query string over maxQueryChars (nil for one within).
+func queryTooLong(param, query string) *hearth.Error {
+	n := utf8.RuneCountInString(query)
+	if n <= maxQueryChars {
+		return nil
+	}
+	return hearth.InvalidRequest(param, hearth.CodeStringAboveMaxLength,
+		fmt.Sprintf("Invalid '%s': %d characters; a search query is at most %d.", param, n, maxQueryChars))
+}
 
 // vectorStoreError maps storage's errors to the API's 404s.
 func vectorStoreError(err error, id string) error {
@@ -805,6 +821,13 @@ func decodeSearch(c *gin.Context) (searchRequest, error) {
 				p = fmt.Sprintf("query[%d]", i)
 			}
 			return req, hearth.InvalidRequest(p, hearth.CodeEmptyString, "Invalid '"+p+"': an empty query finds nothing.")
+		}
+		if q[0] != '[' {
+			if err := queryTooLong("query", s); err != nil {
+				return req, err
+			}
+		} else if err := queryTooLong(fmt.Sprintf("query[%d]", i), s); err != nil {
+			return req, err
 		}
 	}
 	if raw.MaxNumResults != nil {

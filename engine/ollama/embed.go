@@ -30,7 +30,10 @@ func (s seam) Embed(ctx context.Context, req *engine.EmbedRequest) (*engine.Embe
 		return nil, fmt.Errorf("%w: %q", engine.ErrModelNotFound, req.Model)
 	}
 	truncate := req.Truncate
-	resp, err := c.Embed(ctx, &api.EmbedRequest{Model: req.Model, Input: req.Input, Truncate: &truncate, Dimensions: req.Dimensions})
+	// No word longer than the model's tokenizer should look at (see boundWords):
+	// the runner's tokenizer would take hours over a long enough one.
+	input := s.tok.bounded(ctx, s.c, req.Model, req.Input)
+	resp, err := c.Embed(ctx, &api.EmbedRequest{Model: req.Model, Input: input, Truncate: &truncate, Dimensions: req.Dimensions})
 	if err != nil {
 		var se api.StatusError
 		if errors.As(err, &se) && se.StatusCode == http.StatusNotFound {

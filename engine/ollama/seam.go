@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -312,8 +313,21 @@ func statusError(err error) error {
 	if strings.Contains(msg, inputTooLong) {
 		out.Err = engine.ErrInputTooLong
 	}
+	if out.StatusCode < 500 && runnerFault.MatchString(msg) {
+		// Ollama's embed handler answers any error without a status of its own as a
+		// 400, its runner's dying mid-request included: that is the runtime's fault,
+		// not the request's.
+		out.StatusCode = http.StatusBadGateway
+	}
 	return out
 }
+
+// runnerFault matches the errors of Ollama's server with its runner: a connection
+// that failed (Go's net words: refused, reset, closed, EOF before the answer, a
+// deadline) or an answer it could not read.
+var runnerFault = regexp.MustCompile(`(?i)do embedding request|error reading embed response|unmarshal tokenize response|unexpected server status|` +
+	`connection refused|connection reset|broken pipe|use of closed network connection|: EOF$|unexpected EOF|i/o timeout|` +
+	`server not responding|runner process (has )?(terminated|no longer running)`)
 
 // inputTooLong is how Ollama's runner refuses a prompt longer than num_ctx when
 // truncate is false (its errorInputTooLong, sent as a 400).

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"slices"
 	"sync"
 
 	"github.com/ollama/ollama/api"
+	fsggml "github.com/ollama/ollama/fs/ggml"
 	"github.com/ollama/ollama/llama"
 	ollamamodel "github.com/ollama/ollama/model"
 	"github.com/ollama/ollama/server"
@@ -38,6 +41,10 @@ var _ engine.Tokenizer = seam{}
 // concurrent use.
 type tokenCounter interface {
 	count(text string) (int, error)
+	// bound is text as the tokenizer, and the runtime's tokenizer of the same
+	// model, may be given it: for a WordPiece tokenizer, without words longer than
+	// MaxWordChars (see boundWords).
+	bound(text string) string
 }
 
 // tokenizers finds and keeps the tokenizers of the models CountTokens is asked about.
@@ -63,6 +70,10 @@ func (s seam) CountTokens(ctx context.Context, name string, texts []string) ([]i
 	}
 	out := make([]int, len(texts))
 	for i, t := range texts {
+		// A client that left, or an ingestion stopped, counts no further.
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if out[i], err = tok.count(t); err != nil {
 			return nil, fmt.Errorf("counting the tokens of %s: %w", name, err)
 		}
@@ -78,6 +89,9 @@ func (t *tokenizers) find(ctx context.Context, c Client, name string) (tokenCoun
 		}
 		return t.keep(m.ModelPath, func() (tokenCounter, error) { return fileTokenizer(m.ModelPath) })
 	}
+	// Asked on every embedding (see bounded), /api/show is asked once per model
+	// version for a tokenizer too: one the runtime's model info cannot give is kept
+	// as that answer.
 	show, err := c.Show(ctx, &api.ShowRequest{Model: name})
 	if err != nil {
 		return nil, showError(err, name)
@@ -87,9 +101,42 @@ func (t *tokenizers) find(ctx context.Context, c Client, name string) (tokenCoun
 		if err != nil {
 			return nil, showError(err, name)
 		}
-		return wordPieceOf(show.ModelInfo)
+		tok, err := wordPieceOf(show.ModelInfo)
+		if errors.Is(err, engine.ErrNoTokenizer) {
+			return noTokenizer{err}, nil
+		}
+		return tok, err
 	})
 }
+
+// bounded is texts as the runtime may be given them to embed for model name: bound
+// by the model's tokenizer (the same texts when none needs it, or none is known).
+func (t *tokenizers) bounded(ctx context.Context, c Client, name string, texts []string) []string {
+	tok, err := t.find(ctx, c, name)
+	if err != nil {
+		return texts
+	}
+	var out []string
+	for i, s := range texts {
+		if b := tok.bound(s); b != s || out != nil {
+			if out == nil {
+				out = slices.Clone(texts[:i])
+			}
+			out = append(out, b)
+		}
+	}
+	if out == nil {
+		return texts
+	}
+	return out
+}
+
+// noTokenizer is a model whose tokens the runtime cannot count (err wraps
+// engine.ErrNoTokenizer).
+type noTokenizer struct{ err error }
+
+func (n noTokenizer) count(string) (int, error) { return 0, n.err }
+func (n noTokenizer) bound(text string) string  { return text }
 
 // keep returns the tokenizer kept under key, making it first if need be. Making one
 // reads a file or a vocabulary of tens of thousands of tokens: under the lock, so two
@@ -117,11 +164,32 @@ func showError(err error, name string) error {
 }
 
 // ollamaTokenizer is a tokenizer of Ollama's engine.
-type ollamaTokenizer struct{ t tokenizer.Tokenizer }
+type ollamaTokenizer struct {
+	t tokenizer.Tokenizer
+	// wordPiece: t is a WordPiece tokenizer, given no word over MaxWordChars; those
+	// are unknown, a word t reads as [UNK] ("" for none: they are cut).
+	wordPiece bool
+	unknown   string
+}
+
+func newOllamaTokenizer(t tokenizer.Tokenizer, wordPiece bool) ollamaTokenizer {
+	o := ollamaTokenizer{t: t, wordPiece: wordPiece}
+	if wordPiece {
+		o.unknown = unknownWordOf(t)
+	}
+	return o
+}
 
 func (o ollamaTokenizer) count(text string) (int, error) {
-	ids, err := o.t.Encode(text, false)
+	ids, err := o.t.Encode(o.bound(text), false)
 	return len(ids), err
+}
+
+func (o ollamaTokenizer) bound(text string) string {
+	if !o.wordPiece {
+		return text
+	}
+	return boundWords(text, o.unknown)
 }
 
 // llamaVocab is llama.cpp's tokenizer of a model's vocabulary; llama.cpp's model is
@@ -139,17 +207,36 @@ func (l *llamaVocab) count(text string) (int, error) {
 	return len(ids), err
 }
 
+// bound gives llama.cpp's tokenizers any text: its WordPiece looks up no piece longer
+// than the vocabulary's longest token, which keeps a long word's time linear.
+func (l *llamaVocab) bound(text string) string { return text }
+
 // fileTokenizer is the tokenizer of the model file at path, as the runtime would
 // choose it.
 func fileTokenizer(path string) (tokenCounter, error) {
 	if t, err := ollamamodel.NewTextProcessor(path); err == nil {
-		return ollamaTokenizer{t}, nil
+		return newOllamaTokenizer(t, fileTokenizerModel(path) == "bert"), nil
 	}
 	m, err := llama.LoadModelFromFile(path, llama.ModelParams{VocabOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", engine.ErrNoTokenizer, err)
 	}
 	return &llamaVocab{m: m}, nil
+}
+
+// fileTokenizerModel is the model file's tokenizer.ggml.model ("bert" for WordPiece),
+// "" when it cannot be read.
+func fileTokenizerModel(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	meta, err := fsggml.Decode(f, 0)
+	if err != nil {
+		return ""
+	}
+	return meta.KV().String("tokenizer.ggml.model")
 }
 
 // wordPieceOf is the WordPiece tokenizer of a model's /api/show model info, as
@@ -170,5 +257,5 @@ func wordPieceOf(info map[string]any) (tokenCounter, error) {
 	if len(values) == 0 {
 		return nil, fmt.Errorf("%w: the runtime's model info has no vocabulary", engine.ErrNoTokenizer)
 	}
-	return ollamaTokenizer{tokenizer.NewWordPiece(&tokenizer.Vocabulary{Values: values}, true)}, nil
+	return newOllamaTokenizer(tokenizer.NewWordPiece(&tokenizer.Vocabulary{Values: values}, true), true), nil
 }

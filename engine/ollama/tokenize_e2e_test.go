@@ -95,3 +95,41 @@ func TestChunkPiecesAddUpE2E(t *testing.T) {
 		}
 	}
 }
+
+// TestLongWordE2E: a word of 8,000 characters counts as one token, the [UNK] BERT's
+// WordPiece makes of a word over 100 characters, through both seams' tokenizers, and
+// the runtime embeds it as that [UNK]: hearth hands the runtime's tokenizer, whose time
+// is cubic in a word's length, no such word.
+func TestLongWordE2E(t *testing.T) {
+	rt := testenv.Runtime(t)
+	e := testenv.Embedder(t)
+	word := strings.Repeat("xyzzy", 1600)
+	texts := []string{word, "the kettle " + word + " ships."}
+	seams := map[string]engine.Runtime{"runtime's": rt.Seam(), "over /api/show": ollama.DrainingSeam(rt.Client)}
+	for name, s := range seams {
+		got, err := s.(engine.Tokenizer).CountTokens(context.Background(), scriptmodel.EmbedModel, texts)
+		if err != nil || got[0] != 1 || got[1] != 5 {
+			t.Errorf("%s: counts %v (%v), want [1 5]", name, got, err)
+		}
+		res, err := s.(engine.Embedder).Embed(context.Background(), &engine.EmbedRequest{Model: scriptmodel.EmbedModel, Input: texts})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		embed, framing := e.Embed, 0
+		if testenv.RunsLlamaServer(t) {
+			embed, framing = e.EmbedFramed, 2
+		}
+		if res.PromptTokens != 6+2*framing {
+			t.Errorf("%s: embedded %d tokens, want %d", name, res.PromptTokens, 6+2*framing)
+		}
+		for i, text := range texts {
+			want := embed(strings.ReplaceAll(text, word, "\U00010330"))
+			for j := range want {
+				if d := res.Vectors[i][j] - want[j]; d > 1e-4 || d < -1e-4 {
+					t.Errorf("%s: input %d is not embedded with the long word as [UNK]", name, i)
+					break
+				}
+			}
+		}
+	}
+}
