@@ -23,7 +23,7 @@ require (
 	github.com/containerd/console v1.0.3 // indirect
 	github.com/erikgeiser/coninput v0.0.0-20211004153227-1c3628e74d0f // indirect
 	github.com/google/jsonschema-go v0.4.3 // indirect
-	github.com/hhrutter/lzw v1.0.0 // indirect
+	github.com/hhrutter/lzw v1.0.0
 	github.com/hhrutter/pkcs7 v0.2.0 // indirect
 	github.com/hhrutter/tiff v1.0.2 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
