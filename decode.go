@@ -1184,9 +1184,9 @@ func decodePromptCacheOptions(raw json.RawMessage, path string) (*PromptCacheOpt
 // DecodeMetadata decodes and checks metadata at path wherever hearth stores it
 // (responses, conversations, vector stores): an object of at most 16 string values,
 // keys of at most 64 characters, values of at most 512, as OpenAI bounds it. Anything
-// else is a 400 naming the field (path, or path.key). null is no metadata.
+// else is a 400 naming the field (path, or path.key). null, or nothing, is no metadata.
 func DecodeMetadata(raw json.RawMessage, path string) (map[string]string, error) {
-	if kindOf(raw) == kindNull {
+	if len(raw) == 0 || kindOf(raw) == kindNull {
 		return nil, nil
 	}
 	return decodeMetadata(raw, path)

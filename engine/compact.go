@@ -124,9 +124,6 @@ func (e *Engine) PrepareCompaction(ctx context.Context, req *hearth.CreateRespon
 		FrequencyPenalty: req.FrequencyPenalty,
 		Reasoning:        req.Reasoning,
 		Truncation:       cmp.Or(req.Truncation, hearth.TruncationAuto),
-		// No tools are offered, and a call the model opens all the same ends its
-		// output there rather than running on: the summary is text.
-		ToolChoice: hearth.ToolChoice{Mode: hearth.ToolChoiceNone},
 	}
 	// Not Prepare: its input holds compaction items opened into messages, so the
 	// calls they stood for can no longer be seen; the window was checked above.

@@ -78,20 +78,34 @@ func TestCompactionKeeps(t *testing.T) {
 	}
 }
 
-// TestCompactionNoSummary: a model that only reasons, or writes nothing, leaves
-// nothing to seal: a model_error rather than an empty summary.
+// TestCompactionNoSummary: a model that only reasons, only calls a tool it was not
+// offered, or writes nothing, does not fail the compaction: the item carries
+// FallbackNote and the latest items it replaces, and Fallback says so.
 func TestCompactionNoSummary(t *testing.T) {
-	for _, write := range [][]string{{"<think>", "hmm", "</think>"}, nil} {
+	for _, write := range [][]string{
+		{"<think>", "hmm", "</think>"},
+		append([]string{"<think>", "hmm", "</think>", "<tool_call>"}, bytesOf(`{"name": "get_weather", "arguments": {"city": "Paris"}}`)...),
+		nil,
+	} {
 		rt := &fakeRuntime{show: qwenShow(), write: func(string, json.RawMessage) []string { return write }}
-		c, err := New(rt, DefaultFormats(), nil).PrepareCompaction(context.Background(),
-			decodeCompact(t, `{"model":"m","input":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`), nil)
+		e := New(rt, DefaultFormats(), nil)
+		c, err := e.PrepareCompaction(context.Background(),
+			decodeCompact(t, `{"model":"m","input":[{"role":"user","content":"a"},{"role":"assistant","content":"ok"},`+
+				`{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"done"},`+
+				`{"role":"user","content":"b"}]}`), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _, err = c.Run(context.Background())
-		var he *hearth.Error
-		if !errors.As(err, &he) || he.Code != hearth.CodeModelError || !strings.Contains(he.Message, "no summary") {
-			t.Errorf("model writes %q: %v", write, err)
+		output, _, err := c.Run(context.Background())
+		if err != nil || !c.Fallback {
+			t.Fatalf("model writes %q: %v, fallback %v", write, err, c.Fallback)
+		}
+		plain, err := e.Seal.Open(seal.Compaction, output[len(output)-1].EncryptedContent)
+		var p struct{ Summary string }
+		json.Unmarshal(plain, &p)
+		want := FallbackNote + "\n\nuser: a\nassistant: ok\ncall f({})\nresult: done"
+		if err != nil || p.Summary != want {
+			t.Errorf("model writes %q: summary %q, want %q (%v)", write, p.Summary, want, err)
 		}
 	}
 }
