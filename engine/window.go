@@ -266,7 +266,11 @@ func (j *Job) fieldOverWindow(f *promptFit) (string, int) {
 	}
 	for i, it := range j.req.Input {
 		for k, p := range it.Content {
-			consider(fmt.Sprintf("input[%d].content[%d]", i, k), p.Text)
+			text := p.Text
+			if file, ok := p.FileText(); ok {
+				text = file
+			}
+			consider(fmt.Sprintf("input[%d].content[%d]", i, k), text)
 		}
 		consider(fmt.Sprintf("input[%d].output", i), it.Output.Text)
 		for k, p := range it.Output.Parts {

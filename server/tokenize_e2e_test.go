@@ -36,7 +36,7 @@ func TestTokenizerRunsE2E(t *testing.T) {
 		switch code {
 		case http.StatusOK:
 			var r hearth.Response
-			if err := json.Unmarshal(b, &r); err != nil || r.Status != hearth.StatusCompleted || messageText(&r) != want {
+			if err := json.Unmarshal(b, &r); err != nil || r.Status != hearth.StatusCompleted || scriptText(&r) != want {
 				t.Errorf("%s: 200 but not the completed script: %.300s", label, b)
 			}
 		case http.StatusBadRequest:
@@ -76,6 +76,12 @@ func TestTokenizerRunsE2E(t *testing.T) {
 			}
 		}
 	}
+	// 3 MB of text cannot fit a window of 4096 tokens: refused, and cheaply (the time
+	// is logged, not asserted).
+	start := time.Now()
+	ok("3 MB of words", `{"model":"`+m+`","input":`+str(strings.Repeat("lorem ipsum ", 3<<20/12))+`}`, "input")
+	t.Logf("3 MB of words answered in %v", time.Since(start))
+
 	// A run the window holds is tokenized by the runner and answered.
 	ok("a run that fits", `{"model":"`+m+`","input":"hi","instructions":`+str(strings.Repeat(`"`, 3000))+`}`, "instructions")
 
@@ -124,13 +130,13 @@ func TestTokenizerRunsE2E(t *testing.T) {
 		}
 	}
 	r := createJSON(t, srv, reqBody(m, false, `"input":"hi"`))
-	if r.Status != hearth.StatusCompleted || messageText(r) != want {
+	if r.Status != hearth.StatusCompleted || scriptText(r) != want {
 		t.Errorf("after the runner died: %s %+v", r.Status, r.Error)
 	}
 }
 
-// messageText is the text of r's messages.
-func messageText(r *hearth.Response) string {
+// scriptText is the text of r's messages.
+func scriptText(r *hearth.Response) string {
 	var sb strings.Builder
 	for _, it := range r.Output {
 		if it.Type == "message" {

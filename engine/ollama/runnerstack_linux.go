@@ -18,11 +18,12 @@ func raiseRunnerStack() (restart bool) {
 	if err := syscall.Getrlimit(syscall.RLIMIT_STACK, &r); err != nil {
 		return false
 	}
+	const unlimited = ^uint64(0) // RLIM_INFINITY
 	want := uint64(runnerStack)
-	if r.Max != syscall.RLIM_INFINITY && r.Max < want {
+	if r.Max != unlimited && r.Max < want {
 		want = r.Max
 	}
-	if r.Cur == want || (r.Cur != syscall.RLIM_INFINITY && r.Cur > want) {
+	if r.Cur == want || (r.Cur != unlimited && r.Cur > want) {
 		return false
 	}
 	r.Cur = want
