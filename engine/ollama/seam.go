@@ -246,6 +246,8 @@ func runnerDied(err error) bool {
 		"llama runner process no longer running",
 		"an error was encountered while running the model",
 		"llama runner process has terminated",
+		// The runtime's health check of a runner that died as the request came.
+		"health resp:",
 	} {
 		if strings.Contains(se.Message, m) {
 			return true
