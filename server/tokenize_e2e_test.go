@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"syscall"
@@ -113,6 +114,25 @@ func TestTokenizerRunsE2E(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+
+	if !testenv.External() {
+		// The runners hearth starts have 1 GiB thread stacks: a prompt of 60,000 `"`
+		// sent raw through the /api passthrough (no token bound there) is tokenized
+		// without killing the runner (an 8 MiB stack overflows at about 27,000).
+		code, _, b := call(t, nil, "POST", srv.URL+"/api/generate", "",
+			`{"model":"`+m+`","raw":true,"stream":false,"prompt":`+str(strings.Repeat(`"`, 60_000))+`,"options":{"num_predict":1}}`)
+		if code >= 500 {
+			t.Errorf("a raw prompt of 60,000 quotes: %d %.300s", code, b)
+		}
+		for _, pid := range testenv.RunnerPIDs(true) {
+			limits, _ := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+			for _, line := range strings.Split(string(limits), "\n") {
+				if f := strings.Fields(line); len(f) > 4 && f[0] == "Max" && f[1] == "stack" && f[3] != "1073741824" {
+					t.Errorf("runner %d: %s", pid, line)
+				}
+			}
+		}
+	}
 
 	// A runner that died (killed here, as a crash would) costs a request that had
 	// nothing from it yet nothing: it is retried on a new runner.
