@@ -16,8 +16,9 @@ package ollama
 // memory; a deep recursion is what touches them.
 
 // runnerStack is the thread stack size of a model runner: at ~300 bytes per character
-// of recursion, runs of about 3.5 million characters, more than hearth's token bound
-// lets reach a runner for windows up to 128k tokens of the vocabularies it knows.
+// of recursion, runs of about 3.5 million characters. The token bound (engine
+// TokenBound) keeps runs longer than window x the vocabulary's longest run from the
+// runner; this covers what it lets through for common windows and vocabularies.
 const runnerStack = 1 << 30
 
 // runnerStackEnv marks a runner that already started again with its stack raised, so
