@@ -136,6 +136,9 @@ type ModelInfo struct {
 	ContextLength int
 	// NumCtx is the model's configured context window, 0 when it sets none.
 	NumCtx int
+	// Tokens bounds the model's token counts from its vocabulary (tokenbound.go);
+	// nil when the runtime does not say what the vocabulary is.
+	Tokens *TokenBound
 	// Stop are the model's own stop strings.
 	Stop []string
 	// Prompt renders conversations into this model's prompt text, exactly as the

@@ -65,6 +65,10 @@ type promptFit struct {
 	reserve int
 	// exact remembers the last exact count, to estimate others by their length.
 	exactTokens, exactBytes int
+	// bound is the model's token bound (nil when unknown); atLeast is set when the
+	// last refusal's count came from it, a lower bound rather than a count.
+	bound   *TokenBound
+	atLeast bool
 }
 
 // fits reports whether prompt (with images) fits, and the exact token count when it was
@@ -77,8 +81,16 @@ type promptFit struct {
 // in the KV cache, where the real request finds it again, so the count costs about one
 // decoded token. A prompt longer than the window is refused by the runtime itself.
 func (f *promptFit) fits(ctx context.Context, prompt string, images [][]byte) (bool, int, error) {
+	f.atLeast = false
 	if len(images) == 0 && len(prompt)+2+f.reserve <= f.window {
 		return true, 0, nil
+	}
+	// A prompt the vocabulary alone shows to be too long never reaches a tokenizer:
+	// the runtime's tokenizer is C++ that a long run of punctuation can crash, and
+	// megabytes of text cost it seconds before it refuses them.
+	if n := f.bound.Min(prompt); n+f.reserve > f.window {
+		f.atLeast = true
+		return false, n, nil
 	}
 	n, tooLong, err := f.count(ctx, prompt, images)
 	if err != nil {
@@ -174,7 +186,7 @@ func (c *Conversation) withoutTurns(turns [][2]int) *Conversation {
 // disabled (the default) a prompt that does not fit is a 400 context_length_exceeded,
 // the code clients such as Codex react to by compacting.
 func (j *Job) fitWindow(ctx context.Context, render func(*Conversation) (string, error)) error {
-	f := &promptFit{e: j.e, gen: j.gen, window: j.window, reserve: 1}
+	f := &promptFit{e: j.e, gen: j.gen, window: j.window, reserve: 1, bound: j.Model.Info.Tokens}
 	if j.req.MaxOutputTokens != nil {
 		f.reserve = *j.req.MaxOutputTokens
 	}
@@ -184,7 +196,10 @@ func (j *Job) fitWindow(ctx context.Context, render func(*Conversation) (string,
 	}
 	tooLong := func(tokens int, truncated bool) error {
 		what := fmt.Sprintf("The input (%d tokens)", tokens)
-		if tokens > j.window {
+		switch {
+		case f.atLeast && tokens <= j.window:
+			what = fmt.Sprintf("The input (at least %d tokens)", tokens)
+		case tokens > j.window:
 			what = fmt.Sprintf("The input (more than %d tokens)", j.window)
 		}
 		budget := ""
@@ -196,8 +211,14 @@ func (j *Job) fitWindow(ctx context.Context, render func(*Conversation) (string,
 			what += " after dropping every earlier turn"
 			hint = "Shorten the last turn or the instructions, or lower max_output_tokens."
 		}
-		return hearth.ContextLengthExceeded(fmt.Sprintf("%s%s exceeds the context window of model '%s' (%d tokens). %s",
+		err := hearth.ContextLengthExceeded(fmt.Sprintf("%s%s exceeds the context window of model '%s' (%d tokens). %s",
 			what, budget, j.Model.Name, j.window, hint))
+		if field, n := j.fieldOverWindow(f); field != "" {
+			err.Param = field
+			err.Message = fmt.Sprintf("'%s' alone is at least %d tokens: it cannot fit the context window of model '%s' (%d tokens). %s",
+				field, n, j.Model.Name, j.window, hint)
+		}
+		return err
 	}
 	if j.req.Truncation != hearth.TruncationAuto {
 		return tooLong(n, false)
@@ -224,6 +245,40 @@ func (j *Job) fitWindow(ctx context.Context, render func(*Conversation) (string,
 		}
 	}
 	return tooLong(n, true)
+}
+
+// fieldOverWindow names the field of the request that alone cannot fit the window by
+// the model's token bound (the largest such), so that the 400 says which text to
+// shorten; "" when none does (the input as a whole is too long) or the bound is unknown.
+func (j *Job) fieldOverWindow(f *promptFit) (string, int) {
+	if f.bound == nil {
+		return "", 0
+	}
+	best, most := "", 0
+	consider := func(field, text string) {
+		if n := f.bound.Min(text); n+f.reserve > f.window && n > most {
+			best, most = field, n
+		}
+	}
+	consider("instructions", j.req.Instructions)
+	for i, t := range j.req.Tools {
+		consider(fmt.Sprintf("tools[%d].description", i), t.Description)
+	}
+	for i, it := range j.req.Input {
+		for k, p := range it.Content {
+			text := p.Text
+			if file, ok := p.FileText(); ok {
+				text = file
+			}
+			consider(fmt.Sprintf("input[%d].content[%d]", i, k), text)
+		}
+		consider(fmt.Sprintf("input[%d].output", i), it.Output.Text)
+		for k, p := range it.Output.Parts {
+			consider(fmt.Sprintf("input[%d].output[%d]", i, k), p.Text)
+		}
+		consider(fmt.Sprintf("input[%d].arguments", i), it.Arguments)
+	}
+	return best, most
 }
 
 // promptCache is a token sequence hearth left in one of the runtime's KV cache slots

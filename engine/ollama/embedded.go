@@ -39,12 +39,20 @@ func RunRunner(args []string) error {
 		return runGrammarWorker()
 	}
 	dieWithParent()
+	// Before any thread of the runner exists: see runnerstack.go.
+	restart := raiseRunnerStack()
 	if err := cpubuild.ExecRunner(os.Args); err != nil {
 		// A forced variant that is missing, or one that would not start: the built-in
 		// kernels are slower but right.
 		slog.Warn("cpu kernels: using the ones built into this binary", "error", err)
 	} else {
 		slog.Info("cpu kernels", "runner", cpubuild.Selected().Summary())
+	}
+	if restart {
+		// The built-in kernels: this binary again, with the raised stack.
+		if err := restartSelf(); err != nil {
+			slog.Warn("runner: could not start again with a larger stack", "error", err)
+		}
 	}
 	return runner.Execute(args)
 }

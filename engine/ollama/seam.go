@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -31,7 +33,8 @@ type Client interface {
 func Seam(c Client) engine.Runtime { return newSeam(c, false, false) }
 
 func newSeam(c Client, drain, embedded bool) seam {
-	return seam{c: c, drain: drain, embedded: embedded, lp: &logprobsGate{}, tok: newTokenizers(embedded)}
+	return seam{c: c, drain: drain, embedded: embedded, lp: &logprobsGate{}, tok: newTokenizers(embedded),
+		bounds: &tokenBounds{kept: map[string]*engine.TokenBound{}}}
 }
 
 // Seam is the engine's runtime seam over this runtime. Over an external runtime it
@@ -81,6 +84,8 @@ type seam struct {
 	lp *logprobsGate
 	// tok keeps the tokenizers of the models whose tokens were counted (tokenize.go).
 	tok *tokenizers
+	// bounds keeps the token bounds of the models looked up (tokenbound.go).
+	bounds *tokenBounds
 }
 
 // drainLimit bounds how long a left generation is read in the background: past it the
@@ -126,6 +131,7 @@ func (s seam) Model(ctx context.Context, name string) (*engine.ModelInfo, error)
 		Stop:          modelStops(show.Parameters),
 		Prompt:        NewRenderer(show),
 		NoLogprobs:    s.lp.check(ctx, s.c),
+		Tokens:        s.tokenBound(ctx, name, show),
 	}
 	info.Architecture, _ = show.ModelInfo["general.architecture"].(string)
 	if s.embedded && unsupportedArchitecture(show) != "" {
@@ -207,6 +213,51 @@ func chunk(r api.GenerateResponse) engine.Chunk {
 }
 
 func (s seam) Generate(ctx context.Context, req *engine.GenerateRequest, fn func(engine.Chunk) error) error {
+	var got atomic.Bool
+	seen := func(c engine.Chunk) error {
+		got.Store(true)
+		return fn(c)
+	}
+	err := s.generate(ctx, req, seen)
+	if err == nil || got.Load() || ctx.Err() != nil || !runnerDied(err) {
+		return err
+	}
+	// The model's runner died before this request had anything from it: most likely
+	// another request's input killed it (or the machine did), and the runtime starts
+	// a new runner for the next request. Once: a request whose own input kills the
+	// runner fails the second time, with the runtime's error and this one's account.
+	slog.Warn("the model runner died before answering; trying once more on a new runner", "model", req.Model, "error", err)
+	if err = s.generate(ctx, req, seen); err != nil && runnerDied(err) && !got.Load() {
+		return &engine.StatusError{StatusCode: http.StatusInternalServerError,
+			Message: "the model runner stopped twice while evaluating this request's prompt (retried once on a new runner): " + err.Error()}
+	}
+	return err
+}
+
+// runnerDied reports whether err is the runtime saying that the model's runner process
+// died or stopped answering (Ollama's llm server: the runner's connection failed, its
+// stream broke off, or its process was gone when the request came).
+func runnerDied(err error) bool {
+	var se *engine.StatusError
+	if !errors.As(err, &se) || se.StatusCode < 500 {
+		return false
+	}
+	for _, m := range []string{
+		"model runner has unexpectedly stopped",
+		"llama runner process no longer running",
+		"an error was encountered while running the model",
+		"llama runner process has terminated",
+		// The runtime's health check of a runner that died as the request came.
+		"health resp:",
+	} {
+		if strings.Contains(se.Message, m) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s seam) generate(ctx context.Context, req *engine.GenerateRequest, fn func(engine.Chunk) error) error {
 	if !s.drain {
 		err := s.c.Generate(ctx, APIRequest(req), func(r api.GenerateResponse) error { return fn(chunk(r)) })
 		return statusError(err)

@@ -200,6 +200,9 @@ type llamaVocab struct {
 }
 
 func (l *llamaVocab) count(text string) (int, error) {
+	if n := longestRun(text); n > maxInProcessRun {
+		return 0, fmt.Errorf("%w: a run of %d bytes of one kind of character, which llama.cpp's tokenizer is not given in hearth's own process", engine.ErrNoTokenizer, n)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	// parseSpecial as the runtime's llama.cpp server tokenizes.
@@ -210,6 +213,31 @@ func (l *llamaVocab) count(text string) (int, error) {
 // bound gives llama.cpp's tokenizers any text: its WordPiece looks up no piece longer
 // than the vocabulary's longest token, which keeps a long word's time linear.
 func (l *llamaVocab) bound(text string) string { return text }
+
+// maxInProcessRun is the longest run of bytes of one class (engine.ByteClass) that
+// hearth hands llama.cpp's tokenizer in its own process. llama.cpp pre-tokenizes most
+// vocabularies with std::regex, which recurses once per character of a run (about 300
+// bytes of stack each): some 27,000 characters overflow the 8 MiB stack of the thread
+// that makes the call, and the crash would take hearth down with every response in
+// flight. A text with a longer run is not counted here: the caller estimates (as for a
+// runtime that counts no tokens), and the runner, whose stack is raised
+// (runnerstack.go), tokenizes it if it must.
+const maxInProcessRun = 8 << 10
+
+// longestRun is the length of text's longest run of bytes of one engine.ByteClass.
+func longestRun(text string) int {
+	most := 0
+	for i := 0; i < len(text); {
+		c := engine.ByteClass(text[i])
+		j := i + 1
+		for j < len(text) && engine.ByteClass(text[j]) == c {
+			j++
+		}
+		most = max(most, j-i)
+		i = j
+	}
+	return most
+}
 
 // fileTokenizer is the tokenizer of the model file at path, as the runtime would
 // choose it.
