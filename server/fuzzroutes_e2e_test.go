@@ -360,11 +360,16 @@ func (h runnerCrashTap) Enabled(ctx context.Context, l slog.Level) bool {
 
 func (h runnerCrashTap) Handle(ctx context.Context, r slog.Record) error {
 	if strings.Contains(r.Message, "llama runner terminated") || strings.Contains(r.Message, "runner process no longer running") {
-		h.n.Add(1)
 		var b strings.Builder
 		b.WriteString(r.Message)
 		r.Attrs(func(a slog.Attr) bool { fmt.Fprintf(&b, " %s=%v", a.Key, a.Value); return true })
-		h.last.Store(b.String())
+		// A runner the test ended itself (SIGKILL, after a case hung) is reported by
+		// the runtime when the next request finds it gone: not a crash. A runner
+		// that crashes dies of its own signal (SIGSEGV, SIGABRT) or exit status.
+		if !strings.Contains(b.String(), "signal: killed") {
+			h.n.Add(1)
+			h.last.Store(b.String())
+		}
 	}
 	if !h.inner.Enabled(ctx, r.Level) {
 		return nil
