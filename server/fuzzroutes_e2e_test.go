@@ -199,9 +199,9 @@ func uploadCase(name string, content []byte, attach bool) fuzzCase {
 	return c
 }
 
-// longWord is a word of n characters: one letter repeated, or letters without repeats
+// fuzzLongWord is a word of n characters: one letter repeated, or letters without repeats
 // nearby (kind "mixed"), which tokenizers split worst.
-func longWord(kind string, n int) string {
+func fuzzLongWord(kind string, n int) string {
 	if kind == "same" {
 		return strings.Repeat("a", n)
 	}
@@ -239,7 +239,7 @@ func expandGen(gen string, maxBody int64) (fuzzCase, error) {
 		if err != nil {
 			return c, bad
 		}
-		w := longWord(f[2], n)
+		w := fuzzLongWord(f[2], n)
 		if f[1] == "vsfile" {
 			c = uploadCase("word.txt", []byte("The word is "+w+" and that is all.\n"), true)
 		} else {

@@ -86,7 +86,7 @@ func scriptVocab(t testing.TB) fuzzVocab {
 			if err != nil {
 				return err
 			}
-			fuzzVocabVal.own = ollamaTokenizer{tp}
+			fuzzVocabVal.own = ollamaTokenizer{t: tp}
 			return nil
 		}()
 	})
