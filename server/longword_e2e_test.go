@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -136,8 +135,8 @@ func TestEmbeddingsRunnerKilledE2E(t *testing.T) {
 	if code, b := one("kettle"); code != http.StatusOK {
 		t.Fatalf("warming the model: %d %s", code, b)
 	}
-	// Inputs enough to keep the runner busy a while, killed until the request ends.
-	inputs := make([]string, 1024)
+	// Inputs enough to keep the runner busy a while; it is killed once, while busy.
+	inputs := make([]string, 256)
 	for i := range inputs {
 		inputs[i] = strings.Repeat(fmt.Sprintf("kettle ships %d ", i), 300)
 	}
@@ -148,24 +147,24 @@ func TestEmbeddingsRunnerKilledE2E(t *testing.T) {
 		defer close(done)
 		code, b = one(inputs)
 	}()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			for _, pid := range testenv.RunnerPIDs(true) {
+	before := runnerCPU(t)
+	killed := false
+	for !killed {
+		select {
+		case <-done:
+			t.Skip("the request was served before its runner could be killed")
+		case <-time.After(20 * time.Millisecond):
+		}
+		for pid, ticks := range runnerCPU(t) {
+			if ticks > before[pid]+5 {
 				syscall.Kill(pid, syscall.SIGKILL)
+				killed = true
 			}
 		}
-	}()
-	wg.Wait()
+	}
+	<-done
 	if code == http.StatusOK {
-		t.Skip("the request was served before its runner could be killed")
+		t.Skip("the request was served before its runner was killed")
 	}
 	var failure struct {
 		Error struct {
