@@ -62,9 +62,9 @@ func TestEmbeddingsLongWordE2E(t *testing.T) {
 // ingested, beside a file ingested at the same time, both completing (the long word is
 // one [UNK] token); a search whose query holds a word of 8,000 characters finds the
 // chunks with the scores of the query with an unknown word in its place; a query over
-// 8,192 characters is a 400 naming it.
+// 8,192 characters is a 400 naming it, and fails a file_search call.
 func TestVectorStoreLongWordE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{})
+	srv, hs, db := lanHearth(t, server.Config{})
 	_, alice, _ := db.CreateKey(context.Background(), "alice")
 	e := testenv.Embedder(t)
 	embed := e.Embed
@@ -112,6 +112,11 @@ func TestVectorStoreLongWordE2E(t *testing.T) {
 		if gotCode, gotParam := errCode(b); code != http.StatusBadRequest || gotCode != "string_above_max_length" || gotParam != c.param {
 			t.Errorf("a query of %d characters: %d %s, want a 400 string_above_max_length on %s", len(over), code, b, c.param)
 		}
+	}
+	// A file_search call's query over the bound fails the call; the model reads why.
+	_, err := hs.SearchVectorStores(context.Background(), "", hearth.FileSearchQuery{VectorStoreIDs: []string{vs.ID}, Queries: []string{over}})
+	if err == nil || !strings.Contains(err.Error(), "'query'") || !strings.Contains(err.Error(), "8192") {
+		t.Errorf("a file_search query of %d characters: %v, want its length refused", len(over), err)
 	}
 	// 8,192 characters are a query.
 	convDo(t, srv, alice, "POST", "/v1/vector_stores/"+vs.ID+"/search", fmt.Sprintf(`{"query":%q}`, over[:8192]), &page)
