@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -63,9 +62,9 @@ func TestEmbeddingsLongWordE2E(t *testing.T) {
 // ingested, beside a file ingested at the same time, both completing (the long word is
 // one [UNK] token); a search whose query holds a word of 8,000 characters finds the
 // chunks with the scores of the query with an unknown word in its place; a query over
-// 8,192 characters is a 400 naming it.
+// 8,192 characters is a 400 naming it, and fails a file_search call.
 func TestVectorStoreLongWordE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{})
+	srv, hs, db := lanHearth(t, server.Config{})
 	_, alice, _ := db.CreateKey(context.Background(), "alice")
 	e := testenv.Embedder(t)
 	embed := e.Embed
@@ -114,6 +113,11 @@ func TestVectorStoreLongWordE2E(t *testing.T) {
 			t.Errorf("a query of %d characters: %d %s, want a 400 string_above_max_length on %s", len(over), code, b, c.param)
 		}
 	}
+	// A file_search call's query over the bound fails the call; the model reads why.
+	_, err := hs.SearchVectorStores(context.Background(), "", hearth.FileSearchQuery{VectorStoreIDs: []string{vs.ID}, Queries: []string{over}})
+	if err == nil || !strings.Contains(err.Error(), "'query'") || !strings.Contains(err.Error(), "8192") {
+		t.Errorf("a file_search query of %d characters: %v, want its length refused", len(over), err)
+	}
 	// 8,192 characters are a query.
 	convDo(t, srv, alice, "POST", "/v1/vector_stores/"+vs.ID+"/search", fmt.Sprintf(`{"query":%q}`, over[:8192]), &page)
 }
@@ -136,8 +140,8 @@ func TestEmbeddingsRunnerKilledE2E(t *testing.T) {
 	if code, b := one("kettle"); code != http.StatusOK {
 		t.Fatalf("warming the model: %d %s", code, b)
 	}
-	// Inputs enough to keep the runner busy a while, killed until the request ends.
-	inputs := make([]string, 1024)
+	// Inputs enough to keep the runner busy a while; it is killed once, while busy.
+	inputs := make([]string, 256)
 	for i := range inputs {
 		inputs[i] = strings.Repeat(fmt.Sprintf("kettle ships %d ", i), 300)
 	}
@@ -148,24 +152,24 @@ func TestEmbeddingsRunnerKilledE2E(t *testing.T) {
 		defer close(done)
 		code, b = one(inputs)
 	}()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			for _, pid := range testenv.RunnerPIDs(true) {
+	before := runnerCPU(t)
+	killed := false
+	for !killed {
+		select {
+		case <-done:
+			t.Skip("the request was served before its runner could be killed")
+		case <-time.After(20 * time.Millisecond):
+		}
+		for pid, ticks := range runnerCPU(t) {
+			if ticks > before[pid]+5 {
 				syscall.Kill(pid, syscall.SIGKILL)
+				killed = true
 			}
 		}
-	}()
-	wg.Wait()
+	}
+	<-done
 	if code == http.StatusOK {
-		t.Skip("the request was served before its runner could be killed")
+		t.Skip("the request was served before its runner was killed")
 	}
 	var failure struct {
 		Error struct {
