@@ -150,6 +150,16 @@ func unsatisfiable(v any, ptr string) error {
 		if m, ok := num("multipleOf"); ok && m <= 0 {
 			return fmt.Errorf("at %s: multipleOf must be above 0, not %v", ptr, x["multipleOf"])
 		}
+		if req, ok := x["required"].([]any); ok && x["additionalProperties"] == false && x["patternProperties"] == nil {
+			props, _ := x["properties"].(map[string]any)
+			for _, r := range req {
+				if name, ok := r.(string); ok {
+					if _, described := props[name]; !described {
+						return fmt.Errorf("at %s: required names %q, which properties does not describe and additionalProperties false forbids: no value satisfies it", ptr, name)
+					}
+				}
+			}
+		}
 		if e, ok := x["enum"].([]any); ok && len(e) == 0 {
 			return fmt.Errorf("at %s: an empty enum: no value satisfies it", ptr)
 		}

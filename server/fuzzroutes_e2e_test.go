@@ -541,12 +541,12 @@ func (fr *fuzzRunner) run(c fuzzCase) fuzzOutcome {
 			f.c.setBody(append([]byte(nil), b[:64<<10]...))
 		}
 		fr.failures = append(fr.failures, f)
-		fr.t.Logf("FAIL %s %s %s [%s]: %s; body %s", c.Method, c.Path, c.label(), c.Known, out.fail, clip(c.bytesOf(), 300))
+		fr.t.Logf("FAIL %s %s %s [%s]: %s; body %s", c.Method, c.Path, c.label(), c.Found, out.fail, clip(c.bytesOf(), 300))
 	}
 	if fr.record != nil && (out.fail != "" || c.Gen != "" || fr.n%fr.recEvery == 0) {
 		rc := c
-		if out.fail != "" && rc.Known == "" {
-			rc.Known = "failed: " + clip([]byte(out.fail), 120)
+		if out.fail != "" && rc.Found == "" {
+			rc.Found = "failed: " + clip([]byte(out.fail), 120)
 		}
 		if rc.Gen != "" {
 			rc.Body, rc.BodyB64, rc.ContentType, rc.Path, rc.Method, rc.Route = "", "", "", "", "", ""
@@ -910,7 +910,7 @@ func TestFuzzRoutesE2E(t *testing.T) {
 				t.Error(err)
 				continue
 			}
-			g.Known = c.Known
+			g.Found = c.Found
 			c = g
 		}
 		fr.run(c)
@@ -1001,8 +1001,8 @@ func TestFuzzRoutesE2E(t *testing.T) {
 	fmt.Fprintf(&sum, "failures: %d\n", len(fr.failures))
 	for _, f := range fr.failures {
 		fmt.Fprintf(&sum, "  %s %s %s", f.c.Method, f.c.Path, f.c.label())
-		if f.c.Known != "" {
-			fmt.Fprintf(&sum, " [known: %s]", f.c.Known)
+		if f.c.Found != "" {
+			fmt.Fprintf(&sum, " [found before: %s]", f.c.Found)
 		}
 		fmt.Fprintf(&sum, ": %s\n    body %s\n", f.outcome.fail, clip(f.c.bytesOf(), 200))
 		if f.min != "" {

@@ -39,9 +39,9 @@ type fuzzCase struct {
 	// hostile PDFs), expanded by expandGen; Route, Method, Path and Body are then
 	// filled in by it.
 	Gen string `json:"gen,omitempty"`
-	// Known names the fault a case is known to hit (a fix not yet merged): it is still
-	// reported, under that name.
-	Known string `json:"known,omitempty"`
+	// Found names the fault a case found when it was recorded (each since fixed): a
+	// case that fails again is reported under that name.
+	Found string `json:"found,omitempty"`
 
 	body   []byte // the bytes to send, after expansion
 	attach bool   // an upload to attach to the run's vector store, then search
@@ -407,7 +407,7 @@ func (m *mutator) mutateBytes(b []byte) []byte {
 // mutated multipart body for file uploads.
 func (m *mutator) mutate(seed fuzzCase) fuzzCase {
 	c := seed
-	c.Known, c.Gen = "", ""
+	c.Found, c.Gen = "", ""
 	body := seed.bytesOf()
 	switch {
 	case strings.HasPrefix(seed.ContentType, "multipart/"):

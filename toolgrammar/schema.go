@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -475,12 +476,51 @@ func (b *schemaBuilder) clean(v *oval, depth int) *oval {
 			}
 		}
 	}
+	describeRequired(out)
 	if len(out.obj) == 0 || (len(out.obj) == 1 && out.obj[0].key == "required") {
 		// {} (or a description only) means any value; the converter rejects
 		// a schema it cannot classify, so spell "any" out.
 		return anySchema()
 	}
 	return out
+}
+
+// describeRequired gives every property an object schema requires but does not
+// describe a schema of its own, any value: the converter generates described
+// properties only, so a call constrained by `{"required":["city"]}` could never
+// write the city its schema then demands. Under additionalProperties false no call
+// can have it at all; the engine refuses such a tool before anything runs.
+func describeRequired(v *oval) {
+	req := v.get("required")
+	if req == nil || req.kind != 'a' {
+		return
+	}
+	if ap := v.get("additionalProperties"); ap != nil && ap.kind == 'b' && ap.raw == "false" {
+		return
+	}
+	props := v.get("properties")
+	if props != nil && props.kind != 'o' {
+		return
+	}
+	var added []member
+	for _, r := range req.arr {
+		if r.kind != 's' {
+			continue
+		}
+		name := r.strVal()
+		if props.get(name) != nil || slices.ContainsFunc(added, func(m member) bool { return m.key == name }) {
+			continue
+		}
+		added = append(added, member{name, anySchema()})
+	}
+	if len(added) == 0 {
+		return
+	}
+	if props == nil {
+		v.set("properties", &oval{kind: 'o', obj: added})
+		return
+	}
+	props.obj = append(props.obj, added...)
 }
 
 func (b *schemaBuilder) cleanList(v *oval, depth int) *oval {

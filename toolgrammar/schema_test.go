@@ -417,3 +417,29 @@ func TestHarmonyRecipientAt(t *testing.T) {
 		}
 	}
 }
+
+// A property an object schema requires but does not describe is generated as any
+// value; without that, no constrained call could satisfy the schema. Under
+// additionalProperties false it stays undescribed (the engine refuses such a tool).
+func TestArgumentsSchemaDescribesRequired(t *testing.T) {
+	for _, c := range []struct{ params, want string }{
+		{`{"type":"object","required":["city"]}`,
+			`{"type":"object","required":["city"],"properties":{"city":` + anyJSON + `}}`},
+		{`{"type":"object","properties":{"unit":{"type":"string"}},"required":["city","unit","city"]}`,
+			`{"type":"object","properties":{"unit":{"type":"string"},"city":` + anyJSON + `},"required":["city","unit","city"]}`},
+		{`{"type":"object","properties":{"where":{"type":"object","required":["city"]}}}`,
+			`{"type":"object","properties":{"where":{"type":"object","required":["city"],"properties":{"city":` + anyJSON + `}}}}`},
+		{`{"type":"object","required":["city"],"additionalProperties":false}`,
+			`{"type":"object","required":["city"],"additionalProperties":false}`},
+	} {
+		got, err := ArgumentsSchema(Tool{Name: "t", Parameters: []byte(c.params)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != c.want {
+			t.Errorf("ArgumentsSchema(%s)\n got %s\nwant %s", c.params, got, c.want)
+		}
+	}
+}
+
+const anyJSON = `{"type":["string","number","boolean","object","array","null"]}`

@@ -174,7 +174,7 @@ func TestCopyTablesComplete(t *testing.T) {
 	}
 	defer raw.Close()
 	for _, c := range []struct{ ddl, says string }{
-		{`ALTER TABLE vector_store_files ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0`, "vector_store_files.attempts is missing in the target"},
+		{`ALTER TABLE vector_store_files ADD COLUMN review_note TEXT`, "vector_store_files.review_note is missing in the target"},
 		{`CREATE TABLE notes (id TEXT)`, "table notes"},
 	} {
 		if _, err := raw.Exec(c.ddl); err != nil {
@@ -185,7 +185,7 @@ func TestCopyTablesComplete(t *testing.T) {
 		}
 	}
 	// Added to both, a column is copied like the others.
-	if _, err := db.pool.Exec(ctx, `ALTER TABLE vector_store_files ADD COLUMN attempts integer NOT NULL DEFAULT 0`); err != nil {
+	if _, err := db.pool.Exec(ctx, `ALTER TABLE vector_store_files ADD COLUMN review_note text`); err != nil {
 		t.Fatal(err)
 	}
 	raw.Exec(`DROP TABLE notes`)
@@ -194,7 +194,7 @@ func TestCopyTablesComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 	i := slices.IndexFunc(plan, func(tb storage.CopyTable) bool { return tb.Name == "vector_store_files" })
-	if !slices.Contains(plan[i].Columns, "attempts") {
+	if !slices.Contains(plan[i].Columns, "review_note") {
 		t.Errorf("a column both schemas have is not copied: %v", plan[i].Columns)
 	}
 }
