@@ -118,7 +118,7 @@ func TestUnsatisfiableToolSchemasE2E(t *testing.T) {
 		{"not an object", `[{"type":"function","name":"f","parameters":{"type":"string"}}]`, "tools[0].parameters", "must describe a JSON object"},
 		{"multipleOf 0", `[{"type":"function","name":"f","parameters":{"type":"object","properties":{"n":{"type":"number","multipleOf":0}},"required":["n"]}}]`, "tools[0].parameters", "multipleOf"},
 		{"minimum above maximum", `[{"type":"function","name":"f","parameters":{"type":"object","properties":{"n":{"type":"integer","minimum":10,"maximum":1}},"required":["n"]}}]`, "tools[0].parameters", "no value satisfies"},
-		{"a required property additionalProperties forbids", `[{"type":"function","name":"f","parameters":{"type":"object","properties":{"n":{"type":"integer"}},"required":["city"],"additionalProperties":false}}]`, "tools[0].parameters", `required names "city"`},
+		{"a required property additionalProperties forbids", `[{"type":"function","name":"f","parameters":{"type":"object","properties":{"n":{"type":"integer"}},"required":["city"],"additionalProperties":false}}]`, "tools[0].parameters", "which properties does not describe"},
 		{"a ref to nowhere", `[{"type":"function","name":"f","parameters":{"$ref":"#/nowhere"}}]`, "tools[0].parameters", "nowhere"},
 		{"a string forced to 2,000 characters", `[{"type":"function","name":"f","parameters":{"type":"object","properties":{"s":{"type":"string","minLength":2000}},"required":["s"]}}]`, "tools[0].parameters", "minLength 2000"},
 		{"a regex repeat count over the limit", `[{"type":"custom","name":"c","format":{"type":"grammar","syntax":"regex","definition":"^((a*)*)*(b|c{2000}){1000}$"}}]`, "tools[0].format.definition", "repeat count"},
