@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"compress/zlib"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	"hearth"
 	"hearth/engine/ollama/testenv"
+	"hearth/internal/pdftest"
 	"hearth/internal/urlpolicy"
 	"hearth/scriptmodel"
 	"hearth/server"
@@ -30,31 +30,7 @@ func testPDF(lines ...string) []byte {
 		fmt.Fprintf(&content, " (%s) Tj", l)
 	}
 	content.WriteString(" ET")
-	var z bytes.Buffer
-	w := zlib.NewWriter(&z)
-	w.Write([]byte(content.String()))
-	w.Close()
-	objs := []string{
-		"<< /Type /Catalog /Pages 2 0 R >>",
-		"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-		"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-		fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.String()),
-	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.Bytes()
+	return pdftest.Pages(content.String())
 }
 
 // userWithFile is the JSON of a user message: text, then one input_file part.

@@ -2,52 +2,19 @@ package filetext
 
 import (
 	"bytes"
-	"compress/zlib"
 	"errors"
 	"fmt"
 	"image"
 	"image/png"
 	"strings"
 	"testing"
+
+	"hearth/internal/pdftest"
 )
 
 // buildPDF writes a real PDF: one page per content stream, Helvetica, each stream
 // Flate-compressed as most writers do, with a correct cross-reference table.
-func buildPDF(pages ...string) []byte {
-	var objs []string
-	n := len(pages)
-	// 1 catalog, 2 pages, 3 font, then per page: page object and its content.
-	kids := ""
-	for i := range pages {
-		kids += fmt.Sprintf("%d 0 R ", 4+2*i)
-	}
-	objs = append(objs, "<< /Type /Catalog /Pages 2 0 R >>",
-		fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", kids, n),
-		"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-	for i, content := range pages {
-		var z bytes.Buffer
-		w := zlib.NewWriter(&z)
-		w.Write([]byte(content))
-		w.Close()
-		objs = append(objs,
-			fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>", 5+2*i),
-			fmt.Sprintf("<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream", z.Len(), z.String()))
-	}
-	var b bytes.Buffer
-	b.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-	offsets := make([]int, len(objs))
-	for i, o := range objs {
-		offsets[i] = b.Len()
-		fmt.Fprintf(&b, "%d 0 obj\n%s\nendobj\n", i+1, o)
-	}
-	xref := b.Len()
-	fmt.Fprintf(&b, "xref\n0 %d\n0000000000 65535 f \n", len(objs)+1)
-	for _, off := range offsets {
-		fmt.Fprintf(&b, "%010d 00000 n \n", off)
-	}
-	fmt.Fprintf(&b, "trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n", len(objs)+1, xref)
-	return b.Bytes()
-}
+func buildPDF(pages ...string) []byte { return pdftest.Pages(pages...) }
 
 func pngImage() []byte {
 	var b bytes.Buffer
