@@ -62,7 +62,7 @@ func (s *Server) boundary(c *gin.Context) {
 			h := c.Writer.Header()
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Add("Vary", "Origin")
-			h.Set("Access-Control-Expose-Headers", "x-request-id, x-hearth-ignored, retry-after")
+			h.Set("Access-Control-Expose-Headers", "x-request-id, x-hearth-ignored, retry-after, "+HeaderCompactionFallback)
 			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 				// A preflight carries no credentials; it only asks what the real request may
 				// send, which then meets authentication like any other.
