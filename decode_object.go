@@ -1,9 +1,6 @@
 package hearth
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "encoding/json"
 
 // Object is a JSON object of a request being decoded, as a kind's decoder
 // (ItemType.Decode, ToolType.Decode) reads it: with the request decoder's own rules
@@ -129,8 +126,3 @@ func CompactJSON(raw json.RawMessage) json.RawMessage { return compact(raw) }
 
 // Nullable is s as a JSON string, or null when s is empty.
 func Nullable(s string) *string { return nullable(s) }
-
-// UnknownField is the 400 of a field an object of a kind does not have.
-func UnknownField(path string, fields []string, what string) error {
-	return InvalidRequest(path, CodeUnknownParameter, fmt.Sprintf("Unknown parameter: '%s'. %s has the fields %v.", path, what, fields))
-}

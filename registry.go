@@ -171,12 +171,6 @@ func RegisterKind(k Kind) {
 	enumInclude = append(slices.Clip(baseIncludes), kindIncludes...)
 }
 
-// toolTypeOf is the registered kind's declaration of a tool type, nil for none.
-func toolTypeOf(typ string) *ToolType { return toolTypes[typ] }
-
-// Registered reports whether a kind declared the tool type typ (whatever runs it).
-func Registered(toolType string) bool { return toolTypes[toolType] != nil }
-
 // marshalHostedItem writes an item of a kind's type; ok is false for an unknown one.
 func marshalHostedItem(it Item) (data []byte, ok bool, err error) {
 	t := itemTypes[it.Type]

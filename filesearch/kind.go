@@ -266,8 +266,8 @@ func asCalls(name string, items []hearth.Item) []hearth.Item {
 		args := it.Arguments
 		if args == "" {
 			var queries []string
-			if CallOf(it) != nil {
-				queries = CallOf(it).Queries
+			if fs := CallOf(it); fs != nil {
+				queries = fs.Queries
 			}
 			a, _ := json.Marshal(map[string]string{"query": strings.Join(queries, "; ")})
 			args = string(a)
@@ -286,6 +286,7 @@ func storedResults(it hearth.Item) string {
 	case it.Status == hearth.StatusFailed:
 		return "Error: the search failed."
 	case CallOf(it) != nil && CallOf(it).Results != nil:
+		// The results the request included, kept in the item.
 		return Render(CallOf(it).Results)
 	}
 	return "(The results of this search are not kept: the request did not include file_search_call.results. Search again to read them.)"
