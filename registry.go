@@ -136,26 +136,33 @@ var (
 // Call it from the kind package's init; a name any kind declared already panics,
 // as it is a wiring mistake.
 func RegisterKind(k Kind) {
-	for i := range k.Items {
-		t := &k.Items[i]
+	// All checked before any is registered: a refused kind leaves no part behind.
+	for _, t := range k.Items {
 		if _, dup := itemTypes[t.Type]; dup || slices.Contains(baseItemTypes, t.Type) {
 			panic(fmt.Sprintf("hearth: kind %s: item type %q registered twice", k.Name, t.Type))
 		}
-		itemTypes[t.Type] = t
 	}
-	for i := range k.Tools {
-		t := &k.Tools[i]
+	for _, t := range k.Tools {
 		for _, typ := range t.Types {
 			if _, dup := toolTypes[typ]; dup || typ == ToolFunction || typ == ToolNamespace || typ == ToolCustom {
 				panic(fmt.Sprintf("hearth: kind %s: tool type %q registered twice", k.Name, typ))
 			}
-			toolTypes[typ] = t
 		}
 	}
 	for _, e := range k.Events {
 		if _, dup := eventShapes[e.Type]; dup {
 			panic(fmt.Sprintf("hearth: kind %s: event %q registered twice", k.Name, e.Type))
 		}
+	}
+	for i := range k.Items {
+		itemTypes[k.Items[i].Type] = &k.Items[i]
+	}
+	for i := range k.Tools {
+		for _, typ := range k.Tools[i].Types {
+			toolTypes[typ] = &k.Tools[i]
+		}
+	}
+	for _, e := range k.Events {
 		eventShapes[e.Type] = e.Shape
 	}
 	kinds = append(kinds, k)

@@ -24,6 +24,7 @@ func TestRegisterKindTwice(t *testing.T) {
 		"tool type":    {Name: "again", Tools: []hearth.ToolType{{Types: []string{"web_search_preview"}}}},
 		"base tool":    {Name: "again", Tools: []hearth.ToolType{{Types: []string{hearth.ToolFunction}}}},
 		"stream event": {Name: "again", Events: []hearth.EventType{{Type: "response.file_search_call.searching"}}},
+		"partly new":   {Name: "again", Items: []hearth.ItemType{{Type: "partly_new_call"}}, Tools: []hearth.ToolType{{Types: []string{"mcp"}}}},
 	} {
 		func() {
 			defer func() {
@@ -33,6 +34,10 @@ func TestRegisterKindTwice(t *testing.T) {
 			}()
 			hearth.RegisterKind(k)
 		}()
+	}
+	// A refused kind leaves no part of itself registered.
+	if _, _, err := hearth.DecodeCreateRequest([]byte(`{"model":"m","input":[{"type":"partly_new_call","id":"p_1"}]}`)); err == nil {
+		t.Error("the item type of a refused kind decodes")
 	}
 }
 
