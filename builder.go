@@ -31,8 +31,9 @@ import (
 //	  function_call: function_call_arguments.delta..., function_call_arguments.done
 //	  custom_tool_call: custom_tool_call_input.delta..., custom_tool_call_input.done
 //	             (OpenAI's events; the schema has no custom tools)
-//	  mcp_approval_request: no events of its own, and its output_item.added
-//	             waits for its end, to carry its arguments and final id
+//	  a hosted kind's item: the events its package sends (Builder.ItemEvent);
+//	             an item type registered AddedAtEnd has its output_item.added
+//	             wait for its end, to carry its arguments and final id
 //	  response.output_item.done
 //	one terminal event: response.completed | response.incomplete |
 //	  error + response.failed
@@ -55,10 +56,6 @@ type Builder struct {
 	// ends, before response.output_item.done: whatever path closes the item
 	// (its end, the next item, the terminal event), the client sees it sealed.
 	Seal func(Item) string
-	// ApprovalID, when set, gives each mcp_approval_request that ends completed its
-	// id, made from the whole item (its arguments included): hearth proves with it
-	// later that it issued this very request (engine/sealed.go).
-	ApprovalID func(Item) string
 
 	resp  *Response
 	emit  func(Event)
@@ -76,19 +73,16 @@ type Builder struct {
 	phaseOpen      bool
 	lastIncomplete bool // an item ended incomplete; only the end may follow
 	mirrorSummary  bool
-	argsDone       bool // the open mcp_call's arguments are done
-	// addedLate: the open item's output_item.added waits for its end (an
-	// mcp_approval_request, whose id is known only then).
+	// addedLate: the open item's output_item.added waits for its end (a kind's item
+	// type registered AddedAtEnd, whose id is known only then).
 	addedLate bool
-	// citable are the results of the response's web searches: output text that
-	// names one of their URLs is annotated with a url_citation.
-	citable []WebSearchSource
 	// spent is usage counted before the response's own generation (a server-side
 	// compaction's summary), added to the usage the response ends with.
 	spent Usage
-	// citableFiles are the results of the response's file searches: output text
-	// that names one of their files is annotated with a file_citation.
-	citableFiles []FileSearchResult
+	// kindState is the hosted kinds' own state on this response (KindState), citers
+	// what annotates its output text with what their tools found (AddCiter).
+	kindState map[any]any
+	citers    []Citer
 }
 
 type builderState int
@@ -186,10 +180,13 @@ func (b *Builder) setPhase(next string) {
 		return
 	}
 	switch next {
-	case ItemFunctionCall, ItemCustomToolCall, ItemMCPCall, ItemMCPApprovalRequest, ItemToolSearchCall:
+	case ItemFunctionCall, ItemCustomToolCall:
 		it.Phase = PhaseCommentary
 	default:
 		it.Phase = PhaseFinalAnswer
+		if k := itemTypes[next]; k != nil && k.Call {
+			it.Phase = PhaseCommentary
+		}
 	}
 }
 
@@ -229,15 +226,6 @@ func (b *Builder) StartItemFrom(stored Item) error {
 		it.CallID, it.Name, it.Namespace = stored.CallID, stored.Name, stored.Namespace
 	case ItemCustomToolCall:
 		it.CallID, it.Name = stored.CallID, stored.Name
-	case ItemMCPCall, ItemMCPApprovalRequest:
-		it.ServerLabel, it.Name, it.ApprovalRequestID = stored.ServerLabel, stored.Name, stored.ApprovalRequestID
-		if err := b.startItem(it); err != nil {
-			return err
-		}
-		if stored.Type == ItemMCPCall {
-			b.send(Event{Type: EventMCPCallInProgress, ItemID: it.ID, OutputIndex: b.cur})
-		}
-		return nil
 	default:
 		return fmt.Errorf("hearth: cannot start a %s item", stored.Type)
 	}
@@ -257,9 +245,9 @@ func (b *Builder) startItem(it Item) error {
 	b.resp.Output = append(b.resp.Output, it)
 	b.cur = len(b.resp.Output) - 1
 	b.partOpen = false
-	if it.Type == ItemMCPApprovalRequest {
-		// Its id may depend on its arguments (ApprovalID), and OpenAI streams none
-		// of them: the item is added whole when it ends.
+	if k := itemTypes[it.Type]; k != nil && k.AddedAtEnd {
+		// Its id may depend on its arguments, which no event streams: the item
+		// is added whole when it ends.
 		b.addedLate = true
 		return nil
 	}
@@ -401,18 +389,19 @@ func (b *Builder) ArgumentsDelta(text string) error {
 			appendText(&b.argsText, &it.Input, text)
 			b.send(Event{Type: EventCustomToolCallInputDelta, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
 		}
-	case ItemMCPCall:
-		if text != "" {
-			it.Arguments += text
-			b.send(Event{Type: EventMCPCallArgumentsDelta, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
-		}
-	case ItemMCPApprovalRequest, ItemWebSearchCall, ItemFileSearchCall, ItemToolSearchCall:
-		// OpenAI streams no arguments of an approval request, a web or file search or
-		// a tool search: the item carries what they say (a search's query, in its
-		// action or its queries; a tool search's arguments whole).
-		it.Arguments += text
 	default:
-		return fmt.Errorf("hearth: ArgumentsDelta while a %s item is open", it.Type)
+		k := itemTypes[it.Type]
+		if k == nil || !k.Arguments {
+			return fmt.Errorf("hearth: ArgumentsDelta while a %s item is open", it.Type)
+		}
+		// A kind's item carries the model's arguments (a search's query, in its
+		// own fields later); they stream as the kind's own event, when it has one.
+		if k.ArgumentsEvent == "" {
+			it.Arguments += text
+		} else if text != "" {
+			it.Arguments += text
+			b.send(Event{Type: k.ArgumentsEvent, ItemID: it.ID, OutputIndex: b.cur, Delta: text})
+		}
 	}
 	return nil
 }
@@ -537,11 +526,13 @@ func (b *Builder) closePart() {
 	part := it.Content[ci]
 	switch part.Type {
 	case PartOutputText:
-		if len(b.citable)+len(b.citableFiles) > 0 {
-			// The answer cites what the response's searches found: each URL
-			// of a web result and each file name of a file result that the
-			// text names is annotated, as OpenAI does.
-			found := append(citations(part.Text, b.citable), fileCitations(part.Text, b.citableFiles)...)
+		if len(b.citers) > 0 {
+			// The answer cites what the response's hosted tools found (each kind
+			// says what of it the text names), as OpenAI does.
+			var found []Annotation
+			for _, c := range b.citers {
+				found = append(found, c.Cite(part.Text)...)
+			}
 			for _, a := range found {
 				ai := len(part.Annotations)
 				part.Annotations = append(part.Annotations, a)
@@ -580,25 +571,15 @@ func (b *Builder) closeItem(status string) {
 		b.send(Event{Type: EventFunctionCallArgumentsDone, ItemID: it.ID, OutputIndex: b.cur, Arguments: it.Arguments})
 	case ItemCustomToolCall:
 		b.send(Event{Type: EventCustomToolCallInputDone, ItemID: it.ID, OutputIndex: b.cur, Input: it.Input})
-	case ItemMCPApprovalRequest:
-		if status == StatusCompleted && b.ApprovalID != nil {
-			it.ID = b.ApprovalID(it.Clone())
-		}
-		if b.addedLate {
-			b.send(Event{Type: EventOutputItemAdded, OutputIndex: b.cur, Item: b.snapshot()})
-			b.addedLate = false
-		}
-	case ItemMCPCall:
-		// A call cut short (the client left, the response failed) still ends its
-		// arguments, so every mcp_call of a stream has them whole.
-		if !b.argsDone {
-			b.send(Event{Type: EventMCPCallArgumentsDone, ItemID: it.ID, OutputIndex: b.cur, Arguments: it.Arguments})
-		}
-		if status == StatusIncomplete {
-			b.send(Event{Type: EventMCPCallFailed, ItemID: it.ID, OutputIndex: b.cur})
+	default:
+		if k := itemTypes[it.Type]; k != nil && k.Close != nil {
+			k.Close(b, it, status)
 		}
 	}
-	b.argsDone = false
+	if b.addedLate {
+		b.send(Event{Type: EventOutputItemAdded, OutputIndex: b.cur, Item: b.snapshot()})
+		b.addedLate = false
+	}
 	it.Status = status
 	b.send(Event{Type: EventOutputItemDone, OutputIndex: b.cur, Item: b.snapshot()})
 	if status == StatusIncomplete {
@@ -633,99 +614,4 @@ func (b *Builder) send(e Event) {
 	if b.emit != nil {
 		b.emit(e)
 	}
-}
-
-// AddMCPListTools reports a listing of an MCP server's tools, whole: the item
-// (its id and server_label; tools and error are what the listing found) is added,
-// in progress, then done, with response.mcp_list_tools.completed or, when it has
-// an error, .failed between.
-func (b *Builder) AddMCPListTools(listing Item) error {
-	it := Item{Type: ItemMCPListTools, ID: listing.ID, ServerLabel: listing.ServerLabel, MCPTools: []MCPToolInfo{}}
-	if it.ID == "" {
-		it.ID = NewID(PrefixMCPListTools)
-	}
-	if err := b.startItem(it); err != nil {
-		return err
-	}
-	b.send(Event{Type: EventMCPListToolsInProgress, ItemID: it.ID, OutputIndex: b.cur})
-	cur := &b.resp.Output[b.cur]
-	if listing.MCPTools != nil {
-		cur.MCPTools = append([]MCPToolInfo{}, listing.MCPTools...)
-	}
-	cur.Error = listing.Error
-	typ := EventMCPListToolsCompleted
-	if listing.Error != "" {
-		typ = EventMCPListToolsFailed
-	}
-	b.send(Event{Type: typ, ItemID: it.ID, OutputIndex: b.cur})
-	b.closeItem(StatusCompleted)
-	return nil
-}
-
-// StartMCPCall completes the open item, if any, and starts a call of an MCP
-// server's tool that hearth runs itself: output_item.added, then
-// response.mcp_call.in_progress. ArgumentsDelta streams its arguments,
-// MCPArgumentsDone ends them, EndMCPCall ends the call with its result.
-// approvalRequestID is the mcp_approval_request the client approved, or "".
-func (b *Builder) StartMCPCall(serverLabel, name, approvalRequestID string) error {
-	it := Item{Type: ItemMCPCall, ID: NewID(PrefixMCPCall), ServerLabel: serverLabel, Name: name, ApprovalRequestID: approvalRequestID}
-	if err := b.startItem(it); err != nil {
-		return err
-	}
-	b.send(Event{Type: EventMCPCallInProgress, ItemID: it.ID, OutputIndex: b.cur})
-	return nil
-}
-
-// StartMCPApprovalRequest completes the open item, if any, and starts a request for
-// the client's approval of a call; ArgumentsDelta fills its arguments and EndItem
-// ends it. Its output_item.added is sent when it ends, with its arguments and the id
-// ApprovalID gives it.
-func (b *Builder) StartMCPApprovalRequest(serverLabel, name string) error {
-	return b.startItem(Item{Type: ItemMCPApprovalRequest, ID: NewID(PrefixMCPApprovalRequest), ServerLabel: serverLabel, Name: name})
-}
-
-// MCPArgumentsDone ends the open mcp_call's arguments
-// (response.mcp_call_arguments.done): the call runs next.
-func (b *Builder) MCPArgumentsDone() error {
-	if b.state == stateFinished {
-		return ErrFinished
-	}
-	if b.cur < 0 || b.resp.Output[b.cur].Type != ItemMCPCall {
-		return fmt.Errorf("hearth: MCPArgumentsDone with no mcp_call open")
-	}
-	if !b.argsDone {
-		it := b.resp.Output[b.cur]
-		b.send(Event{Type: EventMCPCallArgumentsDone, ItemID: it.ID, OutputIndex: b.cur, Arguments: it.Arguments})
-		b.argsDone = true
-	}
-	return nil
-}
-
-// EndMCPCall ends the open mcp_call with the tool's output, or with errMsg when the
-// call failed: response.mcp_call.completed (.failed), then output_item.done.
-func (b *Builder) EndMCPCall(output, errMsg string) error {
-	status := StatusCompleted
-	if errMsg != "" {
-		// OpenAI's mcp_call status has "failed" for a call that ended in an error.
-		status = StatusFailed
-	}
-	return b.EndMCPCallAs(output, errMsg, status)
-}
-
-// EndMCPCallAs is EndMCPCall with the item's final status given: a replay gives the
-// stored one (calls stored before hearth said "failed" say "completed" with an error).
-func (b *Builder) EndMCPCallAs(output, errMsg, status string) error {
-	if err := b.MCPArgumentsDone(); err != nil {
-		return err
-	}
-	it := &b.resp.Output[b.cur]
-	it.Output = ToolOutput{Text: output}
-	it.Error = errMsg
-	typ := EventMCPCallCompleted
-	if errMsg != "" {
-		typ = EventMCPCallFailed
-	}
-	b.send(Event{Type: typ, ItemID: it.ID, OutputIndex: b.cur})
-	b.closeItem(status)
-	return nil
 }

@@ -23,7 +23,7 @@ import (
 // ignored lists what was accepted but will have no effect, so the server can
 // name it (x-hearth-ignored): top-level fields OpenAI takes and hearth does not
 // model, such as Codex's client_metadata (toleratedRequestFields), and hosted tools
-// hearth cannot run, written as "tools[6] (web_search)". Any other unknown top-level
+// hearth cannot run, written as "tools[6] (code_interpreter)". Any other unknown top-level
 // field is a 400 unknown_parameter naming it, as OpenAI answers. Unknown fields inside
 // known objects are dropped silently, as OpenAI does.
 //
@@ -80,7 +80,7 @@ func DecodeCreateRequest(body []byte) (req *CreateResponseRequest, ignored []str
 	if req.Reasoning.Context != "" {
 		ignored = append(ignored, "reasoning.context")
 	}
-	// Deferred tools are kept out of the prompt only where a tool_search tool can
+	// Deferred tools are kept out of the prompt only where a tool that loads them can
 	// load them; without one they are shown like any other.
 	searches, err := checkDeferred(req.Tools)
 	if err != nil {
@@ -174,9 +174,11 @@ func KnownRequestField(name string) bool {
 var (
 	enumTruncation  = []string{TruncationAuto, TruncationDisabled}
 	enumServiceTier = []string{"auto", "default", "flex", "priority"}
-	enumInclude     = []string{IncludeReasoningEncryptedContent, IncludeOutputTextLogprobs, IncludeWebSearchSources, IncludeFileSearchResults}
-	enumEffort      = []string{ReasoningEffortNone, ReasoningEffortMinimal, ReasoningEffortLow, ReasoningEffortMedium, ReasoningEffortHigh, ReasoningEffortXHigh, ReasoningEffortMax}
-	enumSummary     = []string{"auto", "concise", "detailed"}
+	// enumInclude and enumItemType add the registered kinds' values (RegisterKind).
+	baseIncludes = []string{IncludeReasoningEncryptedContent, IncludeOutputTextLogprobs}
+	enumInclude  = baseIncludes
+	enumEffort   = []string{ReasoningEffortNone, ReasoningEffortMinimal, ReasoningEffortLow, ReasoningEffortMedium, ReasoningEffortHigh, ReasoningEffortXHigh, ReasoningEffortMax}
+	enumSummary  = []string{"auto", "concise", "detailed"}
 	// OpenAI's reasoning.context and prompt_cache_retention of 2026.
 	enumReasoningContext = []string{"current_turn", "all_turns"}
 	enumCacheRetention   = []string{PromptCacheRetentionInMemory, PromptCacheRetention24h}
@@ -184,22 +186,18 @@ var (
 	enumToolChoice       = []string{ToolChoiceNone, ToolChoiceAuto, ToolChoiceRequired}
 	enumRole             = []string{RoleUser, RoleAssistant, RoleSystem, RoleDeveloper}
 	enumItemStatus       = []string{StatusInProgress, StatusCompleted, StatusIncomplete}
-	// An mcp_call item's status also has OpenAI's "calling" and "failed" (a call that
-	// ended in an error): a stateless client sends hearth's failed calls back.
-	enumMCPCallStatus = []string{StatusInProgress, StatusCompleted, StatusIncomplete, "calling", StatusFailed}
-	enumPhase         = []string{PhaseCommentary, PhaseFinalAnswer}
-	enumDetail        = []string{"low", "high", "auto"}
-	enumFormat        = []string{FormatText, FormatJSONObject, FormatJSONSchema}
-	enumGrammar       = []string{"lark", "regex"}
-	enumItemType      = []string{ItemMessage, ItemFunctionCall, ItemFunctionCallOutput, ItemReasoning, ItemReference, ItemCustomToolCall, ItemCustomToolCallOutput, ItemCompaction,
-		ItemMCPListTools, ItemMCPCall, ItemMCPApprovalRequest, ItemMCPApprovalResponse, ItemWebSearchCall, ItemFileSearchCall,
-		ItemToolSearchCall, ItemToolSearchOutput}
-	textParts        = []string{PartInputText, PartOutputText, PartText}
-	userParts        = []string{PartInputText, PartOutputText, PartText, PartInputImage, PartInputFile, PartInputVideo}
-	assistantParts   = []string{PartInputText, PartOutputText, PartText, PartRefusal}
-	toolOutputParts  = []string{PartInputText, PartInputImage, PartInputFile, PartInputVideo}
-	summaryParts     = []string{PartSummaryText}
-	reasoningContent = []string{PartReasoningText, PartText}
+	enumPhase            = []string{PhaseCommentary, PhaseFinalAnswer}
+	enumDetail           = []string{"low", "high", "auto"}
+	enumFormat           = []string{FormatText, FormatJSONObject, FormatJSONSchema}
+	enumGrammar          = []string{"lark", "regex"}
+	baseItemTypes        = []string{ItemMessage, ItemFunctionCall, ItemFunctionCallOutput, ItemReasoning, ItemReference, ItemCustomToolCall, ItemCustomToolCallOutput, ItemCompaction}
+	enumItemType         = baseItemTypes
+	textParts            = []string{PartInputText, PartOutputText, PartText}
+	userParts            = []string{PartInputText, PartOutputText, PartText, PartInputImage, PartInputFile, PartInputVideo}
+	assistantParts       = []string{PartInputText, PartOutputText, PartText, PartRefusal}
+	toolOutputParts      = []string{PartInputText, PartInputImage, PartInputFile, PartInputVideo}
+	summaryParts         = []string{PartSummaryText}
+	reasoningContent     = []string{PartReasoningText, PartText}
 )
 
 // Limits from the schema.
@@ -461,15 +459,16 @@ func decodeRequestInput(raw json.RawMessage, path string) ([]Item, []declaredToo
 }
 
 // addTools appends the tools of additional_tools items to the request's, refusing a
-// name (or MCP server label) that two of them share, as in one tools array.
+// name (or what a kind's tools may not share, ToolType.Unique) that two of them
+// share, as in one tools array.
 func addTools(tools []Tool, more []declaredTool) ([]Tool, error) {
 	if len(more) == 0 {
 		return tools, nil
 	}
 	seen := map[string]string{}
 	key := func(t *Tool) string {
-		if t.Type == ToolMCP {
-			return "mcp\x00" + t.MCP.ServerLabel
+		if _, value, ok := uniqueOf(t); ok {
+			return t.Type + "\x00" + value
 		}
 		if t.Hosted() {
 			return ""
@@ -485,8 +484,8 @@ func addTools(tools []Tool, more []declaredTool) ([]Tool, error) {
 		k := key(&t.Tool)
 		if first, dup := seen[k]; k != "" && dup {
 			field, name := ".name", t.Name
-			if t.Type == ToolMCP {
-				field, name = ".server_label", t.MCP.ServerLabel
+			if f, value, ok := uniqueOf(&t.Tool); ok {
+				field, name = f, value
 			}
 			return nil, duplicateName(t.path+field, name, first)
 		}
@@ -525,13 +524,11 @@ func decodeItem(raw json.RawMessage, path string) (Item, error) {
 		return Item{}, err
 	}
 	statuses := enumItemStatus
-	switch typ {
-	case ItemMCPCall:
-		statuses = enumMCPCallStatus
-	case ItemWebSearchCall:
-		statuses = enumWebSearchCallStatus
-	case ItemFileSearchCall:
-		statuses = enumFileSearchCallStatus
+	var kind *ItemType
+	if !slices.Contains(baseItemTypes, typ) {
+		if kind = itemTypes[typ]; kind != nil && kind.Statuses != nil {
+			statuses = kind.Statuses
+		}
 	}
 	if it.Status, err = o.enum("status", statuses); err != nil {
 		return Item{}, err
@@ -623,17 +620,8 @@ func decodeItem(raw json.RawMessage, path string) (Item, error) {
 		}
 
 	default:
-		if ok, err := decodeMCPItem(o, &it); ok {
-			return it, err
-		}
-		if ok, err := decodeWebSearchItem(o, &it); ok {
-			return it, err
-		}
-		if ok, err := decodeFileSearchItem(o, &it); ok {
-			return it, err
-		}
-		if ok, err := decodeToolSearchItem(o, &it); ok {
-			return it, err
+		if kind != nil && kind.Decode != nil {
+			return it, kind.Decode(Object{o}, &it)
 		}
 		return Item{}, invalidEnum(o.at("type"), typ, enumItemType)
 	}
@@ -789,10 +777,10 @@ func decodeTools(raw json.RawMessage, path string) ([]Tool, error) {
 		if err != nil {
 			return nil, err
 		}
-		if t.Type == ToolMCP {
-			key := "mcp\x00" + t.MCP.ServerLabel
+		if field, value, ok := uniqueOf(&t); ok {
+			key := t.Type + "\x00" + value
 			if j, dup := seen[key]; dup {
-				return nil, duplicateName(p+".server_label", t.MCP.ServerLabel, indexPath(path, j))
+				return nil, duplicateName(p+field, value, indexPath(path, j))
 			}
 			seen[key] = i
 		}
@@ -838,26 +826,13 @@ func decodeTool(raw json.RawMessage, path string, nested bool) (Tool, error) {
 		} else if d != nil {
 			t.DeferLoading = *d
 		}
-	case ToolMCP:
-		t.Raw = compact(raw)
-		if t.MCP, err = decodeMCPTool(o); err != nil {
-			return Tool{}, err
-		}
-		return t, nil
-	case ToolFileSearch:
-		t.Raw = compact(raw)
-		if t.FileSearch, err = decodeFileSearchTool(o); err != nil {
-			return Tool{}, err
-		}
-		return t, nil
-	case ToolToolSearch:
-		t.Raw = compact(raw)
-		if t.Search, err = decodeToolSearchTool(o); err != nil {
-			return Tool{}, err
-		}
-		return t, nil
 	default:
 		t.Raw = compact(raw)
+		if k := toolTypes[typ]; k != nil && k.Decode != nil {
+			if t.Spec, err = k.Decode(Object{o}); err != nil {
+				return Tool{}, err
+			}
+		}
 		return t, nil
 	}
 	switch typ {
@@ -975,10 +950,10 @@ func decodeToolChoice(raw json.RawMessage, path string) (ToolChoice, error) {
 				return ToolChoice{}, err
 			}
 			var ref ToolRef
-			if ref.Type, err = to.requiredEnum("type", []string{ToolFunction, ToolCustom, ToolFileSearch}); err != nil {
+			if ref.Type, err = to.requiredEnum("type", allowedRefTypes()); err != nil {
 				return ToolChoice{}, err
 			}
-			if ref.Type == ToolFileSearch {
+			if k := toolTypes[ref.Type]; k != nil && k.Allowed {
 				// A hosted tool is named by its type alone.
 				c.Allowed = append(c.Allowed, ref)
 				continue
@@ -988,21 +963,19 @@ func decodeToolChoice(raw json.RawMessage, path string) (ToolChoice, error) {
 			}
 			c.Allowed = append(c.Allowed, ref)
 		}
-	case ToolMCP:
-		if c.ServerLabel, err = o.requiredString("server_label"); err != nil {
-			return ToolChoice{}, err
-		}
-		if c.Name, _, err = o.string("name"); err != nil {
-			return ToolChoice{}, err
-		}
 	default:
-		if forcedByType(typ) {
-			// Forces a search; whether this hearth can search is the server's and
+		if k := toolTypes[typ]; k != nil && k.Forced {
+			// Forces a kind's tool; whether this hearth runs it is the server's and
 			// the engine's to say.
+			if k.ChoiceDecode != nil {
+				if err := k.ChoiceDecode(Object{o}, &c); err != nil {
+					return ToolChoice{}, err
+				}
+			}
 			break
 		}
 		return ToolChoice{}, InvalidRequest(o.at("type"), CodeInvalidValue,
-			fmt.Sprintf("Invalid value: '%s'. hearth can only force 'function', 'custom', 'mcp', 'web_search' or 'file_search' tools, or restrict them with 'allowed_tools'; it cannot run hosted tools.", typ))
+			fmt.Sprintf("Invalid value: '%s'. hearth can only force %s tools, or restrict them with 'allowed_tools'; it cannot run hosted tools.", typ, forcibleList()))
 	}
 	return c, nil
 }
@@ -1010,11 +983,9 @@ func decodeToolChoice(raw json.RawMessage, path string) (ToolChoice, error) {
 // validateToolChoice checks that tool_choice names tools that exist and that
 // a required call is possible at all.
 func validateToolChoice(r *CreateResponseRequest) error {
-	functions, customs, servers := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	functions, customs := map[string]bool{}, map[string]bool{}
 	for _, t := range r.Tools {
 		switch t.Type {
-		case ToolMCP:
-			servers[t.MCP.ServerLabel] = true
 		case ToolFunction:
 			functions[t.Name] = true
 		case ToolCustom:
@@ -1025,33 +996,30 @@ func validateToolChoice(r *CreateResponseRequest) error {
 			}
 		}
 	}
-	fileSearch := slices.ContainsFunc(r.Tools, func(t Tool) bool { return t.Type == ToolFileSearch })
+	// A kind's tool the model can call (ToolType.Callable) counts as a call.
+	callable := slices.ContainsFunc(r.Tools, func(t Tool) bool { k := toolTypes[t.Type]; return k != nil && k.Callable })
+	hasType := func(typ string) bool { return slices.ContainsFunc(r.Tools, func(t Tool) bool { return t.Type == typ }) }
 	known := func(typ, name string) bool {
 		switch typ {
 		case ToolCustom:
 			return customs[name]
-		case ToolFileSearch:
-			return fileSearch
+		case ToolFunction:
+			return functions[name]
 		}
-		return functions[name]
+		return hasType(typ)
 	}
 	c := r.ToolChoice
-	if forcedByType(c.Type) {
-		if !slices.ContainsFunc(r.Tools, func(t Tool) bool { return t.Type == c.Type }) {
+	if k := toolTypes[c.Type]; k != nil && k.Forced {
+		if k.ChoiceCheck != nil {
+			return k.ChoiceCheck(c, r.Tools)
+		}
+		if !hasType(c.Type) {
 			return InvalidRequest("tool_choice", CodeInvalidValue,
 				fmt.Sprintf("Tool choice '%s' names a tool that is not in 'tools'.", c.Type))
 		}
 		return nil
 	}
 	switch c.Type {
-	case ToolMCP:
-		// Whether the server has a tool of that name is the engine's to say: it
-		// lists the server's tools.
-		if !servers[c.ServerLabel] {
-			return InvalidRequest("tool_choice.server_label", CodeInvalidValue,
-				fmt.Sprintf("Tool choice 'mcp' names server '%s', which is not in 'tools'.", c.ServerLabel))
-		}
-		return nil
 	case ToolFunction, ToolCustom:
 		if !known(c.Type, c.Name) {
 			return InvalidRequest("tool_choice", CodeInvalidValue,
@@ -1061,17 +1029,17 @@ func validateToolChoice(r *CreateResponseRequest) error {
 		for i, ref := range c.Allowed {
 			if !known(ref.Type, ref.Name) {
 				p := indexPath("tool_choice.tools", i)
-				if ref.Type == ToolFileSearch {
-					return InvalidRequest(p, CodeInvalidValue, fmt.Sprintf("Invalid '%s': 'tools' has no file_search tool.", p))
+				if ref.Type != ToolFunction && ref.Type != ToolCustom {
+					return InvalidRequest(p, CodeInvalidValue, fmt.Sprintf("Invalid '%s': 'tools' has no %s tool.", p, ref.Type))
 				}
 				return InvalidRequest(p, CodeInvalidValue,
 					fmt.Sprintf("Invalid '%s': %s tool '%s' is not in 'tools'.", p, ref.Type, ref.Name))
 			}
 		}
 	}
-	// A file_search tool is a call the model can make: `hearth serve` always runs
+	// A callable kind's tool is a call the model can make: `hearth serve` always runs
 	// it (an engine without its kind shows the model nothing to call).
-	if c.EffectiveMode() == ToolChoiceRequired && len(functions)+len(customs) == 0 && !fileSearch {
+	if c.EffectiveMode() == ToolChoiceRequired && len(functions)+len(customs) == 0 && !callable {
 		return InvalidRequest("tool_choice", CodeInvalidValue,
 			"Tool choice requires a tool call, but 'tools' has no function or custom tool hearth can call.")
 	}

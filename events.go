@@ -64,7 +64,7 @@ type Event struct {
 	Delta     string // every *.delta
 	Text      string // output_text.done, reasoning.done, reasoning_summary_text.done
 	Refusal   string // refusal.done
-	Arguments string // function_call_arguments.done, mcp_call_arguments.done
+	Arguments string // function_call_arguments.done, a kind's EventItemArguments events
 	Input     string // custom_tool_call_input.done
 	Logprobs  []LogProb
 
@@ -194,24 +194,6 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			Arguments string `json:"arguments"`
 		}{ih, e.Arguments})
 
-	case EventMCPCallArgumentsDelta:
-		return json.Marshal(struct {
-			eventItemHead
-			Delta string `json:"delta"`
-		}{ih, e.Delta})
-
-	case EventMCPCallArgumentsDone:
-		return json.Marshal(struct {
-			eventItemHead
-			Arguments string `json:"arguments"`
-		}{ih, e.Arguments})
-
-	case EventMCPListToolsInProgress, EventMCPListToolsCompleted, EventMCPListToolsFailed,
-		EventMCPCallInProgress, EventMCPCallCompleted, EventMCPCallFailed,
-		EventWebSearchCallInProgress, EventWebSearchCallSearching, EventWebSearchCallCompleted,
-		EventFileSearchCallInProgress, EventFileSearchCallSearching, EventFileSearchCallCompleted:
-		return json.Marshal(ih)
-
 	case EventCustomToolCallInputDelta:
 		return json.Marshal(struct {
 			eventItemHead
@@ -232,6 +214,21 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			eventHead
 			Error errorBody `json:"error"`
 		}{h, e.Error.body()})
+	}
+	if shape, ok := eventShapes[e.Type]; ok {
+		switch shape {
+		case EventItemDelta:
+			return json.Marshal(struct {
+				eventItemHead
+				Delta string `json:"delta"`
+			}{ih, e.Delta})
+		case EventItemArguments:
+			return json.Marshal(struct {
+				eventItemHead
+				Arguments string `json:"arguments"`
+			}{ih, e.Arguments})
+		}
+		return json.Marshal(ih)
 	}
 	return nil, fmt.Errorf("hearth: cannot marshal event of type %q", e.Type)
 }

@@ -36,16 +36,13 @@ func TestEventAppendJSON(t *testing.T) {
 
 // Off the fast path AppendJSON calls MarshalJSON without json.Marshal's compacting
 // pass: the bytes must be the same for events that carry whole items and responses,
-// with text to escape, raw JSON written loosely and tool schemas.
+// with text to escape, raw JSON written loosely and tool schemas (a hosted kind's
+// items: the kind's package tests them too).
 func TestEventAppendJSONWholeResponse(t *testing.T) {
-	yes := true
 	items := []Item{
 		{Type: ItemMessage, ID: "msg_1", Status: StatusCompleted, Role: RoleAssistant,
 			Content: []ContentPart{{Type: PartOutputText, Text: "<b>&amp;</b> \u2028 \"q\"\n"}}},
 		{Type: ItemFunctionCall, ID: "fc_1", CallID: "call_1", Name: "f", Arguments: `{"a": "<x>"}`, Status: StatusCompleted},
-		{Type: ItemMCPListTools, ID: "mcpl_1", Status: StatusCompleted, ServerLabel: "s",
-			MCPTools: []MCPToolInfo{{Name: "echo", InputSchema: json.RawMessage("{ \"type\" : \"object\",\n \"x\": \"<&>\" }"), Annotations: json.RawMessage(`{"readOnlyHint": true}`)}}},
-		{Type: ItemMCPApprovalResponse, ID: "mcpa_1", ApprovalRequestID: "mcpr_1", Approve: &yes},
 	}
 	resp := &Response{ID: "resp_1", Object: "response", Status: StatusCompleted, Model: "m<1>", Output: items,
 		Tools: []Tool{{Type: ToolFunction, Name: "f", Parameters: json.RawMessage("{\n\"type\": \"object\"}")}}}

@@ -30,12 +30,11 @@ func InputIDPrefix(itemType string) string {
 		return PrefixReasoning
 	case ItemCustomToolCall:
 		return PrefixCustomToolCall
-	case ItemMCPApprovalResponse:
-		return PrefixMCPApprovalResponse
-	case ItemToolSearchCall:
-		return PrefixToolSearchCall
-	case ItemToolSearchOutput:
-		return PrefixToolSearchOutput
+	case ItemMessage:
+		return PrefixMessage
+	}
+	if t := itemTypes[itemType]; t != nil && t.InputIDPrefix != "" {
+		return t.InputIDPrefix
 	}
 	return PrefixMessage
 }

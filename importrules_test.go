@@ -63,16 +63,35 @@ var floors = []struct {
 // harnesses may be imported by any test file, whatever its floor.
 var harnesses = []string{"engine/ollama/testenv", "storage/postgres/pgtest"}
 
-// upwardTests are test files that import one package above their own, by name: tests
+// upwardTests are test files that import packages above their own, by name: tests
 // of a higher package's behaviour that need the lower one's test fakes.
-var upwardTests = map[string]string{
-	// The MCP hosted kind's control flow through the engine, on the engine's fake runtime.
-	"engine/hosted_test.go": "mcp",
+var upwardTests = map[string][]string{
+	// The MCP hosted kind's control flow through the engine, on the engine's fake runtime
+	// (approvals too); a kind of the test's own reports its calls with MCP's items.
+	"engine/hosted_test.go":   {"mcp"},
+	"engine/approval_test.go": {"mcp"},
+	"engine/kind_test.go":     {"mcp"},
+	// The root's decode, marshal, stream and official schema tests, with the hosted
+	// kinds registered as `hearth serve` wires them.
+	"registry_test.go": kinds,
 }
 
 func upwardTest(path, dir string) bool {
-	up, ok := upwardTests[path]
-	return ok && up == dir
+	return slices.Contains(upwardTests[path], dir)
+}
+
+// kinds are the hosted kind packages: each is whole in itself, so none imports
+// another (what two kinds share is the root's).
+var kinds = []string{"mcp", "websearch", "filesearch", "toolsearch"}
+
+// kindOf is the kind package dir is, or is under ("" for none).
+func kindOf(dir string) string {
+	for _, k := range kinds {
+		if under(dir, k) {
+			return k
+		}
+	}
+	return ""
 }
 
 // dependencyRules say who may import a module outside hearth: packages (a directory and
@@ -208,6 +227,8 @@ func violations(files []goFile) []string {
 					out = append(out, fmt.Sprintf("%s imports %s, which has no floor", f.path, ip))
 				case to > floor && !(f.test && (slices.Contains(harnesses, dir) || upwardTest(f.path, dir))):
 					out = append(out, fmt.Sprintf("%s (floor %d) imports %s (floor %d): no package imports one above it", f.path, floor, ip, to))
+				case kindOf(f.dir) != "" && kindOf(dir) != "" && kindOf(f.dir) != kindOf(dir):
+					out = append(out, fmt.Sprintf("%s imports %s: a hosted kind imports no other kind", f.path, ip))
 				}
 				continue
 			}
@@ -259,6 +280,11 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"a leaf's test imports the domain", goFile{path: "internal/seal/x_test.go", dir: "internal/seal", test: true, imports: []string{"hearth"}}, true},
 		{"an engine test imports a hosted kind", goFile{path: "engine/x_test.go", dir: "engine", test: true, imports: []string{"hearth/mcp"}}, true},
 		{"the named engine test imports the MCP kind", goFile{path: "engine/hosted_test.go", dir: "engine", test: true, imports: []string{"hearth/mcp"}}, false},
+		{"a kind imports another kind", goFile{path: "websearch/x.go", dir: "websearch", imports: []string{"hearth/mcp"}}, true},
+		{"a kind's test imports another kind", goFile{path: "toolsearch/x_test.go", dir: "toolsearch", test: true, imports: []string{"hearth/mcp"}}, true},
+		{"a root test imports a kind", goFile{path: "x_test.go", dir: "", test: true, imports: []string{"hearth/mcp"}}, true},
+		{"the root's registry test imports the kinds", goFile{path: "registry_test.go", dir: "", test: true, imports: []string{"hearth/mcp", "hearth/toolsearch"}}, false},
+		{"a kind's test helper package imports its kind", goFile{path: "mcp/mcptest/x.go", dir: "mcp/mcptest", imports: []string{"hearth/mcp"}}, false},
 		{"the engine imports a runtime", goFile{path: "engine/x.go", dir: "engine", imports: []string{"hearth/engine/ollama"}}, true},
 		{"the store imports the server", goFile{path: "storage/sqlite/x.go", dir: "storage/sqlite", imports: []string{"hearth/server"}}, true},
 		{"the engine imports the harness outside a test", goFile{path: "engine/x.go", dir: "engine", imports: []string{"hearth/engine/ollama/testenv"}}, true},

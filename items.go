@@ -61,14 +61,8 @@ const (
 //	custom_tool_call_output  ID, Status, CallID, Output
 //	item_reference           ID
 //	compaction               ID, EncryptedContent
-//	mcp_list_tools           ID, ServerLabel, MCPTools, Error
-//	mcp_call                 ID, Status, ServerLabel, Name, Arguments, Output (text), Error, ApprovalRequestID
-//	mcp_approval_request     ID, ServerLabel, Name, Arguments
-//	mcp_approval_response    ID, ApprovalRequestID, Approve, Reason
-//	web_search_call          ID, Status, WebSearch (Arguments, Output: what the model wrote and read, not on the wire)
-//	file_search_call         ID, Status, FileSearch (Arguments, Output: what the model wrote and read, not on the wire)
-//	tool_search_call         ID, Status, CallID, Execution, Arguments (JSON text)
-//	tool_search_output       ID, Status, CallID, Execution, LoadedTools
+//	a hosted kind's types     ID, Status, Hosted (the kind's own fields), and those of
+//	                         the fields above the kind's package documents
 //
 // One struct rather than an interface per type because the engine and
 // storage mostly switch on Type and copy fields across, and because a stored
@@ -100,23 +94,9 @@ type Item struct {
 
 	Output ToolOutput
 
-	// MCP items (mcp.go).
-	ServerLabel       string
-	MCPTools          []MCPToolInfo
-	Error             string
-	ApprovalRequestID string
-	Approve           *bool
-	Reason            string
-
-	// WebSearch is a web_search_call's action (websearch.go).
-	WebSearch *WebSearchAction
-	// FileSearch is a file_search_call's queries and results (filesearch.go).
-	FileSearch *FileSearchCall
-
-	// Execution says who ran a tool search (ExecutionServer or ExecutionClient), and
-	// LoadedTools are the tools a tool_search_output loaded (toolsearch.go).
-	Execution   string
-	LoadedTools []Tool
+	// Hosted is the own fields of an item of a hosted kind's type (RegisterKind),
+	// a value of the kind's package; nil for every other item.
+	Hosted HostedData
 }
 
 // ToolOutput is the output of a function or custom tool call: either a string
@@ -252,26 +232,8 @@ func (it Item) Clone() Item {
 	it.Content = cloneParts(it.Content)
 	it.Summary = cloneParts(it.Summary)
 	it.Output.Parts = cloneParts(it.Output.Parts)
-	if it.MCPTools != nil {
-		it.MCPTools = append([]MCPToolInfo{}, it.MCPTools...)
-	}
-	if it.LoadedTools != nil {
-		it.LoadedTools = append([]Tool{}, it.LoadedTools...)
-	}
-	if it.WebSearch != nil {
-		a := *it.WebSearch
-		if a.Sources != nil {
-			a.Sources = append([]WebSearchSource{}, a.Sources...)
-		}
-		it.WebSearch = &a
-	}
-	if it.FileSearch != nil {
-		fs := *it.FileSearch
-		fs.Queries = slices.Clone(fs.Queries)
-		if fs.Results != nil {
-			fs.Results = append([]FileSearchResult{}, fs.Results...)
-		}
-		it.FileSearch = &fs
+	if it.Hosted != nil {
+		it.Hosted = it.Hosted.CloneHosted()
 	}
 	return it
 }
@@ -373,16 +335,7 @@ func (it Item) MarshalJSON() ([]byte, error) {
 	case ItemCompaction:
 		return json.Marshal(compactionJSON{it.Type, it.ID, it.EncryptedContent})
 	}
-	if data, ok, err := marshalMCPItem(it); ok {
-		return data, err
-	}
-	if data, ok, err := marshalWebSearchItem(it); ok {
-		return data, err
-	}
-	if data, ok, err := marshalFileSearchItem(it); ok {
-		return data, err
-	}
-	if data, ok, err := marshalToolSearchItem(it); ok {
+	if data, ok, err := marshalHostedItem(it); ok {
 		return data, err
 	}
 	return nil, fmt.Errorf("hearth: cannot marshal item of type %q", it.Type)

@@ -166,9 +166,9 @@ type StreamOptions struct {
 	IncludeObfuscation *bool `json:"include_obfuscation,omitempty"`
 }
 
-// Tool types hearth acts on. Any other type (web_search, file_search, mcp,
-// ...) is a hosted tool hearth cannot run: it is kept, reported as ignored,
-// and never shown to the model.
+// Tool types hearth acts on. Any other type is a hosted tool: a kind's
+// (RegisterKind) when one declared it, else one hearth cannot run: kept,
+// reported as ignored, and never shown to the model.
 const (
 	ToolFunction  = "function"
 	ToolNamespace = "namespace"
@@ -180,6 +180,7 @@ const (
 //	function   Name, Description, Parameters (a JSON Schema object), Strict
 //	namespace  Name, Description, Tools (its function tools)
 //	custom     Name, Description, Format
+//	a kind's   Raw (the original JSON, kept for the echo), Spec (what the kind read of it)
 //	other      Raw: the original JSON, kept so it can be echoed or logged
 //
 // Namespace is set only on function tools flattened out of a namespace tool
@@ -194,16 +195,14 @@ type Tool struct {
 	Format      CustomToolFormat
 	Namespace   string
 	// DeferLoading is OpenAI's defer_loading: the tool stays out of the prompt until
-	// a tool_search loads it (toolsearch.go). Without a tool_search tool in the
-	// request it is shown like any other, and the field reported as ignored.
+	// a tool that loads deferred tools (ToolType.LoadsDeferred) loads it. Without
+	// one in the request it is shown like any other, and the field reported as
+	// ignored.
 	DeferLoading bool
-	// Search is what a tool_search tool asks for (Raw holds it as sent).
-	Search *ToolSearch
-	// MCP is what an mcp tool asks for (Raw holds it as sent, for the echo).
-	MCP *MCPTool
-	// FileSearch is what a file_search tool asks for (Raw holds it as sent).
-	FileSearch *FileSearchTool
-	Raw        json.RawMessage
+	// Spec is what a kind's tool asks for (ToolType.Decode), a value of the kind's
+	// package; Raw holds the tool as sent.
+	Spec any
+	Raw  json.RawMessage
 }
 
 // Hosted reports whether t is a tool the client does not run: a hosted tool.
@@ -212,19 +211,19 @@ func (t *Tool) Hosted() bool {
 }
 
 // Ignored reports whether t is a hosted tool hearth has no kind for (code_interpreter, ...):
-// it is kept, reported as ignored, and never shown to the model. The hosted tools
-// hearth runs (mcp, tool_search) are decoded in full, and run by the engine's hosted
-// tool kinds. web_search and file_search tools are ignored here too: whether hearth
-// can search is its configuration (a search server; a database for vector stores),
-// so the engine runs them where a kind is registered for them (the server then does
-// not report them ignored).
+// it is kept, reported as ignored, and never shown to the model. The tools of a kind
+// whose registration says it always runs them (ToolType.Runs) are decoded in full,
+// and run by the engine's hosted tool kinds. A kind's other tools are ignored here
+// too: whether hearth runs them is its configuration (a search server; a database for
+// vector stores), so the engine runs them where a kind is registered for them (the
+// server then does not report them ignored).
 func (t *Tool) Ignored() bool {
-	return t.Hosted() && t.Type != ToolMCP && t.Type != ToolToolSearch
+	if !t.Hosted() {
+		return false
+	}
+	k := toolTypes[t.Type]
+	return k == nil || !k.Runs
 }
-
-// forcedByType reports whether a tool_choice of type typ forces a hosted tool named by
-// its type alone ({"type": "web_search"}, {"type": "file_search"}).
-func forcedByType(typ string) bool { return IsWebSearchTool(typ) || typ == ToolFileSearch }
 
 // CustomToolFormat is the input format of a custom tool: free text, or text
 // constrained by a grammar (Syntax "lark" or "regex").
@@ -317,6 +316,7 @@ const (
 //	{"type":"function","name":...}                     Type "function", Name
 //	{"type":"custom","name":...}                       Type "custom", Name
 //	{"type":"allowed_tools","mode":...,"tools":[...]}  Type "allowed_tools", Mode, Allowed
+//	{"type": a kind's tool type, ...}                  Type, and what the kind reads (Name, Spec)
 //
 // The zero value means "not given", which behaves as "auto".
 type ToolChoice struct {
@@ -324,15 +324,15 @@ type ToolChoice struct {
 	Type    string
 	Name    string
 	Allowed []ToolRef
-	// ServerLabel is the server of {"type":"mcp","server_label":...,"name":...};
-	// Name is then the server's tool, or "" for any of its tools.
-	ServerLabel string
+	// Spec is what a kind read of a choice that forces its tool
+	// (ToolType.ChoiceDecode), a value of the kind's package.
+	Spec any
 }
 
 // ToolRef names one tool in an allowed_tools list.
 type ToolRef struct {
 	Type string `json:"type"`
-	// Name is empty for a hosted tool named by its type ({"type": "file_search"}).
+	// Name is empty for a kind's tool named by its type (ToolType.Allowed).
 	Name string `json:"name,omitempty"`
 }
 
@@ -340,7 +340,7 @@ type ToolRef struct {
 // function or custom tool is required (of that one tool).
 func (c ToolChoice) EffectiveMode() string {
 	switch {
-	case c.Type == ToolFunction || c.Type == ToolCustom || c.Type == ToolMCP || forcedByType(c.Type):
+	case c.Type == ToolFunction || c.Type == ToolCustom || forcedKind(c.Type) != nil:
 		return ToolChoiceRequired
 	case c.Mode == "":
 		return ToolChoiceAuto
@@ -358,12 +358,6 @@ func (c ToolChoice) MarshalJSON() ([]byte, error) {
 		return json.Marshal(c.Mode)
 	case ToolFunction, ToolCustom:
 		return json.Marshal(ToolRef{c.Type, c.Name})
-	case ToolMCP:
-		return json.Marshal(struct {
-			Type        string `json:"type"`
-			ServerLabel string `json:"server_label"`
-			Name        string `json:"name,omitempty"`
-		}{c.Type, c.ServerLabel, c.Name})
 	case "allowed_tools":
 		mode, allowed := c.Mode, c.Allowed
 		if mode == "" {
@@ -378,7 +372,10 @@ func (c ToolChoice) MarshalJSON() ([]byte, error) {
 			Tools []ToolRef `json:"tools"`
 		}{c.Type, mode, allowed})
 	}
-	if forcedByType(c.Type) {
+	if k := forcedKind(c.Type); k != nil {
+		if k.ChoiceMarshal != nil {
+			return k.ChoiceMarshal(c)
+		}
 		return json.Marshal(struct {
 			Type string `json:"type"`
 		}{c.Type})

@@ -9,6 +9,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/mcp"
 )
 
 // approvalEngine is an engine over the fake MCP server whose model calls echo once
@@ -65,7 +66,7 @@ func TestApprovalIssuedAndProven(t *testing.T) {
 		t.Fatalf("calls before the approval: %q", h.calls)
 	}
 	approve := func(id string, ok bool) hearth.Item {
-		return hearth.Item{Type: hearth.ItemMCPApprovalResponse, ApprovalRequestID: id, Approve: &ok}
+		return hearth.Item{Type: mcp.ItemMCPApprovalResponse, Hosted: &mcp.Fields{ApprovalRequestID: id, Approve: &ok}}
 	}
 	echoed := func(it hearth.Item) []hearth.Item {
 		return []hearth.Item{user, first.Output[0], it, approve(it.ID, true)}
@@ -104,7 +105,7 @@ func TestApprovalIssuedAndProven(t *testing.T) {
 		t.Fatal(err)
 	}
 	otherReq := runHosted(t, j, context.Background()).Output[1]
-	if otherReq.Type != hearth.ItemMCPApprovalRequest || otherReq.Arguments != `{"m":"other"}` {
+	if otherReq.Type != mcp.ItemMCPApprovalRequest || otherReq.Arguments != `{"m":"other"}` {
 		t.Fatalf("the other request: %+v", otherReq)
 	}
 	refused := []struct {
@@ -120,9 +121,9 @@ func TestApprovalIssuedAndProven(t *testing.T) {
 		{"another server's key", other, "alice", nil, echoed(req), "input[2]"},
 		{"arguments changed", e, "alice", nil, echoed(changed(func(it *hearth.Item) { it.Arguments = `{"m":"rm -rf"}` })), "input[2]"},
 		{"tool changed", e, "alice", nil, echoed(changed(func(it *hearth.Item) { it.Name = "boom" })), "input[2]"},
-		{"server changed", e, "alice", nil, echoed(changed(func(it *hearth.Item) { it.ServerLabel = "other" })), "input[2]"},
+		{"server changed", e, "alice", nil, echoed(changed(func(it *hearth.Item) { it.Hosted = &mcp.Fields{ServerLabel: "other"} })), "input[2]"},
 		{"a made-up id", e, "alice", nil, echoed(changed(func(it *hearth.Item) { it.ID = "mcpr_forged" })), "input[2]"},
-		{"a plain id", e, "alice", nil, echoed(changed(func(it *hearth.Item) { it.ID = hearth.NewID(hearth.PrefixMCPApprovalRequest) })), "input[2]"},
+		{"a plain id", e, "alice", nil, echoed(changed(func(it *hearth.Item) { it.ID = hearth.NewID(mcp.PrefixMCPApprovalRequest) })), "input[2]"},
 		{"the proof of another request", e, "alice", nil, echoed(changed(func(it *hearth.Item) {
 			it.ID = otherReq.ID
 		})), "input[2]"},

@@ -10,6 +10,9 @@ import (
 // it names tools of the client's; allowed_tools of hosted tools alone was met by the
 // hosted call (left standing it would force a search every turn).
 func TestChoosesClientTools(t *testing.T) {
+	// A hosted kind's tool type (package filesearch's), which the engine knows by
+	// nothing but its name.
+	const fileSearch = "file_search"
 	for _, tc := range []struct {
 		c    hearth.ToolChoice
 		want bool
@@ -17,9 +20,9 @@ func TestChoosesClientTools(t *testing.T) {
 		{hearth.ToolChoice{Type: hearth.ToolFunction, Name: "get_weather"}, true},
 		{hearth.ToolChoice{Type: hearth.ToolCustom, Name: "apply_patch"}, true},
 		{hearth.ToolChoice{Type: "allowed_tools", Mode: hearth.ToolChoiceRequired, Allowed: []hearth.ToolRef{{Type: hearth.ToolFunction, Name: "get_weather"}}}, true},
-		{hearth.ToolChoice{Type: "allowed_tools", Mode: hearth.ToolChoiceRequired, Allowed: []hearth.ToolRef{{Type: hearth.ToolFileSearch}, {Type: hearth.ToolCustom, Name: "apply_patch"}}}, true},
-		{hearth.ToolChoice{Type: "allowed_tools", Mode: hearth.ToolChoiceRequired, Allowed: []hearth.ToolRef{{Type: hearth.ToolFileSearch}}}, false},
-		{hearth.ToolChoice{Type: hearth.ToolFileSearch}, false},
+		{hearth.ToolChoice{Type: "allowed_tools", Mode: hearth.ToolChoiceRequired, Allowed: []hearth.ToolRef{{Type: fileSearch}, {Type: hearth.ToolCustom, Name: "apply_patch"}}}, true},
+		{hearth.ToolChoice{Type: "allowed_tools", Mode: hearth.ToolChoiceRequired, Allowed: []hearth.ToolRef{{Type: fileSearch}}}, false},
+		{hearth.ToolChoice{Type: fileSearch}, false},
 		{hearth.ToolChoice{Mode: hearth.ToolChoiceRequired}, false},
 	} {
 		if got := choosesClientTools(tc.c); got != tc.want {

@@ -105,14 +105,14 @@ func hostedSummary(r *hearth.Response) string {
 	var parts []string
 	for _, it := range r.Output {
 		switch it.Type {
-		case hearth.ItemMCPListTools:
+		case mcp.ItemMCPListTools:
 			var names []string
-			for _, tool := range it.MCPTools {
+			for _, tool := range mcp.Of(it).MCPTools {
 				names = append(names, tool.Name)
 			}
-			parts = append(parts, fmt.Sprintf("list %s %s", it.ServerLabel, strings.Join(names, ",")))
-		case hearth.ItemMCPCall:
-			parts = append(parts, fmt.Sprintf("mcp[%s] %s %s -> %q err %q", it.Status, it.Name, it.Arguments, it.Output.Text, it.Error))
+			parts = append(parts, fmt.Sprintf("list %s %s", mcp.Of(it).ServerLabel, strings.Join(names, ",")))
+		case mcp.ItemMCPCall:
+			parts = append(parts, fmt.Sprintf("mcp[%s] %s %s -> %q err %q", it.Status, it.Name, it.Arguments, it.Output.Text, mcp.Of(it).Error))
 		case hearth.ItemFunctionCall:
 			parts = append(parts, fmt.Sprintf("call %s %s", it.Name, it.Arguments))
 		case hearth.ItemMessage:
@@ -257,7 +257,7 @@ func TestHostedCallCancelled(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b := hearth.NewBuilder(hearth.NewResponse("resp_1", &hearth.CreateResponseRequest{Model: "m"}, engine.TimeZero), func(e hearth.Event) {
-		if e.Type == hearth.EventMCPCallArgumentsDone {
+		if e.Type == mcp.EventMCPCallArgumentsDone {
 			cancel()
 		}
 	})

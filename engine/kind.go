@@ -16,7 +16,9 @@ import (
 // optional parts (HostedAccess, HostedReemitter, HostedViewer) for key limits, stream
 // replays and the console.
 //
-// A kind is registered once, before the engine serves (Engine.RegisterHosted).
+// A kind is registered once, before the engine serves (Engine.RegisterHosted); its
+// items, tools and events are declared to the root package by its own package
+// (hearth.RegisterKind, docs/adding-a-kind.md).
 type HostedKind interface {
 	// ToolType is the type of the request tools the kind serves ("mcp").
 	ToolType() string

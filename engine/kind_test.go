@@ -9,6 +9,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/mcp"
 )
 
 // echoKind is a hosted tool kind of this test only: a request's {"type": "echo"} tool
@@ -21,7 +22,7 @@ type echoKind struct {
 }
 
 func (k *echoKind) ToolType() string          { return "echo" }
-func (k *echoKind) Owns(itemType string) bool { return itemType == hearth.ItemMCPCall }
+func (k *echoKind) Owns(itemType string) bool { return itemType == mcp.ItemMCPCall }
 
 func (k *echoKind) Plan(_ context.Context, r *engine.HostedRequest) (engine.HostedPlan, error) {
 	k.plans++
@@ -53,19 +54,19 @@ func (p *echoPlan) Call(name string) (engine.HostedCall, bool) {
 	return p, name == p.tool.Name
 }
 
-func (p *echoPlan) Begin(b *hearth.Builder) error { return b.StartMCPCall("echo", "shout", "") }
+func (p *echoPlan) Begin(b *hearth.Builder) error { return mcp.StartCall(b, "echo", "shout", "") }
 
 func (p *echoPlan) End(_ context.Context, b *hearth.Builder, arguments string) (bool, error) {
 	p.k.calls = append(p.k.calls, arguments)
 	var a struct{ M string }
 	json.Unmarshal([]byte(arguments), &a)
-	return true, b.EndMCPCall(strings.ToUpper(a.M), "")
+	return true, mcp.EndCall(b, strings.ToUpper(a.M), "")
 }
 
 func (p *echoPlan) AsCalls(items, _ []hearth.Item) []hearth.Item {
 	var out []hearth.Item
 	for _, it := range items {
-		if it.Type != hearth.ItemMCPCall {
+		if it.Type != mcp.ItemMCPCall {
 			out = append(out, it)
 			continue
 		}

@@ -9,13 +9,13 @@ import (
 )
 
 // Reemit reports a stored file_search_call as the live stream did.
-func (k *Kind) Reemit(b *hearth.Builder, it hearth.Item) { b.ReemitFileSearchCall(it) }
+func (k *Kind) Reemit(b *hearth.Builder, it hearth.Item) { ReemitCall(b, it) }
 
 // View is how the console shows a file_search_call: the queries, and the files found
 // with their scores when the request included the results.
 func (k *Kind) View(it hearth.Item) engine.HostedView {
 	v := engine.HostedView{Name: FunctionName, Text: it.Status}
-	if fs := it.FileSearch; fs != nil {
+	if fs := CallOf(it); fs != nil {
 		v.Args = strings.Join(fs.Queries, "\n")
 		if len(fs.Results) > 0 {
 			lines := make([]string, len(fs.Results))

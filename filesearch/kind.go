@@ -31,7 +31,7 @@ type Stores interface {
 	MissingVectorStore(ctx context.Context, owner string, ids []string) (int, error)
 	// SearchVectorStores runs one search over owner's stores: the best results of
 	// them all, best first. An error is a search that could not run.
-	SearchVectorStores(ctx context.Context, owner string, q hearth.FileSearchQuery) ([]hearth.FileSearchResult, error)
+	SearchVectorStores(ctx context.Context, owner string, q FileSearchQuery) ([]FileSearchResult, error)
 }
 
 // FunctionName is the function the model calls to search.
@@ -63,17 +63,17 @@ var (
 	_ engine.HostedViewer    = (*Kind)(nil)
 )
 
-func (k *Kind) ToolType() string { return hearth.ToolFileSearch }
+func (k *Kind) ToolType() string { return ToolFileSearch }
 
 // Owns reports whether itemType is file_search_call.
-func (k *Kind) Owns(itemType string) bool { return itemType == hearth.ItemFileSearchCall }
+func (k *Kind) Owns(itemType string) bool { return itemType == ItemFileSearchCall }
 
 // plan is one turn's file search: the function offered and the search it runs.
 type plan struct {
 	engine.OneFunction
 	k *Kind
 	// tool is the request's file_search tool, caller whose stores it searches.
-	tool   *hearth.FileSearchTool
+	tool   *FileSearchTool
 	caller string
 	// results: the request included the results in the items.
 	results bool
@@ -89,7 +89,7 @@ func (k *Kind) Plan(ctx context.Context, r *engine.HostedRequest) (engine.Hosted
 		return nil, hearth.InvalidRequest(p, hearth.CodeInvalidValue, fmt.Sprintf(
 			"Invalid '%s': a request has at most one file_search tool (name several vector stores in its vector_store_ids).", p))
 	}
-	tool := r.Request.Tools[r.Tools[0]].FileSearch
+	tool := ToolOf(&r.Request.Tools[r.Tools[0]])
 	if tool == nil {
 		return nil, fmt.Errorf("filesearch: tools[%d] was not decoded as a file_search tool", r.Tools[0])
 	}
@@ -118,7 +118,7 @@ func (k *Kind) Plan(ctx context.Context, r *engine.HostedRequest) (engine.Hosted
 				fmt.Sprintf("Vector store with id '%s' not found.", capText(tool.VectorStoreIDs[i], 100)))
 		}
 	}
-	p := &plan{OneFunction: engine.OneFunction{Description: Description, Parameters: Parameters}, k: k, tool: tool, caller: r.Caller, results: r.Request.Includes(hearth.IncludeFileSearchResults)}
+	p := &plan{OneFunction: engine.OneFunction{Description: Description, Parameters: Parameters}, k: k, tool: tool, caller: r.Caller, results: r.Request.Includes(IncludeFileSearchResults)}
 	for _, n := range []string{FunctionName, "hearth_" + FunctionName} {
 		if !r.Taken(n) {
 			p.Name = n
@@ -144,14 +144,14 @@ func (k *Kind) Plan(ctx context.Context, r *engine.HostedRequest) (engine.Hosted
 func (p *plan) toolChoice(c hearth.ToolChoice) *hearth.ToolChoice {
 	fn := hearth.ToolRef{Type: hearth.ToolFunction, Name: p.Name}
 	switch c.Type {
-	case hearth.ToolFileSearch:
+	case ToolFileSearch:
 		return &hearth.ToolChoice{Type: hearth.ToolFunction, Name: p.Name}
 	case "allowed_tools":
 		out := c
 		out.Allowed = make([]hearth.ToolRef, len(c.Allowed))
 		changed := false
 		for i, ref := range c.Allowed {
-			if ref.Type == hearth.ToolFileSearch {
+			if ref.Type == ToolFileSearch {
 				ref, changed = fn, true
 			}
 			out.Allowed[i] = ref
@@ -177,7 +177,7 @@ func (p *plan) Call(name string) (engine.HostedCall, bool) {
 
 type call struct{ p *plan }
 
-func (c *call) Begin(b *hearth.Builder) error { return b.StartFileSearchCall() }
+func (c *call) Begin(b *hearth.Builder) error { return StartCall(b) }
 
 // End runs the search. A search that could not run (no query, a store gone, the
 // embedding model unavailable) ends the item failed and the model reads why; only
@@ -188,16 +188,16 @@ func (c *call) End(ctx context.Context, b *hearth.Builder, arguments string) (bo
 		Query string `json:"query"`
 	}
 	if err := json.Unmarshal([]byte(arguments), &args); err != nil || strings.TrimSpace(args.Query) == "" {
-		if err := b.FileSearchSearching(nil); err != nil {
+		if err := Searching(b, nil); err != nil {
 			return true, err
 		}
-		return true, b.EndFileSearchCall(p.shown(nil), nil, "Error: the search needs a query: call "+p.Name+" with {\"query\": \"...\"}.", true)
+		return true, EndCall(b, p.shown(nil), nil, "Error: the search needs a query: call "+p.Name+" with {\"query\": \"...\"}.", true)
 	}
 	queries := []string{args.Query}
-	if err := b.FileSearchSearching(queries); err != nil {
+	if err := Searching(b, queries); err != nil {
 		return true, err
 	}
-	found, err := p.k.stores.SearchVectorStores(ctx, p.caller, hearth.FileSearchQuery{
+	found, err := p.k.stores.SearchVectorStores(ctx, p.caller, FileSearchQuery{
 		VectorStoreIDs: p.tool.VectorStoreIDs, Queries: queries, MaxNumResults: p.tool.Results(),
 		Filters: p.tool.Filters, ScoreThreshold: p.tool.ScoreThreshold,
 	})
@@ -208,27 +208,27 @@ func (c *call) End(ctx context.Context, b *hearth.Builder, arguments string) (bo
 		p.k.log.Warn("file search failed", "error", err)
 		// The model (and the client, in the item) read why without the runtime's
 		// addresses and paths; the log keeps them.
-		return true, b.EndFileSearchCall(p.shown(nil), nil, "Error: the search failed: "+scrub.HostDetails(err.Error()), true)
+		return true, EndCall(b, p.shown(nil), nil, "Error: the search failed: "+scrub.HostDetails(err.Error()), true)
 	}
 	p.k.log.Info("file search", "stores", len(p.tool.VectorStoreIDs), "results", len(found))
-	return true, b.EndFileSearchCall(p.shown(found), found, Render(found), false)
+	return true, EndCall(b, p.shown(found), found, Render(found), false)
 }
 
 // shown is what the item reports of found: the results when the request included
 // them (an empty list for none), else nothing.
-func (p *plan) shown(found []hearth.FileSearchResult) []hearth.FileSearchResult {
+func (p *plan) shown(found []FileSearchResult) []FileSearchResult {
 	if !p.results {
 		return nil
 	}
 	if found == nil {
-		return []hearth.FileSearchResult{}
+		return []FileSearchResult{}
 	}
 	return found
 }
 
 // Render is the results as the model reads them: numbered, each under its file's
 // name (the name the answer cites it by), its text as the store holds it.
-func Render(found []hearth.FileSearchResult) string {
+func Render(found []FileSearchResult) string {
 	if len(found) == 0 {
 		return "No results."
 	}
@@ -249,7 +249,7 @@ func Render(found []hearth.FileSearchResult) string {
 func asCalls(name string, items []hearth.Item) []hearth.Item {
 	has := false
 	for i := range items {
-		if items[i].Type == hearth.ItemFileSearchCall {
+		if items[i].Type == ItemFileSearchCall {
 			has = true
 			break
 		}
@@ -259,15 +259,15 @@ func asCalls(name string, items []hearth.Item) []hearth.Item {
 	}
 	out := make([]hearth.Item, 0, len(items)+1)
 	for _, it := range items {
-		if it.Type != hearth.ItemFileSearchCall {
+		if it.Type != ItemFileSearchCall {
 			out = append(out, it)
 			continue
 		}
 		args := it.Arguments
 		if args == "" {
 			var queries []string
-			if it.FileSearch != nil {
-				queries = it.FileSearch.Queries
+			if fs := CallOf(it); fs != nil {
+				queries = fs.Queries
 			}
 			a, _ := json.Marshal(map[string]string{"query": strings.Join(queries, "; ")})
 			args = string(a)
@@ -285,8 +285,9 @@ func storedResults(it hearth.Item) string {
 		return it.Output.Text
 	case it.Status == hearth.StatusFailed:
 		return "Error: the search failed."
-	case it.FileSearch != nil && it.FileSearch.Results != nil:
-		return Render(it.FileSearch.Results)
+	case CallOf(it) != nil && CallOf(it).Results != nil:
+		// The results the request included, kept in the item.
+		return Render(CallOf(it).Results)
 	}
 	return "(The results of this search are not kept: the request did not include file_search_call.results. Search again to read them.)"
 }

@@ -18,9 +18,9 @@ import (
 type stores struct {
 	owner string
 	ids   []string
-	found []hearth.FileSearchResult
+	found []FileSearchResult
 	err   error
-	asked []hearth.FileSearchQuery
+	asked []FileSearchQuery
 }
 
 func (s *stores) MissingVectorStore(_ context.Context, owner string, ids []string) (int, error) {
@@ -32,7 +32,7 @@ func (s *stores) MissingVectorStore(_ context.Context, owner string, ids []strin
 	return -1, nil
 }
 
-func (s *stores) SearchVectorStores(_ context.Context, owner string, q hearth.FileSearchQuery) ([]hearth.FileSearchResult, error) {
+func (s *stores) SearchVectorStores(_ context.Context, owner string, q FileSearchQuery) ([]FileSearchResult, error) {
 	s.asked = append(s.asked, q)
 	return s.found, s.err
 }
@@ -54,7 +54,7 @@ func request(t *testing.T, body, caller string, later bool) *engine.HostedReques
 	}
 	var mine []int
 	for i, tool := range req.Tools {
-		if tool.Type == hearth.ToolFileSearch {
+		if tool.Type == ToolFileSearch {
 			mine = append(mine, i)
 		}
 	}
@@ -120,7 +120,7 @@ func TestPlan(t *testing.T) {
 // model reads why; a call without a query fails without searching.
 func TestCall(t *testing.T) {
 	ctx := context.Background()
-	found := []hearth.FileSearchResult{{FileID: "file_1", Filename: "a.md", Score: 0.5, Text: "A."}}
+	found := []FileSearchResult{{FileID: "file_1", Filename: "a.md", Score: 0.5, Text: "A."}}
 	for _, c := range []struct {
 		name, args string
 		err        error
@@ -169,7 +169,7 @@ func TestCall(t *testing.T) {
 				t.Errorf("%s: searched %+v", c.name, q)
 			}
 		}
-		if completed := contains(types, hearth.EventFileSearchCallCompleted); completed != (c.status == "completed") {
+		if completed := contains(types, EventFileSearchCallCompleted); completed != (c.status == "completed") {
 			t.Errorf("%s: events %q", c.name, types)
 		}
 	}
@@ -179,13 +179,13 @@ func TestCall(t *testing.T) {
 // the model read, a stored one with its results rendered as they were read, or a note
 // when they were not kept.
 func TestAsCalls(t *testing.T) {
-	found := []hearth.FileSearchResult{{FileID: "file_1", Filename: "a.md", Score: 0.5, Text: "A."}}
+	found := []FileSearchResult{{FileID: "file_1", Filename: "a.md", Score: 0.5, Text: "A."}}
 	items := []hearth.Item{
 		{Type: hearth.ItemMessage, Role: hearth.RoleUser},
-		{Type: hearth.ItemFileSearchCall, ID: "fs_1", Status: "completed", Arguments: `{"query": "x"}`, Output: hearth.ToolOutput{Text: "live"}},
-		{Type: hearth.ItemFileSearchCall, ID: "fs_2", Status: "completed", FileSearch: &hearth.FileSearchCall{Queries: []string{"y"}, Results: found}},
-		{Type: hearth.ItemFileSearchCall, ID: "fs_3", Status: "completed", FileSearch: &hearth.FileSearchCall{Queries: []string{"z", "w"}}},
-		{Type: hearth.ItemFileSearchCall, ID: "fs_4", Status: "failed", FileSearch: &hearth.FileSearchCall{Queries: []string{"v"}}},
+		{Type: ItemFileSearchCall, ID: "fs_1", Status: "completed", Arguments: `{"query": "x"}`, Output: hearth.ToolOutput{Text: "live"}},
+		{Type: ItemFileSearchCall, ID: "fs_2", Status: "completed", Hosted: &FileSearchCall{Queries: []string{"y"}, Results: found}},
+		{Type: ItemFileSearchCall, ID: "fs_3", Status: "completed", Hosted: &FileSearchCall{Queries: []string{"z", "w"}}},
+		{Type: ItemFileSearchCall, ID: "fs_4", Status: "failed", Hosted: &FileSearchCall{Queries: []string{"v"}}},
 	}
 	out := asCalls("file_search", items)
 	if len(out) != 9 {

@@ -24,7 +24,7 @@ func approvalID(key *seal.Key, caller string, it hearth.Item) string {
 	var nonce [approvalNonceSize]byte
 	rand.Read(nonce[:]) // never fails (crypto/rand doc, Go 1.24+)
 	tag := key.Tag(seal.MCPApproval, approvalFields(caller, nonce[:], it)...)
-	return hearth.PrefixMCPApprovalRequest + "_" + hex.EncodeToString(nonce[:]) + hex.EncodeToString(tag)
+	return PrefixMCPApprovalRequest + "_" + hex.EncodeToString(nonce[:]) + hex.EncodeToString(tag)
 }
 
 // approvalIssued reports whether hearth issued the mcp_approval_request it to caller,
@@ -33,7 +33,7 @@ func approvalIssued(key *seal.Key, caller string, it hearth.Item) bool {
 	if key == nil {
 		return false
 	}
-	rest, ok := strings.CutPrefix(it.ID, hearth.PrefixMCPApprovalRequest+"_")
+	rest, ok := strings.CutPrefix(it.ID, PrefixMCPApprovalRequest+"_")
 	if !ok || len(rest) != 2*(approvalNonceSize+seal.TagSize) {
 		return false
 	}
@@ -46,5 +46,5 @@ func approvalIssued(key *seal.Key, caller string, it hearth.Item) bool {
 }
 
 func approvalFields(caller string, nonce []byte, it hearth.Item) [][]byte {
-	return [][]byte{[]byte(caller), nonce, []byte(it.ServerLabel), []byte(it.Name), []byte(it.Arguments)}
+	return [][]byte{[]byte(caller), nonce, []byte(Of(it).ServerLabel), []byte(it.Name), []byte(it.Arguments)}
 }

@@ -12,7 +12,7 @@ import (
 // id of the wrong shape is refused without a panic.
 func TestApprovalIDBinding(t *testing.T) {
 	key := seal.NewKey()
-	it := hearth.Item{Type: hearth.ItemMCPApprovalRequest, ServerLabel: "srv", Name: "echo", Arguments: `{"m":"hi"}`}
+	it := hearth.Item{Type: ItemMCPApprovalRequest, Hosted: &Fields{ServerLabel: "srv"}, Name: "echo", Arguments: `{"m":"hi"}`}
 	it.ID = approvalID(key, "alice", it)
 	if !approvalIssued(key, "alice", it) {
 		t.Fatal("the id does not prove its own request")
@@ -30,7 +30,7 @@ func TestApprovalIDBinding(t *testing.T) {
 	}
 	for name, changed := range map[string]func(*hearth.Item){
 		"caller":    nil,
-		"server":    func(it *hearth.Item) { it.ServerLabel = "other" },
+		"server":    func(it *hearth.Item) { it.Hosted = &Fields{ServerLabel: "other"} },
 		"tool":      func(it *hearth.Item) { it.Name = "boom" },
 		"arguments": func(it *hearth.Item) { it.Arguments = `{"m":"rm -rf"}` },
 	} {

@@ -10,10 +10,10 @@ import (
 
 // ToolRefused refuses the mcp tool of a server the operator limited to other keys.
 func (k *Kind) ToolRefused(key string, t *hearth.Tool) (field, subject string, refused bool) {
-	if k.servers == nil || t.MCP == nil || k.servers.KeyAllowed(t.MCP.ServerLabel, key) {
+	if k.servers == nil || ToolOf(t) == nil || k.servers.KeyAllowed(ToolOf(t).ServerLabel, key) {
 		return "", "", false
 	}
-	return "server_label", fmt.Sprintf("The MCP server '%s'", t.MCP.ServerLabel), true
+	return "server_label", fmt.Sprintf("The MCP server '%s'", ToolOf(t).ServerLabel), true
 }
 
 // ItemRefused refuses an mcp_list_tools, mcp_call or mcp_approval_request item that
@@ -23,35 +23,35 @@ func (k *Kind) ToolRefused(key string, t *hearth.Tool) (field, subject string, r
 // in tools, and is Plan's to refuse where it would run anything.
 func (k *Kind) ItemRefused(key string, it *hearth.Item) (field, subject string, refused bool) {
 	switch it.Type {
-	case hearth.ItemMCPListTools, hearth.ItemMCPCall, hearth.ItemMCPApprovalRequest:
+	case ItemMCPListTools, ItemMCPCall, ItemMCPApprovalRequest:
 	default:
 		return "", "", false
 	}
-	if k.servers == nil || k.servers.KeyAllowed(it.ServerLabel, key) {
+	if k.servers == nil || k.servers.KeyAllowed(Of(*it).ServerLabel, key) {
 		return "", "", false
 	}
-	return "server_label", fmt.Sprintf("The MCP server '%s'", it.ServerLabel), true
+	return "server_label", fmt.Sprintf("The MCP server '%s'", Of(*it).ServerLabel), true
 }
 
 // Reemit reports a stored MCP item as the live stream did: a listing whole, with its
 // completed or failed event; a call with its arguments and result events.
 func (k *Kind) Reemit(b *hearth.Builder, it hearth.Item) {
-	if it.Type == hearth.ItemMCPListTools {
-		b.AddMCPListTools(it)
+	if it.Type == ItemMCPListTools {
+		AddListTools(b, it)
 		return
 	}
 	// The stored ids, not new ones: a client that resumes from a replay answers
 	// the approval requests by id.
-	if b.StartItemFrom(it) != nil {
+	if startFrom(b, it) != nil {
 		return
 	}
 	switch it.Type {
-	case hearth.ItemMCPApprovalRequest:
+	case ItemMCPApprovalRequest:
 		b.ArgumentsDelta(it.Arguments)
-	case hearth.ItemMCPCall:
+	case ItemMCPCall:
 		b.ArgumentsDelta(it.Arguments)
 		if it.Status != hearth.StatusIncomplete {
-			b.EndMCPCallAs(it.Output.Text, it.Error, it.Status)
+			EndCallAs(b, it.Output.Text, Of(it).Error, it.Status)
 			return
 		}
 	}
@@ -66,33 +66,33 @@ func (k *Kind) Reemit(b *hearth.Builder, it hearth.Item) {
 func (k *Kind) View(it hearth.Item) engine.HostedView {
 	var v engine.HostedView
 	switch it.Type {
-	case hearth.ItemMCPCall:
+	case ItemMCPCall:
 		// A hosted call and its result in one item: the server's tool, its
 		// arguments, then what it answered or the error.
-		v = engine.HostedView{Name: it.ServerLabel + "." + it.Name, Args: it.Arguments, Text: it.Output.Text}
-		if it.Error != "" {
-			v.Text = "error: " + it.Error
+		v = engine.HostedView{Name: Of(it).ServerLabel + "." + it.Name, Args: it.Arguments, Text: it.Output.Text}
+		if Of(it).Error != "" {
+			v.Text = "error: " + Of(it).Error
 		}
-	case hearth.ItemMCPListTools:
-		v.Name = it.ServerLabel
-		names := make([]string, len(it.MCPTools))
-		for i, t := range it.MCPTools {
+	case ItemMCPListTools:
+		v.Name = Of(it).ServerLabel
+		names := make([]string, len(Of(it).MCPTools))
+		for i, t := range Of(it).MCPTools {
 			names[i] = t.Name
 		}
 		v.Text = fmt.Sprintf("%d tools: %s", len(names), strings.Join(names, ", "))
-		if it.Error != "" {
-			v.Text = "error: " + it.Error
+		if Of(it).Error != "" {
+			v.Text = "error: " + Of(it).Error
 		}
-	case hearth.ItemMCPApprovalRequest:
-		v = engine.HostedView{Name: it.ServerLabel + "." + it.Name, Args: it.Arguments, Text: "waiting for approval (" + it.ID + ")"}
-	case hearth.ItemMCPApprovalResponse:
+	case ItemMCPApprovalRequest:
+		v = engine.HostedView{Name: Of(it).ServerLabel + "." + it.Name, Args: it.Arguments, Text: "waiting for approval (" + it.ID + ")"}
+	case ItemMCPApprovalResponse:
 		v.Text = "denied"
-		if it.Approve != nil && *it.Approve {
+		if Of(it).Approve != nil && *Of(it).Approve {
 			v.Text = "approved"
 		}
-		v.Text += " (" + it.ApprovalRequestID + ")"
-		if it.Reason != "" {
-			v.Text += ": " + it.Reason
+		v.Text += " (" + Of(it).ApprovalRequestID + ")"
+		if Of(it).Reason != "" {
+			v.Text += ": " + Of(it).Reason
 		}
 	}
 	return v

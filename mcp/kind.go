@@ -85,14 +85,14 @@ var (
 )
 
 // ToolType is "mcp".
-func (k *Kind) ToolType() string { return hearth.ToolMCP }
+func (k *Kind) ToolType() string { return ToolMCP }
 
 // Owns reports whether itemType is an MCP item type.
 func (k *Kind) Owns(itemType string) bool { return isMCPItem(itemType) }
 
 func isMCPItem(itemType string) bool {
 	switch itemType {
-	case hearth.ItemMCPListTools, hearth.ItemMCPCall, hearth.ItemMCPApprovalRequest, hearth.ItemMCPApprovalResponse:
+	case ItemMCPListTools, ItemMCPCall, ItemMCPApprovalRequest, ItemMCPApprovalResponse:
 		return true
 	}
 	return false
@@ -142,16 +142,16 @@ func (k *Kind) Plan(ctx context.Context, r *engine.HostedRequest) (engine.Hosted
 	st.servers, st.log, st.seal, st.caller = k.servers, k.log, r.Seal, r.Caller
 	type listed struct {
 		i     int
-		tools []hearth.MCPToolInfo
+		tools []MCPToolInfo
 	}
 	var lists []listed
 	count := map[string]int{}
 	for _, i := range r.Tools {
-		m := req.Tools[i].MCP
+		m := ToolOf(&req.Tools[i])
 		srv := Ref{Label: m.ServerLabel, URL: m.ServerURL, Headers: m.Headers}
 		tools, reused := reusedListing(m.ServerLabel, history, input)
 		for _, name := range m.AllowedTools {
-			if reused && !r.LaterTurn && !slices.ContainsFunc(tools, func(t hearth.MCPToolInfo) bool { return t.Name == name }) {
+			if reused && !r.LaterTurn && !slices.ContainsFunc(tools, func(t MCPToolInfo) bool { return t.Name == name }) {
 				// The chain's listing was made for fewer tools than this request
 				// allows: list again.
 				reused = false
@@ -167,26 +167,27 @@ func (k *Kind) Plan(ctx context.Context, r *engine.HostedRequest) (engine.Hosted
 				p := fmt.Sprintf("tools[%d].server_url", i)
 				return nil, hearth.InvalidRequest(p, hearth.CodeInvalidValue, fmt.Sprintf("Invalid '%s': %v.", p, err))
 			}
-			item := hearth.Item{Type: hearth.ItemMCPListTools, ID: hearth.NewID(hearth.PrefixMCPListTools), ServerLabel: m.ServerLabel, MCPTools: []hearth.MCPToolInfo{}}
+			listing := &Fields{ServerLabel: m.ServerLabel, MCPTools: []MCPToolInfo{}}
+			item := hearth.Item{Type: ItemMCPListTools, ID: hearth.NewID(PrefixMCPListTools), Hosted: listing}
 			if err != nil {
 				// The server is down or failed: the response reports it and goes on
 				// without its tools.
 				k.log.Warn("mcp list tools failed", "server", m.ServerLabel, "error", err)
-				item.Error = err.Error()
+				listing.Error = err.Error()
 			}
 			for _, t := range got {
-				info := hearth.MCPToolInfo{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations}
+				info := MCPToolInfo{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: t.Annotations}
 				if !m.Allows(info) {
 					// The listing shows what this request offers, as OpenAI's does.
 					continue
 				}
-				item.MCPTools = append(item.MCPTools, info)
+				listing.MCPTools = append(listing.MCPTools, info)
 			}
 			st.listings = append(st.listings, item)
-			tools = item.MCPTools
+			tools = listing.MCPTools
 		}
 		if m.AllowedTools != nil || m.AllowedReadOnly {
-			tools = slices.DeleteFunc(slices.Clone(tools), func(t hearth.MCPToolInfo) bool { return !m.Allows(t) })
+			tools = slices.DeleteFunc(slices.Clone(tools), func(t MCPToolInfo) bool { return !m.Allows(t) })
 		}
 		for _, t := range tools {
 			count[t.Name]++
@@ -197,7 +198,7 @@ func (k *Kind) Plan(ctx context.Context, r *engine.HostedRequest) (engine.Hosted
 	// A server tool whose name the request's own tools take, or another server's
 	// tool has too, is shown to the model as <label>__<name>.
 	for _, l := range lists {
-		m := req.Tools[l.i].MCP
+		m := ToolOf(&req.Tools[l.i])
 		srv := Ref{Label: m.ServerLabel, URL: m.ServerURL, Headers: m.Headers}
 		for _, t := range l.tools {
 			name := t.Name
@@ -217,16 +218,16 @@ func (k *Kind) Plan(ctx context.Context, r *engine.HostedRequest) (engine.Hosted
 				Strict: k.strict(r, m.ServerLabel, name, params)})
 		}
 	}
-	if c := req.ToolChoice; c.Type == hearth.ToolMCP {
+	if c := req.ToolChoice; c.Type == ToolMCP {
 		var names []hearth.ToolRef
 		for model, ref := range st.byModelName {
-			if ref.server.Label == c.ServerLabel && (c.Name == "" || ref.name == c.Name) {
+			if ref.server.Label == ChoiceLabel(c) && (c.Name == "" || ref.name == c.Name) {
 				names = append(names, hearth.ToolRef{Type: hearth.ToolFunction, Name: model})
 			}
 		}
 		if len(names) == 0 {
 			return nil, hearth.InvalidRequest("tool_choice.name", hearth.CodeInvalidValue,
-				fmt.Sprintf("Tool choice 'mcp' names tool '%s' of server '%s', which the server does not offer.", c.Name, c.ServerLabel))
+				fmt.Sprintf("Tool choice 'mcp' names tool '%s' of server '%s', which the server does not offer.", c.Name, ChoiceLabel(c)))
 		}
 		slices.SortFunc(names, func(a, b hearth.ToolRef) int { return strings.Compare(a.Name, b.Name) })
 		if len(names) == 1 {
@@ -271,7 +272,7 @@ func (st *plan) ToolChoice() *hearth.ToolChoice { return st.choice }
 func (st *plan) Attach(b *hearth.Builder) {
 	if st.seal != nil {
 		key, caller := st.seal, st.caller
-		b.ApprovalID = func(it hearth.Item) string { return approvalID(key, caller, it) }
+		SetApprovalID(b, func(it hearth.Item) string { return approvalID(key, caller, it) })
 	}
 }
 
@@ -293,9 +294,9 @@ type toolCall struct {
 
 func (c *toolCall) Begin(b *hearth.Builder) error {
 	if c.ref.approval {
-		return b.StartMCPApprovalRequest(c.ref.server.Label, c.ref.name)
+		return StartApprovalRequest(b, c.ref.server.Label, c.ref.name)
 	}
-	return b.StartMCPCall(c.ref.server.Label, c.ref.name, "")
+	return StartCall(b, c.ref.server.Label, c.ref.name, "")
 }
 
 func (c *toolCall) End(ctx context.Context, b *hearth.Builder, arguments string) (bool, error) {
@@ -326,13 +327,13 @@ func sanitizeName(s string) string {
 // reusedListing returns the tools of the chain's last successful listing of label:
 // a continuation offers the tools the conversation already knows, as OpenAI does,
 // rather than listing them again.
-func reusedListing(label string, lists ...[]hearth.Item) ([]hearth.MCPToolInfo, bool) {
-	var tools []hearth.MCPToolInfo
+func reusedListing(label string, lists ...[]hearth.Item) ([]MCPToolInfo, bool) {
+	var tools []MCPToolInfo
 	found := false
 	for _, items := range lists {
 		for _, it := range items {
-			if it.Type == hearth.ItemMCPListTools && it.ServerLabel == label && it.Error == "" {
-				tools, found = it.MCPTools, true
+			if it.Type == ItemMCPListTools && Of(it).ServerLabel == label && Of(it).Error == "" {
+				tools, found = Of(it).MCPTools, true
 			}
 		}
 	}
@@ -370,24 +371,24 @@ func (st *plan) AsCalls(items, other []hearth.Item) []hearth.Item {
 	denied := map[string]string{}
 	for _, list := range [][]hearth.Item{items, other} {
 		for _, it := range list {
-			if it.Type == hearth.ItemMCPApprovalResponse && it.Approve != nil && !*it.Approve {
-				denied[it.ApprovalRequestID] = it.Reason
+			if it.Type == ItemMCPApprovalResponse && Of(it).Approve != nil && !*Of(it).Approve {
+				denied[Of(it).ApprovalRequestID] = Of(it).Reason
 			}
 		}
 	}
 	out := make([]hearth.Item, 0, len(items))
 	for _, it := range items {
 		switch it.Type {
-		case hearth.ItemMCPListTools, hearth.ItemMCPApprovalResponse:
-		case hearth.ItemMCPCall:
+		case ItemMCPListTools, ItemMCPApprovalResponse:
+		case ItemMCPCall:
 			result := it.Output.Text
-			if it.Error != "" {
-				result = "Error: " + it.Error
+			if Of(it).Error != "" {
+				result = "Error: " + Of(it).Error
 			}
 			out = append(out,
-				hearth.Item{Type: hearth.ItemFunctionCall, CallID: it.ID, Name: st.modelName(it.ServerLabel, it.Name), Arguments: it.Arguments, Status: hearth.StatusCompleted},
+				hearth.Item{Type: hearth.ItemFunctionCall, CallID: it.ID, Name: st.modelName(Of(it).ServerLabel, it.Name), Arguments: it.Arguments, Status: hearth.StatusCompleted},
 				hearth.Item{Type: hearth.ItemFunctionCallOutput, CallID: it.ID, Output: hearth.ToolOutput{Text: result}})
-		case hearth.ItemMCPApprovalRequest:
+		case ItemMCPApprovalRequest:
 			reason, ok := denied[it.ID]
 			if !ok {
 				continue
@@ -397,7 +398,7 @@ func (st *plan) AsCalls(items, other []hearth.Item) []hearth.Item {
 				result += " Reason: " + reason
 			}
 			out = append(out,
-				hearth.Item{Type: hearth.ItemFunctionCall, CallID: it.ID, Name: st.modelName(it.ServerLabel, it.Name), Arguments: it.Arguments, Status: hearth.StatusCompleted},
+				hearth.Item{Type: hearth.ItemFunctionCall, CallID: it.ID, Name: st.modelName(Of(it).ServerLabel, it.Name), Arguments: it.Arguments, Status: hearth.StatusCompleted},
 				hearth.Item{Type: hearth.ItemFunctionCallOutput, CallID: it.ID, Output: hearth.ToolOutput{Text: result}})
 		default:
 			out = append(out, it)
@@ -431,40 +432,40 @@ func (st *plan) answeredApprovals(history, input []hearth.Item, issued func(hear
 	for n, items := range [][]hearth.Item{history, input} {
 		for k, it := range items {
 			switch it.Type {
-			case hearth.ItemMCPApprovalRequest:
+			case ItemMCPApprovalRequest:
 				at := -1
 				if n == 1 {
 					at = k
 				}
 				requests[it.ID] = found{it, at}
-			case hearth.ItemMCPCall:
-				if it.ApprovalRequestID != "" {
-					ran[it.ApprovalRequestID] = true
+			case ItemMCPCall:
+				if Of(it).ApprovalRequestID != "" {
+					ran[Of(it).ApprovalRequestID] = true
 				}
 			}
 		}
 	}
 	var approved []approvedCall
 	for i, it := range input {
-		if it.Type != hearth.ItemMCPApprovalResponse {
+		if it.Type != ItemMCPApprovalResponse {
 			continue
 		}
 		p := fmt.Sprintf("input[%d].approval_request_id", i)
-		f, ok := requests[it.ApprovalRequestID]
+		f, ok := requests[Of(it).ApprovalRequestID]
 		if !ok {
 			return nil, hearth.InvalidRequest(p, hearth.CodeInvalidValue,
-				fmt.Sprintf("No mcp_approval_request found with id %s.", it.ApprovalRequestID))
+				fmt.Sprintf("No mcp_approval_request found with id %s.", Of(it).ApprovalRequestID))
 		}
-		if ran[it.ApprovalRequestID] {
+		if ran[Of(it).ApprovalRequestID] {
 			return nil, hearth.InvalidRequest(p, hearth.CodeInvalidValue,
-				fmt.Sprintf("The mcp_approval_request %s was answered already.", it.ApprovalRequestID))
+				fmt.Sprintf("The mcp_approval_request %s was answered already.", Of(it).ApprovalRequestID))
 		}
-		if !*it.Approve {
+		if !*Of(it).Approve {
 			// A denial runs nothing: the model reads that the user said no.
 			continue
 		}
 		// Answered now: a second approval of it in the same input is answered too.
-		ran[it.ApprovalRequestID] = true
+		ran[Of(it).ApprovalRequestID] = true
 		req := f.it
 		if !issued(req) {
 			what := fmt.Sprintf("Invalid '%s': the mcp_approval_request %s", p, req.ID)
@@ -476,12 +477,12 @@ func (st *plan) answeredApprovals(history, input []hearth.Item, issued func(hear
 				" was not issued by hearth to this API key, or was changed since: an approval runs only a call hearth asked"+
 				" this key to approve, sent back with its id, server_label, name and arguments exactly as hearth gave them.")
 		}
-		ref, ok := st.byModelName[st.modelName(req.ServerLabel, req.Name)]
-		if !ok || ref.server.Label != req.ServerLabel || ref.name != req.Name {
+		ref, ok := st.byModelName[st.modelName(Of(req).ServerLabel, req.Name)]
+		if !ok || ref.server.Label != Of(req).ServerLabel || ref.name != req.Name {
 			p = fmt.Sprintf("input[%d]", i)
 			return nil, hearth.InvalidRequest(p, hearth.CodeInvalidValue, fmt.Sprintf(
 				"Invalid '%s': the approved call is of tool '%s' of MCP server '%s', which this request's tools do not offer;"+
-					" approve it with the mcp tool that asked for it in tools.", p, req.Name, req.ServerLabel))
+					" approve it with the mcp tool that asked for it in tools.", p, req.Name, Of(req).ServerLabel))
 		}
 		approved = append(approved, approvedCall{req, ref})
 	}
@@ -492,7 +493,7 @@ func (st *plan) answeredApprovals(history, input []hearth.Item, issued func(hear
 // tool's output or error. A failed call is the model's to read, not the end of the
 // response; only the client's leaving (ctx) ends it.
 func (st *plan) run(ctx context.Context, b *hearth.Builder, r ref, arguments string) error {
-	if err := b.MCPArgumentsDone(); err != nil {
+	if err := ArgumentsDone(b); err != nil {
 		return err
 	}
 	args := json.RawMessage(arguments)
@@ -506,25 +507,25 @@ func (st *plan) run(ctx context.Context, b *hearth.Builder, r ref, arguments str
 	switch {
 	case err != nil:
 		st.log.Warn("mcp call failed", "server", r.server.Label, "tool", r.name, "error", err)
-		return b.EndMCPCall("", err.Error())
+		return EndCall(b, "", err.Error())
 	case res.IsError:
 		st.log.Info("mcp tool reported an error", "server", r.server.Label, "tool", r.name)
-		return b.EndMCPCall("", res.Output)
+		return EndCall(b, "", res.Output)
 	}
 	st.log.Info("mcp call", "server", r.server.Label, "tool", r.name)
-	return b.EndMCPCall(res.Output, "")
+	return EndCall(b, res.Output, "")
 }
 
 // Start reports the servers' listings, then runs the calls the client approved.
 func (st *plan) Start(ctx context.Context, b *hearth.Builder) (int, error) {
 	for _, it := range st.listings {
-		if err := b.AddMCPListTools(it); err != nil {
+		if err := AddListTools(b, it); err != nil {
 			return 0, err
 		}
 	}
 	ran := 0
 	for _, a := range st.approved {
-		if err := b.StartMCPCall(a.req.ServerLabel, a.req.Name, a.req.ID); err != nil {
+		if err := StartCall(b, Of(a.req).ServerLabel, a.req.Name, a.req.ID); err != nil {
 			return ran, err
 		}
 		if err := b.ArgumentsDelta(a.req.Arguments); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/filesearch"
 	"hearth/internal/attrfilter"
 	"hearth/storage"
 )
@@ -41,7 +42,7 @@ func (s *Server) MissingVectorStore(ctx context.Context, owner string, ids []str
 // ingested are searched as far as they are done: what a search finds is what the
 // store holds now. A store that is gone is an error (the search fails; the model
 // reads why).
-func (s *Server) SearchVectorStores(ctx context.Context, owner string, q hearth.FileSearchQuery) ([]hearth.FileSearchResult, error) {
+func (s *Server) SearchVectorStores(ctx context.Context, owner string, q filesearch.FileSearchQuery) ([]filesearch.FileSearchResult, error) {
 	if s.db == nil {
 		return nil, errors.New("vector stores need a database")
 	}
@@ -66,7 +67,7 @@ func (s *Server) SearchVectorStores(ctx context.Context, owner string, q hearth.
 		}
 		req.Filter = f
 	}
-	var found []hearth.FileSearchResult
+	var found []filesearch.FileSearchResult
 	for _, id := range q.VectorStoreIDs {
 		v, err := s.db.GetVectorStore(ctx, owner, id)
 		if errors.Is(err, storage.ErrVectorStoreNotFound) {
@@ -87,13 +88,13 @@ func (s *Server) SearchVectorStores(ctx context.Context, owner string, q hearth.
 		}
 		for _, h := range hits {
 			ch := chunks[h.ID]
-			r := hearth.FileSearchResult{FileID: ch.FileID, Filename: ch.Filename, Score: float64(h.Score), Text: ch.Text}
+			r := filesearch.FileSearchResult{FileID: ch.FileID, Filename: ch.Filename, Score: float64(h.Score), Text: ch.Text}
 			_ = json.Unmarshal(ch.Attributes, &r.Attributes)
 			found = append(found, r)
 		}
 	}
 	// Stable: equal scores keep the order of the stores and of each store's hits.
-	slices.SortStableFunc(found, func(a, b hearth.FileSearchResult) int {
+	slices.SortStableFunc(found, func(a, b filesearch.FileSearchResult) int {
 		switch {
 		case a.Score > b.Score:
 			return -1

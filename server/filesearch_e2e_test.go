@@ -64,13 +64,13 @@ func fsStore(t *testing.T, srv *httptest.Server, key string) (string, map[string
 
 // fsSearched is what /v1/vector_stores/{id}/search answers for the script model's
 // query: the results a file_search_call reports, as JSON, and as the model reads them.
-func fsSearched(t *testing.T, srv *httptest.Server, key, store string, max int) (string, []hearth.FileSearchResult) {
+func fsSearched(t *testing.T, srv *httptest.Server, key, store string, max int) (string, []filesearch.FileSearchResult) {
 	t.Helper()
 	var page hearth.VectorStoreSearchPage
 	convDo(t, srv, key, "POST", "/v1/vector_stores/"+store+"/search", fmt.Sprintf(`{"query":%q,"max_num_results":%d}`, scriptmodel.FileSearchQuery, max), &page)
-	var found []hearth.FileSearchResult
+	var found []filesearch.FileSearchResult
 	for _, d := range page.Data {
-		found = append(found, hearth.FileSearchResult{FileID: d.FileID, Filename: d.Filename, Score: d.Score, Text: d.Content[0].Text, Attributes: d.Attributes})
+		found = append(found, filesearch.FileSearchResult{FileID: d.FileID, Filename: d.Filename, Score: d.Score, Text: d.Content[0].Text, Attributes: d.Attributes})
 	}
 	b, _ := json.Marshal(found)
 	return string(b), found
@@ -386,7 +386,7 @@ func TestFileSearchStoresE2E(t *testing.T) {
 
 	both := createFileSearchJSON(t, srv, reqBody(model, false, fsAsk+","+fsInclude+
 		`,"tools":[{"type":"file_search","vector_store_ids":["`+kettles.ID+`","`+store+`"],"max_num_results":3}]`))
-	fs := both.Output[0].FileSearch
+	fs := filesearch.CallOf(both.Output[0])
 	var got []string
 	for _, r := range fs.Results {
 		got = append(got, r.Filename+" "+r.FileID)

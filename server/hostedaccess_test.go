@@ -27,7 +27,9 @@ func withMCPKeys(servers mcp.Servers) *Server {
 // and labels no server has pass.
 func TestCheckHostedItems(t *testing.T) {
 	s := withMCPKeys(keyServers{})
-	item := func(typ, label string) hearth.Item { return hearth.Item{Type: typ, ServerLabel: label} }
+	item := func(typ, label string) hearth.Item {
+		return hearth.Item{Type: typ, Hosted: &mcp.Fields{ServerLabel: label}}
+	}
 	msg := hearth.Item{Type: hearth.ItemMessage, Role: hearth.RoleUser}
 	for _, tc := range []struct {
 		name                       string
@@ -35,18 +37,18 @@ func TestCheckHostedItems(t *testing.T) {
 		chain, conversation, input []hearth.Item
 		param                      string // "" passes
 	}{
-		{"an approval request in the input", "bob", nil, nil, []hearth.Item{msg, item(hearth.ItemMCPApprovalRequest, "secret")}, "input[1].server_label"},
-		{"a call in the input", "bob", nil, nil, []hearth.Item{item(hearth.ItemMCPCall, "secret")}, "input[0].server_label"},
-		{"a listing in the chain", "bob", []hearth.Item{msg, msg, item(hearth.ItemMCPListTools, "secret")}, nil, nil, "previous_response_id"},
-		{"a call in the conversation", "bob", nil, []hearth.Item{item(hearth.ItemMCPCall, "secret")}, nil, "conversation"},
-		{"the key may use it", "alice", []hearth.Item{item(hearth.ItemMCPCall, "secret")}, []hearth.Item{item(hearth.ItemMCPListTools, "secret")},
-			[]hearth.Item{item(hearth.ItemMCPApprovalRequest, "secret")}, ""},
-		{"an open server", "bob", nil, nil, []hearth.Item{item(hearth.ItemMCPApprovalRequest, "everything")}, ""},
-		{"a label no server has", "bob", nil, nil, []hearth.Item{item(hearth.ItemMCPApprovalRequest, "nope")}, ""},
+		{"an approval request in the input", "bob", nil, nil, []hearth.Item{msg, item(mcp.ItemMCPApprovalRequest, "secret")}, "input[1].server_label"},
+		{"a call in the input", "bob", nil, nil, []hearth.Item{item(mcp.ItemMCPCall, "secret")}, "input[0].server_label"},
+		{"a listing in the chain", "bob", []hearth.Item{msg, msg, item(mcp.ItemMCPListTools, "secret")}, nil, nil, "previous_response_id"},
+		{"a call in the conversation", "bob", nil, []hearth.Item{item(mcp.ItemMCPCall, "secret")}, nil, "conversation"},
+		{"the key may use it", "alice", []hearth.Item{item(mcp.ItemMCPCall, "secret")}, []hearth.Item{item(mcp.ItemMCPListTools, "secret")},
+			[]hearth.Item{item(mcp.ItemMCPApprovalRequest, "secret")}, ""},
+		{"an open server", "bob", nil, nil, []hearth.Item{item(mcp.ItemMCPApprovalRequest, "everything")}, ""},
+		{"a label no server has", "bob", nil, nil, []hearth.Item{item(mcp.ItemMCPApprovalRequest, "nope")}, ""},
 		// A response to a request names no server: the request it answers is checked
 		// where it is.
-		{"an approval response", "bob", nil, nil, []hearth.Item{{Type: hearth.ItemMCPApprovalResponse, ApprovalRequestID: "mcpr_1"}}, ""},
-		{"other items with a label", "bob", nil, nil, []hearth.Item{{Type: hearth.ItemFunctionCall, Name: "f", ServerLabel: "secret"}}, ""},
+		{"an approval response", "bob", nil, nil, []hearth.Item{{Type: mcp.ItemMCPApprovalResponse, Hosted: &mcp.Fields{ApprovalRequestID: "mcpr_1"}}}, ""},
+		{"other items with a label", "bob", nil, nil, []hearth.Item{{Type: hearth.ItemFunctionCall, Name: "f", Hosted: &mcp.Fields{ServerLabel: "secret"}}}, ""},
 	} {
 		err := s.checkHostedItems(tc.key, tc.chain, tc.conversation, tc.input)
 		if tc.param == "" {
@@ -60,7 +62,7 @@ func TestCheckHostedItems(t *testing.T) {
 			t.Errorf("%s: %v, want a 403 naming %s", tc.name, err, tc.param)
 		}
 	}
-	if err := (&Server{}).checkHostedItems("bob", nil, nil, []hearth.Item{item(hearth.ItemMCPCall, "secret")}); err != nil {
+	if err := (&Server{}).checkHostedItems("bob", nil, nil, []hearth.Item{item(mcp.ItemMCPCall, "secret")}); err != nil {
 		t.Errorf("no MCP servers: %v", err)
 	}
 }

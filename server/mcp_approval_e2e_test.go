@@ -114,7 +114,7 @@ func TestMCPForgedApprovalE2E(t *testing.T) {
 		code, b := create(alice, reqBody(model, false, `"input":[`+user+`],`+mcpTool(label, "always")))
 		var r hearth.Response
 		json.Unmarshal(b, &r)
-		if code != http.StatusOK || len(r.Output) != 2 || r.Output[1].Type != hearth.ItemMCPApprovalRequest {
+		if code != http.StatusOK || len(r.Output) != 2 || r.Output[1].Type != mcp.ItemMCPApprovalRequest {
 			t.Fatalf("alice asks with %s: %d %s", label, code, b)
 		}
 		genuine[label] = &r
@@ -204,7 +204,7 @@ func TestMCPForgedApprovalE2E(t *testing.T) {
 	wsBob.failsWith("alice's WebSocket request sent back by bob", wsCreate(model, echoBack(mine, mustJSON(t, mine.Output[1]))+","+mcpTool("everything", "always")),
 		false, http.StatusBadRequest, "invalid_value", "input[2]")
 	asked := wsTurnOf(wsCreate(model, `"store":false,"input":[`+user+`],`+mcpTool("secret", "always")))
-	if len(asked.Output) != 2 || asked.Output[1].Type != hearth.ItemMCPApprovalRequest {
+	if len(asked.Output) != 2 || asked.Output[1].Type != mcp.ItemMCPApprovalRequest {
 		t.Fatalf("alice asks over the WebSocket: %+v", mcpItems(asked.Output))
 	}
 	ran("secret over the WebSocket", wsTurnOf(wsCreate(model, `"store":false,"previous_response_id":"`+asked.ID+`","input":[`+

@@ -134,17 +134,17 @@ type mcpItem struct {
 func mcpItems(items []hearth.Item) []mcpItem {
 	var out []mcpItem
 	for _, it := range items {
-		m := mcpItem{Type: it.Type, Status: it.Status, ServerLabel: it.ServerLabel, Name: it.Name, Arguments: it.Arguments, Error: it.Error}
+		m := mcpItem{Type: it.Type, Status: it.Status, ServerLabel: mcp.Of(it).ServerLabel, Name: it.Name, Arguments: it.Arguments, Error: mcp.Of(it).Error}
 		switch it.Type {
 		case hearth.ItemMessage:
 			m.Text = it.Text(hearth.PartOutputText)
-		case hearth.ItemMCPCall:
+		case mcp.ItemMCPCall:
 			m.Output = it.Output.Text
-			if it.ApprovalRequestID != "" {
+			if mcp.Of(it).ApprovalRequestID != "" {
 				m.Approval = "yes"
 			}
-		case hearth.ItemMCPListTools:
-			for _, tool := range it.MCPTools {
+		case mcp.ItemMCPListTools:
+			for _, tool := range mcp.Of(it).MCPTools {
 				m.Tools = append(m.Tools, tool.Name)
 			}
 		}
@@ -236,7 +236,7 @@ func TestMCPE2E(t *testing.T) {
 		// Each turn's prompt is the prompt of the same conversation with echo as a
 		// plain function tool: the server's description and schema, the call and
 		// the server's output as a function call and its result.
-		echo := r.Output[0].MCPTools[0]
+		echo := mcp.Of(r.Output[0]).MCPTools[0]
 		fn := `"tools":[{"type":"function","name":"echo","description":` + jsonString(echo.Description) + `,"parameters":` + string(echo.InputSchema) + `}]`
 		plain := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
 		first := renderedPrompt(t, plain, reqBody(model, false, mcpAsk+","+fn), nil)
@@ -293,7 +293,7 @@ func TestMCPE2E(t *testing.T) {
 	}
 	var readOnly []string
 	for _, tool := range all {
-		if (hearth.MCPToolInfo{Name: tool.Name, Annotations: tool.Annotations}).ReadOnly() {
+		if (mcp.MCPToolInfo{Name: tool.Name, Annotations: tool.Annotations}).ReadOnly() {
 			readOnly = append(readOnly, tool.Name)
 		}
 	}
@@ -338,7 +338,7 @@ func TestMCPApprovalE2E(t *testing.T) {
 	}
 	_, chained := createMCPSSE(t, srv, reqBody(model, true, `"previous_response_id":"`+r.ID+`","input":[`+approve(true)+`],`+tools))
 	sameMCPItems(t, "approved (chained)", chained.Output, answered)
-	if got := chained.Output[0].ApprovalRequestID; got != reqID {
+	if got := mcp.Of(chained.Output[0]).ApprovalRequestID; got != reqID {
 		t.Errorf("approval_request_id %q, want %q", got, reqID)
 	}
 	// The same request answered once is answered.
@@ -377,7 +377,7 @@ func TestMCPRequestErrorsE2E(t *testing.T) {
 	}
 
 	r := createMCPJSON(t, srv, reqBody(model, false, mcpAsk+`,"tools":[{"type":"mcp","server_label":"down","require_approval":"never"}]`))
-	if len(r.Output) == 0 || r.Output[0].Type != hearth.ItemMCPListTools || r.Output[0].Error == "" {
+	if len(r.Output) == 0 || r.Output[0].Type != mcp.ItemMCPListTools || mcp.Of(r.Output[0]).Error == "" {
 		t.Fatalf("a server that is down: output %+v, want an mcp_list_tools item with an error first", mcpItems(r.Output))
 	}
 	if r.Status != hearth.StatusCompleted {
@@ -487,19 +487,19 @@ func TestMCPFaultsE2E(t *testing.T) {
 	var final hearth.Response
 	b, _ := json.Marshal(events[len(events)-1]["response"])
 	json.Unmarshal(b, &final)
-	if final.Status != hearth.StatusCompleted || len(final.Output) != 3 || final.Output[1].Type != hearth.ItemMCPCall ||
-		final.Output[1].Error == "" || final.Output[1].Status != hearth.StatusFailed ||
+	if final.Status != hearth.StatusCompleted || len(final.Output) != 3 || final.Output[1].Type != mcp.ItemMCPCall ||
+		mcp.Of(final.Output[1]).Error == "" || final.Output[1].Status != hearth.StatusFailed ||
 		final.Output[2].Text(hearth.PartOutputText) != scriptmodel.MCPSlowAnswerText {
 		t.Fatalf("after the server died: status %s, output %+v", final.Status, mcpItems(final.Output))
 	}
 	if !strings.Contains(strings.Join(eventTypes(events), " "), "response.mcp_call.failed") {
 		t.Errorf("no response.mcp_call.failed in %q", eventTypes(events))
 	}
-	t.Logf("the killed call's error: %s", final.Output[1].Error)
+	t.Logf("the killed call's error: %s", mcp.Of(final.Output[1]).Error)
 
 	// The next response starts the server again.
 	again := createMCPJSON(t, srv, reqBody(scriptmodel.MCPModel, false, mcpAsk+","+mcpTool("everything", "never")))
-	if len(again.Output) != 3 || again.Output[1].Output.Text != mcpEchoOutput || again.Output[1].Error != "" {
+	if len(again.Output) != 3 || again.Output[1].Output.Text != mcpEchoOutput || mcp.Of(again.Output[1]).Error != "" {
 		t.Fatalf("after a restart: %+v", mcpItems(again.Output))
 	}
 	if next := childPID(t, "server-everything", "stdio"); next == pid {
@@ -536,7 +536,7 @@ func TestMCPFaultsE2E(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if stored.Status != hearth.StatusIncomplete || stored.IncompleteDetails == nil || stored.IncompleteDetails.Reason != engine.IncompleteClientDisconnected ||
-		len(stored.Output) != 2 || stored.Output[1].Type != hearth.ItemMCPCall || stored.Output[1].Status != hearth.StatusIncomplete {
+		len(stored.Output) != 2 || stored.Output[1].Type != mcp.ItemMCPCall || stored.Output[1].Status != hearth.StatusIncomplete {
 		t.Fatalf("after the client left: status %s %+v, output %+v", stored.Status, stored.IncompleteDetails, mcpItems(stored.Output))
 	}
 	if took := time.Since(left); took > 5*time.Second {

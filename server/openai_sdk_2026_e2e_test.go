@@ -55,7 +55,7 @@ func api2026Hearth(t *testing.T) *httptest.Server {
 	eng := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
 	eng.RegisterHosted(mcp.NewKind(mgr, nil))
 	eng.RegisterHosted(toolsearch.NewKind(nil))
-	for _, typ := range hearth.WebSearchToolTypes {
+	for _, typ := range websearch.WebSearchToolTypes {
 		eng.RegisterHosted(websearch.NewKind(typ, bound, websearch.Config{}, nil))
 	}
 	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Engine: eng, Database: db, Seal: key}))

@@ -29,16 +29,16 @@ func TestReplayKeepsStoredOutput(t *testing.T) {
 			Name: "get_weather", Namespace: "weather", Arguments: `{"city":"Paris"}`},
 		{Type: hearth.ItemCustomToolCall, ID: "ctc_stored", Status: hearth.StatusCompleted, CallID: "call_custom",
 			Name: "apply_patch", Input: "*** Begin Patch\n*** End Patch\n"},
-		{Type: hearth.ItemMCPListTools, ID: "mcpl_stored", Status: hearth.StatusCompleted, ServerLabel: "s",
-			MCPTools: []hearth.MCPToolInfo{{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}}},
-		{Type: hearth.ItemMCPCall, ID: "mcp_stored", Status: hearth.StatusCompleted, ServerLabel: "s", Name: "echo",
-			Arguments: `{"m":"x"}`, Output: hearth.ToolOutput{Text: "Echo: x"}, ApprovalRequestID: "mcpr_stored"},
-		{Type: hearth.ItemMCPCall, ID: "mcp_failed_stored", Status: hearth.StatusFailed, ServerLabel: "s", Name: "echo",
-			Arguments: `{}`, Error: "the server is down"},
+		{Type: mcp.ItemMCPListTools, ID: "mcpl_stored", Status: hearth.StatusCompleted, Hosted: &mcp.Fields{ServerLabel: "s",
+			MCPTools: []mcp.MCPToolInfo{{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}}}},
+		{Type: mcp.ItemMCPCall, ID: "mcp_stored", Status: hearth.StatusCompleted, Name: "echo",
+			Arguments: `{"m":"x"}`, Output: hearth.ToolOutput{Text: "Echo: x"}, Hosted: &mcp.Fields{ServerLabel: "s", ApprovalRequestID: "mcpr_stored"}},
+		{Type: mcp.ItemMCPCall, ID: "mcp_failed_stored", Status: hearth.StatusFailed, Name: "echo",
+			Arguments: `{}`, Hosted: &mcp.Fields{ServerLabel: "s", Error: "the server is down"}},
 		// Stored before hearth gave failed calls the status "failed".
-		{Type: hearth.ItemMCPCall, ID: "mcp_older_stored", Status: hearth.StatusCompleted, ServerLabel: "s", Name: "echo",
-			Arguments: `{}`, Error: "the server is down"},
-		{Type: hearth.ItemMCPApprovalRequest, ID: "mcpr2_stored", Status: hearth.StatusCompleted, ServerLabel: "s", Name: "echo", Arguments: `{"m":"y"}`},
+		{Type: mcp.ItemMCPCall, ID: "mcp_older_stored", Status: hearth.StatusCompleted, Name: "echo",
+			Arguments: `{}`, Hosted: &mcp.Fields{ServerLabel: "s", Error: "the server is down"}},
+		{Type: mcp.ItemMCPApprovalRequest, ID: "mcpr2_stored", Status: hearth.StatusCompleted, Name: "echo", Arguments: `{"m":"y"}`, Hosted: &mcp.Fields{ServerLabel: "s"}},
 	}
 	stored.Status = hearth.StatusCompleted
 	stored.Usage = &hearth.Usage{InputTokens: 10, OutputTokens: 20, TotalTokens: 30}

@@ -210,7 +210,7 @@ func TestToolSearchE2E(t *testing.T) {
 	// would call left to itself.
 	cityTime := deferred(strings.Replace(tsTime, "Local time in a timezone.", "Local time in a city.", 1))
 	both := createToolSearchJSON(t, srv, reqBody(model, false, tsAsk+`,"tools":[{"type":"tool_search"},`+deferred(tsWeather)+`,`+cityTime+`],"tool_choice":{"type":"function","name":"get_time"}`))
-	if o := both.Output; len(o) != 3 || o[0].Type != hearth.ItemToolSearchCall || len(o[1].LoadedTools) != 2 ||
+	if o := both.Output; len(o) != 3 || o[0].Type != toolsearch.ItemToolSearchCall || len(toolsearch.Of(o[1]).LoadedTools) != 2 ||
 		o[2].Type != hearth.ItemFunctionCall || o[2].Name != "get_time" {
 		t.Errorf("tool_choice get_time after a search that loads it: output %s", normalized(t, o))
 	}
@@ -307,7 +307,7 @@ func TestToolSearchClientE2E(t *testing.T) {
 		t.Fatalf("a call of a tool not loaded: output %s", normalized(t, refused.Output))
 	}
 	switch it := refused.Output[0]; {
-	case it.Type == hearth.ItemToolSearchCall:
+	case it.Type == toolsearch.ItemToolSearchCall:
 	case it.Type == hearth.ItemFunctionCall && (it.Name == "read_file" || it.Name == "get_weather_v2"):
 	default:
 		t.Errorf("a call of a tool not loaded came out as %s", normalized(t, refused.Output))

@@ -53,7 +53,7 @@ func newSearchHearth(t *testing.T, tool string, keys, apiKeys []string, servers 
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, typ := range hearth.WebSearchToolTypes {
+	for _, typ := range websearch.WebSearchToolTypes {
 		eng.RegisterHosted(websearch.NewKind(typ, bound, websearch.Config{}, nil))
 	}
 	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Engine: eng, Database: db, APIKeys: apiKeys}))
@@ -329,7 +329,7 @@ func TestCodexWebSearchE2E(t *testing.T) {
 	}
 	eng := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
 	eng.RegisterHosted(mcp.NewKind(mgr, nil))
-	for _, typ := range hearth.WebSearchToolTypes {
+	for _, typ := range websearch.WebSearchToolTypes {
 		eng.RegisterHosted(websearch.NewKind(typ, bound, websearch.Config{}, nil))
 	}
 	run := runCodex(t, "hearth-script-web-search", false, "What is hearth? Search the web.",
@@ -344,14 +344,14 @@ func TestCodexWebSearchE2E(t *testing.T) {
 	tr := readTurn(t, 0, run.xs[0])
 	offered := false
 	for _, tl := range tr.req.Tools {
-		offered = offered || tl.Type == hearth.ToolWebSearch
+		offered = offered || tl.Type == websearch.ToolWebSearch
 	}
 	if !offered {
 		t.Fatalf("Codex sent no web_search tool")
 	}
 	out := tr.resp.Output
-	if len(out) != 2 || out[0].Type != hearth.ItemWebSearchCall || out[0].Status != hearth.StatusCompleted ||
-		out[0].WebSearch == nil || out[0].WebSearch.Query != wsQuery || out[1].Type != hearth.ItemMessage {
+	if len(out) != 2 || out[0].Type != websearch.ItemWebSearchCall || out[0].Status != hearth.StatusCompleted ||
+		websearch.ActionOf(out[0]) == nil || websearch.ActionOf(out[0]).Query != wsQuery || out[1].Type != hearth.ItemMessage {
 		t.Fatalf("output %s, want a completed web_search_call for %q, then the answer", itemTypes(out), wsQuery)
 	}
 	want := []hearth.Annotation{{Type: "url_citation", URL: mcptest.Corpus[0].URL, Title: mcptest.Corpus[0].Title, StartIndex: 40, EndIndex: 76}}

@@ -52,11 +52,11 @@ var (
 	_ engine.HostedToolset   = (*plan)(nil)
 )
 
-func (k *Kind) ToolType() string { return hearth.ToolToolSearch }
+func (k *Kind) ToolType() string { return ToolToolSearch }
 
 // Owns reports whether itemType is tool_search_call or tool_search_output.
 func (k *Kind) Owns(itemType string) bool {
-	return itemType == hearth.ItemToolSearchCall || itemType == hearth.ItemToolSearchOutput
+	return itemType == ItemToolSearchCall || itemType == ItemToolSearchOutput
 }
 
 // toolKey names a deferrable tool: a function or custom tool at the top level
@@ -94,9 +94,9 @@ type loadedTool struct {
 // own tools take it, described with the deferred tools' names and descriptions.
 func (k *Kind) Plan(_ context.Context, r *engine.HostedRequest) (engine.HostedPlan, error) {
 	at := r.Tools[0]
-	spec := r.Request.Tools[at].Search
+	spec := ToolOf(&r.Request.Tools[at])
 	if spec == nil {
-		spec = &hearth.ToolSearch{Execution: hearth.ExecutionServer}
+		spec = &ToolSearch{Execution: ExecutionServer}
 	}
 	p := &plan{k: k, exec: spec.Execution, params: Parameters, loaded: map[toolKey]bool{}}
 	for _, n := range []string{FunctionName, "search_tools"} {
@@ -112,7 +112,7 @@ func (k *Kind) Plan(_ context.Context, r *engine.HostedRequest) (engine.HostedPl
 	}
 	p.deferred = deferredDocuments(r.Request.Tools)
 	p.desc = describe(p.deferred)
-	if p.exec == hearth.ExecutionClient {
+	if p.exec == ExecutionClient {
 		if spec.Description != "" {
 			p.desc = spec.Description
 		}
@@ -134,10 +134,10 @@ func (k *Kind) Plan(_ context.Context, r *engine.HostedRequest) (engine.HostedPl
 // load takes the tools of the tool_search_output items of items.
 func (p *plan) load(items []hearth.Item) {
 	for _, it := range items {
-		if it.Type != hearth.ItemToolSearchOutput {
+		if it.Type != ItemToolSearchOutput {
 			continue
 		}
-		for _, t := range it.LoadedTools {
+		for _, t := range Of(it).LoadedTools {
 			switch t.Type {
 			case hearth.ToolFunction, hearth.ToolCustom:
 				p.add(loadedTool{key: toolKey{"", t.Name}, tool: t})
@@ -281,23 +281,23 @@ func (p *plan) Call(name string) (engine.HostedCall, bool) {
 }
 
 // Reemit reports a stored tool search item as the live stream did.
-func (k *Kind) Reemit(b *hearth.Builder, it hearth.Item) { b.ReemitToolSearchItem(it) }
+func (k *Kind) Reemit(b *hearth.Builder, it hearth.Item) { ReemitItem(b, it) }
 
 // View shows a tool_search_call as the search and its arguments (with who ran it),
 // a tool_search_output as the tools it loaded.
 func (k *Kind) View(it hearth.Item) engine.HostedView {
-	v := engine.HostedView{Name: FunctionName + " (" + it.Execution + ")"}
-	if it.Type == hearth.ItemToolSearchCall {
-		v.Args = string(hearth.ToolSearchArguments(it.Arguments))
+	v := engine.HostedView{Name: FunctionName + " (" + Of(it).Execution + ")"}
+	if it.Type == ItemToolSearchCall {
+		v.Args = string(Arguments(it.Arguments))
 		return v
 	}
-	v.Text = Loaded(it.LoadedTools)
+	v.Text = Loaded(Of(it).LoadedTools)
 	return v
 }
 
 type call struct{ p *plan }
 
-func (c *call) Begin(b *hearth.Builder) error { return b.StartToolSearchCall(c.p.exec) }
+func (c *call) Begin(b *hearth.Builder) error { return StartCall(b, c.p.exec) }
 
 // End ends the call. A client-executed search waits for the client (the response
 // ends, as after a function call); hearth's own runs now and reports the tools it
@@ -305,10 +305,10 @@ func (c *call) Begin(b *hearth.Builder) error { return b.StartToolSearchCall(c.p
 // that cannot be read loads nothing, and the model reads that.
 func (c *call) End(ctx context.Context, b *hearth.Builder, arguments string) (bool, error) {
 	cur, _ := b.Current()
-	if err := b.EndToolSearchCall(); err != nil {
+	if err := EndCall(b); err != nil {
 		return false, err
 	}
-	if c.p.exec == hearth.ExecutionClient {
+	if c.p.exec == ExecutionClient {
 		return false, nil
 	}
 	var args struct {
@@ -317,7 +317,7 @@ func (c *call) End(ctx context.Context, b *hearth.Builder, arguments string) (bo
 	json.Unmarshal([]byte(arguments), &args)
 	found := search(c.p.deferred, args.Query, MaxResults)
 	c.p.k.log.Info("tool search", "query", args.Query, "found", len(found))
-	return true, b.AddToolSearchOutput(cur.CallID, found)
+	return true, AddOutput(b, cur.CallID, found)
 }
 
 // asCalls renders tool_search_call items as calls of name with their arguments, and
@@ -327,7 +327,7 @@ func (c *call) End(ctx context.Context, b *hearth.Builder, arguments string) (bo
 func asCalls(name string, items, other []hearth.Item) []hearth.Item {
 	has := false
 	for i := range items {
-		if items[i].Type == hearth.ItemToolSearchCall || items[i].Type == hearth.ItemToolSearchOutput {
+		if items[i].Type == ItemToolSearchCall || items[i].Type == ItemToolSearchOutput {
 			has = true
 			break
 		}
@@ -338,7 +338,7 @@ func asCalls(name string, items, other []hearth.Item) []hearth.Item {
 	calls := map[string]bool{}
 	for _, list := range [][]hearth.Item{items, other} {
 		for _, it := range list {
-			if it.Type == hearth.ItemToolSearchCall {
+			if it.Type == ItemToolSearchCall {
 				calls[callID(it)] = true
 			}
 		}
@@ -346,15 +346,15 @@ func asCalls(name string, items, other []hearth.Item) []hearth.Item {
 	out := make([]hearth.Item, 0, len(items)+1)
 	for _, it := range items {
 		switch it.Type {
-		case hearth.ItemToolSearchCall:
+		case ItemToolSearchCall:
 			out = append(out, hearth.Item{Type: hearth.ItemFunctionCall, CallID: callID(it), Name: name,
-				Arguments: string(hearth.ToolSearchArguments(it.Arguments)), Status: hearth.StatusCompleted})
-		case hearth.ItemToolSearchOutput:
+				Arguments: string(Arguments(it.Arguments)), Status: hearth.StatusCompleted})
+		case ItemToolSearchOutput:
 			id := callID(it)
 			if !calls[id] {
 				out = append(out, hearth.Item{Type: hearth.ItemFunctionCall, CallID: id, Name: name, Arguments: "{}", Status: hearth.StatusCompleted})
 			}
-			out = append(out, hearth.Item{Type: hearth.ItemFunctionCallOutput, CallID: id, Output: hearth.ToolOutput{Text: Loaded(it.LoadedTools)}})
+			out = append(out, hearth.Item{Type: hearth.ItemFunctionCallOutput, CallID: id, Output: hearth.ToolOutput{Text: Loaded(Of(it).LoadedTools)}})
 		default:
 			out = append(out, it)
 		}

@@ -24,7 +24,7 @@ func requestTools() []hearth.Tool {
 			fn("list_open_orders", "List the open orders of a customer.", true),
 			fn("whoami", "The signed-in user.", false),
 		}},
-		{Type: hearth.ToolToolSearch},
+		{Type: ToolToolSearch},
 	}
 }
 
@@ -83,7 +83,7 @@ func TestOwnTools(t *testing.T) {
 	own := requestTools()[:4]
 	plan := func(loaded ...hearth.Tool) *plan {
 		p := &plan{loaded: map[toolKey]bool{}, deferred: deferredDocuments(own)}
-		p.load([]hearth.Item{{Type: hearth.ItemToolSearchOutput, LoadedTools: loaded}})
+		p.load([]hearth.Item{{Type: ItemToolSearchOutput, Hosted: &Fields{LoadedTools: loaded}}})
 		return p
 	}
 	for _, c := range []struct {
@@ -135,9 +135,9 @@ func TestToolChoice(t *testing.T) {
 // outputs; an output without its call gets one.
 func TestAsCalls(t *testing.T) {
 	items := []hearth.Item{
-		{Type: hearth.ItemToolSearchCall, ID: "tsc_1", CallID: "call_1", Arguments: `{"query":"weather"}`},
-		{Type: hearth.ItemToolSearchOutput, ID: "tso_1", CallID: "call_1", LoadedTools: []hearth.Tool{fn("get_weather", "", false)}},
-		{Type: hearth.ItemToolSearchOutput, ID: "tso_2", CallID: "call_2", LoadedTools: []hearth.Tool{}},
+		{Type: ItemToolSearchCall, ID: "tsc_1", CallID: "call_1", Arguments: `{"query":"weather"}`},
+		{Type: ItemToolSearchOutput, ID: "tso_1", CallID: "call_1", Hosted: &Fields{LoadedTools: []hearth.Tool{fn("get_weather", "", false)}}},
+		{Type: ItemToolSearchOutput, ID: "tso_2", CallID: "call_2", Hosted: &Fields{LoadedTools: []hearth.Tool{}}},
 	}
 	got, _ := json.Marshal(asCalls("tool_search", items, nil))
 	want := `[{"type":"function_call","call_id":"call_1","name":"tool_search","arguments":"{\"query\":\"weather\"}","status":"completed"},` +
@@ -151,9 +151,9 @@ func TestAsCalls(t *testing.T) {
 
 func TestView(t *testing.T) {
 	k := NewKind(nil)
-	call := k.View(hearth.Item{Type: hearth.ItemToolSearchCall, Execution: hearth.ExecutionClient, Arguments: `{"query": "crm"}`})
-	out := k.View(hearth.Item{Type: hearth.ItemToolSearchOutput, Execution: hearth.ExecutionServer,
-		LoadedTools: []hearth.Tool{{Type: hearth.ToolNamespace, Name: "crm", Tools: []hearth.Tool{fn("list_open_orders", "", false)}}}})
+	call := k.View(hearth.Item{Type: ItemToolSearchCall, Hosted: &Fields{Execution: ExecutionClient}, Arguments: `{"query": "crm"}`})
+	out := k.View(hearth.Item{Type: ItemToolSearchOutput, Hosted: &Fields{Execution: ExecutionServer,
+		LoadedTools: []hearth.Tool{{Type: hearth.ToolNamespace, Name: "crm", Tools: []hearth.Tool{fn("list_open_orders", "", false)}}}}})
 	if call.Name != "tool_search (client)" || call.Args != `{"query":"crm"}` || out.Name != "tool_search (server)" || out.Text != "Loaded: list_open_orders. They can be called now." {
 		t.Errorf("views %+v %+v", call, out)
 	}

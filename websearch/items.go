@@ -22,16 +22,16 @@ func (k *Kind) ToolRefused(key string, t *hearth.Tool) (field, subject string, r
 func (k *Kind) ItemRefused(string, *hearth.Item) (string, string, bool) { return "", "", false }
 
 // Reemit reports a stored web_search_call as the live stream did.
-func (k *Kind) Reemit(b *hearth.Builder, it hearth.Item) { b.ReemitWebSearchCall(it) }
+func (k *Kind) Reemit(b *hearth.Builder, it hearth.Item) { ReemitCall(b, it) }
 
 // View is how the console shows a web_search_call: the query, and the URLs found.
 func (k *Kind) View(it hearth.Item) engine.HostedView {
 	v := engine.HostedView{Name: "web_search", Text: it.Status}
-	if it.WebSearch != nil {
-		v.Args = it.WebSearch.Query
-		if len(it.WebSearch.Sources) > 0 {
-			urls := make([]string, len(it.WebSearch.Sources))
-			for i, s := range it.WebSearch.Sources {
+	if a := ActionOf(it); a != nil {
+		v.Args = a.Query
+		if len(a.Sources) > 0 {
+			urls := make([]string, len(a.Sources))
+			for i, s := range a.Sources {
 				urls[i] = s.URL
 			}
 			v.Text = strings.Join(urls, "\n")

@@ -79,8 +79,8 @@ type Kind struct {
 	log      *slog.Logger
 }
 
-// NewKind returns the kind of toolType (hearth.ToolWebSearch or
-// hearth.ToolWebSearchPreview) searching with backend.
+// NewKind returns the kind of toolType (ToolWebSearch or
+// ToolWebSearchPreview) searching with backend.
 func NewKind(toolType string, backend Backend, cfg Config, log *slog.Logger) *Kind {
 	if log == nil {
 		log = slog.Default()
@@ -99,7 +99,7 @@ func (k *Kind) ToolType() string { return k.toolType }
 
 // Owns reports whether itemType is web_search_call (the kinds of both tool types own
 // it; the engine asks the first).
-func (k *Kind) Owns(itemType string) bool { return itemType == hearth.ItemWebSearchCall }
+func (k *Kind) Owns(itemType string) bool { return itemType == ItemWebSearchCall }
 
 // plan is one turn's web search: the function offered, and whether the request
 // asked for the sources in the items.
@@ -112,7 +112,7 @@ type plan struct {
 // Plan offers the search function, under the name web_search unless the request's
 // own tools take it (then under the tool type's name).
 func (k *Kind) Plan(_ context.Context, r *engine.HostedRequest) (engine.HostedPlan, error) {
-	p := &plan{OneFunction: engine.OneFunction{Description: Description, Parameters: Parameters}, k: k, sources: r.Request.Includes(hearth.IncludeWebSearchSources)}
+	p := &plan{OneFunction: engine.OneFunction{Description: Description, Parameters: Parameters}, k: k, sources: r.Request.Includes(IncludeWebSearchSources)}
 	for _, n := range []string{FunctionName, k.toolType} {
 		if !r.Taken(n) {
 			p.Name = n
@@ -149,7 +149,7 @@ func (p *plan) Call(name string) (engine.HostedCall, bool) {
 
 type call struct{ p *plan }
 
-func (c *call) Begin(b *hearth.Builder) error { return b.StartWebSearchCall() }
+func (c *call) Begin(b *hearth.Builder) error { return StartCall(b) }
 
 // End runs the search. A search that could not run (no query, the server down, the
 // tool's error) ends the item failed and the model reads why; only the client's
@@ -160,12 +160,12 @@ func (c *call) End(ctx context.Context, b *hearth.Builder, arguments string) (bo
 		Query string `json:"query"`
 	}
 	if err := json.Unmarshal([]byte(arguments), &args); err != nil || strings.TrimSpace(args.Query) == "" {
-		if err := b.WebSearchSearching(args.Query); err != nil {
+		if err := Searching(b, args.Query); err != nil {
 			return true, err
 		}
-		return true, b.EndWebSearchCall(nil, nil, "Error: the search needs a query: call web_search with {\"query\": \"...\"}.", true)
+		return true, EndCall(b, nil, nil, "Error: the search needs a query: call web_search with {\"query\": \"...\"}.", true)
 	}
-	if err := b.WebSearchSearching(args.Query); err != nil {
+	if err := Searching(b, args.Query); err != nil {
 		return true, err
 	}
 	toolArgs := map[string]any{}
@@ -178,35 +178,35 @@ func (c *call) End(ctx context.Context, b *hearth.Builder, arguments string) (bo
 	if ctx.Err() != nil {
 		return true, ctx.Err()
 	}
-	var shown []hearth.WebSearchSource
+	var shown []WebSearchSource
 	switch {
 	case err != nil:
 		k.log.Warn("web search failed", "error", err)
 		if c.p.sources {
-			shown = []hearth.WebSearchSource{}
+			shown = []WebSearchSource{}
 		}
-		return true, b.EndWebSearchCall(shown, nil, "Error: "+err.Error(), true)
+		return true, EndCall(b, shown, nil, "Error: "+err.Error(), true)
 	case isError:
 		k.log.Info("web search tool reported an error")
 		if c.p.sources {
-			shown = []hearth.WebSearchSource{}
+			shown = []WebSearchSource{}
 		}
-		return true, b.EndWebSearchCall(shown, nil, "Error: "+out, true)
+		return true, EndCall(b, shown, nil, "Error: "+out, true)
 	}
 	results, ok := k.cfg.parse(out)
 	text := out
 	if ok {
 		text = render(results)
 	}
-	cite := make([]hearth.WebSearchSource, 0, len(results))
+	cite := make([]WebSearchSource, 0, len(results))
 	for _, r := range results {
-		cite = append(cite, hearth.WebSearchSource{URL: r.URL, Title: r.Title})
+		cite = append(cite, WebSearchSource{URL: r.URL, Title: r.Title})
 	}
 	if c.p.sources {
 		shown = cite
 	}
 	k.log.Info("web search", "results", len(results))
-	return true, b.EndWebSearchCall(shown, cite, text, false)
+	return true, EndCall(b, shown, cite, text, false)
 }
 
 // result is one search result.
@@ -263,7 +263,7 @@ func render(results []result) string {
 func asCalls(name string, items []hearth.Item) []hearth.Item {
 	has := false
 	for i := range items {
-		if items[i].Type == hearth.ItemWebSearchCall {
+		if items[i].Type == ItemWebSearchCall {
 			has = true
 			break
 		}
@@ -273,16 +273,17 @@ func asCalls(name string, items []hearth.Item) []hearth.Item {
 	}
 	out := make([]hearth.Item, 0, len(items)+1)
 	for _, it := range items {
-		if it.Type != hearth.ItemWebSearchCall {
+		if it.Type != ItemWebSearchCall {
 			out = append(out, it)
 			continue
 		}
-		if it.WebSearch != nil && it.WebSearch.Type != "" && it.WebSearch.Type != "search" {
+		action := ActionOf(it)
+		if action != nil && action.Type != "" && action.Type != "search" {
 			continue // another action (a client's item from elsewhere): nothing to show
 		}
 		query := ""
-		if it.WebSearch != nil {
-			query = it.WebSearch.Query
+		if action != nil {
+			query = action.Query
 		}
 		args := it.Arguments
 		if args == "" {
@@ -303,10 +304,10 @@ func storedResults(it hearth.Item) string {
 	if it.Status == hearth.StatusFailed {
 		return "Error: the search failed."
 	}
-	if it.WebSearch != nil && len(it.WebSearch.Sources) > 0 {
+	if a := ActionOf(it); a != nil && len(a.Sources) > 0 {
 		var sb strings.Builder
 		sb.WriteString("Results (their text is not kept):")
-		for i, s := range it.WebSearch.Sources {
+		for i, s := range a.Sources {
 			fmt.Fprintf(&sb, "\n[%d] %s", i+1, s.URL)
 		}
 		return sb.String()

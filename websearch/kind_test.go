@@ -39,17 +39,17 @@ func TestConfigParse(t *testing.T) {
 // A search reads as a call of the function and its results: this response's with what
 // the model read, a stored one with its sources, or a note when nothing was kept.
 func TestAsCalls(t *testing.T) {
-	search := func(id, status, results string, sources []hearth.WebSearchSource) hearth.Item {
-		return hearth.Item{Type: hearth.ItemWebSearchCall, ID: id, Status: status, Output: hearth.ToolOutput{Text: results},
-			WebSearch: &hearth.WebSearchAction{Type: "search", Query: "bread", Sources: sources}}
+	search := func(id, status, results string, sources []WebSearchSource) hearth.Item {
+		return hearth.Item{Type: ItemWebSearchCall, ID: id, Status: status, Output: hearth.ToolOutput{Text: results},
+			Hosted: &WebSearchAction{Type: "search", Query: "bread", Sources: sources}}
 	}
 	items := []hearth.Item{
 		{Type: hearth.ItemMessage, Role: hearth.RoleUser},
 		search("ws_1", hearth.StatusCompleted, "[1] Bread\nhttps://b/", nil),
-		search("ws_2", hearth.StatusCompleted, "", []hearth.WebSearchSource{{URL: "https://b/"}}),
+		search("ws_2", hearth.StatusCompleted, "", []WebSearchSource{{URL: "https://b/"}}),
 		search("ws_3", hearth.StatusCompleted, "", nil),
 		search("ws_4", hearth.StatusFailed, "", nil),
-		{Type: hearth.ItemWebSearchCall, ID: "ws_5", WebSearch: &hearth.WebSearchAction{Type: "open_page"}},
+		{Type: ItemWebSearchCall, ID: "ws_5", Hosted: &WebSearchAction{Type: "open_page"}},
 	}
 	got := asCalls("web_search", items)
 	wantOut := []string{"[1] Bread\nhttps://b/", "Results (their text is not kept):\n[1] https://b/",

@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"hearth"
 	"hearth/engine"
 	"hearth/mcp"
 	"hearth/websearch"
@@ -94,7 +93,7 @@ func registerWebSearch(eng *engine.Engine, servers *mcp.Manager, cfg *webSearchC
 	if err != nil {
 		return fmt.Errorf("hosted.web_search: %w", err)
 	}
-	for _, typ := range hearth.WebSearchToolTypes {
+	for _, typ := range websearch.WebSearchToolTypes {
 		eng.RegisterHosted(websearch.NewKind(typ, tool, cfg.Config, log))
 	}
 	log.Info("web search", "mcp", cfg.MCP, "tool", cfg.Tool)

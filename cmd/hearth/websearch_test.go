@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"hearth"
 	"hearth/engine"
 	"hearth/mcp"
 	"hearth/websearch"
@@ -65,7 +64,7 @@ snippet = "summary"
 	if err := registerWebSearch(eng, mgr, &webSearchConfig{MCP: "search", Tool: "find"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	for _, typ := range hearth.WebSearchToolTypes {
+	for _, typ := range websearch.WebSearchToolTypes {
 		if _, ok := eng.HostedKindFor(typ); !ok {
 			t.Errorf("no kind registered for %s", typ)
 		}

@@ -1,4 +1,4 @@
-package hearth_test
+package filesearch_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/filesearch"
 	"hearth/internal/schematest"
 )
 
@@ -44,7 +45,7 @@ func TestDecodeFileSearchTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := req.Tools[0].FileSearch
+	fs := filesearch.ToolOf(&req.Tools[0])
 	if fs == nil || !reflect.DeepEqual(fs.VectorStoreIDs, []string{"vs_a", "vs_b"}) || fs.Results() != 3 ||
 		string(fs.Filters) != `{"type":"eq","key":"team","value":"ops"}` || fs.Ranker != "auto" || fs.ScoreThreshold == nil || *fs.ScoreThreshold != 0.25 {
 		t.Fatalf("decoded %+v", fs)
@@ -64,8 +65,8 @@ func TestDecodeFileSearchTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if req.Tools[0].FileSearch.Results() != hearth.FileSearchDefaultResults {
-		t.Errorf("default max_num_results %d", req.Tools[0].FileSearch.Results())
+	if filesearch.ToolOf(&req.Tools[0]).Results() != filesearch.FileSearchDefaultResults {
+		t.Errorf("default max_num_results %d", filesearch.ToolOf(&req.Tools[0]).Results())
 	}
 	if choice, _ := json.Marshal(req.ToolChoice); string(choice) != `{"type":"allowed_tools","mode":"required","tools":[{"type":"file_search"}]}` {
 		t.Errorf("allowed_tools echo %s", choice)
@@ -75,7 +76,7 @@ func TestDecodeFileSearchTool(t *testing.T) {
 // A search's events, in order, and the answer that names a result's file annotated
 // with a file_citation whose index is the character just past the name.
 func TestBuilderFileSearch(t *testing.T) {
-	req := &hearth.CreateResponseRequest{Model: "m", Include: []string{hearth.IncludeFileSearchResults}}
+	req := &hearth.CreateResponseRequest{Model: "m", Include: []string{filesearch.IncludeFileSearchResults}}
 	resp := hearth.NewResponse("resp_1", req, time.Unix(0, 0))
 	var events []map[string]any
 	var types []string
@@ -89,15 +90,15 @@ func TestBuilderFileSearch(t *testing.T) {
 		events = append(events, m)
 		types = append(types, e.Type)
 	})
-	found := []hearth.FileSearchResult{
+	found := []filesearch.FileSearchResult{
 		{FileID: "file_1", Filename: "notes.md", Score: 0.75, Text: "Notes.", Attributes: map[string]any{"team": "ops"}},
 		{FileID: "file_2", Filename: "handbook.md", Score: 0.5, Text: "Leave."},
 	}
 	steps := []func() error{
-		b.StartFileSearchCall,
+		func() error { return filesearch.StartCall(b) },
 		func() error { return b.ArgumentsDelta(`{"query":"leave"}`) },
-		func() error { return b.FileSearchSearching([]string{"leave"}) },
-		func() error { return b.EndFileSearchCall(found, found, "results", false) },
+		func() error { return filesearch.Searching(b, []string{"leave"}) },
+		func() error { return filesearch.EndCall(b, found, found, "results", false) },
 		// Cited: handbook.md (twice) and notes.md at a sentence's end; not the
 		// longer names release-notes.md and notes.md.bak.
 		func() error {

@@ -1,4 +1,4 @@
-package hearth_test
+package websearch_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"hearth"
 	"hearth/internal/schematest"
+	"hearth/websearch"
 )
 
 // A web_search_call as hearth writes it is OpenAI's item, and comes back unchanged
@@ -37,7 +38,7 @@ func TestWebSearchCallItem(t *testing.T) {
 // A search's events, in order, and the answer that names a result's URL annotated
 // with a url_citation whose indexes are characters of the text.
 func TestBuilderWebSearch(t *testing.T) {
-	req := &hearth.CreateResponseRequest{Model: "m", Include: []string{hearth.IncludeWebSearchSources}}
+	req := &hearth.CreateResponseRequest{Model: "m", Include: []string{websearch.IncludeWebSearchSources}}
 	resp := hearth.NewResponse("resp_1", req, time.Unix(0, 0))
 	var events []map[string]any
 	var types []string
@@ -51,12 +52,12 @@ func TestBuilderWebSearch(t *testing.T) {
 		events = append(events, m)
 		types = append(types, e.Type)
 	})
-	src := []hearth.WebSearchSource{{URL: "https://go.dev/doc", Title: "Go docs"}, {URL: "https://x.example/", Title: "X"}}
+	src := []websearch.WebSearchSource{{URL: "https://go.dev/doc", Title: "Go docs"}, {URL: "https://x.example/", Title: "X"}}
 	steps := []func() error{
-		b.StartWebSearchCall,
+		func() error { return websearch.StartCall(b) },
 		func() error { return b.ArgumentsDelta(`{"query":"go"}`) },
-		func() error { return b.WebSearchSearching("go") },
-		func() error { return b.EndWebSearchCall(src, src, "[1] Go docs\nhttps://go.dev/doc", false) },
+		func() error { return websearch.Searching(b, "go") },
+		func() error { return websearch.EndCall(b, src, src, "[1] Go docs\nhttps://go.dev/doc", false) },
 		func() error { return b.TextDelta("Sée https://go.dev/doc.") },
 		func() error { return b.Complete(hearth.Usage{}) },
 	}

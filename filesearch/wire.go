@@ -1,4 +1,4 @@
-package hearth
+package filesearch
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"hearth"
 )
 
 // File search as a hosted tool: OpenAI's `file_search` tool over the caller's vector
@@ -16,7 +18,8 @@ import (
 // file_citation annotations. The Open Responses schema has none of this; the shapes
 // below are OpenAI's (the openai npm package, src/resources/responses/responses.ts:
 // FileSearchTool, ResponseFileSearchToolCall, ResponseFileSearchCall*Event,
-// ResponseOutputText.FileCitation).
+// ResponseOutputText.FileCitation). The kind declares them to the root package when
+// it is imported (init, below).
 const (
 	ToolFileSearch = "file_search"
 
@@ -73,6 +76,30 @@ type FileSearchCall struct {
 	Results []FileSearchResult
 }
 
+// CloneHosted copies the call, its queries and results too.
+func (c *FileSearchCall) CloneHosted() hearth.HostedData {
+	fs := *c
+	fs.Queries = slices.Clone(fs.Queries)
+	if fs.Results != nil {
+		fs.Results = append([]FileSearchResult{}, fs.Results...)
+	}
+	return &fs
+}
+
+// CallOf returns a file_search_call's queries and results (nil for an item of
+// another kind).
+func CallOf(it hearth.Item) *FileSearchCall {
+	c, _ := it.Hosted.(*FileSearchCall)
+	return c
+}
+
+// ToolOf returns what a request's file_search tool asks for (nil for a tool of
+// another type).
+func ToolOf(t *hearth.Tool) *FileSearchTool {
+	f, _ := t.Spec.(*FileSearchTool)
+	return f
+}
+
 // FileSearchResult is one chunk a file search found.
 type FileSearchResult struct {
 	FileID     string         `json:"file_id"`
@@ -101,16 +128,14 @@ type fileSearchCallJSON struct {
 	Results []FileSearchResult `json:"results,omitempty"`
 }
 
-// marshalFileSearchItem writes a file_search_call; ok is false for any other type.
-func marshalFileSearchItem(it Item) (data []byte, ok bool, err error) {
-	if it.Type != ItemFileSearchCall {
-		return nil, false, nil
-	}
+// marshalItem writes a file_search_call.
+func marshalItem(it hearth.Item) ([]byte, error) {
 	out := fileSearchCallJSON{Type: it.Type, ID: it.ID, Status: it.Status, Queries: []string{}}
 	if out.Status == "" {
-		out.Status = StatusCompleted
+		out.Status = hearth.StatusCompleted
 	}
-	if fs := it.FileSearch; fs != nil {
+	fs := CallOf(it)
+	if fs != nil {
 		if fs.Queries != nil {
 			out.Queries = fs.Queries
 		}
@@ -125,212 +150,217 @@ func marshalFileSearchItem(it Item) (data []byte, ok bool, err error) {
 			}
 		}
 	}
-	data, err = json.Marshal(out)
-	if err == nil && it.FileSearch != nil && it.FileSearch.Results != nil && len(it.FileSearch.Results) == 0 {
+	data, err := json.Marshal(out)
+	if err == nil && fs != nil && fs.Results != nil && len(fs.Results) == 0 {
 		// Asked for and none found: an empty list, not a missing field.
 		data = append(data[:len(data)-1], `,"results":[]}`...)
 	}
-	return data, true, err
+	return data, err
 }
 
 // enumFileSearchCallStatus: OpenAI's statuses of a file_search_call.
-var enumFileSearchCallStatus = []string{StatusInProgress, "searching", StatusCompleted, StatusIncomplete, StatusFailed}
+var enumFileSearchCallStatus = []string{hearth.StatusInProgress, "searching", hearth.StatusCompleted, hearth.StatusIncomplete, hearth.StatusFailed}
 
-// decodeFileSearchItem reads a file_search_call's queries and results (type, id and
-// status are read already); ok is false for any other type.
-func decodeFileSearchItem(o object, it *Item) (ok bool, err error) {
-	if it.Type != ItemFileSearchCall {
-		return false, nil
-	}
+// decodeItem reads a file_search_call's queries and results (type, id and status are
+// read already).
+func decodeItem(o hearth.Object, it *hearth.Item) error {
 	fs := &FileSearchCall{Queries: []string{}}
-	if elems, has, err := o.array("queries"); err != nil {
-		return true, err
+	if elems, has, err := o.Array("queries"); err != nil {
+		return err
 	} else if has {
 		for i, e := range elems {
-			q, err := asString(e, indexPath(o.at("queries"), i))
+			q, err := hearth.AsString(e, hearth.IndexPath(o.At("queries"), i))
 			if err != nil {
-				return true, err
+				return err
 			}
 			fs.Queries = append(fs.Queries, q)
 		}
 	}
-	if raw, has := o.get("results"); has {
-		if kindOf(raw) != kindArray {
-			return true, typeError(o.at("results"), "an array of results", raw)
+	if raw, has := o.Get("results"); has {
+		if hearth.JSONType(raw) != "array" {
+			return hearth.TypeError(o.At("results"), "an array of results", raw)
 		}
 		if err := json.Unmarshal(raw, &fs.Results); err != nil {
-			return true, typeError(o.at("results"), "an array of results (file_id, filename, score, text, attributes)", raw)
+			return hearth.TypeError(o.At("results"), "an array of results (file_id, filename, score, text, attributes)", raw)
 		}
 		if fs.Results == nil {
 			fs.Results = []FileSearchResult{}
 		}
 	}
-	it.FileSearch = fs
-	return true, nil
+	it.Hosted = fs
+	return nil
 }
 
 // decodeFileSearchTool reads the fields of a {"type": "file_search"} tool. Whether
 // the stores exist and are the caller's, and whether the filter is well formed, are
 // the kind's to say: it knows the stores and the filter language.
-func decodeFileSearchTool(o object) (*FileSearchTool, error) {
+func decodeTool(o hearth.Object) (any, error) {
 	t := &FileSearchTool{}
-	p := o.at("vector_store_ids")
-	elems, ok, err := o.array("vector_store_ids")
+	p := o.At("vector_store_ids")
+	elems, ok, err := o.Array("vector_store_ids")
 	switch {
 	case err != nil:
 		return nil, err
 	case !ok:
-		return nil, missing(p)
+		return nil, hearth.Missing(p)
 	case len(elems) == 0:
-		return nil, InvalidRequest(p, CodeEmptyArray, fmt.Sprintf("Invalid '%s': expected at least one vector store id.", p))
+		return nil, hearth.InvalidRequest(p, hearth.CodeEmptyArray, fmt.Sprintf("Invalid '%s': expected at least one vector store id.", p))
 	case len(elems) > FileSearchMaxStores:
-		return nil, InvalidRequest(p, CodeArrayAboveMaxLength, fmt.Sprintf("Invalid '%s': at most %d vector store ids.", p, FileSearchMaxStores))
+		return nil, hearth.InvalidRequest(p, hearth.CodeArrayAboveMaxLength, fmt.Sprintf("Invalid '%s': at most %d vector store ids.", p, FileSearchMaxStores))
 	}
 	for i, e := range elems {
-		ep := indexPath(p, i)
-		id, err := asString(e, ep)
+		ep := hearth.IndexPath(p, i)
+		id, err := hearth.AsString(e, ep)
 		if err != nil {
 			return nil, err
 		}
 		if id == "" {
-			return nil, emptyString(ep)
+			return nil, hearth.EmptyString(ep)
 		}
 		if j := slices.Index(t.VectorStoreIDs, id); j >= 0 {
-			return nil, InvalidRequest(ep, CodeInvalidValue, fmt.Sprintf("Invalid '%s': vector store '%s' is named twice (also at %s).", ep, id, indexPath(p, j)))
+			return nil, hearth.InvalidRequest(ep, hearth.CodeInvalidValue, fmt.Sprintf("Invalid '%s': vector store '%s' is named twice (also at %s).", ep, id, hearth.IndexPath(p, j)))
 		}
 		t.VectorStoreIDs = append(t.VectorStoreIDs, id)
 	}
-	if n, err := o.integerIn("max_num_results", 1, FileSearchMaxResults); err != nil {
+	if n, err := o.IntegerIn("max_num_results", 1, FileSearchMaxResults); err != nil {
 		return nil, err
 	} else if n != nil {
 		t.MaxNumResults = *n
 	}
-	if raw, ok := o.get("filters"); ok {
-		if kindOf(raw) != kindObject {
-			return nil, typeError(o.at("filters"), "a comparison or compound filter object", raw)
+	if raw, ok := o.Get("filters"); ok {
+		if hearth.JSONType(raw) != "object" {
+			return nil, hearth.TypeError(o.At("filters"), "a comparison or compound filter object", raw)
 		}
-		t.Filters = compact(raw)
+		t.Filters = hearth.CompactJSON(raw)
 	}
-	if ro, ok, err := o.object("ranking_options"); err != nil {
+	if ro, ok, err := o.Object("ranking_options"); err != nil {
 		return nil, err
 	} else if ok {
-		if t.Ranker, err = ro.enum("ranker", []string{"auto", "none", "default-2024-11-15"}); err != nil {
+		if t.Ranker, err = ro.Enum("ranker", []string{"auto", "none", "default-2024-11-15"}); err != nil {
 			return nil, err
 		}
-		if t.ScoreThreshold, err = ro.decimalIn("score_threshold", 0, 1); err != nil {
+		if t.ScoreThreshold, err = ro.DecimalIn("score_threshold", 0, 1); err != nil {
 			return nil, err
 		}
 		// hybrid_search is accepted for the SDKs' sake and not honoured: hearth's
 		// search is by embeddings alone.
-		if _, _, err := ro.object("hybrid_search"); err != nil {
+		if _, _, err := ro.Object("hybrid_search"); err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
 }
 
-// StartFileSearchCall completes the open item, if any, and starts a file_search_call
-// hearth runs itself: output_item.added, then response.file_search_call.in_progress.
-// The model's arguments (ArgumentsDelta) are kept out of the item, which reports the
-// query in its queries once FileSearchSearching has it.
-func (b *Builder) StartFileSearchCall() error {
-	it := Item{Type: ItemFileSearchCall, ID: NewID(PrefixFileSearchCall), FileSearch: &FileSearchCall{Queries: []string{}}}
-	if err := b.startItem(it); err != nil {
+// StartCall completes the open item, if any, and starts a file_search_call hearth
+// runs itself: output_item.added, then response.file_search_call.in_progress. The
+// model's arguments (Builder.ArgumentsDelta) are kept out of the item, which reports
+// the query in its queries once Searching has it.
+func StartCall(b *hearth.Builder) error {
+	if err := b.OpenItem(hearth.Item{Type: ItemFileSearchCall, ID: hearth.NewID(PrefixFileSearchCall), Hosted: &FileSearchCall{Queries: []string{}}}); err != nil {
 		return err
 	}
-	b.send(Event{Type: EventFileSearchCallInProgress, ItemID: it.ID, OutputIndex: b.cur})
+	b.ItemEvent(hearth.Event{Type: EventFileSearchCallInProgress})
 	return nil
 }
 
-// FileSearchSearching sets the open file_search_call's queries and reports
+// Searching sets the open file_search_call's queries and reports
 // response.file_search_call.searching: the search runs next.
-func (b *Builder) FileSearchSearching(queries []string) error {
-	it, err := b.openFileSearch()
+func Searching(b *hearth.Builder, queries []string) error {
+	it, fs, err := open(b)
 	if err != nil {
 		return err
 	}
-	it.FileSearch.Queries = append([]string{}, queries...)
+	fs.Queries = append([]string{}, queries...)
 	it.Status = "searching"
-	b.send(Event{Type: EventFileSearchCallSearching, ItemID: it.ID, OutputIndex: b.cur})
+	b.ItemEvent(hearth.Event{Type: EventFileSearchCallSearching})
 	return nil
 }
 
-// EndFileSearchCall ends the open file_search_call: completed with its results (nil
-// leaves them out of the item: the request did not include them), then
+// EndCall ends the open file_search_call: completed with its results (nil leaves them
+// out of the item: the request did not include them), then
 // response.file_search_call.completed and output_item.done; or failed (the search
 // could not run), with no completed event. cite are the results the answer may cite:
 // output text that names one of their files gets a file_citation annotation.
 //
 // text is what the model reads of the search (not on the wire: the item's Output),
 // for the response's later turns.
-func (b *Builder) EndFileSearchCall(results, cite []FileSearchResult, text string, failed bool) error {
-	it, err := b.openFileSearch()
+func EndCall(b *hearth.Builder, results, cite []FileSearchResult, text string, failed bool) error {
+	it, fs, err := open(b)
 	if err != nil {
 		return err
 	}
-	it.Output = ToolOutput{Text: text}
+	it.Output = hearth.ToolOutput{Text: text}
 	if results != nil {
-		it.FileSearch.Results = append([]FileSearchResult{}, results...)
+		fs.Results = append([]FileSearchResult{}, results...)
 	}
-	b.citableFiles = append(b.citableFiles, cite...)
+	c := b.KindState(citerKey{}, func() any { return &citer{} }).(*citer)
+	c.cite = append(c.cite, cite...)
+	if len(c.cite) > 0 {
+		b.AddCiter(c)
+	}
 	if failed {
-		b.closeItem(StatusFailed)
-		return nil
+		return b.CloseItem(hearth.StatusFailed)
 	}
-	b.send(Event{Type: EventFileSearchCallCompleted, ItemID: it.ID, OutputIndex: b.cur})
-	b.closeItem(StatusCompleted)
-	return nil
+	b.ItemEvent(hearth.Event{Type: EventFileSearchCallCompleted})
+	return b.CloseItem(hearth.StatusCompleted)
 }
 
-func (b *Builder) openFileSearch() (*Item, error) {
-	if b.state == stateFinished {
-		return nil, ErrFinished
+func open(b *hearth.Builder) (*hearth.Item, *FileSearchCall, error) {
+	it, err := b.Open(ItemFileSearchCall)
+	if err != nil {
+		return nil, nil, err
 	}
-	if b.cur < 0 || b.resp.Output[b.cur].Type != ItemFileSearchCall {
-		return nil, fmt.Errorf("hearth: no file_search_call open")
+	fs := CallOf(*it)
+	if fs == nil {
+		fs = &FileSearchCall{Queries: []string{}}
+		it.Hosted = fs
 	}
-	it := &b.resp.Output[b.cur]
-	if it.FileSearch == nil {
-		it.FileSearch = &FileSearchCall{Queries: []string{}}
-	}
-	return it, nil
+	return it, fs, nil
 }
 
-// ReemitFileSearchCall reports a stored file_search_call as the live stream did:
-// added, in_progress, searching, completed (for a completed one), done, with its
-// stored id.
-func (b *Builder) ReemitFileSearchCall(stored Item) error {
-	it := Item{Type: ItemFileSearchCall, ID: stored.ID, FileSearch: &FileSearchCall{Queries: []string{}}}
-	if err := b.startItem(it); err != nil {
+// ReemitCall reports a stored file_search_call as the live stream did: added,
+// in_progress, searching, completed (for a completed one), done, with its stored id.
+func ReemitCall(b *hearth.Builder, stored hearth.Item) error {
+	if err := b.OpenItem(hearth.Item{Type: ItemFileSearchCall, ID: stored.ID, Hosted: &FileSearchCall{Queries: []string{}}}); err != nil {
 		return err
 	}
-	b.send(Event{Type: EventFileSearchCallInProgress, ItemID: it.ID, OutputIndex: b.cur})
-	cur := &b.resp.Output[b.cur]
-	if stored.FileSearch != nil {
-		c := stored.Clone()
-		cur.FileSearch = c.FileSearch
+	b.ItemEvent(hearth.Event{Type: EventFileSearchCallInProgress})
+	cur, err := b.Open(ItemFileSearchCall)
+	if err != nil {
+		return err
 	}
-	if stored.Status == StatusIncomplete {
-		b.closeItem(StatusIncomplete)
-		return nil
+	if fs := CallOf(stored); fs != nil {
+		cur.Hosted = fs.CloneHosted()
 	}
-	b.send(Event{Type: EventFileSearchCallSearching, ItemID: it.ID, OutputIndex: b.cur})
-	if stored.Status == StatusFailed {
-		b.closeItem(StatusFailed)
-		return nil
+	if stored.Status == hearth.StatusIncomplete {
+		return b.CloseItem(hearth.StatusIncomplete)
 	}
-	b.send(Event{Type: EventFileSearchCallCompleted, ItemID: it.ID, OutputIndex: b.cur})
-	b.closeItem(StatusCompleted)
-	return nil
+	b.ItemEvent(hearth.Event{Type: EventFileSearchCallSearching})
+	if stored.Status == hearth.StatusFailed {
+		return b.CloseItem(hearth.StatusFailed)
+	}
+	b.ItemEvent(hearth.Event{Type: EventFileSearchCallCompleted})
+	return b.CloseItem(hearth.StatusCompleted)
 }
+
+// citer annotates a response's output text with the files its searches found.
+type citer struct{ cite []FileSearchResult }
+
+type citerKey struct{}
+
+func (c *citer) Cite(text string) []hearth.Annotation { return fileCitations(text, c.cite) }
+
+// CiteOrder puts file citations after URL citations, as they were before the kinds
+// had packages of their own.
+func (c *citer) CiteOrder() int { return 1 }
 
 // fileCitations finds where text names the file of a result the response's searches
 // returned: one file_citation per occurrence of a file name standing as a word of
 // its own (not part of a longer name), whose index is the position, in characters
 // (code points) of text, just after the name: where OpenAI places its citation
 // marks. A name two files share cites the first result of it.
-func fileCitations(text string, cite []FileSearchResult) []Annotation {
-	var out []Annotation
+func fileCitations(text string, cite []FileSearchResult) []hearth.Annotation {
+	var out []hearth.Annotation
 	seen := map[string]bool{}
 	taken := map[int]bool{}
 	for _, r := range cite {
@@ -349,11 +379,11 @@ func fileCitations(text string, cite []FileSearchResult) []Annotation {
 				continue
 			}
 			taken[end] = true
-			out = append(out, Annotation{Type: "file_citation", FileID: r.FileID, Filename: r.Filename,
+			out = append(out, hearth.Annotation{Type: "file_citation", FileID: r.FileID, Filename: r.Filename,
 				Index: utf8.RuneCountInString(text[:end])})
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Annotation) int { return a.Index - b.Index })
+	slices.SortStableFunc(out, func(a, b hearth.Annotation) int { return a.Index - b.Index })
 	return out
 }
 
@@ -382,4 +412,33 @@ func nameBoundary(text string, start, end int) bool {
 		}
 	}
 	return true
+}
+
+func indexFrom(s, sub string, from int) int {
+	i := strings.Index(s[from:], sub)
+	if i < 0 {
+		return -1
+	}
+	return from + i
+}
+
+func init() {
+	hearth.RegisterKind(hearth.Kind{
+		Name:  "file_search",
+		Order: 3,
+		Items: []hearth.ItemType{{
+			Type: ItemFileSearchCall, Statuses: enumFileSearchCallStatus, Decode: decodeItem, Marshal: marshalItem,
+			// OpenAI streams no arguments of a file search: the item carries its
+			// queries.
+			Arguments: true,
+		}},
+		// Whether hearth can search is its configuration (a database for vector
+		// stores), so the tool is not Runs; it is a call the model can make (`hearth
+		// serve` always runs it) and allowed_tools may name it by its type alone.
+		Tools: []hearth.ToolType{{Types: []string{ToolFileSearch}, Decode: decodeTool, Forced: true, Allowed: true, Callable: true}},
+		Events: []hearth.EventType{
+			{Type: EventFileSearchCallInProgress}, {Type: EventFileSearchCallSearching}, {Type: EventFileSearchCallCompleted},
+		},
+		Includes: []string{IncludeFileSearchResults},
+	})
 }

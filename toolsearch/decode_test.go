@@ -1,4 +1,4 @@
-package hearth_test
+package toolsearch_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/toolsearch"
 )
 
 // TestDecodeToolSearch: a tool_search tool makes defer_loading honoured (not named
@@ -40,7 +41,7 @@ func TestDecodeToolSearch(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 		case strings.Join(ignored, ",") != c.ignored:
 			t.Errorf("%s: ignored %q, want %q", c.name, ignored, c.ignored)
-		case c.name == "searched" && (req.Tools[0].Search == nil || req.Tools[0].Search.Execution != hearth.ExecutionServer):
+		case c.name == "searched" && (toolsearch.ToolOf(&req.Tools[0]) == nil || toolsearch.ToolOf(&req.Tools[0]).Execution != toolsearch.ExecutionServer):
 			t.Errorf("%s: tool_search read as %+v", c.name, req.Tools[0])
 		}
 	}

@@ -1,4 +1,4 @@
-package hearth_test
+package toolsearch_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 
 	"hearth"
 	"hearth/internal/schematest"
+	"hearth/toolsearch"
 )
 
 // TestToolSearchShapes: hearth's tool search items and the tool_search tool, as hearth
@@ -15,11 +16,11 @@ func TestToolSearchShapes(t *testing.T) {
 	fn := hearth.Tool{Type: hearth.ToolFunction, Name: "get_weather", Description: "Weather in a city",
 		Parameters: json.RawMessage(`{"type":"object"}`)}
 	items := []hearth.Item{
-		{Type: hearth.ItemToolSearchCall, ID: "tsc_1", CallID: "call_1", Execution: hearth.ExecutionServer, Status: hearth.StatusCompleted, Arguments: `{"query":"weather"}`},
-		{Type: hearth.ItemToolSearchCall, ID: "tsc_2", Execution: hearth.ExecutionClient, Status: hearth.StatusInProgress},
-		{Type: hearth.ItemToolSearchOutput, ID: "tso_1", CallID: "call_1", Execution: hearth.ExecutionServer, Status: hearth.StatusCompleted,
-			LoadedTools: []hearth.Tool{fn, {Type: hearth.ToolNamespace, Name: "crm", Description: "CRM", Tools: []hearth.Tool{fn}}}},
-		{Type: hearth.ItemToolSearchOutput, ID: "tso_2", Status: hearth.StatusCompleted},
+		{Type: toolsearch.ItemToolSearchCall, ID: "tsc_1", CallID: "call_1", Hosted: &toolsearch.Fields{Execution: toolsearch.ExecutionServer}, Status: hearth.StatusCompleted, Arguments: `{"query":"weather"}`},
+		{Type: toolsearch.ItemToolSearchCall, ID: "tsc_2", Hosted: &toolsearch.Fields{Execution: toolsearch.ExecutionClient}, Status: hearth.StatusInProgress},
+		{Type: toolsearch.ItemToolSearchOutput, ID: "tso_1", CallID: "call_1", Status: hearth.StatusCompleted, Hosted: &toolsearch.Fields{Execution: toolsearch.ExecutionServer,
+			LoadedTools: []hearth.Tool{fn, {Type: hearth.ToolNamespace, Name: "crm", Description: "CRM", Tools: []hearth.Tool{fn}}}}},
+		{Type: toolsearch.ItemToolSearchOutput, ID: "tso_2", Status: hearth.StatusCompleted},
 	}
 	for _, it := range items {
 		b, err := json.Marshal(it)

@@ -1,0 +1,352 @@
+package websearch
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"hearth"
+)
+
+// Web search as a hosted tool: OpenAI's `web_search` (and `web_search_preview`)
+// tools. hearth has no search engine of its own: the operator names an MCP server's
+// search tool, and a request's web_search tool then becomes a function the model may
+// call; hearth runs the search, reports it as a web_search_call item and feeds the
+// results back. The Open Responses schema has none of this; the shapes below are
+// OpenAI's (the openai npm package, src/resources/responses/responses.ts:
+// ResponseFunctionWebSearch, ResponseWebSearchCall*Event, WebSearchTool). The kind
+// declares them to the root package when it is imported (init, below).
+const (
+	ToolWebSearch        = "web_search"
+	ToolWebSearchPreview = "web_search_preview"
+
+	ItemWebSearchCall   = "web_search_call"
+	PrefixWebSearchCall = "ws"
+
+	// IncludeWebSearchSources asks for the URLs a search returned, in the
+	// web_search_call item's action.sources.
+	IncludeWebSearchSources = "web_search_call.action.sources"
+)
+
+// OpenAI's streaming events of a web search call.
+const (
+	EventWebSearchCallInProgress = "response.web_search_call.in_progress"
+	EventWebSearchCallSearching  = "response.web_search_call.searching"
+	EventWebSearchCallCompleted  = "response.web_search_call.completed"
+)
+
+// WebSearchToolTypes are the request tool types of web search: OpenAI's names and
+// their dated versions (WebSearchTool, WebSearchPreviewTool).
+var WebSearchToolTypes = []string{ToolWebSearch, "web_search_2025_08_26", ToolWebSearchPreview, "web_search_preview_2025_03_11"}
+
+// IsWebSearchTool reports whether a request tool type is a web search tool.
+func IsWebSearchTool(typ string) bool { return slices.Contains(WebSearchToolTypes, typ) }
+
+// WebSearchAction is a web_search_call item's action. hearth makes "search"
+// actions; an item a client sends back with another action (open_page,
+// find_in_page) keeps it as it came, in Raw.
+type WebSearchAction struct {
+	Type  string
+	Query string
+	// Sources are the URLs the search returned; nil when the request did not
+	// include them (the item then has no sources field).
+	Sources []WebSearchSource
+	Raw     json.RawMessage
+}
+
+// CloneHosted copies the action, its sources too.
+func (a *WebSearchAction) CloneHosted() hearth.HostedData {
+	c := *a
+	if c.Sources != nil {
+		c.Sources = append([]WebSearchSource{}, c.Sources...)
+	}
+	return &c
+}
+
+// ActionOf returns a web_search_call's action (nil for an item of another kind).
+func ActionOf(it hearth.Item) *WebSearchAction {
+	a, _ := it.Hosted.(*WebSearchAction)
+	return a
+}
+
+// WebSearchSource is one result of a search as action.sources reports it.
+// Title is not on the wire (OpenAI's source has type and url only): it serves
+// the url_citation annotations of the response that made the search.
+type WebSearchSource struct {
+	URL   string
+	Title string
+}
+
+type webSearchSourceJSON struct {
+	Type string `json:"type"`
+	URL  string `json:"url"`
+}
+
+type webSearchActionJSON struct {
+	Type    string                `json:"type"`
+	Query   string                `json:"query"`
+	Sources []webSearchSourceJSON `json:"sources,omitempty"`
+}
+
+type webSearchCallJSON struct {
+	Type   string          `json:"type"`
+	ID     string          `json:"id"`
+	Status string          `json:"status"`
+	Action json.RawMessage `json:"action"`
+}
+
+func marshalWebSearchAction(a *WebSearchAction) (json.RawMessage, error) {
+	if a == nil {
+		a = &WebSearchAction{Type: "search"}
+	}
+	if a.Raw != nil {
+		return a.Raw, nil
+	}
+	out := webSearchActionJSON{Type: a.Type, Query: a.Query}
+	if out.Type == "" {
+		out.Type = "search"
+	}
+	if a.Sources != nil {
+		out.Sources = make([]webSearchSourceJSON, len(a.Sources))
+		for i, s := range a.Sources {
+			out.Sources[i] = webSearchSourceJSON{"url", s.URL}
+		}
+	}
+	data, err := json.Marshal(out)
+	if err == nil && a.Sources != nil && len(a.Sources) == 0 {
+		// Asked for and none found: an empty list, not a missing field.
+		data = append(data[:len(data)-1], `,"sources":[]}`...)
+	}
+	return data, err
+}
+
+// marshalItem writes a web_search_call.
+func marshalItem(it hearth.Item) ([]byte, error) {
+	action, err := marshalWebSearchAction(ActionOf(it))
+	if err != nil {
+		return nil, err
+	}
+	status := it.Status
+	if status == "" {
+		status = hearth.StatusCompleted
+	}
+	return json.Marshal(webSearchCallJSON{it.Type, it.ID, status, action})
+}
+
+// enumWebSearchCallStatus: OpenAI's statuses of a web_search_call.
+var enumWebSearchCallStatus = []string{hearth.StatusInProgress, "searching", hearth.StatusCompleted, hearth.StatusFailed, hearth.StatusIncomplete}
+
+// decodeItem reads a web_search_call's action (type, id and status are read
+// already).
+func decodeItem(o hearth.Object, it *hearth.Item) error {
+	raw, has := o.Get("action")
+	if !has {
+		it.Hosted = &WebSearchAction{Type: "search"}
+		return nil
+	}
+	a, err := hearth.AsObject(raw, o.At("action"))
+	if err != nil {
+		return err
+	}
+	typ, err := a.RequiredString("type")
+	if err != nil {
+		return err
+	}
+	w := &WebSearchAction{Type: typ}
+	if typ != "search" {
+		w.Raw = append(json.RawMessage{}, raw...)
+		it.Hosted = w
+		return nil
+	}
+	if w.Query, _, err = a.String("query"); err != nil {
+		return err
+	}
+	if elems, ok, err := a.Array("sources"); err != nil {
+		return err
+	} else if ok {
+		w.Sources = []WebSearchSource{}
+		for i, e := range elems {
+			so, err := hearth.AsObject(e, hearth.IndexPath(a.At("sources"), i))
+			if err != nil {
+				return err
+			}
+			u, _, err := so.String("url")
+			if err != nil {
+				return err
+			}
+			w.Sources = append(w.Sources, WebSearchSource{URL: u})
+		}
+	}
+	it.Hosted = w
+	return nil
+}
+
+// StartCall completes the open item, if any, and starts a web_search_call hearth
+// runs itself: output_item.added, then response.web_search_call.in_progress. The
+// model's arguments (Builder.ArgumentsDelta) are kept out of the item, which reports
+// the query in its action once Searching has it.
+func StartCall(b *hearth.Builder) error {
+	if err := b.OpenItem(hearth.Item{Type: ItemWebSearchCall, ID: hearth.NewID(PrefixWebSearchCall), Hosted: &WebSearchAction{Type: "search"}}); err != nil {
+		return err
+	}
+	b.ItemEvent(hearth.Event{Type: EventWebSearchCallInProgress})
+	return nil
+}
+
+// Searching sets the open web_search_call's query and reports
+// response.web_search_call.searching: the search runs next.
+func Searching(b *hearth.Builder, query string) error {
+	it, a, err := open(b)
+	if err != nil {
+		return err
+	}
+	a.Query = query
+	it.Status = "searching"
+	b.ItemEvent(hearth.Event{Type: EventWebSearchCallSearching})
+	return nil
+}
+
+// EndCall ends the open web_search_call: completed with its sources (nil leaves them
+// out of the item: the request did not include them), then
+// response.web_search_call.completed and output_item.done; or failed (the search did
+// not run or the tool reported an error), with no completed event. cite are the
+// results the answer may cite: output text that names one of their URLs gets a
+// url_citation annotation.
+//
+// results is what the model reads of the search (not on the wire: the item's Output),
+// for the response's later turns.
+func EndCall(b *hearth.Builder, sources, cite []WebSearchSource, results string, failed bool) error {
+	it, a, err := open(b)
+	if err != nil {
+		return err
+	}
+	it.Output = hearth.ToolOutput{Text: results}
+	if sources != nil {
+		a.Sources = append([]WebSearchSource{}, sources...)
+	}
+	c := b.KindState(citerKey{}, func() any { return &citer{} }).(*citer)
+	c.cite = append(c.cite, cite...)
+	if len(c.cite) > 0 {
+		b.AddCiter(c)
+	}
+	if failed {
+		return b.CloseItem(hearth.StatusFailed)
+	}
+	b.ItemEvent(hearth.Event{Type: EventWebSearchCallCompleted})
+	return b.CloseItem(hearth.StatusCompleted)
+}
+
+func open(b *hearth.Builder) (*hearth.Item, *WebSearchAction, error) {
+	it, err := b.Open(ItemWebSearchCall)
+	if err != nil {
+		return nil, nil, err
+	}
+	a := ActionOf(*it)
+	if a == nil {
+		a = &WebSearchAction{Type: "search"}
+		it.Hosted = a
+	}
+	return it, a, nil
+}
+
+// ReemitCall reports a stored web_search_call as the live stream did: added,
+// in_progress, searching, completed (for a completed one), done, with its stored id.
+func ReemitCall(b *hearth.Builder, stored hearth.Item) error {
+	if err := b.OpenItem(hearth.Item{Type: ItemWebSearchCall, ID: stored.ID, Hosted: &WebSearchAction{Type: "search"}}); err != nil {
+		return err
+	}
+	b.ItemEvent(hearth.Event{Type: EventWebSearchCallInProgress})
+	cur, err := b.Open(ItemWebSearchCall)
+	if err != nil {
+		return err
+	}
+	if sa := ActionOf(stored); sa != nil {
+		a := *sa
+		a.Sources = append([]WebSearchSource(nil), sa.Sources...)
+		if sa.Sources != nil && a.Sources == nil {
+			a.Sources = []WebSearchSource{}
+		}
+		cur.Hosted = &a
+	}
+	status := stored.Status
+	if status == hearth.StatusIncomplete {
+		return b.CloseItem(hearth.StatusIncomplete)
+	}
+	b.ItemEvent(hearth.Event{Type: EventWebSearchCallSearching})
+	if status == hearth.StatusFailed {
+		return b.CloseItem(hearth.StatusFailed)
+	}
+	b.ItemEvent(hearth.Event{Type: EventWebSearchCallCompleted})
+	return b.CloseItem(hearth.StatusCompleted)
+}
+
+// citer annotates a response's output text with the URLs its searches found.
+type citer struct{ cite []WebSearchSource }
+
+type citerKey struct{}
+
+func (c *citer) Cite(text string) []hearth.Annotation { return citations(text, c.cite) }
+
+// CiteOrder puts URL citations before those of other kinds (file citations), as
+// they were before the kinds had packages of their own.
+func (c *citer) CiteOrder() int { return 0 }
+
+// citations finds where text names the URL of a result the response's searches
+// returned: one url_citation per occurrence, with start and end as indexes of
+// characters (code points) of text, in the order they appear.
+func citations(text string, cite []WebSearchSource) []hearth.Annotation {
+	var out []hearth.Annotation
+	type hit struct{ start, end int }
+	taken := map[hit]bool{}
+	for _, s := range cite {
+		if s.URL == "" {
+			continue
+		}
+		for from := 0; from < len(text); {
+			i := indexFrom(text, s.URL, from)
+			if i < 0 {
+				break
+			}
+			h := hit{i, i + len(s.URL)}
+			from = h.end
+			if taken[h] {
+				continue
+			}
+			taken[h] = true
+			start := utf8.RuneCountInString(text[:h.start])
+			out = append(out, hearth.Annotation{Type: "url_citation", URL: s.URL, Title: s.Title,
+				StartIndex: start, EndIndex: start + utf8.RuneCountInString(s.URL)})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b hearth.Annotation) int { return a.StartIndex - b.StartIndex })
+	return out
+}
+
+func indexFrom(s, sub string, from int) int {
+	i := strings.Index(s[from:], sub)
+	if i < 0 {
+		return -1
+	}
+	return from + i
+}
+
+func init() {
+	hearth.RegisterKind(hearth.Kind{
+		Name:  "web_search",
+		Order: 2,
+		Items: []hearth.ItemType{{
+			Type: ItemWebSearchCall, Statuses: enumWebSearchCallStatus, Decode: decodeItem, Marshal: marshalItem,
+			// OpenAI streams no arguments of a web search: the item carries its
+			// query, in its action.
+			Arguments: true,
+		}},
+		// Whether hearth can search is its configuration (a search server), so the
+		// tools are not Runs: the engine runs them where a kind is registered.
+		Tools: []hearth.ToolType{{Types: WebSearchToolTypes, Forced: true}},
+		Events: []hearth.EventType{
+			{Type: EventWebSearchCallInProgress}, {Type: EventWebSearchCallSearching}, {Type: EventWebSearchCallCompleted},
+		},
+		Includes: []string{IncludeWebSearchSources},
+	})
+}
