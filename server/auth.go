@@ -126,11 +126,11 @@ func (s *Server) authenticate(c *gin.Context) {
 		}
 	}
 	if !required {
-		m.key, m.fairness = "anonymous", "ip:"+m.client
+		m.Key, m.Fairness = "anonymous", "ip:"+m.Client
 		c.Set(ownerKey, storage.OwnerOf(""))
 		return
 	}
-	m.key = "unauthenticated" // until a key checks out
+	m.Key = "unauthenticated" // until a key checks out
 	if key == "" {
 		msg := "Incorrect API key provided."
 		if h == "" {
@@ -158,8 +158,8 @@ func (s *Server) authenticate(c *gin.Context) {
 		s.writeError(c, hearth.InvalidAPIKey("Incorrect API key provided."))
 		return
 	}
-	m.key, m.fairness = name, "key:"+name
-	m.log = m.log.With("key", name)
+	m.Key, m.Fairness = name, "key:"+name
+	m.Log = m.Log.With("key", name)
 	c.Set(ownerKey, storage.OwnerOf(key))
 	c.Set(callerKey, cl)
 	c.Request = c.Request.WithContext(engine.WithCacheGroup(ctx, group))

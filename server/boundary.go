@@ -18,6 +18,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"hearth"
+	"hearth/respond"
 )
 
 // The browser and network boundary. A web page the user visits can make the browser
@@ -306,4 +307,4 @@ func boundIgnored(names []string) []string {
 const maxLoggedModel = 128
 
 // logModel is a model name as logs and error context show it.
-func logModel(name string) string { return capText(name, maxLoggedModel) }
+func logModel(name string) string { return respond.LogModel(name) }

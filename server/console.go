@@ -35,7 +35,7 @@ func (s *Server) newConsole() *console.Console {
 // hostedView is how the console shows an item of a hosted tool kind: as the kind
 // says (engine.HostedViewer).
 func (s *Server) hostedView(it hearth.Item) (console.HostedItem, bool) {
-	k, ok := hostedKindOf(s.hostedKinds(), it.Type)
+	k, ok := s.core.HostedKindOf(it.Type)
 	if !ok {
 		return console.HostedItem{}, false
 	}

@@ -19,6 +19,7 @@ import (
 	"hearth/internal/admission"
 	"hearth/internal/seal"
 	"hearth/internal/urlpolicy"
+	"hearth/respond"
 	"hearth/server/console"
 )
 
@@ -145,8 +146,9 @@ type Server struct {
 	// proxies reach each runtime of the pool that has a passthrough, by label, for a
 	// passthrough request placed on one (admitPassthrough).
 	proxies map[string]*httputil.ReverseProxy
-	jobs    *jobs
-	// changes acts on what the store tells of its changes (changes.go).
+	// core makes responses and serves conversations (respond).
+	core *respond.Service
+	// changes closes the WebSockets of keys revoked (changes.go).
 	changes *changes
 
 	dbKeys     dbKeys
@@ -163,20 +165,11 @@ type Server struct {
 	socketBytes     *byteBudget
 	// requestBytes bounds the HTTP request bodies held at once (bodybudget.go).
 	requestBytes *byteBudget
-	// items decodes the stored items of chains, once per distinct item.
-	items *itemCache
-	// contexts keeps chains' checkpoints decoded (itemcache.go).
-	contexts *contextCache
-	// hot keeps the chains of responses finished here, for their next turns
-	// (hotchains.go).
-	hot *hotChains
 
 	allowOrigins, allowHosts  []string
 	bodyTimeout, writeTimeout time.Duration
 	// models knows the runtime's model names, for metric labels.
 	models *modelNames
-	// convLocks are the conversations a response is running on (conversations.go).
-	convLocks conversationLocks
 
 	console *console.Console
 	// recent keeps the latest speeds per model for the console's live view.
@@ -200,10 +193,9 @@ func New(cfg Config) *Server {
 	s := &Server{
 		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
-		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), fileURLs: cfg.FileURLs, logContent: cfg.LogContent,
+		log: log, limits: cfg.Limits.withDefaults(), fileURLs: cfg.FileURLs, logContent: cfg.LogContent,
 		randomPlacement: cfg.RandomPlacement,
 		health:          &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
-		items: newItemCache(itemCacheBudget), contexts: newContextCache(contextCacheBudget), hot: newHotChains(hotChainBudget),
 		bodyTimeout: cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
 	}
 	s.socketConnBytes = cmp.Or(cfg.WebSocketQueueBytes, DefaultWebSocketQueueBytes)
@@ -254,10 +246,7 @@ func New(cfg Config) *Server {
 		s.ingest.admit = s.admitIngestion
 	}
 	s.metrics.reg.MustRegister(&poolCollector{s.pool, s.admission, s.models.label})
-	s.metrics.reg.MustRegister(CacheCollectors("item", "stored items kept decoded, by their JSON", s.items.stats)...)
-	s.metrics.reg.MustRegister(CacheCollectors("checkpoint", "chains' checkpoints kept decoded, by stamp", s.contexts.stats)...)
-	s.metrics.reg.MustRegister(CacheCollectors("vector_index", "vector stores' chunks and vectors kept between searches, by store and chunks version", s.vectorIndexes.stats)...)
-	s.metrics.reg.MustRegister(CacheCollectors("hot_chain", "chains of responses finished here and their builds, by response id", s.hot.stats)...)
+	s.metrics.reg.MustRegister(CacheCollectors("vector_index", "vector stores' chunks and vectors kept between searches, by store and chunks version", s.vectorIndexes.Stats)...)
 	s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "hearth_websocket_held_bytes",
 		Help: "Bytes of WebSocket messages received and not finished (waiting, or running), over all connections.",
@@ -290,6 +279,19 @@ func New(cfg Config) *Server {
 		}
 	}
 	s.recent = console.NewRecent()
+	s.changes = newChanges()
+	var coreStore respond.Store
+	if cfg.Database != nil {
+		coreStore = cfg.Database
+	}
+	s.core = respond.New(respond.Config{Engine: s.engine, Store: coreStore, Admitter: coreAdmitter{s}, Files: coreFiles{s},
+		Metrics: coreMetrics{s}, Logger: log, LogContent: cfg.LogContent, OnChange: s.changes.heard})
+	for _, c := range s.core.CacheStats() {
+		s.metrics.reg.MustRegister(CacheCollectors(c.Name, c.What, c.Stats)...)
+	}
+	if cfg.Database != nil {
+		go s.recheckKeys()
+	}
 	s.console = s.newConsole()
 
 	r := gin.New()
@@ -334,7 +336,6 @@ func New(cfg Config) *Server {
 		}})
 	})
 	s.router = r
-	s.watchChanges()
 	return s
 }
 
