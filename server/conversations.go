@@ -14,8 +14,11 @@ import (
 // The Conversations API (/v1/conversations, OpenAI's shapes), over the core's
 // conversations (respond.Conversations, which also says how a response runs on one).
 
+// conversationsAPI serves the Conversations API.
+type conversationsAPI struct{ *Server }
+
 // conversationRoutes adds the Conversations API to the authenticated routes.
-func (s *Server) conversationRoutes(g *gin.RouterGroup) {
+func (s conversationsAPI) conversationRoutes(g *gin.RouterGroup) {
 	g.POST("/v1/conversations", s.createConversation)
 	g.GET("/v1/conversations/:id", s.getConversation)
 	g.POST("/v1/conversations/:id", s.updateConversation)
@@ -27,7 +30,7 @@ func (s *Server) conversationRoutes(g *gin.RouterGroup) {
 }
 
 // noDatabase answers for a server without storage, where no conversation exists.
-func (s *Server) noDatabase(c *gin.Context) bool {
+func (s conversationsAPI) noDatabase(c *gin.Context) bool {
 	if s.db != nil {
 		return false
 	}
@@ -55,12 +58,12 @@ func readConversationBody[T any](s *Server, c *gin.Context, decode func([]byte) 
 }
 
 // createConversation serves POST /v1/conversations.
-func (s *Server) createConversation(c *gin.Context) {
+func (s conversationsAPI) createConversation(c *gin.Context) {
 	if s.db == nil {
 		s.writeError(c, hearth.ServerError("This server keeps no database: conversations need one."))
 		return
 	}
-	req, ok := readConversationBody(s, c, hearth.DecodeCreateConversationRequest)
+	req, ok := readConversationBody(s.Server, c, hearth.DecodeCreateConversationRequest)
 	if !ok {
 		return
 	}
@@ -72,7 +75,7 @@ func (s *Server) createConversation(c *gin.Context) {
 	c.JSON(http.StatusOK, conv)
 }
 
-func (s *Server) getConversation(c *gin.Context) {
+func (s conversationsAPI) getConversation(c *gin.Context) {
 	if s.noDatabase(c) {
 		return
 	}
@@ -86,11 +89,11 @@ func (s *Server) getConversation(c *gin.Context) {
 
 // updateConversation serves POST /v1/conversations/{id}: metadata replaces the
 // conversation's metadata (null clears it).
-func (s *Server) updateConversation(c *gin.Context) {
+func (s conversationsAPI) updateConversation(c *gin.Context) {
 	if s.noDatabase(c) {
 		return
 	}
-	meta, ok := readConversationBody(s, c, hearth.DecodeConversationUpdateRequest)
+	meta, ok := readConversationBody(s.Server, c, hearth.DecodeConversationUpdateRequest)
 	if !ok {
 		return
 	}
@@ -104,7 +107,7 @@ func (s *Server) updateConversation(c *gin.Context) {
 
 // deleteConversation deletes a conversation and its items; the responses appended to
 // it stay.
-func (s *Server) deleteConversation(c *gin.Context) {
+func (s conversationsAPI) deleteConversation(c *gin.Context) {
 	if s.noDatabase(c) {
 		return
 	}
@@ -140,7 +143,7 @@ func checkInclude(c *gin.Context) error {
 
 // listConversationItems serves GET /v1/conversations/{id}/items with the paging of
 // input_items: after (an item id), limit (1-100, default 20), order (default desc).
-func (s *Server) listConversationItems(c *gin.Context) {
+func (s conversationsAPI) listConversationItems(c *gin.Context) {
 	if s.noDatabase(c) {
 		return
 	}
@@ -162,7 +165,7 @@ func (s *Server) listConversationItems(c *gin.Context) {
 
 // addConversationItems serves POST /v1/conversations/{id}/items: up to 20 items,
 // appended in order; the answer lists them as stored.
-func (s *Server) addConversationItems(c *gin.Context) {
+func (s conversationsAPI) addConversationItems(c *gin.Context) {
 	if s.noDatabase(c) {
 		return
 	}
@@ -170,7 +173,7 @@ func (s *Server) addConversationItems(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	items, ok := readConversationBody(s, c, hearth.DecodeConversationItemsRequest)
+	items, ok := readConversationBody(s.Server, c, hearth.DecodeConversationItemsRequest)
 	if !ok {
 		return
 	}
@@ -182,7 +185,7 @@ func (s *Server) addConversationItems(c *gin.Context) {
 	c.JSON(http.StatusOK, itemList(stored, false))
 }
 
-func (s *Server) getConversationItem(c *gin.Context) {
+func (s conversationsAPI) getConversationItem(c *gin.Context) {
 	if s.noDatabase(c) {
 		return
 	}
@@ -200,7 +203,7 @@ func (s *Server) getConversationItem(c *gin.Context) {
 
 // deleteConversationItem deletes one item and answers with the conversation, as
 // OpenAI does.
-func (s *Server) deleteConversationItem(c *gin.Context) {
+func (s conversationsAPI) deleteConversationItem(c *gin.Context) {
 	if s.noDatabase(c) {
 		return
 	}

@@ -52,7 +52,7 @@ func requestID(c *gin.Context) string {
 // observe gives every request an id (echoed as x-request-id), then logs it and counts
 // it once it is answered. It never logs bodies: prompt text is the team's business
 // (--log-content opts in, in the response log line).
-func (s *Server) observe(c *gin.Context) {
+func (s middleware) observe(c *gin.Context) {
 	m := &reqMeta{ID: requestID(c), Start: time.Now(), Key: "anonymous", Client: clientAddr(c)}
 	m.Log = s.log.With("request_id", m.ID)
 	c.Set(metaKey, m)

@@ -19,12 +19,17 @@ import (
 // the request timeout (timed), decoding, validation and limits (decodeRequest). Errors
 // have one encoder (apiError).
 
+// responsesAPI serves /v1/responses: creating (JSON, SSE, background, WebSocket),
+// compacting, retrieving (with stream replay), cancelling and deleting responses,
+// and listing their input items, each over the core (respond.Service).
+type responsesAPI struct{ *Server }
+
 // decoder decodes a create-shaped body; it returns the fields it did not use.
 type decoder func([]byte) (*hearth.CreateResponseRequest, []string, error)
 
 // readRequest reads a create-shaped body and runs decodeRequest on it. On failure it
 // has answered with the error and returns false.
-func (s *Server) readRequest(c *gin.Context, decode decoder) (*hearth.CreateResponseRequest, bool) {
+func (s responsesAPI) readRequest(c *gin.Context, decode decoder) (*hearth.CreateResponseRequest, bool) {
 	// Sized by Content-Length up to a bound: a client must not make hearth hold
 	// memory it has not sent.
 	body, err := readBodySized(c.Request.Body, min(c.Request.ContentLength, s.maxBody, bodyPrealloc))
@@ -105,7 +110,7 @@ func request(c *gin.Context, req *hearth.CreateResponseRequest) *respond.Request
 // only then sends the terminal event. A JSON reply is the final response; a stream's
 // events are framed as SSE; a background response answers at once with the queued
 // response.
-func (s *Server) createResponse(c *gin.Context) {
+func (s responsesAPI) createResponse(c *gin.Context) {
 	req, ok := s.readRequest(c, hearth.DecodeCreateRequest)
 	if !ok {
 		return
@@ -155,7 +160,7 @@ func (s *Server) createResponse(c *gin.Context) {
 // request; the core runs the same prologue and admission, the summarising generation,
 // and answers with the compacted window. Nothing is stored: the window belongs to the
 // client, which sends it as input from then on.
-func (s *Server) compactResponse(c *gin.Context) {
+func (s responsesAPI) compactResponse(c *gin.Context) {
 	req, ok := s.readRequest(c, hearth.DecodeCompactRequest)
 	if !ok {
 		return

@@ -13,7 +13,7 @@ import (
 )
 
 // stored loads a response the caller owns; a missing or foreign id is a 404.
-func (s *Server) stored(c *gin.Context) (*storage.Response, bool) {
+func (s responsesAPI) stored(c *gin.Context) (*storage.Response, bool) {
 	rec, err := s.core.Get(c.Request.Context(), owner(c), c.Param("id"))
 	if err != nil {
 		s.writeError(c, err)
@@ -26,7 +26,7 @@ func (s *Server) stored(c *gin.Context) (*storage.Response, bool) {
 // response's events as they were sent, with their sequence numbers: those after
 // starting_after (all of them without it), live while the response runs (the core's
 // Replay).
-func (s *Server) getResponse(c *gin.Context) {
+func (s responsesAPI) getResponse(c *gin.Context) {
 	after := -1
 	if v, ok := c.GetQuery("starting_after"); ok {
 		n, err := strconv.Atoi(v)
@@ -52,7 +52,7 @@ func (s *Server) getResponse(c *gin.Context) {
 	}
 }
 
-func (s *Server) deleteResponse(c *gin.Context) {
+func (s responsesAPI) deleteResponse(c *gin.Context) {
 	id := c.Param("id")
 	if err := s.core.Delete(c.Request.Context(), owner(c), id); err != nil {
 		s.writeError(c, err)
@@ -63,7 +63,7 @@ func (s *Server) deleteResponse(c *gin.Context) {
 
 // listInputItems serves GET /v1/responses/{id}/input_items with OpenAI's paging:
 // after (an item id), limit (1-100, default 20), order (asc or desc, default desc).
-func (s *Server) listInputItems(c *gin.Context) {
+func (s responsesAPI) listInputItems(c *gin.Context) {
 	rec, ok := s.stored(c)
 	if !ok {
 		return
@@ -83,7 +83,7 @@ func (s *Server) listInputItems(c *gin.Context) {
 
 // cancelResponse serves POST /v1/responses/{id}/cancel. Only background responses can
 // be cancelled (OpenAI's rule); cancelling a cancelled one returns it again.
-func (s *Server) cancelResponse(c *gin.Context) {
+func (s responsesAPI) cancelResponse(c *gin.Context) {
 	rec, err := s.core.Cancel(c.Request.Context(), owner(c), c.Param("id"))
 	if err != nil {
 		s.writeError(c, err)

@@ -74,7 +74,7 @@ type socket struct {
 // responsesSocket serves GET /v1/responses: the WebSocket mode. Authentication ran
 // before (the same bearer header as HTTP); this accepts the upgrade and serves the
 // connection until the client closes it, its lifetime ends, or hearth stops.
-func (s *Server) responsesSocket(c *gin.Context) {
+func (s responsesAPI) responsesSocket(c *gin.Context) {
 	if !isWebSocketUpgrade(c.Request) {
 		c.Header("Upgrade", "websocket")
 		s.writeError(c, &hearth.Error{Status: http.StatusUpgradeRequired, Type: hearth.ErrTypeInvalidRequest,
@@ -100,7 +100,7 @@ func (s *Server) responsesSocket(c *gin.Context) {
 	// The caller's cache group goes with it.
 	ctx, cancel := context.WithCancel(engine.WithCacheGroup(context.Background(), engine.CacheGroupOf(c.Request.Context())))
 	defer cancel()
-	sk := &socket{s: s, conn: conn, ctx: ctx, base: *meta(c), owner: owner(c), caller: callerOf(c), openAI: clientDialect(c) == dialectOpenAI,
+	sk := &socket{s: s.Server, conn: conn, ctx: ctx, base: *meta(c), owner: owner(c), caller: callerOf(c), openAI: clientDialect(c) == dialectOpenAI,
 		chunk: make([]byte, socketReadChunk), lanes: map[string]*lane{}}
 	sk.budget.limit = s.socketConnBytes
 	// A key revoked meanwhile closes it (changes.go).

@@ -59,7 +59,7 @@ func newSSEWriter(w http.ResponseWriter, heartbeat time.Duration, d dialect) *ss
 
 // newSSEStream is an SSE stream for c that starts when the core opens it
 // (respond.Opener, respond.Replayer): an error before that is answered as JSON.
-func (s *Server) newSSEStream(c *gin.Context) *sseWriter {
+func (s responsesAPI) newSSEStream(c *gin.Context) *sseWriter {
 	return &sseWriter{w: c.Writer, openAI: clientDialect(c) == dialectOpenAI, heartbeat: s.heartbeat, writeTimeout: s.writeTimeout}
 }
 
