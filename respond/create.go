@@ -227,7 +227,7 @@ func (r *run) sendEncoded(sink Sink, e hearth.Event, stored storage.Event) {
 }
 
 // finish sends the held terminal events, ends the response's events on sink and ends
-// the journal. It is apart from execute so FuzzWebSocketFrame can drive a response's
+// the journal. It is apart from execute so EventPath (FuzzWebSocketFrame) can drive a response's
 // whole path to the client (emitTo, then finish) over a real connection without a
 // runtime.
 func (r *run) finish(sink Sink) {
