@@ -52,12 +52,15 @@ var floors = []struct {
 	// The binary records every store writes alike (packs, checkpoints, journal
 	// batches): the store's own types only, no driver.
 	{"storage/record", 6},
+	// The application core: making a response as a service, not HTTP (no Gin, nothing
+	// of the server). Floor 7 is left to the services it is given (vector stores).
+	{"respond", 8},
 	// HTTP.
-	{"server/console", 7},
-	{"server", 8},
+	{"server/console", 9},
+	{"server", 10},
 	// Commands and what only they run (the bench harness); the build's scripts.
-	{"cmd", 9},
-	{"scripts", 9},
+	{"cmd", 11},
+	{"scripts", 11},
 }
 
 // harnesses may be imported by any test file, whatever its floor.
@@ -289,12 +292,19 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"the store imports the server", goFile{path: "storage/sqlite/x.go", dir: "storage/sqlite", imports: []string{"hearth/server"}}, true},
 		{"the engine imports the harness outside a test", goFile{path: "engine/x.go", dir: "engine", imports: []string{"hearth/engine/ollama/testenv"}}, true},
 		{"a package without a floor", goFile{path: "nofloor/x.go", dir: "nofloor", imports: []string{"hearth/engine"}}, true},
+		{"the core imports the server", goFile{path: "respond/x.go", dir: "respond", imports: []string{"hearth/server"}}, true},
+		{"the core imports the console", goFile{path: "respond/x.go", dir: "respond", imports: []string{"hearth/server/console"}}, true},
+		{"the core imports gin", goFile{path: "respond/x.go", dir: "respond", imports: []string{"github.com/gin-gonic/gin"}}, true},
+		{"the core imports a SQL driver", goFile{path: "respond/x.go", dir: "respond", imports: []string{"github.com/mattn/go-sqlite3"}}, true},
+		{"the core's test imports the server", goFile{path: "respond/x_test.go", dir: "respond", test: true, imports: []string{"hearth/server"}}, true},
 		{"a new server test speaks Ollama's API", goFile{path: "server/new_e2e_test.go", dir: "server", test: true, imports: []string{"github.com/ollama/ollama/api"}}, true},
 
 		{"the runtime imports Ollama", goFile{path: "engine/ollama/x.go", dir: "engine/ollama", imports: []string{"github.com/ollama/ollama/api", "hearth/engine"}}, false},
 		{"the SQLite store imports go-sqlite3", goFile{path: "storage/sqlite/db.go", dir: "storage/sqlite", imports: []string{"github.com/mattn/go-sqlite3"}}, false},
 		{"the PostgreSQL store imports pgx", goFile{path: "storage/postgres/db.go", dir: "storage/postgres", imports: []string{"github.com/jackc/pgx/v5/pgxpool"}}, false},
 		{"an engine test starts the runtime", goFile{path: "engine/x_test.go", dir: "engine", test: true, imports: []string{"hearth/engine/ollama/testenv"}}, false},
+		{"the core runs the engine over the store", goFile{path: "respond/x.go", dir: "respond", imports: []string{"hearth/engine", "hearth/storage", "hearth/internal/gencache"}}, false},
+		{"the server calls the core", goFile{path: "server/x.go", dir: "server", imports: []string{"hearth/respond"}}, false},
 		{"the command wires everything", goFile{path: "cmd/hearth/x.go", dir: "cmd/hearth", imports: []string{"hearth/server", "hearth/storage/sqlite", "hearth/engine/ollama"}}, false},
 	} {
 		got := violations([]goFile{tc.file})

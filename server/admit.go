@@ -2,12 +2,8 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"log/slog"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -17,9 +13,6 @@ import (
 	"hearth/internal/admission"
 )
 
-// errRequestTimeout is the cause of a request context ended by --request-timeout.
-var errRequestTimeout = errors.New("request timeout")
-
 // admitted is a request's place in admission and what is measured of it.
 type admitted struct {
 	s      *Server
@@ -27,24 +20,20 @@ type admitted struct {
 	// queued: the request had to wait when it arrived, so it was announced (and
 	// stored) as queued.
 	queued bool
-	meta   *reqMeta
 	model  string
 	// placement is the runtime the response runs on (placement.go).
 	placement *engine.Placement
 	// cacheGroup is the caller's cache group (engine.WithCacheGroup), carried with
 	// the placement into a background response's context.
 	cacheGroup string
-
-	firstToken time.Time
-	waitDone   bool
 }
 
 // admitAs asks admission for a slot of the request's model on the runtime ctx's
-// placement names (place). A refusal is a 429 whose Retry-After value it returns
-// (queue full, or the key over its rate limit): the HTTP caller sets the header, a
-// WebSocket error message carries it.
-func (s *Server) admitAs(ctx context.Context, m *reqMeta, req *hearth.CreateResponseRequest, responseID string) (*admitted, string, error) {
-	m.responseID = responseID
+// placement names (place), ending the reservation release holds (nil: none). A
+// refusal is a 429 whose Retry-After value it returns (queue full, or the key over its
+// rate limit): the HTTP caller sets the header, a WebSocket error message carries it.
+func (s *Server) admitAs(ctx context.Context, m *reqMeta, req *hearth.CreateResponseRequest, responseID string, release func()) (*admitted, string, error) {
+	m.ResponseID = responseID
 	pl := engine.PlacementOf(ctx)
 	if pl == nil {
 		placed, release := s.place(ctx, "", req, "")
@@ -53,11 +42,13 @@ func (s *Server) admitAs(ctx context.Context, m *reqMeta, req *hearth.CreateResp
 	}
 	t, retry, err := s.enterAs(m, req.Model, pl.Runtime())
 	// Entered (or refused): admission counts it now, or not at all.
-	unreserve(ctx)
+	if release != nil {
+		release()
+	}
 	if err != nil {
 		return nil, retry, err
 	}
-	return &admitted{s: s, ticket: t, queued: !t.Admitted(), meta: m, model: s.models.label(req.Model), placement: pl,
+	return &admitted{s: s, ticket: t, queued: !t.Admitted(), model: s.models.label(req.Model), placement: pl,
 		cacheGroup: engine.CacheGroupOf(ctx)}, "", nil
 }
 
@@ -73,10 +64,9 @@ const ingestionFairness = "vector-store-ingestion"
 func (s *Server) admitIngestion(ctx context.Context, model string) (context.Context, func(), error) {
 	req := &hearth.CreateResponseRequest{Model: model}
 	for {
-		m := &reqMeta{start: time.Now(), key: ingestionFairness, fairness: ingestionFairness, model: model, log: s.log}
+		m := &reqMeta{Start: time.Now(), Key: ingestionFairness, Fairness: ingestionFairness, Model: model, Log: s.log}
 		placed, release := s.place(ctx, "", req, "")
-		adm, retry, err := s.admitAs(placed, m, req, "")
-		release()
+		adm, retry, err := s.admitAs(placed, m, req, "", release)
 		if err == nil {
 			if err := adm.wait(ctx); err != nil {
 				adm.done()
@@ -96,15 +86,6 @@ func (s *Server) admitIngestion(ctx context.Context, model string) (context.Cont
 	}
 }
 
-// admit is admitAs for an HTTP request: a refusal's Retry-After goes in the header.
-func (s *Server) admit(ctx context.Context, c *gin.Context, req *hearth.CreateResponseRequest, responseID string) (*admitted, error) {
-	a, retry, err := s.admitAs(ctx, meta(c), req, responseID)
-	if retry != "" {
-		c.Header("Retry-After", retry)
-	}
-	return a, err
-}
-
 // enter queues the caller for a slot of model, fair across keys (or client addresses
 // without auth). A refusal is a 429 with Retry-After, counted in the metrics.
 func (s *Server) enter(c *gin.Context, m *reqMeta, model, runtime string) (*admission.Ticket, error) {
@@ -117,9 +98,9 @@ func (s *Server) enter(c *gin.Context, m *reqMeta, model, runtime string) (*admi
 
 // enterAs is enter returning the Retry-After value of a refusal.
 func (s *Server) enterAs(m *reqMeta, model, runtime string) (*admission.Ticket, string, error) {
-	fair := m.fairness
+	fair := m.Fairness
 	if fair == "" {
-		fair = m.key
+		fair = m.Key
 	}
 	t, err := s.admission.EnterOn(model, fair, runtime)
 	var rej *admission.Rejected
@@ -172,101 +153,15 @@ func (a *admitted) done() {
 	}
 }
 
-// observe wraps a builder's emit so the first output is timed.
-func (r *run) observe(next func(hearth.Event)) func(hearth.Event) {
-	return func(e hearth.Event) {
-		if a := r.adm; a != nil && a.firstToken.IsZero() {
-			switch e.Type {
-			case hearth.EventResponseCreated, hearth.EventResponseQueued, hearth.EventResponseInProgress,
-				hearth.EventResponseCompleted, hearth.EventResponseIncomplete, hearth.EventResponseFailed, hearth.EventError:
-			default:
-				a.firstToken = time.Now()
-				a.s.metrics.ttft.WithLabelValues(a.model, a.runtime()).Observe(a.firstToken.Sub(a.meta.start).Seconds())
-				a.s.recent.FirstToken(a.model, a.firstToken.Sub(a.meta.start))
-			}
-		}
-		if next != nil {
-			next(e)
-		}
-	}
-}
+// Wait, Queued, Waited, Runtime, Placed and Done make admitted the core's
+// respond.Admission.
 
-// settle adjusts the final response before it is stored: a response cut by
-// --request-timeout says so instead of blaming the client.
-func (r *run) settle(ctx context.Context, final *hearth.Response) {
-	if final.Status != hearth.StatusIncomplete || !errors.Is(context.Cause(ctx), errRequestTimeout) {
-		return
-	}
-	final.IncompleteDetails = &hearth.IncompleteDetails{Reason: IncompleteRequestTimeout}
-	for i := range r.held {
-		if r.held[i].Response != nil {
-			r.held[i].Response = final.Clone()
-		}
-	}
-}
-
-// report counts and logs a finished response.
-func (r *run) report(final *hearth.Response) {
-	a := r.adm
-	if a == nil {
-		return
-	}
-	m := r.s.metrics
-	key := a.meta.key
-	rt := a.runtime()
-	m.responses.WithLabelValues(a.model, final.Status, key, rt).Inc()
-	attrs := []slog.Attr{
-		slog.String("response_id", final.ID), slog.String("status", final.Status),
-		slog.Duration("queue_wait", a.ticket.Waited()), slog.String("runtime", rt),
-	}
-	if r.kind != "" {
-		attrs = append(attrs, slog.String("kind", r.kind))
-	}
-	if u := final.Usage; u != nil {
-		m.tokensIn.WithLabelValues(a.model, key, rt).Add(float64(u.InputTokens))
-		m.tokensOut.WithLabelValues(a.model, key, rt).Add(float64(u.OutputTokens))
-		m.cached.WithLabelValues(a.model, key, rt).Add(float64(u.InputTokensDetails.CachedTokens))
-		attrs = append(attrs, slog.Int("input_tokens", u.InputTokens), slog.Int("output_tokens", u.OutputTokens),
-			slog.Int("cached_tokens", u.InputTokensDetails.CachedTokens))
-		if !a.firstToken.IsZero() && u.OutputTokens > 1 {
-			if d := time.Since(a.firstToken); d > 0 {
-				m.tps.WithLabelValues(a.model, rt).Observe(float64(u.OutputTokens-1) / d.Seconds())
-				r.s.recent.Speed(a.model, float64(u.OutputTokens-1)/d.Seconds())
-			}
-		}
-	}
-	if !a.firstToken.IsZero() {
-		attrs = append(attrs, slog.Duration("ttft", a.firstToken.Sub(a.meta.start)))
-	}
-	if final.Status == hearth.StatusFailed && final.Error != nil {
-		attrs = append(attrs, slog.String("error", final.Error.Message))
-		if strings.HasPrefix(final.Error.Message, "The runtime failed") {
-			r.s.runtimeFailed(final.Error.Message)
-		}
-	}
-	if r.s.logContent {
-		attrs = append(attrs, slog.String("input", jsonString(r.req.Input)), slog.String("output", outputText(final)))
-	}
-	a.meta.log.LogAttrs(context.Background(), slog.LevelInfo, "response", attrs...)
-}
-
-func outputText(r *hearth.Response) string {
-	var s string
-	for _, it := range r.Output {
-		switch it.Type {
-		case hearth.ItemMessage:
-			s += it.Text(hearth.PartOutputText)
-		case hearth.ItemFunctionCall:
-			s += fmt.Sprintf("[call %s(%s)]", it.Name, it.Arguments)
-		}
-	}
-	return s
-}
-
-func jsonString(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
+func (a *admitted) Wait(ctx context.Context) error             { return a.wait(ctx) }
+func (a *admitted) Queued() bool                               { return a.queued }
+func (a *admitted) Waited() time.Duration                      { return a.ticket.Waited() }
+func (a *admitted) Runtime() string                            { return a.runtime() }
+func (a *admitted) Placed(ctx context.Context) context.Context { return a.placed(ctx) }
+func (a *admitted) Done()                                      { a.done() }
 
 // retryAfter is a refusal's Retry-After header value: whole seconds, rounded up.
 func retryAfter(rej *admission.Rejected) string {

@@ -64,7 +64,7 @@ func (s *Server) admitPassthrough(c *gin.Context) {
 		return
 	}
 	m := meta(c)
-	m.model = probe.Model
+	m.Model = probe.Model
 	t, err := s.enter(c, m, probe.Model, label)
 	if err != nil {
 		s.writeError(c, err)

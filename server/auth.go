@@ -89,7 +89,7 @@ type dbKeys struct {
 // That read also answers whether the database has keys and reads the chain epoch
 // (storage.KeyCheck), which the request's chain reads then start from (epochKey): on
 // PostgreSQL one round trip where each would be one.
-func (s *Server) authenticate(c *gin.Context) {
+func (s middleware) authenticate(c *gin.Context) {
 	m := meta(c)
 	ctx := c.Request.Context()
 	h := c.GetHeader("Authorization")
@@ -126,11 +126,11 @@ func (s *Server) authenticate(c *gin.Context) {
 		}
 	}
 	if !required {
-		m.key, m.fairness = "anonymous", "ip:"+m.client
+		m.Key, m.Fairness = "anonymous", "ip:"+m.Client
 		c.Set(ownerKey, storage.OwnerOf(""))
 		return
 	}
-	m.key = "unauthenticated" // until a key checks out
+	m.Key = "unauthenticated" // until a key checks out
 	if key == "" {
 		msg := "Incorrect API key provided."
 		if h == "" {
@@ -158,8 +158,8 @@ func (s *Server) authenticate(c *gin.Context) {
 		s.writeError(c, hearth.InvalidAPIKey("Incorrect API key provided."))
 		return
 	}
-	m.key, m.fairness = name, "key:"+name
-	m.log = m.log.With("key", name)
+	m.Key, m.Fairness = name, "key:"+name
+	m.Log = m.Log.With("key", name)
 	c.Set(ownerKey, storage.OwnerOf(key))
 	c.Set(callerKey, cl)
 	c.Request = c.Request.WithContext(engine.WithCacheGroup(ctx, group))
@@ -210,7 +210,7 @@ func errAdminOnly(what string) error {
 }
 
 // requireAdmin guards routes only admins may use.
-func (s *Server) requireAdmin(c *gin.Context) {
+func (s middleware) requireAdmin(c *gin.Context) {
 	if !callerOf(c).admin() {
 		s.writeError(c, errAdminOnly(c.Request.Method+" "+c.FullPath()))
 	}
@@ -229,7 +229,7 @@ var userPassthrough = map[string]bool{
 }
 
 // passthroughAccess refuses a user key what userPassthrough does not list.
-func (s *Server) passthroughAccess(c *gin.Context) {
+func (s middleware) passthroughAccess(c *gin.Context) {
 	if callerOf(c).admin() {
 		return
 	}
@@ -247,7 +247,7 @@ func owner(c *gin.Context) string { return c.GetString(ownerKey) }
 // the handler reads, changes and deletes them as their maker would. Only the routes
 // naming one record by id: lists stay the key's own, and a new record (a response
 // continuing a keyless one, a vector store of keyless files) needs them adopted first.
-func (s *Server) keylessForAdmin(c *gin.Context) {
+func (s middleware) keylessForAdmin(c *gin.Context) {
 	id := c.Param("id")
 	if id == "" || callerOf(c).role != storage.RoleAdmin {
 		return

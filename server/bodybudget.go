@@ -54,7 +54,7 @@ func holdsBody(r *http.Request) bool {
 
 // holdBody counts the request's body against the budget while the handlers after it
 // run.
-func (s *Server) holdBody(c *gin.Context) {
+func (s middleware) holdBody(c *gin.Context) {
 	if c.Request.Body == nil || c.Request.Body == http.NoBody || !holdsBody(c.Request) {
 		return
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"hearth"
+	"hearth/respond"
 )
 
 // The browser and network boundary. A web page the user visits can make the browser
@@ -41,7 +42,7 @@ const (
 
 // boundary checks Host and Origin, answers CORS preflights of the origins the operator
 // allows, and bounds the time to read the request body.
-func (s *Server) boundary(c *gin.Context) {
+func (s middleware) boundary(c *gin.Context) {
 	r := c.Request
 	if loopbackConn(r) && !s.hostAllowed(r.Host) {
 		s.writeError(c, &hearth.Error{Status: http.StatusForbidden, Type: hearth.ErrTypeInvalidRequest,
@@ -181,7 +182,7 @@ func quoteHeader(v string) string {
 // clients often send none, and a browser sending one cross-site (a fetch of an untyped
 // Blob) always sends Origin, which boundary has checked. Bodies of the passthrough's
 // model blobs (/api/blobs) are binary and exempt; they are admin-only besides.
-func (s *Server) requireJSON(c *gin.Context) {
+func (s middleware) requireJSON(c *gin.Context) {
 	r := c.Request
 	ct := r.Header.Get("Content-Type")
 	// An upload to the Files API is multipart; uploadFile checks its type.
@@ -253,7 +254,7 @@ func isTimeout(err error) bool {
 
 // methodNotAllowed answers a known path with a method it does not serve, in the JSON
 // envelope like every other error (gin has set the Allow header).
-func (s *Server) methodNotAllowed(c *gin.Context) {
+func (s middleware) methodNotAllowed(c *gin.Context) {
 	s.writeError(c, &hearth.Error{Status: http.StatusMethodNotAllowed, Type: hearth.ErrTypeInvalidRequest,
 		Code: "method_not_allowed", Message: "Method " + c.Request.Method + " is not allowed on " + capText(c.Request.URL.Path, 200) + "."})
 }
@@ -306,4 +307,4 @@ func boundIgnored(names []string) []string {
 const maxLoggedModel = 128
 
 // logModel is a model name as logs and error context show it.
-func logModel(name string) string { return capText(name, maxLoggedModel) }
+func logModel(name string) string { return respond.LogModel(name) }

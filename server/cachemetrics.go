@@ -1,14 +1,14 @@
 package server
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"hearth/internal/gencache"
+)
 
 // CacheStats is what /metrics reports of one of hearth's in-memory caches: what it
 // holds against its bound, and how often it served a lookup.
-type CacheStats struct {
-	Entries, Bytes, Budget int
-	// Hits are lookups the cache served; Misses those it could not.
-	Hits, Misses uint64
-}
+type CacheStats = gencache.Stats
 
 // CacheCollectors reports a cache as hearth_<name>_cache_entries, _bytes,
 // _budget_bytes, _hits_total and _misses_total, read from stats at each scrape. what

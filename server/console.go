@@ -14,10 +14,14 @@ import (
 	"hearth/storage"
 )
 
+// consoleWiring gives the web console (server/console) what it shows and checks:
+// keys, live state, the hosted kinds' items.
+type consoleWiring struct{ *Server }
+
 // newConsole wires the web console to the server's keys, database, runtime and
 // admission. It does its own authentication (a session cookie, not a bearer key per
 // request); the boundary checks run before it like before every route.
-func (s *Server) newConsole() *console.Console {
+func (s consoleWiring) newConsole() *console.Console {
 	return console.New(console.Config{
 		DB:           s.db,
 		KeysRequired: s.keysRequired,
@@ -34,8 +38,8 @@ func (s *Server) newConsole() *console.Console {
 
 // hostedView is how the console shows an item of a hosted tool kind: as the kind
 // says (engine.HostedViewer).
-func (s *Server) hostedView(it hearth.Item) (console.HostedItem, bool) {
-	k, ok := hostedKindOf(s.hostedKinds(), it.Type)
+func (s consoleWiring) hostedView(it hearth.Item) (console.HostedItem, bool) {
+	k, ok := s.core.HostedKindOf(it.Type)
 	if !ok {
 		return console.HostedItem{}, false
 	}
@@ -47,10 +51,10 @@ func (s *Server) hostedView(it hearth.Item) (console.HostedItem, bool) {
 	return console.HostedItem{Kind: k.ToolType(), Name: v.Name, Args: v.Args, Text: v.Text}, true
 }
 
-func (s *Server) serveConsole(c *gin.Context) { s.console.ServeHTTP(c.Writer, c.Request) }
+func (s consoleWiring) serveConsole(c *gin.Context) { s.console.ServeHTTP(c.Writer, c.Request) }
 
 // keysRequired is authenticate's rule: configured keys, or any key in the database.
-func (s *Server) keysRequired(ctx context.Context) (bool, error) {
+func (s consoleWiring) keysRequired(ctx context.Context) (bool, error) {
 	if s.keys.enabled() || s.dbKeys.seen.Load() {
 		return true, nil
 	}
@@ -66,7 +70,7 @@ func (s *Server) keysRequired(ctx context.Context) (bool, error) {
 
 // consoleKey checks a key typed into the console's login form as authenticate checks
 // a bearer key.
-func (s *Server) consoleKey(ctx context.Context, key string) (console.Key, error) {
+func (s consoleWiring) consoleKey(ctx context.Context, key string) (console.Key, error) {
 	if i := s.keys.find(key); i > 0 {
 		return console.Key{Name: fmt.Sprintf("config-%d", i), Admin: true}, nil
 	}
@@ -87,7 +91,7 @@ func (s *Server) consoleKey(ctx context.Context, key string) (console.Key, error
 
 // keyNames names owners: database keys by name, configured keys by position, and the
 // owner of responses made without a key.
-func (s *Server) keyNames(ctx context.Context) (map[string]string, error) {
+func (s consoleWiring) keyNames(ctx context.Context) (map[string]string, error) {
 	names := map[string]string{storage.OwnerOf(""): "anonymous"}
 	for i, sum := range s.keys.sums {
 		names[fmt.Sprintf("%x", sum)] = fmt.Sprintf("config-%d", i+1)
@@ -106,7 +110,7 @@ func (s *Server) keyNames(ctx context.Context) (map[string]string, error) {
 
 // liveState is what runs now: the runtime's loaded models (its /api/ps), each model's
 // slots and queue, and recent speeds.
-func (s *Server) liveState(ctx context.Context) console.Live {
+func (s consoleWiring) liveState(ctx context.Context) console.Live {
 	cfg := s.admission.Config()
 	l := console.Live{Slots: cfg.Slots, MaxQueue: cfg.MaxQueue, Speeds: s.recent.Snapshot()}
 	rt := console.Runtime{Name: "ollama (external)", Embedded: s.rt.IsEmbedded(), Up: true}

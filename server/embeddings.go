@@ -132,10 +132,9 @@ func (s *Server) createEmbeddings(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	m := meta(c)
-	m.model = req.Model
+	m.Model = req.Model
 	placed, release := s.place(ctx, owner(c), &hearth.CreateResponseRequest{Model: req.Model}, "")
-	adm, retry, err := s.admitAs(placed, m, &hearth.CreateResponseRequest{Model: req.Model}, "")
-	release()
+	adm, retry, err := s.admitAs(placed, m, &hearth.CreateResponseRequest{Model: req.Model}, "", release)
 	if retry != "" {
 		c.Header("Retry-After", retry)
 	}
@@ -158,8 +157,8 @@ func (s *Server) createEmbeddings(c *gin.Context) {
 		return
 	}
 	label := s.models.label(req.Model)
-	s.metrics.embeddings.WithLabelValues(label, m.key).Add(float64(len(req.Input)))
-	s.metrics.tokensIn.WithLabelValues(label, m.key, adm.runtime()).Add(float64(res.PromptTokens))
+	s.metrics.embeddings.WithLabelValues(label, m.Key).Add(float64(len(req.Input)))
+	s.metrics.tokensIn.WithLabelValues(label, m.Key, adm.runtime()).Add(float64(res.PromptTokens))
 	data := make([]gin.H, len(res.Vectors))
 	for i, v := range res.Vectors {
 		var e any = v

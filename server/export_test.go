@@ -15,11 +15,6 @@ func HoldSlot(s *Server, model string) (release func()) {
 	return t.Done
 }
 
-// ForgetHotChains drops every chain s keeps of responses finished here (hotchains.go),
-// so that the next continuation loads its chain from storage.
-func ForgetHotChains(s *Server) {
-	g := &s.hot.generations
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.cur, g.old, g.curBytes, g.oldBytes = map[string]weighed[*hotChain]{}, map[string]weighed[*hotChain]{}, 0, 0
-}
+// ForgetHotChains drops every chain s keeps of responses finished here (the core's
+// hot chains), so that the next continuation loads its chain from storage.
+func ForgetHotChains(s *Server) { s.core.ForgetHotChains() }

@@ -58,9 +58,6 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// IncompleteRequestTimeout is the incomplete reason of a response --request-timeout cut.
-const IncompleteRequestTimeout = "request_timeout"
-
 // check applies the limits to a decoded request: 400 with the offending param, or 413
 // for an image too large.
 func (l Limits) check(req *hearth.CreateResponseRequest) error {

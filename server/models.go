@@ -61,9 +61,12 @@ type deviceLayers struct {
 // layersNotReported is LayersNote where the runtime does not say (an external Ollama).
 const layersNotReported = "layers not reported by this runtime"
 
+// modelsAPI serves /v1/models: the runtimes' models, OpenAI's shape.
+type modelsAPI struct{ *Server }
+
 // modelEntry is the list entry of m; its runtimes only behind a pool of several, and
 // its placement when a runtime in loaded holds it.
-func (s *Server) modelEntry(m engine.ListedModel, loaded []engine.LoadedModel) openAIModel {
+func (s modelsAPI) modelEntry(m engine.ListedModel, loaded []engine.LoadedModel) openAIModel {
 	e := openAIModel{ID: m.Name, Object: "model", Created: m.ModifiedAt.Unix(), OwnedBy: "library"}
 	several := len(s.pool.Labels()) > 1
 	if several {
@@ -95,12 +98,12 @@ func (s *Server) modelEntry(m engine.ListedModel, loaded []engine.LoadedModel) o
 
 // loadedModels is what the runtimes hold now; a runtime that does not answer only
 // leaves the placement out of the list.
-func (s *Server) loadedModels(ctx context.Context) []engine.LoadedModel {
+func (s modelsAPI) loadedModels(ctx context.Context) []engine.LoadedModel {
 	loaded, _ := s.pool.Loaded(ctx)
 	return loaded
 }
 
-func (s *Server) listModels(c *gin.Context) {
+func (s modelsAPI) listModels(c *gin.Context) {
 	list, err := s.pool.Models(c.Request.Context())
 	if err != nil {
 		runtimeUnavailable(c, err)
@@ -114,7 +117,7 @@ func (s *Server) listModels(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"object": "list", "data": data})
 }
 
-func (s *Server) getModel(c *gin.Context) {
+func (s modelsAPI) getModel(c *gin.Context) {
 	name := strings.TrimPrefix(c.Param("model"), "/")
 	list, err := s.pool.Models(c.Request.Context())
 	if err != nil {

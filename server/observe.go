@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"hearth/respond"
 )
 
 // Gin context keys set by the request middleware and the handlers it observes.
@@ -16,26 +18,15 @@ const (
 )
 
 // reqMeta is what the request log line and metrics need to know of a request, filled in
-// by the handlers as they learn it.
-type reqMeta struct {
-	id    string
-	start time.Time
-	// key is the caller's key name ("anonymous" without auth); fairness is the identity
-	// admission shares slots by (the key, or the client address without auth).
-	key, fairness string
-	// client is the client's address (clientAddr): the connection's peer, or what a
-	// trusted proxy says.
-	client     string
-	model      string
-	responseID string
-	log        *slog.Logger
-}
+// by the handlers and the core as they learn it. Its Client is clientAddr's: the
+// connection's peer, or what a trusted proxy says.
+type reqMeta = respond.Meta
 
 func meta(c *gin.Context) *reqMeta {
 	if m, ok := c.Get(metaKey); ok {
 		return m.(*reqMeta)
 	}
-	return &reqMeta{start: time.Now(), log: slog.Default()}
+	return &reqMeta{Start: time.Now(), Log: slog.Default()}
 }
 
 // requestID accepts a client's id when it is short and printable, so a client's own
@@ -61,17 +52,17 @@ func requestID(c *gin.Context) string {
 // observe gives every request an id (echoed as x-request-id), then logs it and counts
 // it once it is answered. It never logs bodies: prompt text is the team's business
 // (--log-content opts in, in the response log line).
-func (s *Server) observe(c *gin.Context) {
-	m := &reqMeta{id: requestID(c), start: time.Now(), key: "anonymous", client: clientAddr(c)}
-	m.log = s.log.With("request_id", m.id)
+func (s middleware) observe(c *gin.Context) {
+	m := &reqMeta{ID: requestID(c), Start: time.Now(), Key: "anonymous", Client: clientAddr(c)}
+	m.Log = s.log.With("request_id", m.ID)
 	c.Set(metaKey, m)
-	c.Header("x-request-id", m.id)
+	c.Header("x-request-id", m.ID)
 	c.Next()
 
 	status := c.Writer.Status()
 	route := c.FullPath()
-	elapsed := time.Since(m.start)
-	s.metrics.request(route, c.Request.Method, status, s.models.label(m.model), m.key)
+	elapsed := time.Since(m.Start)
+	s.metrics.request(route, c.Request.Method, status, s.models.label(m.Model), m.Key)
 	if route != "" {
 		s.metrics.duration.WithLabelValues(route).Observe(elapsed.Seconds())
 	}
@@ -89,14 +80,14 @@ func (s *Server) observe(c *gin.Context) {
 	}
 	attrs := []slog.Attr{
 		slog.String("method", c.Request.Method), slog.String("path", c.Request.URL.Path),
-		slog.Int("status", status), slog.Duration("duration", elapsed), slog.String("key", m.key),
-		slog.String("client", m.client),
+		slog.Int("status", status), slog.Duration("duration", elapsed), slog.String("key", m.Key),
+		slog.String("client", m.Client),
 	}
-	if m.model != "" {
-		attrs = append(attrs, slog.String("model", logModel(m.model)))
+	if m.Model != "" {
+		attrs = append(attrs, slog.String("model", logModel(m.Model)))
 	}
-	if m.responseID != "" {
-		attrs = append(attrs, slog.String("response_id", m.responseID))
+	if m.ResponseID != "" {
+		attrs = append(attrs, slog.String("response_id", m.ResponseID))
 	}
-	m.log.LogAttrs(context.Background(), level, "request", attrs...)
+	m.Log.LogAttrs(context.Background(), level, "request", attrs...)
 }

@@ -21,9 +21,9 @@ const HeaderRuntime = "x-hearth-runtime"
 // fallback (a WebSocket's latest response). Anything else goes to the least loaded
 // runtime that has the model.
 //
-// The choice is reserved in admission until the request enters it (admitAs) or the
-// returned release is called, whichever comes first: requests prepared at the same
-// time then spread over the runtimes.
+// The choice is reserved in admission until the returned release is called (admitAs
+// calls it once the request entered admission): requests prepared at the same time
+// then spread over the runtimes.
 func (s *Server) place(ctx context.Context, who string, req *hearth.CreateResponseRequest, fallback string) (context.Context, func()) {
 	cands := s.pool.Candidates(req.Model)
 	label := ""
@@ -56,17 +56,7 @@ func (s *Server) place(ctx context.Context, who string, req *hearth.CreateRespon
 		label = s.admission.LeastLoaded(req.Model, cands)
 	}
 	release := s.admission.Reserve(req.Model, label)
-	ctx = engine.WithPlacement(ctx, engine.NewPlacement(label))
-	return context.WithValue(ctx, reservationKey{}, release), release
-}
-
-type reservationKey struct{}
-
-// unreserve ends the reservation of ctx's placement, if any.
-func unreserve(ctx context.Context) {
-	if release, ok := ctx.Value(reservationKey{}).(func()); ok {
-		release()
-	}
+	return engine.WithPlacement(ctx, engine.NewPlacement(label)), release
 }
 
 // affinity remembers the runtime of the latest response per owner and prompt_cache_key,

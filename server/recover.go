@@ -16,7 +16,7 @@ import (
 // which stops at the end of the stream without checking why, took a cut stream for a
 // whole one. Re-raising ErrAbortHandler makes net/http close the connection without the
 // final chunk: the client sees an unexpected EOF.
-func (s *Server) recoverPanics(c *gin.Context) {
+func (s middleware) recoverPanics(c *gin.Context) {
 	defer func() {
 		rec := recover()
 		if rec == nil {

@@ -19,6 +19,7 @@ import (
 	"hearth/internal/admission"
 	"hearth/internal/seal"
 	"hearth/internal/urlpolicy"
+	"hearth/respond"
 	"hearth/server/console"
 )
 
@@ -145,8 +146,9 @@ type Server struct {
 	// proxies reach each runtime of the pool that has a passthrough, by label, for a
 	// passthrough request placed on one (admitPassthrough).
 	proxies map[string]*httputil.ReverseProxy
-	jobs    *jobs
-	// changes acts on what the store tells of its changes (changes.go).
+	// core makes responses and serves conversations (respond).
+	core *respond.Service
+	// changes closes the WebSockets of keys revoked (changes.go).
 	changes *changes
 
 	dbKeys     dbKeys
@@ -163,20 +165,11 @@ type Server struct {
 	socketBytes     *byteBudget
 	// requestBytes bounds the HTTP request bodies held at once (bodybudget.go).
 	requestBytes *byteBudget
-	// items decodes the stored items of chains, once per distinct item.
-	items *itemCache
-	// contexts keeps chains' checkpoints decoded (itemcache.go).
-	contexts *contextCache
-	// hot keeps the chains of responses finished here, for their next turns
-	// (hotchains.go).
-	hot *hotChains
 
 	allowOrigins, allowHosts  []string
 	bodyTimeout, writeTimeout time.Duration
 	// models knows the runtime's model names, for metric labels.
 	models *modelNames
-	// convLocks are the conversations a response is running on (conversations.go).
-	convLocks conversationLocks
 
 	console *console.Console
 	// recent keeps the latest speeds per model for the console's live view.
@@ -200,10 +193,9 @@ func New(cfg Config) *Server {
 	s := &Server{
 		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
-		log: log, jobs: newJobs(), limits: cfg.Limits.withDefaults(), fileURLs: cfg.FileURLs, logContent: cfg.LogContent,
+		log: log, limits: cfg.Limits.withDefaults(), fileURLs: cfg.FileURLs, logContent: cfg.LogContent,
 		randomPlacement: cfg.RandomPlacement,
 		health:          &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
-		items: newItemCache(itemCacheBudget), contexts: newContextCache(contextCacheBudget), hot: newHotChains(hotChainBudget),
 		bodyTimeout: cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
 	}
 	s.socketConnBytes = cmp.Or(cfg.WebSocketQueueBytes, DefaultWebSocketQueueBytes)
@@ -249,15 +241,13 @@ func New(cfg Config) *Server {
 		return names, nil
 	})
 	s.metrics = newMetrics(s.admission, s.models.label)
+	s.health.metrics, s.health.log, s.health.pool = s.metrics, log, s.pool
 	if cfg.Database != nil {
 		s.ingest = newIngester(cfg.Database, s.pool, s.pool, log, cmp.Or(cfg.IngestWorkers, DefaultIngestWorkers), cmp.Or(cfg.IngestQueue, DefaultIngestQueue))
 		s.ingest.admit = s.admitIngestion
 	}
 	s.metrics.reg.MustRegister(&poolCollector{s.pool, s.admission, s.models.label})
-	s.metrics.reg.MustRegister(CacheCollectors("item", "stored items kept decoded, by their JSON", s.items.stats)...)
-	s.metrics.reg.MustRegister(CacheCollectors("checkpoint", "chains' checkpoints kept decoded, by stamp", s.contexts.stats)...)
-	s.metrics.reg.MustRegister(CacheCollectors("vector_index", "vector stores' chunks and vectors kept between searches, by store and chunks version", s.vectorIndexes.stats)...)
-	s.metrics.reg.MustRegister(CacheCollectors("hot_chain", "chains of responses finished here and their builds, by response id", s.hot.stats)...)
+	s.metrics.reg.MustRegister(CacheCollectors("vector_index", "vector stores' chunks and vectors kept between searches, by store and chunks version", s.vectorIndexes.Stats)...)
 	s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "hearth_websocket_held_bytes",
 		Help: "Bytes of WebSocket messages received and not finished (waiting, or running), over all connections.",
@@ -290,41 +280,56 @@ func New(cfg Config) *Server {
 		}
 	}
 	s.recent = console.NewRecent()
-	s.console = s.newConsole()
+	s.changes = newChanges()
+	var coreStore respond.Store
+	if cfg.Database != nil {
+		coreStore = cfg.Database
+	}
+	s.core = respond.New(respond.Config{Engine: s.engine, Store: coreStore, Admitter: coreAdmitter{s}, Files: coreFiles{s},
+		Metrics: coreMetrics{s}, Logger: log, LogContent: cfg.LogContent, OnChange: s.changes.heard})
+	for _, c := range s.core.CacheStats() {
+		s.metrics.reg.MustRegister(CacheCollectors(c.Name, c.What, c.Stats)...)
+	}
+	if cfg.Database != nil {
+		go s.recheckKeys()
+	}
+	s.console = consoleWiring{s}.newConsole()
 
 	r := gin.New()
 	s.trustProxies(r, cfg.TrustedProxies)
-	r.Use(s.recoverPanics, s.observe, s.boundary)
+	mw := middleware{s}
+	r.Use(mw.recoverPanics, mw.observe, mw.boundary)
 	r.HandleMethodNotAllowed = true
-	r.NoMethod(s.methodNotAllowed)
+	r.NoMethod(mw.methodNotAllowed)
 	r.GET("/healthz", s.healthz)
 	// The web console authenticates on its own (a session cookie); it is not under
 	// requireJSON, it serves forms and pages.
-	r.Any(console.Prefix, s.serveConsole)
-	r.Any(console.Prefix+"/*path", s.serveConsole)
-	authed := r.Group("/", s.authenticate, s.keylessForAdmin, s.requireJSON, s.limitBody, s.holdBody)
+	r.Any(console.Prefix, consoleWiring{s}.serveConsole)
+	r.Any(console.Prefix+"/*path", consoleWiring{s}.serveConsole)
+	authed := r.Group("/", mw.authenticate, mw.keylessForAdmin, mw.requireJSON, mw.limitBody, mw.holdBody)
 	// Metrics name every key and its usage: admins only, once keys exist.
-	authed.GET("/metrics", s.requireAdmin, s.serveMetrics)
-	authed.POST("/v1/responses", s.requestTimeout, s.createResponse)
-	authed.GET("/v1/responses", s.responsesSocket)
-	authed.POST("/v1/responses/compact", s.requestTimeout, s.compactResponse)
-	authed.GET("/v1/responses/:id", s.getResponse)
-	authed.DELETE("/v1/responses/:id", s.deleteResponse)
-	authed.GET("/v1/responses/:id/input_items", s.listInputItems)
-	authed.POST("/v1/responses/:id/cancel", s.cancelResponse)
-	s.conversationRoutes(authed)
+	authed.GET("/metrics", mw.requireAdmin, s.serveMetrics)
+	responses := responsesAPI{s}
+	authed.POST("/v1/responses", mw.requestTimeout, responses.createResponse)
+	authed.GET("/v1/responses", responses.responsesSocket)
+	authed.POST("/v1/responses/compact", mw.requestTimeout, responses.compactResponse)
+	authed.GET("/v1/responses/:id", responses.getResponse)
+	authed.DELETE("/v1/responses/:id", responses.deleteResponse)
+	authed.GET("/v1/responses/:id/input_items", responses.listInputItems)
+	authed.POST("/v1/responses/:id/cancel", responses.cancelResponse)
+	conversationsAPI{s}.conversationRoutes(authed)
 	s.fileRoutes(authed)
 	s.vectorStoreRoutes(authed)
-	authed.POST("/v1/embeddings", s.requestTimeout, s.createEmbeddings)
-	authed.GET("/v1/models", s.listModels)
-	authed.GET("/v1/models/*model", s.getModel)
+	authed.POST("/v1/embeddings", mw.requestTimeout, s.createEmbeddings)
+	authed.GET("/v1/models", modelsAPI{s}.listModels)
+	authed.GET("/v1/models/*model", modelsAPI{s}.getModel)
 	// Ollama's own API, and its OpenAI-compatible endpoints hearth does not serve
 	// itself, pass through so ollama clients (`OLLAMA_HOST=<hearth> ollama list`) work.
 	if s.proxy != nil {
-		authed.Any("/api/*path", s.passthroughAccess, s.admitPassthrough, s.passthrough)
+		authed.Any("/api/*path", mw.passthroughAccess, s.admitPassthrough, s.passthrough)
 		// hearth answers /v1/embeddings itself (embeddings.go).
 		for _, p := range []string{"/v1/chat/completions", "/v1/completions"} {
-			authed.POST(p, s.passthroughAccess, s.admitPassthrough, s.passthrough)
+			authed.POST(p, mw.passthroughAccess, s.admitPassthrough, s.passthrough)
 		}
 	}
 	r.NoRoute(func(c *gin.Context) {
@@ -334,15 +339,19 @@ func New(cfg Config) *Server {
 		}})
 	})
 	s.router = r
-	s.watchChanges()
 	return s
 }
+
+// middleware are the checks every request passes before its handler: a panic's
+// recovery, the request's record (its log line and metrics), the origin and host
+// boundary, authentication and roles, JSON, the body's bounds and the request timeout.
+type middleware struct{ *Server }
 
 // ServeHTTP makes Server an http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
 
 // limitBody bounds what a handler can read of the request body.
-func (s *Server) limitBody(c *gin.Context) {
+func (s middleware) limitBody(c *gin.Context) {
 	// The runtime passthrough is exempt: model blobs are gigabytes.
 	if c.Request.Body == nil || strings.HasPrefix(c.Request.URL.Path, "/api/") {
 		return
@@ -358,7 +367,7 @@ func (s *Server) limitBody(c *gin.Context) {
 }
 
 // requestTimeout bounds a request's context by Limits.RequestTimeout.
-func (s *Server) requestTimeout(c *gin.Context) {
+func (s middleware) requestTimeout(c *gin.Context) {
 	ctx, cancel := s.timed(c.Request.Context())
 	defer cancel()
 	c.Request = c.Request.WithContext(ctx)
@@ -381,14 +390,14 @@ func (s *Server) healthz(c *gin.Context) {
 	rt := check(func(ctx context.Context) error {
 		// The pool serves while any of its runtimes does.
 		err := s.pool.Ready(ctx)
-		s.runtimeChecked(err)
+		s.health.checked(err)
 		return err
 	})
 	// Not the runtime's URL: the embedded runtime's port is hearth's business, and
 	// /healthz answers anyone.
 	rt["embedded"] = s.rt.IsEmbedded()
 	s.health.describe(rt)
-	body := gin.H{"runtime": rt, "runtimes": s.runtimeStates()}
+	body := gin.H{"runtime": rt, "runtimes": s.health.runtimeStates()}
 	if s.db != nil {
 		var pingErr error
 		db := check(func(ctx context.Context) error { pingErr = s.db.Ping(ctx); return pingErr })

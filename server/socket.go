@@ -16,6 +16,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/respond"
 )
 
 // WebSocket mode of /v1/responses (Open Responses 2026-04-24,
@@ -70,21 +71,10 @@ type socket struct {
 	chunk  []byte
 }
 
-type socketState struct {
-	id    string
-	items []hearth.Item
-	// kept is the response's chain as hearth keeps it for any continuation (hot
-	// chains), which items then are not: the connection shares it.
-	kept *hotChain
-	// memo is what the response's job built, for the next create's build
-	// (engine.Memo); nil when it kept nothing.
-	memo *engine.Memo
-}
-
 // responsesSocket serves GET /v1/responses: the WebSocket mode. Authentication ran
 // before (the same bearer header as HTTP); this accepts the upgrade and serves the
 // connection until the client closes it, its lifetime ends, or hearth stops.
-func (s *Server) responsesSocket(c *gin.Context) {
+func (s responsesAPI) responsesSocket(c *gin.Context) {
 	if !isWebSocketUpgrade(c.Request) {
 		c.Header("Upgrade", "websocket")
 		s.writeError(c, &hearth.Error{Status: http.StatusUpgradeRequired, Type: hearth.ErrTypeInvalidRequest,
@@ -98,7 +88,7 @@ func (s *Server) responsesSocket(c *gin.Context) {
 	// hearth. boundary has refused the others already.
 	conn, err := websocket.Accept(c.Writer, c.Request, &websocket.AcceptOptions{OriginPatterns: s.originPatterns()})
 	if err != nil {
-		meta(c).log.Warn("websocket upgrade refused", "error", err)
+		meta(c).Log.Warn("websocket upgrade refused", "error", err)
 		return // Accept answered the request
 	}
 	defer conn.CloseNow()
@@ -110,14 +100,13 @@ func (s *Server) responsesSocket(c *gin.Context) {
 	// The caller's cache group goes with it.
 	ctx, cancel := context.WithCancel(engine.WithCacheGroup(context.Background(), engine.CacheGroupOf(c.Request.Context())))
 	defer cancel()
-	sk := &socket{s: s, conn: conn, ctx: ctx, base: *meta(c), owner: owner(c), caller: callerOf(c), openAI: clientDialect(c) == dialectOpenAI,
+	sk := &socket{s: s.Server, conn: conn, ctx: ctx, base: *meta(c), owner: owner(c), caller: callerOf(c), openAI: clientDialect(c) == dialectOpenAI,
 		chunk: make([]byte, socketReadChunk), lanes: map[string]*lane{}}
 	sk.budget.limit = s.socketConnBytes
 	// A key revoked meanwhile closes it (changes.go).
 	defer s.changes.addSocket(sk)()
 	// Shutdown waits for the response in flight, as it does for background responses.
-	s.jobs.wg.Add(1)
-	defer s.jobs.wg.Done()
+	defer s.core.Hold()()
 
 	creates := make(chan socketMessage, maxPendingCreates)
 	read := make(chan struct{})
@@ -228,7 +217,7 @@ func (sk *socket) serve(creates <-chan socketMessage, lifetime time.Duration) {
 	end := time.Now().Add(lifetime)
 	limit := time.NewTimer(lifetime)
 	defer limit.Stop()
-	stopping := sk.s.jobs.root
+	stopping := sk.s.core.Stopping()
 	defer sk.closeLanes()
 	for {
 		switch {
@@ -318,7 +307,7 @@ func (l *lane) respond(data []byte) (*hearth.Response, string, error) {
 	}
 	// Each create is a request of its own in the log and metrics.
 	m := sk.base
-	m.start = time.Now()
+	m.Start = time.Now()
 	req, _, err := s.decodeRequest(&m, body, hearth.DecodeCreateRequest, dropped)
 	if err != nil {
 		return nil, "", err
@@ -327,59 +316,15 @@ func (l *lane) respond(data []byte) (*hearth.Response, string, error) {
 	defer cancel()
 	// The lane's next create goes where its latest response ran, whose KV cache
 	// holds the conversation so far.
-	p, err := s.prepare(ctx, intake{meta: &m, who: sk.owner, local: l.latest, runtime: l.runtime}, req)
+	out, err := s.core.Create(ctx, &respond.Request{Body: req, Meta: &m, Owner: sk.owner, Local: l.latest, Runtime: l.runtime,
+		KeepChain: true}, l)
 	if err != nil {
-		return nil, "", err
+		return nil, out.Retry, err
 	}
-	defer p.close()
-	r, resp, retry, err := s.start(p.ctx, &m, sk.owner, p, false)
-	if err != nil {
-		return nil, retry, err
+	if out.Response.Status != hearth.StatusFailed {
+		l.latest, l.runtime = out.Chain, out.Runtime
 	}
-	final, storeErr := r.execute(p.ctx, r.builder(resp, l, r.adm.queued), l)
-	if storeErr != nil {
-		// The client was sent response.failed: the response is not one to continue.
-		final = failedCopy(final, notStoredMessage(storeErr))
-	}
-	if final.Status != hearth.StatusFailed {
-		l.latest = nextSocketState(p, r, final)
-		l.runtime = r.adm.runtime()
-	}
-	return final, "", nil
-}
-
-// nextSocketState is the connection's state once final, prepared as p and run as r,
-// ended: the chain kept for its next turn when it was (the connection shares it), else
-// the chain it continued, with its input and output.
-func nextSocketState(p *prepared, r *run, final *hearth.Response) *socketState {
-	if r.kept != nil {
-		return &socketState{id: final.ID, kept: r.kept, memo: r.kept.memo}
-	}
-	// The connection's own items grow in place; a kept chain's are shared
-	// (hotChains) and copied once.
-	history := p.chain.items
-	items := history
-	if !p.chain.local {
-		items = make([]hearth.Item, len(history), 2*(len(history)+len(p.req.Input)+len(final.Output)))
-		copy(items, history)
-	}
-	items = append(append(items, p.req.Input...), final.Output...)
-	var memo *engine.Memo
-	if !p.chain.noMemo { // a build of the chain alone
-		memo = p.job.Memo()
-	}
-	return &socketState{id: final.ID, items: items, memo: memo}
-}
-
-// history is the items of the connection's latest conversation: the chain a create
-// naming it continues, and the items its item references may name even when it was
-// never stored (store: false). The caller must not change the items; the connection
-// appends its next ones in place.
-func (st *socketState) history() []hearth.Item {
-	if st.kept != nil {
-		return st.kept.history()
-	}
-	return st.items
+	return out.Response, "", nil
 }
 
 // socketOnlyFields are create-body fields a WebSocket create must not send (the
@@ -488,7 +433,7 @@ type socketErrorValue struct {
 // sendError sends err as a WebSocket error message, encoded by apiError as HTTP
 // errors are, with the stream_id of the lane it concerns (none for "").
 func (sk *socket) sendError(err error, retryAfter, streamID string) {
-	he := apiError(sk.base.log, err, "path", "websocket")
+	he := apiError(sk.base.Log, err, "path", "websocket")
 	v := socketErrorValue{Type: he.Type, Code: he.Code, Message: he.Message}
 	if v.Code == "" {
 		// The WebSocket schema requires a code; the type is the closest one.

@@ -14,6 +14,7 @@ import (
 	"github.com/coder/websocket"
 
 	"hearth"
+	"hearth/respond"
 )
 
 // wsFuzzEnd is written on the connection by the test itself (not by hearth) after a
@@ -203,12 +204,11 @@ func FuzzWebSocketFrame(f *testing.F) {
 			}{msgs, err}
 		}()
 		sk := &lane{sk: &socket{conn: w.server, ctx: w.ctx, openAI: openAI}}
-		r := &run{}
-		emit := r.observe(r.emitTo(sk))
+		emit, finish := respond.EventPath(sk)
 		for _, e := range in {
 			emit(e)
 		}
-		r.finish(sk)
+		finish()
 		ctx, cancel := context.WithTimeout(w.ctx, 30*time.Second)
 		err := w.server.Write(ctx, websocket.MessageText, []byte(wsFuzzEnd))
 		cancel()

@@ -8,6 +8,7 @@ import (
 	"regexp"
 
 	"hearth"
+	"hearth/respond"
 )
 
 // Lanes of a WebSocket connection (OpenAI's stream_id): a response.create may name a
@@ -51,7 +52,7 @@ type lane struct {
 	// history, its input, its output). A create whose previous_response_id names it
 	// continues from here without storage; any other id is loaded from storage. Only
 	// the lane's running goroutine touches it.
-	latest *socketState
+	latest *respond.LocalChain
 	// runtime is where latest ran: the lane's next create goes there.
 	runtime string
 }

@@ -8,7 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gin-gonic/gin"
+
 	"hearth"
+	"hearth/respond"
 )
 
 // sseWriter frames events as server-sent events: `event: <type>` and `data: <one-line
@@ -18,13 +21,18 @@ import (
 type sseWriter struct {
 	// openAI renames events to OpenAI's names for clients that expect them.
 	openAI bool
-	mu     sync.Mutex
-	w      http.ResponseWriter
-	rc     *http.ResponseController
-	last   time.Time
-	err    error
-	stop   chan struct{}
-	done   chan struct{}
+	// started: the headers are written and the heartbeats run (start).
+	started bool
+	// heartbeat is the silence after which a comment is sent; writeTimeout the
+	// deadline Open and Begin give frames.
+	heartbeat, writeTimeout time.Duration
+	mu                      sync.Mutex
+	w                       http.ResponseWriter
+	rc                      *http.ResponseController
+	last                    time.Time
+	err                     error
+	stop                    chan struct{}
+	done                    chan struct{}
 	// stopped stops the heartbeats once; closed ends the writer once.
 	stopped, closed sync.Once
 	// timeout bounds each frame's write and flush (0: none); fail, when set, is called
@@ -44,17 +52,51 @@ const DefaultWriteTimeout = time.Minute
 var errClientStalled = errors.New("the client stopped reading the stream")
 
 func newSSEWriter(w http.ResponseWriter, heartbeat time.Duration, d dialect) *sseWriter {
-	h := w.Header()
+	s := &sseWriter{w: w, openAI: d == dialectOpenAI, heartbeat: heartbeat}
+	s.start()
+	return s
+}
+
+// newSSEStream is an SSE stream for c that starts when the core opens it
+// (respond.Opener, respond.Replayer): an error before that is answered as JSON.
+func (s responsesAPI) newSSEStream(c *gin.Context) *sseWriter {
+	return &sseWriter{w: c.Writer, openAI: clientDialect(c) == dialectOpenAI, heartbeat: s.heartbeat, writeTimeout: s.writeTimeout}
+}
+
+// start writes the stream's headers and starts its heartbeats, once.
+func (s *sseWriter) start() {
+	if s.started {
+		return
+	}
+	s.started = true
+	h := s.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Connection", "keep-alive")
 	// Reverse proxies such as nginx buffer responses unless told not to.
 	h.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	s := &sseWriter{w: w, rc: http.NewResponseController(w), last: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), openAI: d == dialectOpenAI}
+	s.w.WriteHeader(http.StatusOK)
+	s.rc, s.last, s.stop, s.done = http.NewResponseController(s.w), time.Now(), make(chan struct{}), make(chan struct{})
 	s.rc.Flush()
-	go s.heartbeats(heartbeat)
-	return s
+	go s.heartbeats(s.heartbeat)
+}
+
+// Open starts the stream of a response that has started on runtime (named in the
+// headers); its frames get the write deadline, and unless it runs in the background
+// the response stops when a write fails (respond.Opener).
+func (s *sseWriter) Open(ctx context.Context, runtime string, background bool) context.Context {
+	s.w.Header().Set(HeaderRuntime, runtime)
+	s.start()
+	return s.bound(ctx, s.writeTimeout, !background)
+}
+
+// Begin starts a replayed stream; follow: it may last, so its frames get the write
+// deadline (respond.Replayer).
+func (s *sseWriter) Begin(follow bool) {
+	s.start()
+	if follow {
+		s.bound(context.Background(), s.writeTimeout, false)
+	}
 }
 
 // bound gives every later frame a write deadline of timeout. Without it a client that
@@ -77,6 +119,9 @@ func (s *sseWriter) bound(ctx context.Context, timeout time.Duration, stopRun bo
 // request starts without it. Done calls it; handlers defer it too, so an early return
 // or a panic does not leave a heartbeat goroutine writing to a finished response.
 func (s *sseWriter) Close() {
+	if !s.started {
+		return
+	}
 	s.stopHeartbeats()
 	s.closed.Do(func() {
 		s.mu.Lock()
@@ -179,23 +224,8 @@ func (s *sseWriter) writeLocked(b []byte) {
 // eventJSON is an event's type and JSON as sent on the wire (an SSE frame's data, a
 // WebSocket message), named in OpenAI's dialect when openAI is set.
 func eventJSON(e hearth.Event, openAI bool) (string, []byte) {
-	// Sized for a delta event, the one sent per token, so that it takes one allocation.
-	typ, data := appendEventJSON(make([]byte, 0, 192+len(e.Delta)), e)
+	typ, data := respond.EventJSON(e)
 	return dialectJSON(typ, data, openAI)
-}
-
-// appendEventJSON appends the event's JSON in hearth's names to dst and returns its
-// type with it.
-func appendEventJSON(dst []byte, e hearth.Event) (string, []byte) {
-	data, err := e.AppendJSON(dst)
-	if err != nil {
-		// An event that cannot be marshalled is a bug; losing it would break the
-		// client's state machine silently, so say so in the stream.
-		data, _ = hearth.Event{Type: hearth.EventError, SequenceNumber: e.SequenceNumber,
-			Error: hearth.ServerError("internal error encoding an event")}.AppendJSON(dst[:0])
-		return hearth.EventError, data
-	}
-	return e.Type, data
 }
 
 // dialectJSON renames an event of type typ (JSON data) to OpenAI's name for clients

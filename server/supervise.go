@@ -2,11 +2,14 @@ package server
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"hearth/engine/pool"
 )
 
 // runtimeHealth follows the runtime across health checks: whether it is up, since
@@ -14,6 +17,10 @@ import (
 // connection to the runtime (each call is a new HTTP request), so "reconnecting" is
 // noticing it is back: requests work again as soon as it answers.
 type runtimeHealth struct {
+	// metrics, log and pool are where changes are told, and what is checked.
+	metrics     *metrics
+	log         *slog.Logger
+	pool        *pool.Pool
 	mu          sync.Mutex
 	up          bool
 	since       time.Time
@@ -42,7 +49,7 @@ func (s *Server) Supervise(ctx context.Context, every time.Duration) {
 		if ctx.Err() != nil {
 			return
 		}
-		s.runtimeChecked(err)
+		s.health.checked(err)
 		select {
 		case <-ctx.Done():
 			return
@@ -51,34 +58,32 @@ func (s *Server) Supervise(ctx context.Context, every time.Duration) {
 	}
 }
 
-// runtimeChecked records the result of a runtime health check.
-func (s *Server) runtimeChecked(err error) {
-	h := s.health
+// checked records the result of a runtime health check.
+func (h *runtimeHealth) checked(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
 	case err != nil && h.up:
 		h.up, h.since, h.lastErr = false, time.Now(), err.Error()
-		s.metrics.runtimeUp.Set(0)
-		s.log.Error("runtime unreachable; responses fail until it is back", "runtimes", strings.Join(s.pool.Labels(), ", "), "error", err)
+		h.metrics.runtimeUp.Set(0)
+		h.log.Error("runtime unreachable; responses fail until it is back", "runtimes", strings.Join(h.pool.Labels(), ", "), "error", err)
 	case err != nil:
 		h.lastErr = err.Error()
 	case !h.up:
 		h.up, h.since, h.lastErr = true, time.Now(), ""
 		h.restarts++
-		s.metrics.runtimeUp.Set(1)
-		s.metrics.runtimeRestarts.Inc()
-		s.log.Info("runtime is back", "runtimes", strings.Join(s.pool.Labels(), ", "))
+		h.metrics.runtimeUp.Set(1)
+		h.metrics.runtimeRestarts.Inc()
+		h.log.Info("runtime is back", "runtimes", strings.Join(h.pool.Labels(), ", "))
 	}
 }
 
-// runtimeFailed records a generation the runtime failed (a runner that crashed).
-func (s *Server) runtimeFailed(msg string) {
-	h := s.health
+// failed records a generation the runtime failed (a runner that crashed).
+func (h *runtimeHealth) failed(msg string) {
 	h.mu.Lock()
 	h.lastFailure, h.failedAt = msg, time.Now()
 	h.mu.Unlock()
-	s.metrics.runtimeErrors.Inc()
+	h.metrics.runtimeErrors.Inc()
 }
 
 func (h *runtimeHealth) describe(out gin.H) {
@@ -97,9 +102,9 @@ func (h *runtimeHealth) describe(out gin.H) {
 
 // runtimeStates describes each runtime of the pool for /healthz: its label (host:port,
 // or "embedded"), whether it serves, since when, why not, and its models.
-func (s *Server) runtimeStates() []gin.H {
+func (h *runtimeHealth) runtimeStates() []gin.H {
 	var out []gin.H
-	for _, st := range s.pool.States() {
+	for _, st := range h.pool.States() {
 		h := gin.H{"runtime": st.Label, "ok": st.Up, "embedded": st.Embedded, "models": st.Models}
 		if st.Models == nil {
 			h["models"] = []string{}

@@ -19,6 +19,7 @@ import (
 	"hearth"
 	"hearth/engine"
 	"hearth/internal/attrfilter"
+	"hearth/internal/gencache"
 	"hearth/internal/vectorindex"
 	"hearth/storage"
 )
@@ -926,16 +927,16 @@ const DefaultVectorIndexMemory = 1 << 30
 // for each search. builds makes each key's index once however many searches ask for
 // it at the same time.
 type vectorIndexCache struct {
-	generations[*storeIndex]
+	gencache.Cache[*storeIndex]
 	builds singleflight.Group
 }
 
 func newVectorIndexCache(budget int) *vectorIndexCache {
-	return &vectorIndexCache{generations: newGenerations[*storeIndex](budget)}
+	return &vectorIndexCache{Cache: gencache.New[*storeIndex](budget)}
 }
 
 // storeLimit is the most one store's index may take.
-func (c *vectorIndexCache) storeLimit() int { return c.budget / 2 }
+func (c *vectorIndexCache) storeLimit() int { return c.Budget() / 2 }
 
 // vectorStoreTooLarge is the error of a search of a store whose index would take more
 // than a store may.
@@ -1002,7 +1003,7 @@ func (s *Server) withdrawIngestion(storeID, fileID string) {
 // changed since it was built.
 func (s *Server) storeIndex(ctx context.Context, v *storage.VectorStore) (*storeIndex, error) {
 	key := v.ID + "@" + strconv.FormatInt(v.ChunksVersion, 10)
-	if x, ok := s.vectorIndexes.get(key); ok {
+	if x, ok := s.vectorIndexes.Get(key); ok {
 		return x, nil
 	}
 	// Built apart from the caller's context: the searches waiting for it are not
@@ -1048,7 +1049,7 @@ func (s *Server) buildStoreIndex(ctx context.Context, v *storage.VectorStore, ke
 		ch.Vector = nil
 		_ = json.Unmarshal(ch.Attributes, &x.attrs[i])
 	}
-	s.vectorIndexes.put(key, x, bytes)
+	s.vectorIndexes.Put(key, x, bytes)
 	return x, nil
 }
 

@@ -1,4 +1,4 @@
-package server
+package respond
 
 import (
 	"context"
@@ -22,7 +22,8 @@ func TestAppendResponseByStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	s := &Server{db: db, log: slog.New(slog.DiscardHandler)}
+	s := &Service{db: db, log: slog.New(slog.DiscardHandler)}
+	s.convs = &Conversations{s: s}
 	owner := storage.OwnerOf("")
 	input := []hearth.Item{{Type: hearth.ItemMessage, ID: "msg_in", Role: hearth.RoleUser,
 		Content: []hearth.ContentPart{{Type: hearth.PartInputText, Text: "hi"}}}}
@@ -42,7 +43,7 @@ func TestAppendResponseByStatus(t *testing.T) {
 		if err := db.CreateConversation(ctx, storage.NewConversation{ID: id, Owner: owner}); err != nil {
 			t.Fatal(err)
 		}
-		if !s.convLocks.lock(id) {
+		if !s.convs.locks.lock(id) {
 			t.Fatal("lock")
 		}
 		final := &hearth.Response{ID: "resp_1", Status: tc.status, Output: output}
@@ -60,7 +61,7 @@ func TestAppendResponseByStatus(t *testing.T) {
 		if got := len(items) == 2; got != tc.appended {
 			t.Errorf("%s %s: %d items appended, want appended=%v", tc.status, tc.reason, len(items), tc.appended)
 		}
-		if s.convLocks.locked(id) {
+		if s.convs.locks.locked(id) {
 			t.Errorf("%s %s: the conversation is still held", tc.status, tc.reason)
 		}
 	}

@@ -1,4 +1,4 @@
-package server
+package respond
 
 import (
 	"errors"
@@ -16,10 +16,10 @@ type keyServers struct{ mcp.Servers }
 func (keyServers) KeyAllowed(label, key string) bool { return label != "secret" || key == "alice" }
 
 // withMCPKeys is a server whose engine has the MCP kind over servers.
-func withMCPKeys(servers mcp.Servers) *Server {
+func withMCPKeys(servers mcp.Servers) *Service {
 	e := engine.New(nil, engine.DefaultFormats(), nil)
 	e.RegisterHosted(mcp.NewKind(servers, nil))
-	return &Server{engine: e}
+	return &Service{engine: e}
 }
 
 // TestCheckHostedItems: an MCP item naming a server the key may not use is the 403 that
@@ -62,7 +62,7 @@ func TestCheckHostedItems(t *testing.T) {
 			t.Errorf("%s: %v, want a 403 naming %s", tc.name, err, tc.param)
 		}
 	}
-	if err := (&Server{}).checkHostedItems("bob", nil, nil, []hearth.Item{item(mcp.ItemMCPCall, "secret")}); err != nil {
+	if err := (&Service{}).checkHostedItems("bob", nil, nil, []hearth.Item{item(mcp.ItemMCPCall, "secret")}); err != nil {
 		t.Errorf("no MCP servers: %v", err)
 	}
 }

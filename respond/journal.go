@@ -1,4 +1,4 @@
-package server
+package respond
 
 import (
 	"context"
@@ -29,7 +29,7 @@ const journalWriteTimeout = 30 * time.Second
 // WebSocket) write theirs through the run (run.emitTo), the terminal events once the
 // response is stored.
 type journal struct {
-	s  *Server
+	s  *Service
 	id string
 
 	mu      sync.Mutex
@@ -51,7 +51,7 @@ type journal struct {
 // stored: a reader that finds the stored response in flight then finds its journal.
 // batches says whether events are written while the response runs; a response
 // stored whole at its end (run.whole) has no row to write them under until then.
-func (s *Server) openJournal(id string, batches bool) *journal {
+func (s *Service) openJournal(id string, batches bool) *journal {
 	j := &journal{s: s, id: id}
 	s.jobs.mu.Lock()
 	s.jobs.journals[id] = j
@@ -63,7 +63,7 @@ func (s *Server) openJournal(id string, batches bool) *journal {
 }
 
 // liveJournal returns the journal of a response running in this process, or nil.
-func (s *Server) liveJournal(id string) *journal {
+func (s *Service) liveJournal(id string) *journal {
 	s.jobs.mu.Lock()
 	defer s.jobs.mu.Unlock()
 	return s.jobs.journals[id]
@@ -202,7 +202,7 @@ func (j *journal) follow(ctx context.Context, after int, send func(storage.Event
 // encodeEvent is an event as journaled and sent to a client of hearth's own event
 // names: encoded once for both.
 func encodeEvent(e hearth.Event) storage.Event {
-	typ, data := eventJSON(e, false)
+	typ, data := EventJSON(e)
 	return storage.Event{Seq: e.SequenceNumber, Type: typ, Data: data}
 }
 
@@ -245,7 +245,7 @@ const pruneEvery = time.Hour
 // of responses that finished longer than retention ago (the responses stay, and
 // replay from their stored state). Zero or less keeps journals as long as their
 // responses.
-func (s *Server) PruneJournals(ctx context.Context, retention time.Duration) {
+func (s *Service) PruneJournals(ctx context.Context, retention time.Duration) {
 	if s.db == nil || retention <= 0 {
 		return
 	}
@@ -265,4 +265,24 @@ func (s *Server) PruneJournals(ctx context.Context, retention time.Duration) {
 		case <-t.C:
 		}
 	}
+}
+
+// EventJSON is an event's type and JSON in hearth's names, as journaled and sent.
+func EventJSON(e hearth.Event) (string, []byte) {
+	// Sized for a delta event, the one sent per token, so that it takes one allocation.
+	return appendEventJSON(make([]byte, 0, 192+len(e.Delta)), e)
+}
+
+// appendEventJSON appends the event's JSON in hearth's names to dst and returns its
+// type with it.
+func appendEventJSON(dst []byte, e hearth.Event) (string, []byte) {
+	data, err := e.AppendJSON(dst)
+	if err != nil {
+		// An event that cannot be marshalled is a bug; losing it would break the
+		// client's state machine silently, so say so in the stream.
+		data, _ = hearth.Event{Type: hearth.EventError, SequenceNumber: e.SequenceNumber,
+			Error: hearth.ServerError("internal error encoding an event")}.AppendJSON(dst[:0])
+		return hearth.EventError, data
+	}
+	return e.Type, data
 }

@@ -1,4 +1,4 @@
-package server
+package respond
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package server
+package respond
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 
 // hostedAccess are the hosted tool kinds whose tools the operator may limit to some
 // API keys (engine.HostedAccess).
-func (s *Server) hostedAccess() []engine.HostedAccess {
+func (s *Service) hostedAccess() []engine.HostedAccess {
 	if s.engine == nil {
 		return nil
 	}
@@ -24,9 +24,9 @@ func (s *Server) hostedAccess() []engine.HostedAccess {
 	return out
 }
 
-// checkHostedAccess refuses the hosted tools (an MCP server's) the operator limited to
+// CheckAccess refuses the hosted tools (an MCP server's) the operator limited to
 // other keys.
-func (s *Server) checkHostedAccess(key string, req *hearth.CreateResponseRequest) error {
+func (s *Service) CheckAccess(key string, req *hearth.CreateResponseRequest) error {
 	if s.engine == nil {
 		return nil
 	}
@@ -53,13 +53,13 @@ func (s *Server) checkHostedAccess(key string, req *hearth.CreateResponseRequest
 
 // checkHostedItems refuses a response whose conversation names what the operator
 // limited to other keys (an MCP server): not only the hosted tools of the request
-// (checkHostedAccess) but every item of those kinds it carries, in its input (item
+// (CheckAccess) but every item of those kinds it carries, in its input (item
 // references resolved), in the chain behind previous_response_id and in its
 // conversation. An item naming such a server is refused as the same server in tools
 // is, a 403 that says no more than tools' does, so a key learns nothing from items it
 // could not learn from tools, and no item makes hearth act for what the key may not
 // use.
-func (s *Server) checkHostedItems(key string, chain, conversation, input []hearth.Item) error {
+func (s *Service) checkHostedItems(key string, chain, conversation, input []hearth.Item) error {
 	access := s.hostedAccess()
 	if len(access) == 0 {
 		return nil
@@ -96,12 +96,12 @@ func (s *Server) checkHostedItems(key string, chain, conversation, input []heart
 	return nil
 }
 
-// hostedIgnored takes out of the decoder's ignored fields the hosted tools a kind is
+// HostedIgnored takes out of the decoder's ignored fields the hosted tools a kind is
 // registered for: the decoder reports every tool whose running is configuration
 // (web_search) as ignored, and the engine runs those this hearth has a kind for. A
 // tool_choice that forces a hosted tool nothing here runs is refused: the model could
 // never make that call.
-func (s *Server) hostedIgnored(req *hearth.CreateResponseRequest, ignored []string) ([]string, error) {
+func (s *Service) HostedIgnored(req *hearth.CreateResponseRequest, ignored []string) ([]string, error) {
 	has := func(typ string) bool {
 		if s.engine == nil {
 			return false

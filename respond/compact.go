@@ -1,4 +1,4 @@
-package server
+package respond
 
 import (
 	"context"
@@ -6,55 +6,49 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gin-gonic/gin"
-
 	"hearth"
 	"hearth/engine"
 )
 
-// HeaderCompactionFallback is "true" on a /v1/responses/compact answer whose model
-// wrote no summary, so that its compaction item carries the conversation's latest
-// items instead (engine.FallbackSummary).
-const HeaderCompactionFallback = "x-hearth-compaction-fallback"
+// Compacted is the answer of a compaction.
+type Compacted struct {
+	// Response is the compacted window; nil on error.
+	Response *hearth.CompactResponse
+	// Fallback: the model wrote no summary, so the compaction item carries the
+	// conversation's latest items instead (engine.FallbackSummary).
+	Fallback bool
+	// Runtime is where it ran ("" when it was not admitted); Retry the Retry-After
+	// value of an admission refusal.
+	Runtime, Retry string
+}
 
-// compactResponse serves POST /v1/responses/compact: decode and validate as a create
-// request, run the prologue (prepare: the chain behind previous_response_id, item
-// references, placement, and the summarising generation; every request problem is
-// still a 4xx then), wait for a slot of the model
-// like any response, generate, and answer with the compacted window. Nothing is stored:
-// the window belongs to the client, which sends it as input from then on.
-func (s *Server) compactResponse(c *gin.Context) {
-	req, ok := s.readRequest(c, hearth.DecodeCompactRequest)
-	if !ok {
-		return
-	}
-	// The prologue of every response (prologue.go), for a summarising generation.
-	p, err := s.prepare(c.Request.Context(), intake{meta: meta(c), who: owner(c), epoch: epochOf(c), compaction: true}, req)
+// Compact serves a compaction (POST /v1/responses/compact): the prologue of every
+// response (prepare: the chain behind previous_response_id, item references,
+// placement, and the summarising generation; every request problem is still an error
+// returned then), a slot of the model like any response, the generation, and the
+// compacted window. Nothing is stored: the window belongs to the client, which sends
+// it as input from then on.
+func (s *Service) Compact(ctx context.Context, in *Request) (Compacted, error) {
+	req := in.Body
+	p, err := s.prepare(ctx, in, true)
 	if err != nil {
-		s.writeError(c, err)
-		return
+		return Compacted{}, err
 	}
 	defer p.close()
-	ctx := p.ctx
+	ctx = p.ctx
 	id := hearth.NewID(hearth.PrefixResponse)
-	adm, err := s.admit(ctx, c, req, id)
+	adm, retry, err := s.admitter.Admit(ctx, in.Meta, req, id, p.unplace)
 	if err != nil {
-		s.writeError(c, err)
-		return
+		return Compacted{Retry: retry}, err
 	}
-	r := &run{s: s, req: req, adm: adm, kind: "compaction"}
+	r := &run{s: s, req: req, adm: adm, meta: in.Meta, kind: "compaction"}
 	out, err := r.compact(ctx, id, p.compaction)
-	c.Header(HeaderRuntime, adm.runtime())
+	res := Compacted{Response: out, Runtime: adm.Runtime()}
 	if err != nil {
-		s.writeError(c, err)
-		return
+		return res, err
 	}
-	if p.compaction.Fallback {
-		// The model wrote no summary: the item carries the latest items instead
-		// (engine.FallbackSummary), and the client may want to know.
-		c.Header(HeaderCompactionFallback, "true")
-	}
-	c.JSON(http.StatusOK, out)
+	res.Fallback = p.compaction.Fallback
+	return res, nil
 }
 
 // compact runs a prepared compaction as execute runs a response: wait for a slot of
@@ -62,10 +56,10 @@ func (s *Server) compactResponse(c *gin.Context) {
 // any response, tokens to the key included. Its answer is one object and nothing is
 // stored (the window belongs to the client), so there are no events to journal.
 func (r *run) compact(ctx context.Context, id string, cp *engine.Compaction) (*hearth.CompactResponse, error) {
-	defer r.adm.done()
+	defer r.adm.Done()
 	created := time.Now()
 	summary := &hearth.Response{ID: id, Object: "response", Model: r.req.Model, Status: hearth.StatusCompleted}
-	if err := r.adm.wait(ctx); err != nil {
+	if err := r.adm.Wait(ctx); err != nil {
 		// The client left, or the request timed out, while queued.
 		summary.Status = hearth.StatusIncomplete
 		r.report(summary)
@@ -73,7 +67,7 @@ func (r *run) compact(ctx context.Context, id string, cp *engine.Compaction) (*h
 	}
 	cp.Observe = r.observe(nil)
 	output, usage, err := cp.Run(ctx)
-	r.adm.done()
+	r.adm.Done()
 	if usage.TotalTokens == 0 {
 		usage.TotalTokens = usage.InputTokens + usage.OutputTokens
 	}
@@ -83,7 +77,7 @@ func (r *run) compact(ctx context.Context, id string, cp *engine.Compaction) (*h
 		if ctx.Err() != nil {
 			err = ctxError(ctx)
 			summary.Status = hearth.StatusIncomplete
-		} else if he := apiError(r.adm.meta.log, err); he != nil {
+		} else if he := APIError(r.meta.Log, err); he != nil {
 			err = he
 			summary.Error = &hearth.ResponseError{Code: he.Code, Message: he.Message}
 		}
@@ -101,7 +95,7 @@ func (r *run) compact(ctx context.Context, id string, cp *engine.Compaction) (*h
 // --request-timeout a 504 that says so; otherwise the client went away and what is
 // written no longer matters.
 func ctxError(ctx context.Context) error {
-	if errors.Is(context.Cause(ctx), errRequestTimeout) {
+	if errors.Is(context.Cause(ctx), ErrRequestTimeout) {
 		return &hearth.Error{Status: http.StatusGatewayTimeout, Type: hearth.ErrTypeServer, Code: IncompleteRequestTimeout,
 			Message: "The compaction did not finish within the server's request timeout."}
 	}

@@ -1,4 +1,4 @@
-package server
+package respond
 
 import (
 	"sync"
@@ -6,6 +6,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/internal/gencache"
 )
 
 // Hot chains. A turn that continues a chain reads its links after the checkpoint from
@@ -28,7 +29,7 @@ import (
 // when it is continued), and nobody changes a history item (the engine copies what it
 // replaces). Each entry keeps its build, weighed by its messages, so that a branch
 // (a retried or regenerated turn) goes on from its parent's build too.
-type hotChains struct{ generations[*hotChain] }
+type hotChains struct{ gencache.Cache[*hotChain] }
 
 // hotChainBudget bounds what the entries stand for: their own items' stored JSON,
 // plus their kept builds' messages.
@@ -58,13 +59,13 @@ type hotChain struct {
 }
 
 func newHotChains(budget int) *hotChains {
-	return &hotChains{newGenerations[*hotChain](budget)}
+	return &hotChains{gencache.New[*hotChain](budget)}
 }
 
 // get returns the chain of response id for owner if it is kept and still valid at
 // epoch.
 func (h *hotChains) get(owner, id string, epoch uint64) (*hotChain, bool) {
-	c, ok := h.generations.get(id)
+	c, ok := h.Get(id)
 	if !ok || c.owner != owner || c.epoch != epoch {
 		return nil, false
 	}
@@ -119,6 +120,6 @@ func (h *hotChains) put(id, owner string, epoch uint64, parent *hotChain, base [
 	if memo != nil {
 		weight += memoWeight(len(base) + len(items))
 	}
-	h.generations.put(id, c, weight)
+	h.Put(id, c, weight)
 	return c
 }

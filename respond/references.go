@@ -1,4 +1,4 @@
-package server
+package respond
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 //
 // An id found nowhere (unknown, another key's, of a deleted response) is a 400 naming
 // input[i].id, with OpenAI's message for it.
-func (s *Server) resolveReferences(ctx context.Context, owner string, input, local []hearth.Item) error {
+func (s *Service) resolveReferences(ctx context.Context, owner string, input, local []hearth.Item) error {
 	var ids []string
 	for _, it := range input {
 		if it.Type == hearth.ItemReference {

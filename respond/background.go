@@ -1,4 +1,4 @@
-package server
+package respond
 
 import (
 	"context"
@@ -25,7 +25,7 @@ func newJobs() *jobs {
 
 // background returns the context a background response runs under: independent of
 // any client, ended by Cancel or by Shutdown.
-func (s *Server) background(id string) context.Context {
+func (s *Service) background(id string) context.Context {
 	ctx, cancel := context.WithCancel(s.jobs.root)
 	s.jobs.mu.Lock()
 	s.jobs.running[id] = cancel
@@ -35,7 +35,7 @@ func (s *Server) background(id string) context.Context {
 }
 
 // release forgets a finished response.
-func (s *Server) release(id string) {
+func (s *Service) release(id string) {
 	s.jobs.mu.Lock()
 	defer s.jobs.mu.Unlock()
 	if cancel, ok := s.jobs.running[id]; ok {
@@ -47,7 +47,7 @@ func (s *Server) release(id string) {
 }
 
 // cancelJob stops a running background response; it reports whether one was running.
-func (s *Server) cancelJob(id string) bool {
+func (s *Service) cancelJob(id string) bool {
 	s.jobs.mu.Lock()
 	defer s.jobs.mu.Unlock()
 	cancel, ok := s.jobs.running[id]
@@ -58,7 +58,7 @@ func (s *Server) cancelJob(id string) bool {
 	return ok
 }
 
-func (s *Server) cancelled(id string) bool {
+func (s *Service) cancelled(id string) bool {
 	s.jobs.mu.Lock()
 	defer s.jobs.mu.Unlock()
 	return s.jobs.cancelled[id]
@@ -66,12 +66,9 @@ func (s *Server) cancelled(id string) bool {
 
 // Shutdown stops the background responses still running and waits until each has
 // stored its final state, or ctx ends.
-func (s *Server) Shutdown(ctx context.Context) error {
+func (s *Service) Shutdown(ctx context.Context) error {
 	s.jobs.stop()
 	s.changes.stop()
-	if s.ingest != nil {
-		s.ingest.close() // the files in hand stay in_progress for the next start
-	}
 	done := make(chan struct{})
 	go func() { s.jobs.wg.Wait(); close(done) }()
 	select {

@@ -1,4 +1,4 @@
-package server
+package respond
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func TestJournalFollowers(t *testing.T) {
 		Status: storage.StatusInProgress, Request: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{db: db, log: slog.New(slog.DiscardHandler), jobs: newJobs()}
+	s := &Service{db: db, log: slog.New(slog.DiscardHandler), jobs: newJobs()}
 	j := s.openJournal(id, true)
 	const total = 400
 	var wg sync.WaitGroup

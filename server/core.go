@@ -1,0 +1,92 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"hearth"
+	"hearth/respond"
+)
+
+// The core's parts that the server gives it (respond.Config): placement and
+// admission, input files, and the metrics of the responses it runs.
+
+// coreAdmitter places and admits the core's responses (placement.go, admit.go).
+type coreAdmitter struct{ s *Server }
+
+func (a coreAdmitter) Place(ctx context.Context, who string, req *hearth.CreateResponseRequest, fallback string) (context.Context, func()) {
+	return a.s.place(ctx, who, req, fallback)
+}
+
+func (a coreAdmitter) Admit(ctx context.Context, m *respond.Meta, req *hearth.CreateResponseRequest, responseID string, release func()) (respond.Admission, string, error) {
+	adm, retry, err := a.s.admitAs(ctx, m, req, responseID, release)
+	if err != nil {
+		return nil, retry, err
+	}
+	return adm, "", nil
+}
+
+func (a coreAdmitter) Served(who, promptCacheKey, runtime string) {
+	a.s.affinity.put(who, promptCacheKey, runtime)
+}
+
+// coreFiles reads the files of a request's items (inputfiles.go).
+type coreFiles struct{ s *Server }
+
+func (f coreFiles) ResolveFiles(ctx context.Context, owner string, items []hearth.Item, path string) error {
+	return f.s.resolveFiles(ctx, owner, items, path)
+}
+
+func (coreFiles) TooLong(err error, input []hearth.Item) error { return fileTooLong(err, input) }
+
+// coreMetrics counts the core's responses in /metrics and the console's live view.
+type coreMetrics struct{ s *Server }
+
+func (m coreMetrics) FirstToken(model, runtime string, ttft time.Duration) {
+	label := m.s.models.label(model)
+	m.s.metrics.ttft.WithLabelValues(label, runtime).Observe(ttft.Seconds())
+	m.s.recent.FirstToken(label, ttft)
+}
+
+func (m coreMetrics) Finished(model, status, key, runtime string, u *hearth.Usage, tokensPerSecond float64) {
+	mt, label := m.s.metrics, m.s.models.label(model)
+	mt.responses.WithLabelValues(label, status, key, runtime).Inc()
+	if u == nil {
+		return
+	}
+	mt.tokensIn.WithLabelValues(label, key, runtime).Add(float64(u.InputTokens))
+	mt.tokensOut.WithLabelValues(label, key, runtime).Add(float64(u.OutputTokens))
+	mt.cached.WithLabelValues(label, key, runtime).Add(float64(u.InputTokensDetails.CachedTokens))
+	if tokensPerSecond > 0 {
+		mt.tps.WithLabelValues(label, runtime).Observe(tokensPerSecond)
+		m.s.recent.Speed(label, tokensPerSecond)
+	}
+}
+
+func (m coreMetrics) RuntimeFailed(msg string) { m.s.health.failed(msg) }
+
+// DefaultJournalRetention is how long the journal of a finished response is kept.
+const DefaultJournalRetention = respond.DefaultJournalRetention
+
+// DefaultReplicaLease is how long a replica's lease lasts without renewal.
+const DefaultReplicaLease = respond.DefaultReplicaLease
+
+// PruneJournals deletes the journals of responses that finished longer than retention
+// ago, now and every hour until ctx ends (respond.Service.PruneJournals).
+func (s *Server) PruneJournals(ctx context.Context, retention time.Duration) {
+	s.core.PruneJournals(ctx, retention)
+}
+
+// KeepLeases holds this process's lease in the store while ctx lasts and fails the
+// in-flight responses of processes whose lease ran out (respond.Service.KeepLeases).
+func (s *Server) KeepLeases(ctx context.Context, ttl time.Duration) { s.core.KeepLeases(ctx, ttl) }
+
+// Shutdown stops the background responses still running and waits until each has
+// stored its final state, or ctx ends; vector store files in hand stay in_progress
+// for the next start.
+func (s *Server) Shutdown(ctx context.Context) error {
+	if s.ingest != nil {
+		s.ingest.close()
+	}
+	return s.core.Shutdown(ctx)
+}
