@@ -55,6 +55,8 @@ var floors = []struct {
 	// The application core: making a response as a service, not HTTP (no Gin, nothing
 	// of the server). Floor 7 is left to the services it is given (vector stores).
 	{"respond", 8},
+	// What hearth reports of itself: the Prometheus series, their model labels.
+	{"telemetry", 8},
 	// HTTP.
 	{"server/console", 9},
 	{"server", 10},

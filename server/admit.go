@@ -48,7 +48,7 @@ func (s *Server) admitAs(ctx context.Context, m *reqMeta, req *hearth.CreateResp
 	if err != nil {
 		return nil, retry, err
 	}
-	return &admitted{s: s, ticket: t, queued: !t.Admitted(), model: s.models.label(req.Model), placement: pl,
+	return &admitted{s: s, ticket: t, queued: !t.Admitted(), model: s.models.Label(req.Model), placement: pl,
 		cacheGroup: engine.CacheGroupOf(ctx)}, "", nil
 }
 
@@ -105,7 +105,7 @@ func (s *Server) enterAs(m *reqMeta, model, runtime string) (*admission.Ticket, 
 	t, err := s.admission.EnterOn(model, fair, runtime)
 	var rej *admission.Rejected
 	if errors.As(err, &rej) {
-		s.metrics.rejected.WithLabelValues(s.models.label(model), rej.Reason).Inc()
+		s.metrics.Rejected.WithLabelValues(s.models.Label(model), rej.Reason).Inc()
 		return nil, retryAfter(rej), hearth.TooManyRequests(rej.Error())
 	}
 	return t, "", err
@@ -117,7 +117,7 @@ func (a *admitted) wait(ctx context.Context) error {
 		return nil
 	}
 	err := a.ticket.Wait(ctx)
-	a.s.metrics.queueWait.WithLabelValues(a.model).Observe(a.ticket.Waited().Seconds())
+	a.s.metrics.QueueWait.WithLabelValues(a.model).Observe(a.ticket.Waited().Seconds())
 	if rt := a.ticket.Runtime(); rt != a.placement.Runtime() {
 		// Its runtime went down while it waited: admission moved it.
 		a.placement.Move(rt)

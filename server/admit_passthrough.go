@@ -72,7 +72,7 @@ func (s *Server) admitPassthrough(c *gin.Context) {
 	}
 	defer t.Done()
 	err = t.Wait(c.Request.Context())
-	s.metrics.queueWait.WithLabelValues(s.models.label(probe.Model)).Observe(t.Waited().Seconds())
+	s.metrics.QueueWait.WithLabelValues(s.models.Label(probe.Model)).Observe(t.Waited().Seconds())
 	if err != nil {
 		c.Abort() // the client left while waiting
 		return

@@ -43,22 +43,22 @@ func (coreFiles) TooLong(err error, input []hearth.Item) error { return fileTooL
 type coreMetrics struct{ s *Server }
 
 func (m coreMetrics) FirstToken(model, runtime string, ttft time.Duration) {
-	label := m.s.models.label(model)
-	m.s.metrics.ttft.WithLabelValues(label, runtime).Observe(ttft.Seconds())
+	label := m.s.models.Label(model)
+	m.s.metrics.TTFT.WithLabelValues(label, runtime).Observe(ttft.Seconds())
 	m.s.recent.FirstToken(label, ttft)
 }
 
 func (m coreMetrics) Finished(model, status, key, runtime string, u *hearth.Usage, tokensPerSecond float64) {
-	mt, label := m.s.metrics, m.s.models.label(model)
-	mt.responses.WithLabelValues(label, status, key, runtime).Inc()
+	mt, label := m.s.metrics, m.s.models.Label(model)
+	mt.Responses.WithLabelValues(label, status, key, runtime).Inc()
 	if u == nil {
 		return
 	}
-	mt.tokensIn.WithLabelValues(label, key, runtime).Add(float64(u.InputTokens))
-	mt.tokensOut.WithLabelValues(label, key, runtime).Add(float64(u.OutputTokens))
-	mt.cached.WithLabelValues(label, key, runtime).Add(float64(u.InputTokensDetails.CachedTokens))
+	mt.TokensIn.WithLabelValues(label, key, runtime).Add(float64(u.InputTokens))
+	mt.TokensOut.WithLabelValues(label, key, runtime).Add(float64(u.OutputTokens))
+	mt.Cached.WithLabelValues(label, key, runtime).Add(float64(u.InputTokensDetails.CachedTokens))
 	if tokensPerSecond > 0 {
-		mt.tps.WithLabelValues(label, runtime).Observe(tokensPerSecond)
+		mt.TPS.WithLabelValues(label, runtime).Observe(tokensPerSecond)
 		m.s.recent.Speed(label, tokensPerSecond)
 	}
 }

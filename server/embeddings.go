@@ -156,9 +156,9 @@ func (s *Server) createEmbeddings(c *gin.Context) {
 		s.writeError(c, embedError(err, req.Model))
 		return
 	}
-	label := s.models.label(req.Model)
-	s.metrics.embeddings.WithLabelValues(label, m.Key).Add(float64(len(req.Input)))
-	s.metrics.tokensIn.WithLabelValues(label, m.Key, adm.runtime()).Add(float64(res.PromptTokens))
+	label := s.models.Label(req.Model)
+	s.metrics.Embeddings.WithLabelValues(label, m.Key).Add(float64(len(req.Input)))
+	s.metrics.TokensIn.WithLabelValues(label, m.Key, adm.runtime()).Add(float64(res.PromptTokens))
 	data := make([]gin.H, len(res.Vectors))
 	for i, v := range res.Vectors {
 		var e any = v

@@ -62,9 +62,9 @@ func (s middleware) observe(c *gin.Context) {
 	status := c.Writer.Status()
 	route := c.FullPath()
 	elapsed := time.Since(m.Start)
-	s.metrics.request(route, c.Request.Method, status, s.models.label(m.Model), m.Key)
+	s.metrics.Request(route, c.Request.Method, status, s.models.Label(m.Model), m.Key)
 	if route != "" {
-		s.metrics.duration.WithLabelValues(route).Observe(elapsed.Seconds())
+		s.metrics.Duration.WithLabelValues(route).Observe(elapsed.Seconds())
 	}
 	level := slog.LevelInfo
 	switch {

@@ -21,6 +21,7 @@ import (
 	"hearth/internal/urlpolicy"
 	"hearth/respond"
 	"hearth/server/console"
+	"hearth/telemetry"
 )
 
 // Runtime is what the server needs of the runtime behind it, beside the engine:
@@ -155,7 +156,7 @@ type Server struct {
 	admission  *admission.Controller
 	limits     Limits
 	fileURLs   *urlpolicy.Policy
-	metrics    *metrics
+	metrics    *telemetry.Metrics
 	logContent bool
 	health     *runtimeHealth
 	wsLifetime time.Duration
@@ -169,7 +170,7 @@ type Server struct {
 	allowOrigins, allowHosts  []string
 	bodyTimeout, writeTimeout time.Duration
 	// models knows the runtime's model names, for metric labels.
-	models *modelNames
+	models *telemetry.ModelNames
 
 	console *console.Console
 	// recent keeps the latest speeds per model for the console's live view.
@@ -229,7 +230,7 @@ func New(cfg Config) *Server {
 	s.admission = admission.New(adm)
 	// A runtime that went down leaves its queue to the others.
 	s.pool.OnDown(func(label string) { s.admission.Move(label, s.pool.Candidates) })
-	s.models = newModelNames(func(ctx context.Context) ([]string, error) {
+	s.models = telemetry.NewModelNames(func(ctx context.Context) ([]string, error) {
 		list, err := cfg.Runtime.Models(ctx)
 		if err != nil {
 			return nil, err
@@ -240,24 +241,24 @@ func New(cfg Config) *Server {
 		}
 		return names, nil
 	})
-	s.metrics = newMetrics(s.admission, s.models.label)
+	s.metrics = telemetry.New(s.admission, s.models.Label)
 	s.health.metrics, s.health.log, s.health.pool = s.metrics, log, s.pool
 	if cfg.Database != nil {
 		s.ingest = newIngester(cfg.Database, s.pool, s.pool, log, cmp.Or(cfg.IngestWorkers, DefaultIngestWorkers), cmp.Or(cfg.IngestQueue, DefaultIngestQueue))
 		s.ingest.admit = s.admitIngestion
 	}
-	s.metrics.reg.MustRegister(&poolCollector{s.pool, s.admission, s.models.label})
-	s.metrics.reg.MustRegister(CacheCollectors("vector_index", "vector stores' chunks and vectors kept between searches, by store and chunks version", s.vectorIndexes.Stats)...)
-	s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	s.metrics.Reg.MustRegister(&telemetry.PoolCollector{Pool: s.pool, Admission: s.admission, Label: s.models.Label})
+	s.metrics.Reg.MustRegister(telemetry.CacheCollectors("vector_index", "vector stores' chunks and vectors kept between searches, by store and chunks version", s.vectorIndexes.Stats)...)
+	s.metrics.Reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "hearth_websocket_held_bytes",
 		Help: "Bytes of WebSocket messages received and not finished (waiting, or running), over all connections.",
 	}, func() float64 { return float64(s.socketBytes.used.Load()) }))
-	s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	s.metrics.Reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "hearth_request_body_held_bytes",
 		Help: "Bytes of HTTP request bodies read and held by requests in progress, over all requests (bounded by --request-bytes-total).",
 	}, func() float64 { return float64(s.requestBytes.used.Load()) }))
 	for _, c := range cfg.Collectors {
-		s.metrics.reg.MustRegister(c)
+		s.metrics.Reg.MustRegister(c)
 	}
 	if s.engine == nil {
 		s.engine = engine.New(s.pool, engine.DefaultFormats(), log)
@@ -288,7 +289,7 @@ func New(cfg Config) *Server {
 	s.core = respond.New(respond.Config{Engine: s.engine, Store: coreStore, Admitter: coreAdmitter{s}, Files: coreFiles{s},
 		Metrics: coreMetrics{s}, Logger: log, LogContent: cfg.LogContent, OnChange: s.changes.heard})
 	for _, c := range s.core.CacheStats() {
-		s.metrics.reg.MustRegister(CacheCollectors(c.Name, c.What, c.Stats)...)
+		s.metrics.Reg.MustRegister(telemetry.CacheCollectors(c.Name, c.What, c.Stats)...)
 	}
 	if cfg.Database != nil {
 		go s.recheckKeys()
@@ -308,7 +309,7 @@ func New(cfg Config) *Server {
 	r.Any(console.Prefix+"/*path", consoleWiring{s}.serveConsole)
 	authed := r.Group("/", mw.authenticate, mw.keylessForAdmin, mw.requireJSON, mw.limitBody, mw.holdBody)
 	// Metrics name every key and its usage: admins only, once keys exist.
-	authed.GET("/metrics", mw.requireAdmin, s.serveMetrics)
+	authed.GET("/metrics", mw.requireAdmin, gin.WrapH(s.metrics.Handler()))
 	responses := responsesAPI{s}
 	authed.POST("/v1/responses", mw.requestTimeout, responses.createResponse)
 	authed.GET("/v1/responses", responses.responsesSocket)

@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"hearth/engine/pool"
+	"hearth/telemetry"
 )
 
 // runtimeHealth follows the runtime across health checks: whether it is up, since
@@ -18,7 +19,7 @@ import (
 // noticing it is back: requests work again as soon as it answers.
 type runtimeHealth struct {
 	// metrics, log and pool are where changes are told, and what is checked.
-	metrics     *metrics
+	metrics     *telemetry.Metrics
 	log         *slog.Logger
 	pool        *pool.Pool
 	mu          sync.Mutex
@@ -65,15 +66,15 @@ func (h *runtimeHealth) checked(err error) {
 	switch {
 	case err != nil && h.up:
 		h.up, h.since, h.lastErr = false, time.Now(), err.Error()
-		h.metrics.runtimeUp.Set(0)
+		h.metrics.RuntimeUp.Set(0)
 		h.log.Error("runtime unreachable; responses fail until it is back", "runtimes", strings.Join(h.pool.Labels(), ", "), "error", err)
 	case err != nil:
 		h.lastErr = err.Error()
 	case !h.up:
 		h.up, h.since, h.lastErr = true, time.Now(), ""
 		h.restarts++
-		h.metrics.runtimeUp.Set(1)
-		h.metrics.runtimeRestarts.Inc()
+		h.metrics.RuntimeUp.Set(1)
+		h.metrics.RuntimeRestarts.Inc()
 		h.log.Info("runtime is back", "runtimes", strings.Join(h.pool.Labels(), ", "))
 	}
 }
@@ -83,7 +84,7 @@ func (h *runtimeHealth) failed(msg string) {
 	h.mu.Lock()
 	h.lastFailure, h.failedAt = msg, time.Now()
 	h.mu.Unlock()
-	h.metrics.runtimeErrors.Inc()
+	h.metrics.RuntimeErrors.Inc()
 }
 
 func (h *runtimeHealth) describe(out gin.H) {

@@ -24,6 +24,7 @@ import (
 	"hearth/mcp"
 	"hearth/server"
 	"hearth/storage"
+	"hearth/telemetry"
 	"hearth/toolsearch"
 )
 
@@ -509,17 +510,17 @@ func logDevices(log *slog.Logger, gpu bool, devices []ollama.Device) {
 
 // openedCacheCollectors report the engine's cache of opened reasoning blobs.
 func openedCacheCollectors() []prometheus.Collector {
-	return server.CacheCollectors("opened_reasoning", "sealed reasoning kept opened, by key and blob", func() server.CacheStats {
+	return telemetry.CacheCollectors("opened_reasoning", "sealed reasoning kept opened, by key and blob", func() telemetry.CacheStats {
 		st := engine.ReadOpenedCacheStats()
-		return server.CacheStats{Entries: st.Entries, Bytes: st.Bytes, Budget: st.Budget, Hits: st.Hits, Misses: st.Misses}
+		return telemetry.CacheStats{Entries: st.Entries, Bytes: st.Bytes, Budget: st.Budget, Hits: st.Hits, Misses: st.Misses}
 	})
 }
 
 // promptCacheCollectors report the Ollama renderer's prompt cache (incremental
 // rendering): a hit is a prompt spliced from a kept one, a miss a whole render.
 func promptCacheCollectors() []prometheus.Collector {
-	return server.CacheCollectors("prompt", "rendered prompts kept for incremental rendering", func() server.CacheStats {
+	return telemetry.CacheCollectors("prompt", "rendered prompts kept for incremental rendering", func() telemetry.CacheStats {
 		st := ollama.ReadPromptCacheStats()
-		return server.CacheStats{Entries: st.Entries, Bytes: st.Bytes, Budget: st.Budget, Hits: st.Incremental, Misses: st.Full}
+		return telemetry.CacheStats{Entries: st.Entries, Bytes: st.Bytes, Budget: st.Budget, Hits: st.Incremental, Misses: st.Full}
 	})
 }

@@ -1,4 +1,4 @@
-package server
+package telemetry
 
 import (
 	"context"
@@ -7,19 +7,19 @@ import (
 	"time"
 )
 
-// unknownModel is the metric label of a model name the runtime does not have.
-const unknownModel = "unknown"
+// UnknownModel is the metric label of a model name the runtime does not have.
+const UnknownModel = "unknown"
 
 // modelRefreshEvery bounds how often a name not seen before makes hearth ask the
 // runtime for its model list again: a stream of made-up names costs one list call per
 // interval, not one per request.
 const modelRefreshEvery = 5 * time.Second
 
-// modelNames maps the model names requests send to the names the runtime has, for
+// ModelNames maps the model names requests send to the names the runtime has, for
 // metric labels. Labels must come from a small set: every distinct label value is a
 // series kept for the life of the process, and requests may name anything (120
 // requests with 500 KB names once grew /metrics to 660 MB).
-type modelNames struct {
+type ModelNames struct {
 	list func(context.Context) ([]string, error)
 
 	mu sync.Mutex
@@ -30,13 +30,14 @@ type modelNames struct {
 	listing chan struct{}
 }
 
-func newModelNames(list func(context.Context) ([]string, error)) *modelNames {
-	return &modelNames{list: list, byKey: map[string]string{}}
+// NewModelNames knows the names list returns.
+func NewModelNames(list func(context.Context) ([]string, error)) *ModelNames {
+	return &ModelNames{list: list, byKey: map[string]string{}}
 }
 
-// label is the runtime's name of the model the request named, or unknownModel; the
+// Label is the runtime's name of the model the request named, or UnknownModel; the
 // empty name (a request that named none) stays empty.
-func (m *modelNames) label(name string) string {
+func (m *ModelNames) Label(name string) string {
 	if name == "" || m == nil {
 		return name
 	}
@@ -59,7 +60,7 @@ func (m *modelNames) label(name string) string {
 		return v
 	}
 	if wait == nil {
-		return unknownModel
+		return UnknownModel
 	}
 	<-wait
 	m.mu.Lock()
@@ -67,12 +68,12 @@ func (m *modelNames) label(name string) string {
 	if v, ok := m.byKey[key]; ok {
 		return v
 	}
-	return unknownModel
+	return UnknownModel
 }
 
 // refresh lists the runtime's models (bounded in time) and closes done. A failed list
 // keeps the names already known.
-func (m *modelNames) refresh(done chan struct{}) {
+func (m *ModelNames) refresh(done chan struct{}) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	names, err := m.list(ctx)
 	cancel()

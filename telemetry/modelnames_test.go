@@ -1,4 +1,4 @@
-package server
+package telemetry
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 func TestModelNamesLabel(t *testing.T) {
 	calls := 0
 	var fail bool
-	m := newModelNames(func(context.Context) ([]string, error) {
+	m := NewModelNames(func(context.Context) ([]string, error) {
 		calls++
 		if fail {
 			return nil, errors.New("runtime down")
@@ -23,9 +23,9 @@ func TestModelNamesLabel(t *testing.T) {
 	})
 	for name, want := range map[string]string{
 		"plain:latest": "plain:latest", "plain": "plain:latest", "PLAIN": "plain:latest",
-		"qwen3:0.6b": "qwen3:0.6b", "qwen3": unknownModel, "": "",
+		"qwen3:0.6b": "qwen3:0.6b", "qwen3": UnknownModel, "": "",
 	} {
-		if got := m.label(name); got != want {
+		if got := m.Label(name); got != want {
 			t.Errorf("label(%q) = %q, want %q", name, got, want)
 		}
 	}
@@ -33,7 +33,7 @@ func TestModelNamesLabel(t *testing.T) {
 		t.Errorf("%d list calls for the first names, want 1", calls)
 	}
 	for i := range 1000 {
-		if got := m.label(fmt.Sprintf("made-up-%d", i)); got != unknownModel {
+		if got := m.Label(fmt.Sprintf("made-up-%d", i)); got != UnknownModel {
 			t.Fatalf("made-up name labelled %q", got)
 		}
 	}
@@ -43,10 +43,10 @@ func TestModelNamesLabel(t *testing.T) {
 	// After the interval a miss lists again; a failed list keeps the names known.
 	m.fetched = time.Now().Add(-modelRefreshEvery)
 	fail = true
-	if got := m.label("made-up"); got != unknownModel || calls != 2 {
+	if got := m.Label("made-up"); got != UnknownModel || calls != 2 {
 		t.Errorf("after the interval: %q, %d calls", got, calls)
 	}
-	if got := m.label("plain"); got != "plain:latest" {
+	if got := m.Label("plain"); got != "plain:latest" {
 		t.Errorf("a known name after a failed list: %q", got)
 	}
 }
@@ -57,14 +57,14 @@ func TestModelNamesLabel(t *testing.T) {
 func TestModelNamesLabelConcurrentMiss(t *testing.T) {
 	release := make(chan struct{})
 	var calls atomic.Int32
-	m := newModelNames(func(context.Context) ([]string, error) {
+	m := NewModelNames(func(context.Context) ([]string, error) {
 		calls.Add(1)
 		<-release
 		return []string{"plain:latest"}, nil
 	})
 	got := make(chan string)
 	for range 8 {
-		go func() { got <- m.label("plain") }()
+		go func() { got <- m.Label("plain") }()
 	}
 	// Let every caller reach the lookup before the list call answers.
 	for calls.Load() == 0 {
