@@ -63,7 +63,7 @@ func (m coreMetrics) Finished(model, status, key, runtime string, u *hearth.Usag
 	}
 }
 
-func (m coreMetrics) RuntimeFailed(msg string) { m.s.health.failed(msg) }
+func (m coreMetrics) RuntimeFailed(msg string) { m.s.health.Failed(msg) }
 
 // DefaultJournalRetention is how long the journal of a finished response is kept.
 const DefaultJournalRetention = respond.DefaultJournalRetention

@@ -158,7 +158,7 @@ type Server struct {
 	fileURLs   *urlpolicy.Policy
 	metrics    *telemetry.Metrics
 	logContent bool
-	health     *runtimeHealth
+	health     *telemetry.RuntimeHealth
 	wsLifetime time.Duration
 	// socketConnBytes and socketBytes bound what WebSocket messages hold, per
 	// connection and in all (socketbudget.go).
@@ -196,8 +196,8 @@ func New(cfg Config) *Server {
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
 		log: log, limits: cfg.Limits.withDefaults(), fileURLs: cfg.FileURLs, logContent: cfg.LogContent,
 		randomPlacement: cfg.RandomPlacement,
-		health:          &runtimeHealth{up: true}, wsLifetime: cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
-		bodyTimeout: cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
+		wsLifetime:      cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
+		bodyTimeout:     cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
 	}
 	s.socketConnBytes = cmp.Or(cfg.WebSocketQueueBytes, DefaultWebSocketQueueBytes)
 	s.socketBytes = &byteBudget{limit: cmp.Or(cfg.WebSocketQueueBytesTotal, DefaultWebSocketQueueBytesTotal)}
@@ -242,7 +242,7 @@ func New(cfg Config) *Server {
 		return names, nil
 	})
 	s.metrics = telemetry.New(s.admission, s.models.Label)
-	s.health.metrics, s.health.log, s.health.pool = s.metrics, log, s.pool
+	s.health = telemetry.NewRuntimeHealth(s.pool, s.metrics, log)
 	if cfg.Database != nil {
 		s.ingest = newIngester(cfg.Database, s.pool, s.pool, log, cmp.Or(cfg.IngestWorkers, DefaultIngestWorkers), cmp.Or(cfg.IngestQueue, DefaultIngestQueue))
 		s.ingest.admit = s.admitIngestion
@@ -391,14 +391,14 @@ func (s *Server) healthz(c *gin.Context) {
 	rt := check(func(ctx context.Context) error {
 		// The pool serves while any of its runtimes does.
 		err := s.pool.Ready(ctx)
-		s.health.checked(err)
+		s.health.Checked(err)
 		return err
 	})
 	// Not the runtime's URL: the embedded runtime's port is hearth's business, and
 	// /healthz answers anyone.
 	rt["embedded"] = s.rt.IsEmbedded()
-	s.health.describe(rt)
-	body := gin.H{"runtime": rt, "runtimes": s.health.runtimeStates()}
+	s.health.Describe(rt)
+	body := gin.H{"runtime": rt, "runtimes": s.health.RuntimeStates()}
 	if s.db != nil {
 		var pingErr error
 		db := check(func(ctx context.Context) error { pingErr = s.db.Ping(ctx); return pingErr })
@@ -411,3 +411,7 @@ func (s *Server) healthz(c *gin.Context) {
 	}
 	c.JSON(status, body)
 }
+
+// Supervise checks the runtimes every interval until ctx ends, so /healthz, /metrics
+// and the log say when one went away or came back (telemetry.RuntimeHealth).
+func (s *Server) Supervise(ctx context.Context, every time.Duration) { s.health.Supervise(ctx, every) }

@@ -148,7 +148,7 @@ ollama serve.`,
 	f.StringSliceVar(&o.trustProxies, "trusted-proxies", nil, "addresses or CIDR ranges of reverse proxies whose X-Forwarded-For and X-Real-IP name the client (for per-address rate limits and logs); default none: the client is the connection's peer (repeat, or comma-separate)")
 	f.DurationVar(&o.bodyTimeout, "body-timeout", server.DefaultBodyReadTimeout, "how long a client may take to send a request body (more for a large body, at 64 KiB/s); then 408 (-1s: no bound)")
 	f.DurationVar(&o.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "how long one SSE frame may wait on a client that does not read; then the stream is cut and its response stops")
-	f.DurationVar(&o.checkEvery, "runtime-check", server.DefaultSuperviseEvery, "how often hearth checks that the runtime answers (/healthz, hearth_runtime_up)")
+	f.DurationVar(&o.checkEvery, "runtime-check", telemetry.DefaultSuperviseEvery, "how often hearth checks that the runtime answers (/healthz, hearth_runtime_up)")
 	f.BoolVar(&o.newDatabase, "new-database", false, "start with a new, empty database when the one in --data is missing, empty or damaged (a damaged one is moved aside); use once, after deciding not to restore a backup")
 	f.BoolVar(&o.gpu, "gpu", true, "let the embedded runtime use a GPU backend built beside hearth (make build GPU=cuda or GPU=vulkan); false runs on the CPU")
 	f.StringArrayVar(&o.mcp, "mcp", nil, "an MCP server requests may use as a tool ({\"type\":\"mcp\",\"server_label\":LABEL}): 'LABEL=COMMAND ARGS...' (hearth starts it, over stdio) or 'LABEL=https://...' (streamable HTTP); repeat for several, or [mcp.LABEL] tables in the config file")

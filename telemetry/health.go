@@ -1,4 +1,4 @@
-package server
+package telemetry
 
 import (
 	"context"
@@ -7,19 +7,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gin-gonic/gin"
-
 	"hearth/engine/pool"
-	"hearth/telemetry"
 )
 
-// runtimeHealth follows the runtime across health checks: whether it is up, since
+// RuntimeHealth follows the runtime across health checks: whether it is up, since
 // when, how often it came back, and the last generation it failed. Clients hold no
 // connection to the runtime (each call is a new HTTP request), so "reconnecting" is
 // noticing it is back: requests work again as soon as it answers.
-type runtimeHealth struct {
-	// metrics, log and pool are where changes are told, and what is checked.
-	metrics     *telemetry.Metrics
+type RuntimeHealth struct {
+	metrics     *Metrics
 	log         *slog.Logger
 	pool        *pool.Pool
 	mu          sync.Mutex
@@ -31,13 +27,18 @@ type runtimeHealth struct {
 	failedAt    time.Time
 }
 
+// NewRuntimeHealth follows the runtimes of p (taken as up), telling changes to m and log.
+func NewRuntimeHealth(p *pool.Pool, m *Metrics, log *slog.Logger) *RuntimeHealth {
+	return &RuntimeHealth{metrics: m, log: log, pool: p, up: true}
+}
+
 // DefaultSuperviseEvery is how often Supervise checks the runtime.
 const DefaultSuperviseEvery = 5 * time.Second
 
 // Supervise checks the runtime every interval until ctx ends, so /healthz, /metrics
 // (hearth_runtime_up, hearth_runtime_restarts_total) and the log say when an external
 // runtime went away or came back, without waiting for a request to find out.
-func (s *Server) Supervise(ctx context.Context, every time.Duration) {
+func (h *RuntimeHealth) Supervise(ctx context.Context, every time.Duration) {
 	if every <= 0 {
 		every = DefaultSuperviseEvery
 	}
@@ -45,12 +46,12 @@ func (s *Server) Supervise(ctx context.Context, every time.Duration) {
 	defer t.Stop()
 	for {
 		check, cancel := context.WithTimeout(ctx, min(every, 2*time.Second))
-		err := s.pool.Ready(check)
+		err := h.pool.Ready(check)
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
-		s.health.checked(err)
+		h.Checked(err)
 		select {
 		case <-ctx.Done():
 			return
@@ -59,8 +60,8 @@ func (s *Server) Supervise(ctx context.Context, every time.Duration) {
 	}
 }
 
-// checked records the result of a runtime health check.
-func (h *runtimeHealth) checked(err error) {
+// Checked records the result of a runtime health check.
+func (h *RuntimeHealth) Checked(err error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
@@ -79,15 +80,17 @@ func (h *runtimeHealth) checked(err error) {
 	}
 }
 
-// failed records a generation the runtime failed (a runner that crashed).
-func (h *runtimeHealth) failed(msg string) {
+// Failed records a generation the runtime failed (a runner that crashed).
+func (h *RuntimeHealth) Failed(msg string) {
 	h.mu.Lock()
 	h.lastFailure, h.failedAt = msg, time.Now()
 	h.mu.Unlock()
 	h.metrics.RuntimeErrors.Inc()
 }
 
-func (h *runtimeHealth) describe(out gin.H) {
+// Describe adds to out, the runtime part of /healthz, since when it is in its state,
+// how often it came back, and its last failed generation.
+func (h *RuntimeHealth) Describe(out map[string]any) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if !h.since.IsZero() {
@@ -97,16 +100,16 @@ func (h *runtimeHealth) describe(out gin.H) {
 		out["restarts"] = h.restarts
 	}
 	if h.lastFailure != "" {
-		out["last_failure"] = gin.H{"message": h.lastFailure, "at": h.failedAt.UTC().Format(time.RFC3339)}
+		out["last_failure"] = map[string]any{"message": h.lastFailure, "at": h.failedAt.UTC().Format(time.RFC3339)}
 	}
 }
 
-// runtimeStates describes each runtime of the pool for /healthz: its label (host:port,
+// RuntimeStates describes each runtime of the pool for /healthz: its label (host:port,
 // or "embedded"), whether it serves, since when, why not, and its models.
-func (h *runtimeHealth) runtimeStates() []gin.H {
-	var out []gin.H
+func (h *RuntimeHealth) RuntimeStates() []map[string]any {
+	var out []map[string]any
 	for _, st := range h.pool.States() {
-		h := gin.H{"runtime": st.Label, "ok": st.Up, "embedded": st.Embedded, "models": st.Models}
+		h := map[string]any{"runtime": st.Label, "ok": st.Up, "embedded": st.Embedded, "models": st.Models}
 		if st.Models == nil {
 			h["models"] = []string{}
 		}
