@@ -1,0 +1,141 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	"github.com/mattn/go-sqlite3"
+
+	"hearth/storage"
+	"hearth/storage/sqlstore"
+)
+
+// backend is this store as the shared SQL layer (storage/sqlstore) sees it: reads on
+// the read pool, writes on the single writer, changes told in-process after the
+// commit, and every error through seen (corruption, a full disk).
+type backend struct{ db *DB }
+
+var _ sqlstore.Backend = backend{}
+
+// querier is what database/sql runs statements on: the read pool or a transaction.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// conn runs the shared layer's statements in SQLite's text.
+type conn struct {
+	db *DB
+	q  querier
+}
+
+func (c conn) Exec(ctx context.Context, s *sqlstore.Stmt, args ...any) (int64, error) {
+	res, err := c.q.ExecContext(ctx, s.SQLite(), args...)
+	if err != nil {
+		return 0, c.db.seen(err)
+	}
+	n, err := res.RowsAffected()
+	return n, c.db.seen(err)
+}
+
+func (c conn) Query(ctx context.Context, s *sqlstore.Stmt, args ...any) (sqlstore.Rows, error) {
+	r, err := c.q.QueryContext(ctx, s.SQLite(), args...)
+	if err != nil {
+		return nil, c.db.seen(err)
+	}
+	return liteRows{r, c.db}, nil
+}
+
+func (c conn) QueryRow(ctx context.Context, s *sqlstore.Stmt, args ...any) sqlstore.Row {
+	return liteRow{c.q.QueryRowContext(ctx, s.SQLite(), args...), c.db}
+}
+
+type liteRows struct {
+	*sql.Rows
+	db *DB
+}
+
+func (r liteRows) Close()                 { r.Rows.Close() }
+func (r liteRows) Scan(dest ...any) error { return r.db.seen(r.Rows.Scan(dest...)) }
+func (r liteRows) Err() error             { return r.db.seen(r.Rows.Err()) }
+
+type liteRow struct {
+	r  *sql.Row
+	db *DB
+}
+
+func (r liteRow) Scan(dest ...any) error {
+	return r.db.seen(r.r.Scan(dest...))
+}
+
+// writeTx is a transaction of the single writer. What it tells and the chain epoch
+// move once it commits: one process owns the file, so its watchers are in-process.
+type writeTx struct {
+	conn
+	tx      *sql.Tx
+	changes []storage.Change
+	chains  bool
+}
+
+func (t *writeTx) Notify(_ context.Context, c storage.Change) error {
+	t.changes = append(t.changes, c)
+	return nil
+}
+
+func (t *writeTx) ChainsChanged(context.Context) error { t.chains = true; return nil }
+
+// LockChains has nothing to do: the single writer keeps every other write out.
+func (t *writeTx) LockChains(context.Context) error { return nil }
+
+func (b backend) Reader() sqlstore.Querier { return conn{b.db, b.db.r} }
+
+func (b backend) Read(ctx context.Context, fn func(context.Context, sqlstore.Querier) error) error {
+	tx, err := b.db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return b.db.seen(err)
+	}
+	defer tx.Rollback()
+	return fn(ctx, conn{b.db, tx})
+}
+
+func (b backend) Write(ctx context.Context, fn func(context.Context, sqlstore.Tx) error) error {
+	t := &writeTx{}
+	err := b.db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		t.conn, t.tx = conn{b.db, tx}, tx
+		return fn(ctx, t)
+	})
+	if err != nil {
+		return err
+	}
+	if t.chains {
+		b.db.chainsChanged()
+	}
+	for _, c := range t.changes {
+		b.db.changes.Tell(c)
+	}
+	return nil
+}
+
+// Unique reports a UNIQUE or PRIMARY KEY constraint's violation.
+func (backend) Unique(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.ExtendedCode == sqlite3.ErrConstraintUnique || se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey)
+}
+
+// InsertChunks inserts with one statement prepared for the transaction, run per chunk:
+// SQLite runs in-process, so a statement costs no round trip.
+func (b backend) InsertChunks(ctx context.Context, tx sqlstore.Tx, storeID, fileID string, from int, chunks []storage.NewChunk) error {
+	stmt, err := tx.(*writeTx).tx.PrepareContext(ctx, `INSERT OR REPLACE INTO vector_store_chunks (store_id, file_id, idx, text, vector) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for i, c := range chunks {
+		if _, err := stmt.ExecContext(ctx, storeID, fileID, from+i, c.Text, storage.EncodeVector(c.Vector)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
