@@ -172,11 +172,12 @@ func (d *Dialect) placeholder(n int) string {
 type Shared struct {
 	Files
 	VectorStores
+	Keys
 }
 
 // New is the shared layer over b, whose SQL is d's.
 func New(b Backend, d *Dialect) Shared {
-	return Shared{Files: Files{b, d}, VectorStores: VectorStores{b, d}}
+	return Shared{Files: Files{b, d}, VectorStores: VectorStores{b, d}, Keys: Keys{b}}
 }
 
 // execOne runs a statement that must change a row, and answers notFound (or
