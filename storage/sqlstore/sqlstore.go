@@ -173,11 +173,12 @@ type Shared struct {
 	Files
 	VectorStores
 	Keys
+	Conversations
 }
 
 // New is the shared layer over b, whose SQL is d's.
 func New(b Backend, d *Dialect) Shared {
-	return Shared{Files: Files{b, d}, VectorStores: VectorStores{b, d}, Keys: Keys{b}}
+	return Shared{Files: Files{b, d}, VectorStores: VectorStores{b, d}, Keys: Keys{b}, Conversations: Conversations{b}}
 }
 
 // execOne runs a statement that must change a row, and answers notFound (or
