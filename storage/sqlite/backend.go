@@ -25,49 +25,57 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// conn runs the shared layer's statements in SQLite's text.
+// conn runs the shared layer's statements in SQLite's text. Its errors go through
+// the store's seen (none before the store is open: migrations).
 type conn struct {
 	db *DB
 	q  querier
 }
 
+func (c conn) seen(err error) error {
+	if c.db == nil {
+		return err
+	}
+	return c.db.seen(err)
+}
+
 func (c conn) Exec(ctx context.Context, s *sqlstore.Stmt, args ...any) (int64, error) {
 	res, err := c.q.ExecContext(ctx, s.SQLite(), args...)
 	if err != nil {
-		return 0, c.db.seen(err)
+		return 0, c.seen(err)
 	}
 	n, err := res.RowsAffected()
-	return n, c.db.seen(err)
+	return n, c.seen(err)
 }
 
 func (c conn) Query(ctx context.Context, s *sqlstore.Stmt, args ...any) (sqlstore.Rows, error) {
 	r, err := c.q.QueryContext(ctx, s.SQLite(), args...)
 	if err != nil {
-		return nil, c.db.seen(err)
+		return nil, c.seen(err)
 	}
-	return liteRows{r, c.db}, nil
+	return liteRows{r, c}, nil
 }
 
 func (c conn) QueryRow(ctx context.Context, s *sqlstore.Stmt, args ...any) sqlstore.Row {
-	return liteRow{c.q.QueryRowContext(ctx, s.SQLite(), args...), c.db}
+	return liteRow{c.q.QueryRowContext(ctx, s.SQLite(), args...), c}
 }
 
 type liteRows struct {
 	*sql.Rows
-	db *DB
+	c conn
 }
 
 func (r liteRows) Close()                 { r.Rows.Close() }
-func (r liteRows) Scan(dest ...any) error { return r.db.seen(r.Rows.Scan(dest...)) }
-func (r liteRows) Err() error             { return r.db.seen(r.Rows.Err()) }
+func (r liteRows) Scan(dest ...any) error { return r.c.seen(r.Rows.Scan(dest...)) }
+func (r liteRows) Err() error             { return r.c.seen(r.Rows.Err()) }
 
 type liteRow struct {
-	r  *sql.Row
-	db *DB
+	r *sql.Row
+	c conn
 }
 
 func (r liteRow) Scan(dest ...any) error {
-	return r.db.seen(r.r.Scan(dest...))
+	return r.c.seen(r.r.Scan(dest...))
 }
 
 // writeTx is a transaction of the single writer. What it tells and the chain epoch
