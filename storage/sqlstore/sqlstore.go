@@ -143,16 +143,18 @@ type Dialect struct {
 	// placeholders are the first ones, made once.
 	placeholders []string
 	mark         string
+	// arrays: the store binds a []string as an array (PostgreSQL's = ANY).
+	arrays bool
 }
 
 // The two dialects.
 var (
-	SQLite   = newDialect("?")
-	Postgres = newDialect("$")
+	SQLite   = newDialect("?", false)
+	Postgres = newDialect("$", true)
 )
 
-func newDialect(mark string) *Dialect {
-	d := &Dialect{mark: mark, placeholders: make([]string, 32)}
+func newDialect(mark string, arrays bool) *Dialect {
+	d := &Dialect{mark: mark, arrays: arrays, placeholders: make([]string, 32)}
 	for i := range d.placeholders {
 		d.placeholders[i] = mark + strconv.Itoa(i)
 	}
@@ -174,11 +176,12 @@ type Shared struct {
 	VectorStores
 	Keys
 	Conversations
+	Console
 }
 
 // New is the shared layer over b, whose SQL is d's.
 func New(b Backend, d *Dialect) Shared {
-	return Shared{Files: Files{b, d}, VectorStores: VectorStores{b, d}, Keys: Keys{b}, Conversations: Conversations{b}}
+	return Shared{Files: Files{b, d}, VectorStores: VectorStores{b, d}, Keys: Keys{b}, Conversations: Conversations{b}, Console: Console{b, d}}
 }
 
 // execOne runs a statement that must change a row, and answers notFound (or
