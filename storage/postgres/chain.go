@@ -10,11 +10,8 @@ import (
 
 	"hearth/storage"
 	"hearth/storage/record"
+	"hearth/storage/sqlstore"
 )
-
-// maxChainDepth bounds the walk up a chain; it only stops a cycle, which can arise only
-// if a deleted response's id were reused by a descendant of it.
-const maxChainDepth = 100_000
 
 // sqlLoadChain walks a chain upwards from $1 through previous_response_id until the
 // root or a checkpoint (whose context the walk takes whole), one row per link with its
@@ -91,7 +88,7 @@ type querier interface {
 }
 
 func queryChain(ctx context.Context, q querier, owner, id string, withContext bool) (*record.Rows, error) {
-	rows, err := q.Query(ctx, sqlLoadChain, id, owner, maxChainDepth, withContext)
+	rows, err := q.Query(ctx, sqlLoadChain, id, owner, sqlstore.MaxChainDepth, withContext)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +110,7 @@ func queryChain(ctx context.Context, q querier, owner, id string, withContext bo
 			}
 			continue
 		}
-		if depth < 0 || depth > maxChainDepth || lid == nil || model == nil || status == nil || hasParent == nil {
+		if depth < 0 || depth > sqlstore.MaxChainDepth || lid == nil || model == nil || status == nil || hasParent == nil {
 			return nil, fmt.Errorf("chain query returned a bad link row at depth %d", depth)
 		}
 		if in == nil {

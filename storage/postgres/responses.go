@@ -13,14 +13,11 @@ import (
 
 	"hearth/storage"
 	"hearth/storage/record"
+	"hearth/storage/sqlstore"
 )
 
 // recoveredError is stored on responses that a stopped replica left in flight.
 var recoveredError = json.RawMessage(`{"code":"server_error","message":"hearth stopped before this response finished"}`)
-
-const responseColumns = `id, owner, model, status, background, previous_response_id, request,
-	response, error, input_tokens, output_tokens, cached_tokens, reasoning_tokens,
-	created_at, completed_at`
 
 // CreateResponse stores a new in-flight response with its input items, atomically. The
 // parent (PreviousResponseID) is read FOR SHARE: a deletion of it waits for this
@@ -66,8 +63,8 @@ func (db *DB) insertResponse(ctx context.Context, tx *pipe, r storage.NewRespons
 	tx.batch.Queue(`INSERT INTO responses
 		(id, owner, model, status, background, previous_response_id, request, response, created_at, input_pack, replica)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		r.ID, r.Owner, r.Model, string(r.Status), r.Background, nullString(r.PreviousResponseID),
-		string(r.Request), nullJSON(r.Body), created.UnixMilli(), record.PackItems(r.Input), db.replica)
+		r.ID, r.Owner, r.Model, string(r.Status), r.Background, sqlstore.NullString(r.PreviousResponseID),
+		string(r.Request), sqlstore.NullJSON(r.Body), created.UnixMilli(), record.PackItems(r.Input), db.replica)
 	return insertItems(ctx, tx, r.ID, "input", r.Input)
 }
 
@@ -191,7 +188,7 @@ func (db *DB) completeInTx(ctx context.Context, tx dbtx, id string, f storage.Fi
 		input_tokens = $4, output_tokens = $5, cached_tokens = $6, reasoning_tokens = $7,
 		completed_at = $8, output_pack = $9, runtime = coalesce(nullif($10, ''), runtime)
 		WHERE id = $11`,
-		string(f.Status), nullJSON(f.Body), nullJSON(f.Error),
+		string(f.Status), sqlstore.NullJSON(f.Body), sqlstore.NullJSON(f.Error),
 		f.Usage.InputTokens, f.Usage.OutputTokens, f.Usage.CachedTokens, f.Usage.ReasoningTokens,
 		completed.UnixMilli(), record.PackItems(f.Output), f.Runtime, id); err != nil {
 		return err
@@ -257,7 +254,7 @@ func setStatus(ctx context.Context, tx pgx.Tx, id string, status storage.Status,
 		body = setFields(body, field{"status", mustJSON(string(status))})
 	}
 	_, err := tx.Exec(ctx, `UPDATE responses SET status = $1, completed_at = $2, response = $3 WHERE id = $4`,
-		string(status), completed, nullJSON(body), id)
+		string(status), completed, sqlstore.NullJSON(body), id)
 	return err
 }
 
@@ -303,8 +300,8 @@ func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, 
 	var finished error
 	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
 		var err error
-		get := `SELECT ` + responseColumns + ` FROM responses WHERE id = $1 AND owner = $2`
-		if rec, err = scanResponse(tx.QueryRow(ctx, get+` FOR UPDATE`, id, owner)); err != nil {
+		get := `SELECT ` + sqlstore.ResponseColumns + ` FROM responses WHERE id = $1 AND owner = $2`
+		if rec, err = sqlstore.ScanResponse(tx.QueryRow(ctx, get+` FOR UPDATE`, id, owner)); err != nil {
 			return err
 		}
 		switch {
@@ -329,7 +326,7 @@ func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, 
 		if err := notify(ctx, tx, storage.Change{Kind: storage.ResponseCancelled, ID: id}); err != nil {
 			return err
 		}
-		rec, err = scanResponse(tx.QueryRow(ctx, get, id, owner))
+		rec, err = sqlstore.ScanResponse(tx.QueryRow(ctx, get, id, owner))
 		return err
 	})
 	if err != nil {
@@ -340,7 +337,7 @@ func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, 
 
 // GetResponse returns the owner's response id, or ErrNotFound.
 func (db *DB) GetResponse(ctx context.Context, owner, id string) (*storage.Response, error) {
-	rec, err := scanResponse(db.pool.QueryRow(ctx, `SELECT `+responseColumns+` FROM responses WHERE id = $1 AND owner = $2`, id, owner))
+	rec, err := sqlstore.ScanResponse(db.pool.QueryRow(ctx, `SELECT `+sqlstore.ResponseColumns+` FROM responses WHERE id = $1 AND owner = $2`, id, owner))
 	if err != nil {
 		return nil, fmt.Errorf("storage: get response %s: %w", id, err)
 	}
@@ -431,7 +428,7 @@ func failInFlight(ctx context.Context, tx pgx.Tx, query string, args []any, errJ
 			l.body = setFields(l.body, field{"status", mustJSON("failed")}, field{"error", errJSON})
 		}
 		if _, err := tx.Exec(ctx, `UPDATE responses SET status = 'failed', error = $1, completed_at = $2, response = $3
-			WHERE id = $4`, string(errJSON), now, nullJSON(l.body), l.id); err != nil {
+			WHERE id = $4`, string(errJSON), now, sqlstore.NullJSON(l.body), l.id); err != nil {
 			return nil, err
 		}
 		// Checkpoints below it hold its in-flight state.
@@ -575,55 +572,6 @@ func (db *DB) ResponseRuntime(ctx context.Context, owner, id string) (string, er
 		return "", fmt.Errorf("storage: runtime of %s: %w", id, notFound(err, storage.ErrNotFound))
 	}
 	return label, nil
-}
-
-func scanResponse(row pgx.Row) (*storage.Response, error) {
-	var (
-		r                   storage.Response
-		status              string
-		prev, request, body *string
-		errJSON             *string
-		created             int64
-		completed           *int64
-	)
-	err := row.Scan(&r.ID, &r.Owner, &r.Model, &status, &r.Background, &prev, &request, &body, &errJSON,
-		&r.Usage.InputTokens, &r.Usage.OutputTokens, &r.Usage.CachedTokens, &r.Usage.ReasoningTokens,
-		&created, &completed)
-	if err != nil {
-		return nil, notFound(err, storage.ErrNotFound)
-	}
-	r.Status = storage.Status(status)
-	if prev != nil {
-		r.PreviousResponseID = *prev
-	}
-	r.Request, r.Body, r.Error = rawJSON(request), rawJSON(body), rawJSON(errJSON)
-	r.CreatedAt = time.UnixMilli(created)
-	if completed != nil {
-		r.CompletedAt = time.UnixMilli(*completed)
-	}
-	return &r, nil
-}
-
-func rawJSON(s *string) json.RawMessage {
-	if s == nil {
-		return nil
-	}
-	return json.RawMessage(*s)
-}
-
-// nullString and nullJSON bind "" and empty JSON as NULL.
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-func nullJSON(raw []byte) any {
-	if len(raw) == 0 {
-		return nil
-	}
-	return string(raw)
 }
 
 func mustJSON(v any) json.RawMessage {

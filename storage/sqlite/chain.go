@@ -8,12 +8,8 @@ import (
 
 	"hearth/storage"
 	"hearth/storage/record"
+	"hearth/storage/sqlstore"
 )
-
-// maxChainDepth bounds the walk up a chain. Real chains end far sooner (a context window
-// holds a few thousand turns at most); the bound only stops a cycle, which can only
-// arise if a deleted response's id were reused by a descendant of it.
-const maxChainDepth = 100_000
 
 // LoadChain loads, in one query, the conversation behind previous_response_id = id:
 // every response from the root of the chain down to id, each with its input items and
@@ -101,7 +97,7 @@ func (db *DB) loadChainTail(ctx context.Context, owner, id string, known func(st
 // queryChain runs sqlLoadChain and reads its rows.
 func queryChain(ctx context.Context, q driver.QueryerContext, id, owner string, withContext bool) (*record.Rows, error) {
 	rows, err := q.QueryContext(ctx, sqlLoadChain, []driver.NamedValue{
-		{Ordinal: 1, Value: id}, {Ordinal: 2, Value: owner}, {Ordinal: 3, Value: int64(maxChainDepth)},
+		{Ordinal: 1, Value: id}, {Ordinal: 2, Value: owner}, {Ordinal: 3, Value: int64(sqlstore.MaxChainDepth)},
 		{Ordinal: 4, Value: withContext}})
 	if err != nil {
 		return nil, err
@@ -161,7 +157,7 @@ func readChainRows(rows driver.Rows) (*record.Rows, error) {
 			cr.Request = []byte(asString(vals[5]))
 			continue
 		}
-		if depth < 0 || depth > maxChainDepth {
+		if depth < 0 || depth > sqlstore.MaxChainDepth {
 			return nil, fmt.Errorf("chain query returned depth %d", depth)
 		}
 		hasParent, err := asInt(vals[1])

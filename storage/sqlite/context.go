@@ -11,6 +11,7 @@ import (
 
 	"hearth/storage"
 	"hearth/storage/record"
+	"hearth/storage/sqlstore"
 )
 
 // checkpoint runs in the transaction that completes response id: when id is
@@ -89,7 +90,7 @@ func (db *DB) dropDescendantContexts(ctx context.Context, tx *sql.Tx, id string)
 
 // walkInTx loads a chain by walking it, inside a write transaction.
 func walkInTx(ctx context.Context, tx *sql.Tx, owner, id string) (*storage.Chain, error) {
-	rows, err := tx.QueryContext(ctx, sqlLoadChain, id, owner, maxChainDepth, true)
+	rows, err := tx.QueryContext(ctx, sqlLoadChain, id, owner, sqlstore.MaxChainDepth, true)
 	if err != nil {
 		return nil, err
 	}

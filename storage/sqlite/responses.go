@@ -12,6 +12,7 @@ import (
 
 	"hearth/storage"
 	"hearth/storage/record"
+	"hearth/storage/sqlstore"
 )
 
 // recoveredError is stored on responses that a crash left in flight. server_error is
@@ -51,8 +52,8 @@ func (db *DB) insertResponse(ctx context.Context, tx *sql.Tx, r storage.NewRespo
 		}
 	}
 	if _, err := tx.StmtContext(ctx, db.st.insertResponse).ExecContext(ctx,
-		r.ID, r.Owner, r.Model, string(r.Status), r.Background, nullString(r.PreviousResponseID),
-		string(r.Request), nullJSON(r.Body), created.UnixMilli(), record.PackItems(r.Input)); err != nil {
+		r.ID, r.Owner, r.Model, string(r.Status), r.Background, sqlstore.NullString(r.PreviousResponseID),
+		string(r.Request), sqlstore.NullJSON(r.Body), created.UnixMilli(), record.PackItems(r.Input)); err != nil {
 		var se sqlite3.Error
 		if errors.As(err, &se) && (se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey || se.ExtendedCode == sqlite3.ErrConstraintUnique) {
 			return storage.ErrExists // the id is taken
@@ -133,7 +134,7 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f storage
 		}
 	}
 	if _, err := tx.StmtContext(ctx, db.st.complete).ExecContext(ctx,
-		string(f.Status), nullJSON(f.Body), nullJSON(f.Error),
+		string(f.Status), sqlstore.NullJSON(f.Body), sqlstore.NullJSON(f.Error),
 		f.Usage.InputTokens, f.Usage.OutputTokens, f.Usage.CachedTokens, f.Usage.ReasoningTokens,
 		completed.UnixMilli(), record.PackItems(f.Output), f.Runtime, id); err != nil {
 		return err
@@ -204,7 +205,7 @@ func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, 
 	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		get := tx.StmtContext(ctx, db.st.getForWrite)
 		var err error
-		if rec, err = scanResponse(get.QueryRowContext(ctx, id, owner)); err != nil {
+		if rec, err = sqlstore.ScanResponse(get.QueryRowContext(ctx, id, owner)); err != nil {
 			return err
 		}
 		switch {
@@ -221,7 +222,7 @@ func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, 
 		if err := db.dropDescendantContexts(ctx, tx, id); err != nil {
 			return err
 		}
-		rec, err = scanResponse(get.QueryRowContext(ctx, id, owner))
+		rec, err = sqlstore.ScanResponse(get.QueryRowContext(ctx, id, owner))
 		return err
 	})
 	if err != nil {
@@ -236,7 +237,7 @@ func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, 
 
 // GetResponse returns the owner's response id, or ErrNotFound.
 func (db *DB) GetResponse(ctx context.Context, owner, id string) (*storage.Response, error) {
-	rec, err := scanResponse(db.st.get.QueryRowContext(ctx, id, owner))
+	rec, err := sqlstore.ScanResponse(db.st.get.QueryRowContext(ctx, id, owner))
 	if err != nil {
 		return nil, db.seen(fmt.Errorf("storage: get response %s: %w", id, err))
 	}
@@ -369,50 +370,6 @@ func insertItems(ctx context.Context, st *sql.Stmt, responseID, kind string, ite
 		}
 	}
 	return nil
-}
-
-type rowScanner interface{ Scan(dest ...any) error }
-
-func scanResponse(row rowScanner) (*storage.Response, error) {
-	var (
-		r         storage.Response
-		prev      sql.NullString
-		completed sql.NullInt64
-		created   int64
-	)
-	err := row.Scan(&r.ID, &r.Owner, &r.Model, &r.Status, &r.Background, &prev,
-		(*[]byte)(&r.Request), (*[]byte)(&r.Body), (*[]byte)(&r.Error),
-		&r.Usage.InputTokens, &r.Usage.OutputTokens, &r.Usage.CachedTokens, &r.Usage.ReasoningTokens,
-		&created, &completed)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, storage.ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	r.PreviousResponseID = prev.String
-	r.CreatedAt = time.UnixMilli(created)
-	if completed.Valid {
-		r.CompletedAt = time.UnixMilli(completed.Int64)
-	}
-	return &r, nil
-}
-
-// nullString and nullJSON bind "" and empty JSON as SQL NULL. JSON is bound as a Go
-// string: a []byte would be bound as a BLOB, which the STRICT TEXT columns refuse and
-// which SQLite's JSON functions would read as JSONB.
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-func nullJSON(raw json.RawMessage) any {
-	if len(raw) == 0 {
-		return nil
-	}
-	return string(raw)
 }
 
 // ResponseRuntime returns the label of the runtime that served owner's response id

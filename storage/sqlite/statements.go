@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"hearth/storage/sqlstore"
 )
 
 // statements are prepared once at Open. database/sql prepares each again, lazily, on
@@ -43,10 +45,6 @@ type statements struct {
 	all []*sql.Stmt
 }
 
-const responseColumns = `id, owner, model, status, background, previous_response_id, request,
-	response, error, input_tokens, output_tokens, cached_tokens, reasoning_tokens,
-	created_at, completed_at`
-
 const (
 	sqlInsertResponse = `INSERT INTO responses
 	(id, owner, model, status, background, previous_response_id, request, response, created_at, input_pack)
@@ -73,7 +71,7 @@ const (
 		EXISTS (SELECT 1 FROM responses AS c WHERE c.previous_response_id = responses.id)
 	FROM responses WHERE id = ?`
 
-	sqlGet = `SELECT ` + responseColumns + ` FROM responses WHERE id = ? AND owner = ?`
+	sqlGet = `SELECT ` + sqlstore.ResponseColumns + ` FROM responses WHERE id = ? AND owner = ?`
 
 	// The chain is walked upwards from the requested response through
 	// previous_response_id, one lookup per link, until it reaches the root or a
