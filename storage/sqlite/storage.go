@@ -52,6 +52,9 @@ type DB struct {
 	changes storage.Feed
 }
 
+// A SQLite file is the source of `hearth db copy` (sqlstore.Copy reads it).
+var _ storage.CopySource = (*DB)(nil)
+
 // ChainEpoch counts the committed changes that can alter a stored chain whose every
 // response has finished (Status.Settled): a response deleted (and, to be safe, any
 // cancelled, and rows recovered after a crash). A settled chain read when the count

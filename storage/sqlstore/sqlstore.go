@@ -145,20 +145,30 @@ type Dialect struct {
 	mark         string
 	// arrays: the store binds a []string as an array (PostgreSQL's = ANY).
 	arrays bool
+	// schema reads the tables' columns and types (table, column, type), in order.
+	schema *Stmt
+	// storedOrder orders a whole table's rows as they were stored, where the store
+	// keeps that order.
+	storedOrder string
 }
 
 // The two dialects.
 var (
-	SQLite   = newDialect("?", false)
-	Postgres = newDialect("$", true)
+	SQLite = newDialect(Dialect{mark: "?", storedOrder: ` ORDER BY rowid`,
+		schema: SQL(`SELECT m.name, p.name, lower(p.type) FROM sqlite_master AS m, pragma_table_info(m.name) AS p
+			WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' ORDER BY m.name, p.cid`)})
+	Postgres = newDialect(Dialect{mark: "$", arrays: true,
+		schema: SQL(`SELECT table_name, column_name, lower(data_type) FROM information_schema.columns
+			WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`)})
 )
 
-func newDialect(mark string, arrays bool) *Dialect {
-	d := &Dialect{mark: mark, arrays: arrays, placeholders: make([]string, 32)}
+func newDialect(d Dialect) *Dialect {
+	mark := d.mark
+	d.placeholders = make([]string, 32)
 	for i := range d.placeholders {
 		d.placeholders[i] = mark + strconv.Itoa(i)
 	}
-	return d
+	return &d
 }
 
 // placeholder is the n-th (from 1).
@@ -177,11 +187,12 @@ type Shared struct {
 	Keys
 	Conversations
 	Console
+	Copy
 }
 
 // New is the shared layer over b, whose SQL is d's.
 func New(b Backend, d *Dialect) Shared {
-	return Shared{Files: Files{b, d}, VectorStores: VectorStores{b, d}, Keys: Keys{b}, Conversations: Conversations{b}, Console: Console{b, d}}
+	return Shared{Files: Files{b, d}, VectorStores: VectorStores{b, d}, Keys: Keys{b}, Conversations: Conversations{b}, Console: Console{b, d}, Copy: Copy{b, d}}
 }
 
 // execOne runs a statement that must change a row, and answers notFound (or
