@@ -35,14 +35,14 @@ func (c pgConn) QueryRow(ctx context.Context, s *sqlstore.Stmt, args ...any) sql
 
 // pgTx is a write transaction: its changes go out with NOTIFY, which PostgreSQL
 // delivers to every replica once it commits.
-type pgTx struct {
-	pgConn
-	tx pgx.Tx
-}
+type pgTx struct{ pgConn }
 
-func (t pgTx) Notify(ctx context.Context, c storage.Change) error { return notify(ctx, t.tx, c) }
-func (t pgTx) ChainsChanged(ctx context.Context) error            { return chainsChanged(ctx, t.tx) }
-func (t pgTx) LockChains(ctx context.Context) error               { return lockChainsExclusive(ctx, t.tx) }
+func (t pgTx) Queue(ctx context.Context, s *sqlstore.Stmt, args ...any) error {
+	return queue(ctx, t.q, s.Postgres(), args...)
+}
+func (t pgTx) Notify(ctx context.Context, c storage.Change) error { return notify(ctx, t.q, c) }
+func (t pgTx) ChainsChanged(ctx context.Context) error            { return chainsChanged(ctx, t.q) }
+func (t pgTx) LockChains(ctx context.Context) error               { return lockChainsExclusive(ctx, t.q) }
 
 func (b backend) Reader() sqlstore.Querier { return pgConn{b.db.pool} }
 
@@ -55,7 +55,14 @@ func (b backend) Read(ctx context.Context, fn func(context.Context, sqlstore.Que
 
 func (b backend) Write(ctx context.Context, fn func(context.Context, sqlstore.Tx) error) error {
 	return b.db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		return fn(ctx, pgTx{pgConn{tx}, tx})
+		return fn(ctx, pgTx{pgConn{tx}})
+	})
+}
+
+// Pipeline sends the transaction's statements pipelined (pipe.go).
+func (b backend) Pipeline(ctx context.Context, fn func(context.Context, sqlstore.Tx) error) error {
+	return b.db.writePipelined(ctx, func(ctx context.Context, p *pipe) error {
+		return fn(ctx, pgTx{pgConn{p}})
 	})
 }
 
@@ -67,7 +74,7 @@ func (backend) InsertChunks(ctx context.Context, tx sqlstore.Tx, storeID, fileID
 	if len(chunks) == 0 {
 		return nil
 	}
-	t := tx.(pgTx).tx
+	t := tx.(pgTx).q.(pgx.Tx)
 	if _, err := t.Exec(ctx, `DELETE FROM vector_store_chunks WHERE store_id = $1 AND file_id = $2 AND idx >= $3 AND idx < $4`,
 		storeID, fileID, from, from+len(chunks)); err != nil {
 		return err

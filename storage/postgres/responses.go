@@ -161,7 +161,7 @@ func (db *DB) completeInTx(ctx context.Context, tx dbtx, id string, f storage.Fi
 			return err
 		}
 		if f.EndJournal && len(f.Events) > 0 {
-			if err := queueRow(ctx, tx, func(r pgx.Row) error { return r.Scan(&next) }, sqlNextSeq, id); err != nil {
+			if err := queueRow(ctx, tx, func(r pgx.Row) error { return r.Scan(&next) }, sqlstore.SQLNextSeq.Postgres(), id); err != nil {
 				return err
 			}
 		}
@@ -204,9 +204,9 @@ func (db *DB) completeInTx(ctx context.Context, tx dbtx, id string, f storage.Fi
 	if f.EndJournal {
 		var err error
 		if next >= 0 {
-			err = appendJournalAt(ctx, tx, id, f.Events, next, true, true)
+			err = sqlstore.AppendJournalAt(ctx, pgTx{pgConn{tx}}, id, f.Events, next, true, true)
 		} else {
-			err = appendJournal(ctx, tx, id, f.Events, true, true)
+			err = sqlstore.AppendJournal(ctx, pgTx{pgConn{tx}}, id, f.Events, true, true)
 		}
 		if err != nil {
 			return err

@@ -25,11 +25,31 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// conn runs the shared layer's statements in SQLite's text. Its errors go through
-// the store's seen (none before the store is open: migrations).
+// conn runs the shared layer's statements in SQLite's text, those declared Prepared
+// through the statement prepared at Open on its pool (statements.go). Its errors go
+// through the store's seen (none before the store is open: migrations).
 type conn struct {
 	db *DB
 	q  querier
+	// tx is q when it is a transaction; writer when its pool is the writer.
+	tx     *sql.Tx
+	writer bool
+}
+
+// stmt is s prepared for c, or nil.
+func (c conn) stmt(ctx context.Context, s *sqlstore.Stmt) *sql.Stmt {
+	i := s.Index()
+	if i < 0 || c.db == nil {
+		return nil
+	}
+	st := c.db.st.shared[i].r
+	if c.writer {
+		st = c.db.st.shared[i].w
+	}
+	if c.tx != nil {
+		return c.tx.StmtContext(ctx, st)
+	}
+	return st
 }
 
 func (c conn) seen(err error) error {
@@ -40,7 +60,13 @@ func (c conn) seen(err error) error {
 }
 
 func (c conn) Exec(ctx context.Context, s *sqlstore.Stmt, args ...any) (int64, error) {
-	res, err := c.q.ExecContext(ctx, s.SQLite(), args...)
+	var res sql.Result
+	var err error
+	if st := c.stmt(ctx, s); st != nil {
+		res, err = st.ExecContext(ctx, args...)
+	} else {
+		res, err = c.q.ExecContext(ctx, s.SQLite(), args...)
+	}
 	if err != nil {
 		return 0, c.seen(err)
 	}
@@ -49,7 +75,13 @@ func (c conn) Exec(ctx context.Context, s *sqlstore.Stmt, args ...any) (int64, e
 }
 
 func (c conn) Query(ctx context.Context, s *sqlstore.Stmt, args ...any) (sqlstore.Rows, error) {
-	r, err := c.q.QueryContext(ctx, s.SQLite(), args...)
+	var r *sql.Rows
+	var err error
+	if st := c.stmt(ctx, s); st != nil {
+		r, err = st.QueryContext(ctx, args...)
+	} else {
+		r, err = c.q.QueryContext(ctx, s.SQLite(), args...)
+	}
 	if err != nil {
 		return nil, c.seen(err)
 	}
@@ -57,6 +89,9 @@ func (c conn) Query(ctx context.Context, s *sqlstore.Stmt, args ...any) (sqlstor
 }
 
 func (c conn) QueryRow(ctx context.Context, s *sqlstore.Stmt, args ...any) sqlstore.Row {
+	if st := c.stmt(ctx, s); st != nil {
+		return liteRow{st.QueryRowContext(ctx, args...), c}
+	}
 	return liteRow{c.q.QueryRowContext(ctx, s.SQLite(), args...), c}
 }
 
@@ -82,9 +117,20 @@ func (r liteRow) Scan(dest ...any) error {
 // move once it commits: one process owns the file, so its watchers are in-process.
 type writeTx struct {
 	conn
-	tx      *sql.Tx
 	changes []storage.Change
 	chains  bool
+}
+
+// sharedTx is tx, a transaction of the writer, for the shared layer's statements
+// inside this store's own.
+func (db *DB) sharedTx(tx *sql.Tx) *writeTx {
+	return &writeTx{conn: conn{db: db, q: tx, tx: tx, writer: true}}
+}
+
+// Queue runs at once: a statement costs no round trip here.
+func (t *writeTx) Queue(ctx context.Context, s *sqlstore.Stmt, args ...any) error {
+	_, err := t.Exec(ctx, s, args...)
+	return err
 }
 
 func (t *writeTx) Notify(_ context.Context, c storage.Change) error {
@@ -97,7 +143,7 @@ func (t *writeTx) ChainsChanged(context.Context) error { t.chains = true; return
 // LockChains has nothing to do: the single writer keeps every other write out.
 func (t *writeTx) LockChains(context.Context) error { return nil }
 
-func (b backend) Reader() sqlstore.Querier { return conn{b.db, b.db.r} }
+func (b backend) Reader() sqlstore.Querier { return conn{db: b.db, q: b.db.r} }
 
 func (b backend) Read(ctx context.Context, fn func(context.Context, sqlstore.Querier) error) error {
 	tx, err := b.db.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
@@ -105,13 +151,13 @@ func (b backend) Read(ctx context.Context, fn func(context.Context, sqlstore.Que
 		return b.db.seen(err)
 	}
 	defer tx.Rollback()
-	return fn(ctx, conn{b.db, tx})
+	return fn(ctx, conn{db: b.db, q: tx, tx: tx})
 }
 
 func (b backend) Write(ctx context.Context, fn func(context.Context, sqlstore.Tx) error) error {
-	t := &writeTx{}
+	var t *writeTx
 	err := b.db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		t.conn, t.tx = conn{b.db, tx}, tx
+		t = b.db.sharedTx(tx)
 		return fn(ctx, t)
 	})
 	if err != nil {
@@ -124,6 +170,11 @@ func (b backend) Write(ctx context.Context, fn func(context.Context, sqlstore.Tx
 		b.db.changes.Tell(c)
 	}
 	return nil
+}
+
+// Pipeline is Write: statements cost no round trip here.
+func (b backend) Pipeline(ctx context.Context, fn func(context.Context, sqlstore.Tx) error) error {
+	return b.Write(ctx, fn)
 }
 
 // Unique reports a UNIQUE or PRIMARY KEY constraint's violation.

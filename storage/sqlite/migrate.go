@@ -34,7 +34,7 @@ func migrator(w *sql.DB) sqlstore.Migrator {
 				return err
 			}
 			defer tx.Rollback()
-			if err := fn(conn{q: tx}); err != nil {
+			if err := fn(conn{q: tx, tx: tx}); err != nil {
 				return err
 			}
 			return tx.Commit()

@@ -148,7 +148,7 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f storage
 		}
 	}
 	if f.EndJournal {
-		if err := db.appendJournal(ctx, tx, id, f.Events, true, true); err != nil {
+		if err := sqlstore.AppendJournal(ctx, db.sharedTx(tx), id, f.Events, true, true); err != nil {
 			return err
 		}
 	}

@@ -27,20 +27,19 @@ type statements struct {
 	putContext     *sql.Stmt
 	dropContext    *sql.Stmt
 	dropBelow      *sql.Stmt
-	insertEvent    *sql.Stmt
-	endJournal     *sql.Stmt
-	journalNext    *sql.Stmt
 
 	// readers
-	get          *sql.Stmt
-	exists       *sql.Stmt
-	hasKeys      *sql.Stmt
-	inputCursor  *sql.Stmt
-	inputAsc     *sql.Stmt
-	inputDesc    *sql.Stmt
-	lookupItem   *sql.Stmt
-	journalLast  *sql.Stmt
-	journalAfter *sql.Stmt
+	get         *sql.Stmt
+	exists      *sql.Stmt
+	hasKeys     *sql.Stmt
+	inputCursor *sql.Stmt
+	inputAsc    *sql.Stmt
+	inputDesc   *sql.Stmt
+	lookupItem  *sql.Stmt
+
+	// shared are the shared layer's statements declared Prepared, by their Index,
+	// prepared on the writer and on the read pool.
+	shared []struct{ w, r *sql.Stmt }
 
 	all []*sql.Stmt
 }
@@ -156,15 +155,6 @@ const (
 	ORDER BY position DESC LIMIT ?`
 )
 
-const (
-	sqlInsertEvent = `INSERT INTO events (response_id, first_seq, last_seq, last_type, data) VALUES (?, ?, ?, ?, ?)`
-	sqlEndJournal  = `INSERT INTO journals (response_id, ended_at) VALUES (?, ?)
-		ON CONFLICT (response_id) DO UPDATE SET ended_at = excluded.ended_at`
-	sqlJournalNext  = `SELECT coalesce(max(last_seq), -1) + 1 FROM events WHERE response_id = ?`
-	sqlJournalLast  = `SELECT last_seq, last_type FROM events WHERE response_id = ? ORDER BY first_seq DESC LIMIT 1`
-	sqlJournalAfter = `SELECT first_seq, data FROM events WHERE response_id = ? AND last_seq > ? ORDER BY first_seq`
-)
-
 func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 	for _, p := range []struct {
 		dst  **sql.Stmt
@@ -182,9 +172,6 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		{&s.putContext, w, sqlPutContext},
 		{&s.dropContext, w, sqlDropContext},
 		{&s.dropBelow, w, sqlDropBelow},
-		{&s.insertEvent, w, sqlInsertEvent},
-		{&s.endJournal, w, sqlEndJournal},
-		{&s.journalNext, w, sqlJournalNext},
 		{&s.get, r, sqlGet},
 		{&s.exists, r, sqlExists},
 		{&s.hasKeys, r, sqlHasKeys},
@@ -192,8 +179,6 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		{&s.inputAsc, r, sqlInputAsc},
 		{&s.inputDesc, r, sqlInputDesc},
 		{&s.lookupItem, r, sqlLookupItem},
-		{&s.journalLast, r, sqlJournalLast},
-		{&s.journalAfter, r, sqlJournalAfter},
 	} {
 		st, err := p.db.PrepareContext(ctx, p.text)
 		if err != nil {
@@ -201,6 +186,22 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		}
 		*p.dst = st
 		s.all = append(s.all, st)
+	}
+	// The shared layer's hot statements, on both pools: a transaction of either may
+	// run them (conn.stmt).
+	for _, q := range sqlstore.PreparedStatements() {
+		var p struct{ w, r *sql.Stmt }
+		var err error
+		if p.w, err = w.PrepareContext(ctx, q.SQLite()); err == nil {
+			s.all = append(s.all, p.w)
+			if p.r, err = r.PrepareContext(ctx, q.SQLite()); err == nil {
+				s.all = append(s.all, p.r)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("storage: prepare: %w\n%s", err, q.SQLite())
+		}
+		s.shared = append(s.shared, p)
 	}
 	return nil
 }

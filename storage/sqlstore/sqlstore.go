@@ -23,21 +23,45 @@ import (
 )
 
 // Stmt is one statement in both dialects' text.
-type Stmt struct{ lite, pg string }
+type Stmt struct {
+	lite, pg string
+	// index numbers the statements a store may keep prepared (Prepared), from 0; -1
+	// for the others.
+	index int
+}
+
+// prepared are the statements declared Prepared, by index.
+var prepared []*Stmt
+
+// Prepared marks s as one a store keeps prepared on its connections, where preparing
+// saves the parse of each call (SQLite, in-process: the parse is most of a short
+// statement's cost; PostgreSQL caches statements per connection by itself). For the
+// hot paths; called where s is declared.
+func (s *Stmt) Prepared() *Stmt {
+	s.index = len(prepared)
+	prepared = append(prepared, s)
+	return s
+}
+
+// Index is s's number among PreparedStatements, or -1.
+func (s *Stmt) Index() int { return s.index }
+
+// PreparedStatements are the statements declared Prepared, by Index.
+func PreparedStatements() []*Stmt { return prepared }
 
 // SQL declares a statement written with SQLite's placeholders (? or ?N, not mixed),
 // which PostgreSQL's form numbers ($N). Call it where the statement is declared (a
 // package variable), never per call.
-func SQL(text string) *Stmt { return &Stmt{lite: text, pg: numbered(text)} }
+func SQL(text string) *Stmt { return &Stmt{lite: text, pg: numbered(text), index: -1} }
 
 // Dialects declares a statement whose text differs between the stores beyond
 // placeholders: lite in SQLite's, pg in PostgreSQL's.
-func Dialects(lite, pg string) *Stmt { return &Stmt{lite: lite, pg: pg} }
+func Dialects(lite, pg string) *Stmt { return &Stmt{lite: lite, pg: pg, index: -1} }
 
 // ForUpdate is s locking the rows it reads until the transaction ends, where the
 // store has row locks (PostgreSQL's FOR UPDATE); SQLite's single writer already keeps
 // every other write out. Declared once, as SQL.
-func (s *Stmt) ForUpdate() *Stmt { return &Stmt{lite: s.lite, pg: s.pg + ` FOR UPDATE`} }
+func (s *Stmt) ForUpdate() *Stmt { return &Stmt{lite: s.lite, pg: s.pg + ` FOR UPDATE`, index: -1} }
 
 // SQLite is the statement's text for SQLite.
 func (s *Stmt) SQLite() string { return s.lite }
@@ -111,6 +135,10 @@ type Querier interface {
 // Tx is a write transaction.
 type Tx interface {
 	Querier
+	// Queue runs a write whose answer nothing reads: a pipelined transaction
+	// (Backend.Pipeline) sends it with its next round trip, and its error then ends the
+	// transaction there; others run it at once.
+	Queue(ctx context.Context, s *Stmt, args ...any) error
 	// Notify tells c to the store's watchers once the transaction commits (never if it
 	// rolls back).
 	Notify(ctx context.Context, c storage.Change) error
@@ -129,6 +157,9 @@ type Backend interface {
 	Read(ctx context.Context, fn func(context.Context, Querier) error) error
 	// Write runs fn in a write transaction, without ctx's cancellation once begun.
 	Write(ctx context.Context, fn func(context.Context, Tx) error) error
+	// Pipeline is Write for a short transaction of a hot path, whose statements a
+	// store that pays a round trip per statement sends pipelined (Tx.Queue).
+	Pipeline(ctx context.Context, fn func(context.Context, Tx) error) error
 	// Unique reports whether err is a unique constraint's violation.
 	Unique(err error) bool
 	// InsertChunks stores chunks of a file from index from on, replacing any there:
@@ -188,11 +219,12 @@ type Shared struct {
 	Conversations
 	Console
 	Copy
+	Journals
 }
 
 // New is the shared layer over b, whose SQL is d's.
 func New(b Backend, d *Dialect) Shared {
-	return Shared{Files: Files{b, d}, VectorStores: VectorStores{b, d}, Keys: Keys{b}, Conversations: Conversations{b}, Console: Console{b, d}, Copy: Copy{b, d}}
+	return Shared{Files: Files{b, d}, VectorStores: VectorStores{b, d}, Keys: Keys{b}, Conversations: Conversations{b}, Console: Console{b, d}, Copy: Copy{b, d}, Journals: Journals{b}}
 }
 
 // execOne runs a statement that must change a row, and answers notFound (or
@@ -249,4 +281,4 @@ func (w *where) arg(v any) string {
 
 // raw is a statement built per call (a list page's filters), already in the store's
 // placeholders (Backend.Placeholder).
-func raw(text string) *Stmt { return &Stmt{lite: text, pg: text} }
+func raw(text string) *Stmt { return &Stmt{lite: text, pg: text, index: -1} }
