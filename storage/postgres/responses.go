@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -335,15 +334,6 @@ func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, 
 	return rec, finished
 }
 
-// GetResponse returns the owner's response id, or ErrNotFound.
-func (db *DB) GetResponse(ctx context.Context, owner, id string) (*storage.Response, error) {
-	rec, err := sqlstore.ScanResponse(db.pool.QueryRow(ctx, `SELECT `+sqlstore.ResponseColumns+` FROM responses WHERE id = $1 AND owner = $2`, id, owner))
-	if err != nil {
-		return nil, fmt.Errorf("storage: get response %s: %w", id, err)
-	}
-	return rec, nil
-}
-
 // DeleteResponse deletes the owner's response id and its items; the chains through it
 // are broken from then on.
 func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
@@ -446,79 +436,6 @@ func failInFlight(ctx context.Context, tx pgx.Tx, query string, args []any, errJ
 	return ids, chainsChanged(ctx, tx)
 }
 
-// ListInputItems returns one page of the owner's response's input items.
-func (db *DB) ListInputItems(ctx context.Context, owner, id, after string, limit int, order storage.Order) ([]storage.Item, bool, error) {
-	if limit <= 0 {
-		limit = storage.DefaultListLimit
-	}
-	limit = min(limit, storage.MaxListLimit)
-	var items []storage.Item
-	var hasMore bool
-	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
-		var err error
-		items, hasMore, err = listItems(ctx, tx, listQuery{
-			exists: `SELECT 1 FROM responses WHERE id = $1 AND owner = $2`, missing: storage.ErrNotFound,
-			cursor: `SELECT position FROM items WHERE response_id = $1 AND kind = 'input' AND item_id = $2 ORDER BY position LIMIT 1`,
-			page:   `SELECT item_id, type, body FROM items WHERE response_id = $1 AND kind = 'input' AND position %s $2 ORDER BY position %s LIMIT $3`,
-		}, owner, id, after, int64(limit), order)
-		return err
-	})
-	if err != nil {
-		return nil, false, fmt.Errorf("storage: list input items of %s: %w", id, err)
-	}
-	return items, hasMore, nil
-}
-
-// listQuery is what differs between paging a response's input items and a
-// conversation's items.
-type listQuery struct {
-	exists  string // $1 id, $2 owner: a row when the list exists
-	missing error
-	cursor  string // $1 id, $2 item id: the cursor's position
-	page    string // $1 id, $2 from, $3 limit; %s: the comparison and the order
-}
-
-func listItems(ctx context.Context, tx pgx.Tx, q listQuery, owner, id, after string, limit int64, order storage.Order) ([]storage.Item, bool, error) {
-	cmp, dir := "<", "DESC"
-	var from int64 = math.MaxInt64
-	switch order {
-	case storage.Asc:
-		cmp, dir, from = ">", "ASC", -1
-	case storage.Desc, "":
-	default:
-		return nil, false, fmt.Errorf("order %q: want asc or desc", order)
-	}
-	var one int
-	if err := tx.QueryRow(ctx, q.exists, id, owner).Scan(&one); err != nil {
-		return nil, false, notFound(err, q.missing)
-	}
-	if after != "" {
-		if err := tx.QueryRow(ctx, q.cursor, id, after).Scan(&from); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil, false, fmt.Errorf("%w: %q", storage.ErrInvalidCursor, after)
-			}
-			return nil, false, err
-		}
-	}
-	fetch := limit
-	if fetch < math.MaxInt64 {
-		fetch++
-	}
-	rows, err := tx.Query(ctx, fmt.Sprintf(q.page, cmp, dir), id, from, fetch)
-	if err != nil {
-		return nil, false, err
-	}
-	items, err := scanItems(rows)
-	if err != nil {
-		return nil, false, err
-	}
-	hasMore := int64(len(items)) > limit
-	if hasMore {
-		items = items[:limit]
-	}
-	return items, hasMore, nil
-}
-
 // scanItems reads rows of item_id, type, body.
 func scanItems(rows pgx.Rows) ([]storage.Item, error) {
 	defer rows.Close()
@@ -562,16 +479,6 @@ func (db *DB) LookupItems(ctx context.Context, owner string, ids []string) (map[
 		found[it.ID] = it
 	}
 	return found, nil
-}
-
-// ResponseRuntime returns the label of the runtime that served owner's response id.
-func (db *DB) ResponseRuntime(ctx context.Context, owner, id string) (string, error) {
-	var label string
-	err := db.pool.QueryRow(ctx, `SELECT runtime FROM responses WHERE id = $1 AND owner = $2`, id, owner).Scan(&label)
-	if err != nil {
-		return "", fmt.Errorf("storage: runtime of %s: %w", id, notFound(err, storage.ErrNotFound))
-	}
-	return label, nil
 }
 
 func mustJSON(v any) json.RawMessage {

@@ -235,15 +235,6 @@ func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, 
 	return rec, finished
 }
 
-// GetResponse returns the owner's response id, or ErrNotFound.
-func (db *DB) GetResponse(ctx context.Context, owner, id string) (*storage.Response, error) {
-	rec, err := sqlstore.ScanResponse(db.st.get.QueryRowContext(ctx, id, owner))
-	if err != nil {
-		return nil, db.seen(fmt.Errorf("storage: get response %s: %w", id, err))
-	}
-	return rec, nil
-}
-
 // DeleteResponse deletes the owner's response id and its items, or returns ErrNotFound.
 // Responses that continued from it keep their previous_response_id; their chains are
 // broken from now on, and LoadChain reports them as not found, as OpenAI does when any
@@ -370,18 +361,4 @@ func insertItems(ctx context.Context, st *sql.Stmt, responseID, kind string, ite
 		}
 	}
 	return nil
-}
-
-// ResponseRuntime returns the label of the runtime that served owner's response id
-// ("" when none was recorded), or ErrNotFound.
-func (db *DB) ResponseRuntime(ctx context.Context, owner, id string) (string, error) {
-	var label string
-	err := db.r.QueryRowContext(ctx, `SELECT runtime FROM responses WHERE id = ? AND owner = ?`, id, owner).Scan(&label)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", storage.ErrNotFound
-	}
-	if err != nil {
-		return "", fmt.Errorf("storage: runtime of %s: %w", id, err)
-	}
-	return label, nil
 }

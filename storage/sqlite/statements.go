@@ -29,13 +29,8 @@ type statements struct {
 	dropBelow      *sql.Stmt
 
 	// readers
-	get         *sql.Stmt
-	exists      *sql.Stmt
-	hasKeys     *sql.Stmt
-	inputCursor *sql.Stmt
-	inputAsc    *sql.Stmt
-	inputDesc   *sql.Stmt
-	lookupItem  *sql.Stmt
+	hasKeys    *sql.Stmt
+	lookupItem *sql.Stmt
 
 	// shared are the shared layer's statements declared Prepared, by their Index,
 	// prepared on the writer and on the read pool.
@@ -126,8 +121,6 @@ const (
 	)
 	SELECT max(depth), (SELECT id FROM chain WHERE checkpoint) FROM chain`
 
-	sqlExists = `SELECT 1 FROM responses WHERE id = ? AND owner = ?`
-
 	sqlHasKeys = `SELECT EXISTS (SELECT 1 FROM api_keys)`
 
 	sqlPutContext = `INSERT OR REPLACE INTO contexts (response_id, context, stamp, prompt) VALUES (?, ?, ?, ?)`
@@ -141,18 +134,6 @@ const (
 		SELECT r.id FROM responses AS r JOIN below ON r.previous_response_id = below.id
 	)
 	DELETE FROM contexts WHERE response_id IN below`
-
-	sqlInputCursor = `SELECT position FROM items
-	WHERE response_id = ? AND kind = 'input' AND item_id = ?
-	ORDER BY position LIMIT 1`
-
-	sqlInputAsc = `SELECT item_id, type, body FROM items
-	WHERE response_id = ? AND kind = 'input' AND position > ?
-	ORDER BY position ASC LIMIT ?`
-
-	sqlInputDesc = `SELECT item_id, type, body FROM items
-	WHERE response_id = ? AND kind = 'input' AND position < ?
-	ORDER BY position DESC LIMIT ?`
 )
 
 func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
@@ -172,12 +153,7 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		{&s.putContext, w, sqlPutContext},
 		{&s.dropContext, w, sqlDropContext},
 		{&s.dropBelow, w, sqlDropBelow},
-		{&s.get, r, sqlGet},
-		{&s.exists, r, sqlExists},
 		{&s.hasKeys, r, sqlHasKeys},
-		{&s.inputCursor, r, sqlInputCursor},
-		{&s.inputAsc, r, sqlInputAsc},
-		{&s.inputDesc, r, sqlInputDesc},
 		{&s.lookupItem, r, sqlLookupItem},
 	} {
 		st, err := p.db.PrepareContext(ctx, p.text)

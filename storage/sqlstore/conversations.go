@@ -287,14 +287,12 @@ func ListItems(ctx context.Context, q Querier, p *ItemPage, owner, id, after str
 		return nil, false, err
 	}
 	defer rows.Close()
-	var items []storage.Item
+	items := make([]storage.Item, 0, min(fetch, 32))
 	for rows.Next() {
 		var it storage.Item
-		var body string
-		if err := rows.Scan(&it.ID, &it.Type, &body); err != nil {
+		if err := rows.Scan(&it.ID, &it.Type, (*[]byte)(&it.JSON)); err != nil {
 			return nil, false, err
 		}
-		it.JSON = json.RawMessage(body)
 		items = append(items, it)
 	}
 	if err := rows.Err(); err != nil {

@@ -220,11 +220,12 @@ type Shared struct {
 	Console
 	Copy
 	Journals
+	Responses
 }
 
 // New is the shared layer over b, whose SQL is d's.
 func New(b Backend, d *Dialect) Shared {
-	return Shared{Files: Files{b, d}, VectorStores: VectorStores{b, d}, Keys: Keys{b}, Conversations: Conversations{b}, Console: Console{b, d}, Copy: Copy{b, d}, Journals: Journals{b}}
+	return Shared{Files: Files{b, d}, VectorStores: VectorStores{b, d}, Keys: Keys{b}, Conversations: Conversations{b}, Console: Console{b, d}, Copy: Copy{b, d}, Journals: Journals{b}, Responses: Responses{b}}
 }
 
 // execOne runs a statement that must change a row, and answers notFound (or
