@@ -68,6 +68,12 @@ func (b backend) Pipeline(ctx context.Context, fn func(context.Context, sqlstore
 
 func (backend) Unique(err error) bool { return uniqueViolation(err) }
 
+// SetStatus patches the stored object in Go (fields.go): PostgreSQL has no json_set
+// for text, and jsonb would reorder its keys.
+func (backend) SetStatus(ctx context.Context, tx sqlstore.Tx, id string, status storage.Status, completed any) error {
+	return setStatus(ctx, tx.(pgTx).q, id, status, completed)
+}
+
 // InsertChunks copies the chunks in (COPY: one round trip for any number), after
 // deleting any there: a replica that resumed the same file may have stored them first.
 func (backend) InsertChunks(ctx context.Context, tx sqlstore.Tx, storeID, fileID string, from int, chunks []storage.NewChunk) error {

@@ -214,10 +214,5 @@ func newStamp() []byte {
 // dropDescendantContexts removes the checkpoints of every response below id: they hold
 // id's state as it was, and id is changing or going away.
 func dropDescendantContexts(ctx context.Context, tx dbtx, id string) error {
-	return queue(ctx, tx, `WITH RECURSIVE below (id) AS (
-		SELECT id FROM responses WHERE previous_response_id = $1
-		UNION
-		SELECT r.id FROM responses AS r JOIN below ON r.previous_response_id = below.id
-	)
-	DELETE FROM contexts WHERE response_id IN (SELECT id FROM below)`, id)
+	return queue(ctx, tx, sqlstore.SQLDropBelow.Postgres(), id)
 }

@@ -155,8 +155,8 @@ func (db *DB) completeInTx(ctx context.Context, tx dbtx, id string, f storage.Fi
 	} else {
 		// The row's lock and then the journal's next number, in one round trip on a
 		// pipe: the number is read once the lock is held, as the writes after it are.
-		var row stored
-		if err := queueRow(ctx, tx, row.scan, sqlLockResponse, id); err != nil {
+		var row sqlstore.Stored
+		if err := queueRow(ctx, tx, func(r pgx.Row) error { return row.Scan(r) }, sqlstore.SQLLockResponse.Postgres(), id); err != nil {
 			return err
 		}
 		if f.EndJournal && len(f.Events) > 0 {
@@ -167,11 +167,11 @@ func (db *DB) completeInTx(ctx context.Context, tx dbtx, id string, f storage.Fi
 		if err := send(ctx, tx); err != nil {
 			return err
 		}
-		child, parent = row.child, row.parent
-		if !row.status.InFlight() && !(row.status == storage.StatusCancelled && f.Status == storage.StatusCancelled) {
-			return fmt.Errorf("%w (status %s)", storage.ErrFinished, row.status)
+		child, parent = row.Child, row.Parent
+		if !row.Status.InFlight() && !(row.Status == storage.StatusCancelled && f.Status == storage.StatusCancelled) {
+			return fmt.Errorf("%w (status %s)", storage.ErrFinished, row.Status)
 		}
-		if row.status == storage.StatusCancelled { // output from an earlier call
+		if row.Status == storage.StatusCancelled { // output from an earlier call
 			if err := queue(ctx, tx, `DELETE FROM items WHERE response_id = $1 AND kind = 'output'`, id); err != nil {
 				return err
 			}
@@ -217,34 +217,8 @@ func (db *DB) completeInTx(ctx context.Context, tx dbtx, id string, f storage.Fi
 	return checkpoint(ctx, tx, id, f.SavedPrompt, f.Distance, f.Depth)
 }
 
-// stored is what a write transaction reads of a response it changes.
-type stored struct {
-	owner         string
-	status        storage.Status
-	child, parent bool
-}
-
-// sqlLockResponse reads response $1 FOR UPDATE (stored.scan): writers of one
-// response take turns.
-const sqlLockResponse = `SELECT owner, status, previous_response_id IS NOT NULL,
-		EXISTS (SELECT 1 FROM responses AS c WHERE c.previous_response_id = responses.id)
-		FROM responses WHERE id = $1 FOR UPDATE`
-
-func (r *stored) scan(row pgx.Row) error {
-	var status string
-	err := row.Scan(&r.owner, &status, &r.child, &r.parent)
-	r.status = storage.Status(status)
-	return notFound(err, storage.ErrNotFound)
-}
-
-// lockResponse reads response id FOR UPDATE.
-func lockResponse(ctx context.Context, tx dbtx, id string) (r stored, err error) {
-	err = r.scan(tx.QueryRow(ctx, sqlLockResponse, id))
-	return r, err
-}
-
 // setStatus moves response id to status, patching its stored object's "status".
-func setStatus(ctx context.Context, tx pgx.Tx, id string, status storage.Status, completed any) error {
+func setStatus(ctx context.Context, tx dbtx, id string, status storage.Status, completed any) error {
 	var body []byte
 	if err := tx.QueryRow(ctx, `SELECT response FROM responses WHERE id = $1`, id).Scan(&body); err != nil {
 		return err
@@ -255,83 +229,6 @@ func setStatus(ctx context.Context, tx pgx.Tx, id string, status storage.Status,
 	_, err := tx.Exec(ctx, `UPDATE responses SET status = $1, completed_at = $2, response = $3 WHERE id = $4`,
 		string(status), completed, sqlstore.NullJSON(body), id)
 	return err
-}
-
-// UpdateStatus moves an in-flight response to in_progress or cancelled.
-func (db *DB) UpdateStatus(ctx context.Context, id string, status storage.Status) error {
-	if status != storage.StatusInProgress && status != storage.StatusCancelled {
-		return fmt.Errorf("storage: update status of %s: cannot set %q here", id, status)
-	}
-	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		row, err := lockResponse(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if !row.status.InFlight() {
-			return fmt.Errorf("%w (status %s)", storage.ErrFinished, row.status)
-		}
-		var completed any
-		if status.Terminal() {
-			completed = time.Now().UnixMilli()
-		}
-		if err := lockChainsExclusive(ctx, tx); err != nil {
-			return err
-		}
-		if err := setStatus(ctx, tx, id, status, completed); err != nil {
-			return err
-		}
-		if status == storage.StatusCancelled {
-			if err := chainsChanged(ctx, tx); err != nil {
-				return err
-			}
-		}
-		return dropDescendantContexts(ctx, tx, id)
-	})
-	if err != nil {
-		return fmt.Errorf("storage: update status of %s: %w", id, err)
-	}
-	return nil
-}
-
-// Cancel cancels the owner's in-flight response and returns it as it now is.
-func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, error) {
-	var rec *storage.Response
-	var finished error
-	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		get := `SELECT ` + sqlstore.ResponseColumns + ` FROM responses WHERE id = $1 AND owner = $2`
-		if rec, err = sqlstore.ScanResponse(tx.QueryRow(ctx, get+` FOR UPDATE`, id, owner)); err != nil {
-			return err
-		}
-		switch {
-		case rec.Status == storage.StatusCancelled:
-			return nil
-		case rec.Status.Terminal():
-			finished = fmt.Errorf("storage: cancel %s: %w (status %s)", id, storage.ErrFinished, rec.Status)
-			return nil
-		}
-		if err := lockChainsExclusive(ctx, tx); err != nil {
-			return err
-		}
-		if err := setStatus(ctx, tx, id, storage.StatusCancelled, time.Now().UnixMilli()); err != nil {
-			return err
-		}
-		if err := dropDescendantContexts(ctx, tx, id); err != nil {
-			return err
-		}
-		if err := chainsChanged(ctx, tx); err != nil {
-			return err
-		}
-		if err := notify(ctx, tx, storage.Change{Kind: storage.ResponseCancelled, ID: id}); err != nil {
-			return err
-		}
-		rec, err = sqlstore.ScanResponse(tx.QueryRow(ctx, get, id, owner))
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("storage: cancel %s: %w", id, err)
-	}
-	return rec, finished
 }
 
 // DeleteResponse deletes the owner's response id and its items; the chains through it

@@ -183,6 +183,13 @@ func (backend) Unique(err error) bool {
 	return errors.As(err, &se) && (se.ExtendedCode == sqlite3.ErrConstraintUnique || se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey)
 }
 
+// SetStatus patches the stored object with json_set, through the statement
+// prepared at Open.
+func (b backend) SetStatus(ctx context.Context, tx sqlstore.Tx, id string, status storage.Status, completed any) error {
+	_, err := tx.(*writeTx).tx.StmtContext(ctx, b.db.st.setStatus).ExecContext(ctx, string(status), completed, id)
+	return err
+}
+
 // InsertChunks inserts with one statement prepared for the transaction, run per chunk:
 // SQLite runs in-process, so a statement costs no round trip.
 func (b backend) InsertChunks(ctx context.Context, tx sqlstore.Tx, storeID, fileID string, from int, chunks []storage.NewChunk) error {

@@ -32,11 +32,11 @@ func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string, savedPrompt
 	if distance < every {
 		return nil
 	}
-	row, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
+	row, err := sqlstore.LockResponse(ctx, db.sharedTx(tx), id)
 	if err != nil {
 		return err
 	}
-	c, err := walkInTx(ctx, tx, row.owner, id)
+	c, err := walkInTx(ctx, tx, row.Owner, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil // a broken chain: nothing to materialise; LoadChain says not found
 	}
@@ -79,13 +79,6 @@ func newStamp() []byte {
 	b := make([]byte, 16)
 	rand.Read(b)
 	return b
-}
-
-// dropDescendantContexts removes the checkpoints of every response below id: they
-// hold id's state as it was, and id is changing or going away.
-func (db *DB) dropDescendantContexts(ctx context.Context, tx *sql.Tx, id string) error {
-	_, err := tx.StmtContext(ctx, db.st.dropBelow).ExecContext(ctx, id)
-	return err
 }
 
 // walkInTx loads a chain by walking it, inside a write transaction.

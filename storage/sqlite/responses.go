@@ -43,11 +43,11 @@ func (db *DB) insertResponse(ctx context.Context, tx *sql.Tx, r storage.NewRespo
 		created = time.Now()
 	}
 	if r.PreviousResponseID != "" {
-		parent, err := lookupOwner(ctx, tx, db.st.ownerOf, r.PreviousResponseID)
+		parent, err := sqlstore.LockResponse(ctx, db.sharedTx(tx), r.PreviousResponseID)
 		if err != nil {
 			return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, err)
 		}
-		if parent.owner != r.Owner {
+		if parent.Owner != r.Owner {
 			return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, storage.ErrNotFound)
 		}
 	}
@@ -117,12 +117,12 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f storage
 	if fresh != nil {
 		child = fresh.PreviousResponseID != ""
 	} else {
-		row, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
+		row, err := sqlstore.LockResponse(ctx, db.sharedTx(tx), id)
 		if err != nil {
 			return err
 		}
-		status := row.status
-		child, parent = row.child, row.parent
+		status := row.Status
+		child, parent = row.Child, row.Parent
 		if !status.InFlight() && !(status == storage.StatusCancelled && f.Status == storage.StatusCancelled) {
 			return fmt.Errorf("%w (status %s)", storage.ErrFinished, status)
 		}
@@ -143,7 +143,7 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f storage
 		return err
 	}
 	if parent { // continuations created while it ran hold checkpoints of it as it was
-		if err := db.dropDescendantContexts(ctx, tx, id); err != nil {
+		if err := sqlstore.DropDescendantContexts(ctx, db.sharedTx(tx), id); err != nil {
 			return err
 		}
 	}
@@ -156,83 +156,6 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f storage
 		return nil // a root is its own checkpoint: nothing to walk
 	}
 	return db.checkpoint(ctx, tx, id, f.SavedPrompt, f.Distance, f.Depth)
-}
-
-// UpdateStatus moves a response that is still in flight to in_progress (a worker picked
-// up a queued response) or to cancelled (the engine gave up on it, e.g. the client went
-// away). Terminal statuses with output go through CompleteResponse. A response that has
-// already finished gives ErrFinished: a queued response cancelled before a worker
-// reached it must not be started.
-func (db *DB) UpdateStatus(ctx context.Context, id string, status storage.Status) error {
-	if status != storage.StatusInProgress && status != storage.StatusCancelled {
-		return fmt.Errorf("storage: update status of %s: cannot set %q here", id, status)
-	}
-	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		row, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
-		if err != nil {
-			return err
-		}
-		if !row.status.InFlight() {
-			return fmt.Errorf("%w (status %s)", storage.ErrFinished, row.status)
-		}
-		var completed any
-		if status.Terminal() {
-			completed = time.Now().UnixMilli()
-		}
-		if _, err = tx.StmtContext(ctx, db.st.setStatus).ExecContext(ctx, string(status), completed, id); err != nil {
-			return err
-		}
-		return db.dropDescendantContexts(ctx, tx, id)
-	})
-	if err != nil {
-		return fmt.Errorf("storage: update status of %s: %w", id, err)
-	}
-	if status == storage.StatusCancelled {
-		db.chainsChanged()
-	}
-	return nil
-}
-
-// Cancel moves the owner's response id from queued or in_progress to cancelled,
-// atomically, and returns the response as it now is. Cancelling a cancelled response
-// returns it unchanged (cancel is idempotent). Cancelling one that finished otherwise
-// returns the response and an error wrapping ErrFinished, which the server maps to 400.
-// Whether non-background responses may be cancelled is the server's call; Response
-// carries Background for it.
-func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, error) {
-	var rec *storage.Response
-	var finished error
-	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		get := tx.StmtContext(ctx, db.st.getForWrite)
-		var err error
-		if rec, err = sqlstore.ScanResponse(get.QueryRowContext(ctx, id, owner)); err != nil {
-			return err
-		}
-		switch {
-		case rec.Status == storage.StatusCancelled:
-			return nil
-		case rec.Status.Terminal():
-			finished = fmt.Errorf("storage: cancel %s: %w (status %s)", id, storage.ErrFinished, rec.Status)
-			return nil
-		}
-		if _, err := tx.StmtContext(ctx, db.st.setStatus).ExecContext(ctx,
-			string(storage.StatusCancelled), time.Now().UnixMilli(), id); err != nil {
-			return err
-		}
-		if err := db.dropDescendantContexts(ctx, tx, id); err != nil {
-			return err
-		}
-		rec, err = sqlstore.ScanResponse(get.QueryRowContext(ctx, id, owner))
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("storage: cancel %s: %w", id, err)
-	}
-	db.chainsChanged()
-	if finished == nil {
-		db.changes.Tell(storage.Change{Kind: storage.ResponseCancelled, ID: id})
-	}
-	return rec, finished
 }
 
 // DeleteResponse deletes the owner's response id and its items, or returns ErrNotFound.
@@ -250,7 +173,7 @@ func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil
 		}
-		return db.dropDescendantContexts(ctx, tx, id)
+		return sqlstore.DropDescendantContexts(ctx, db.sharedTx(tx), id)
 	})
 	if err == nil {
 		var n int64
@@ -335,23 +258,6 @@ func (db *DB) write(ctx context.Context, fn func(context.Context, *sql.Tx) error
 	}
 	db.writeWorked()
 	return nil
-}
-
-// stored is what a write transaction looks up of a stored response first.
-type stored struct {
-	owner  string
-	status storage.Status
-	// child: the response continues another (previous_response_id); parent: others
-	// continue it.
-	child, parent bool
-}
-
-func lookupOwner(ctx context.Context, tx *sql.Tx, st *sql.Stmt, id string) (r stored, err error) {
-	err = tx.StmtContext(ctx, st).QueryRowContext(ctx, id).Scan(&r.owner, &r.status, &r.child, &r.parent)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = storage.ErrNotFound
-	}
-	return r, err
 }
 
 func insertItems(ctx context.Context, st *sql.Stmt, responseID, kind string, items []storage.Item) error {

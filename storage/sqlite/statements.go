@@ -21,12 +21,9 @@ type statements struct {
 	deleteOutput   *sql.Stmt
 	complete       *sql.Stmt
 	setStatus      *sql.Stmt
-	ownerOf        *sql.Stmt
-	getForWrite    *sql.Stmt
 	distance       *sql.Stmt
 	putContext     *sql.Stmt
 	dropContext    *sql.Stmt
-	dropBelow      *sql.Stmt
 
 	// readers
 	hasKeys    *sql.Stmt
@@ -60,10 +57,6 @@ const (
 	sqlSetStatus = `UPDATE responses SET status = ?1, completed_at = ?2,
 	response = CASE WHEN json_valid(response) THEN json_set(response, '$.status', ?1) ELSE response END
 	WHERE id = ?3`
-
-	sqlOwnerOf = `SELECT owner, status, previous_response_id IS NOT NULL,
-		EXISTS (SELECT 1 FROM responses AS c WHERE c.previous_response_id = responses.id)
-	FROM responses WHERE id = ?`
 
 	sqlGet = `SELECT ` + sqlstore.ResponseColumns + ` FROM responses WHERE id = ? AND owner = ?`
 
@@ -128,12 +121,6 @@ const (
 	sqlDropContext = `DELETE FROM contexts WHERE response_id = ?`
 
 	// The materialised contexts of every response below ?1.
-	sqlDropBelow = `WITH RECURSIVE below (id) AS (
-		SELECT id FROM responses WHERE previous_response_id = ?1
-		UNION
-		SELECT r.id FROM responses AS r JOIN below ON r.previous_response_id = below.id
-	)
-	DELETE FROM contexts WHERE response_id IN below`
 )
 
 func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
@@ -147,12 +134,9 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		{&s.deleteOutput, w, sqlDeleteOutput},
 		{&s.complete, w, sqlComplete},
 		{&s.setStatus, w, sqlSetStatus},
-		{&s.ownerOf, w, sqlOwnerOf},
-		{&s.getForWrite, w, sqlGet},
 		{&s.distance, w, sqlCheckpointDistance},
 		{&s.putContext, w, sqlPutContext},
 		{&s.dropContext, w, sqlDropContext},
-		{&s.dropBelow, w, sqlDropBelow},
 		{&s.hasKeys, r, sqlHasKeys},
 		{&s.lookupItem, r, sqlLookupItem},
 	} {

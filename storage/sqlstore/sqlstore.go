@@ -162,6 +162,11 @@ type Backend interface {
 	Pipeline(ctx context.Context, fn func(context.Context, Tx) error) error
 	// Unique reports whether err is a unique constraint's violation.
 	Unique(err error) bool
+	// SetStatus moves response id to status (completed: its completed_at, or nil),
+	// patching its stored object's "status" in place (the JSON is text, and its keys
+	// keep their order): with SQLite's json_set, or in Go where the store has none for
+	// text.
+	SetStatus(ctx context.Context, tx Tx, id string, status storage.Status, completed any) error
 	// InsertChunks stores chunks of a file from index from on, replacing any there:
 	// the bulk insert each driver does best.
 	InsertChunks(ctx context.Context, tx Tx, storeID, fileID string, from int, chunks []storage.NewChunk) error
@@ -221,11 +226,12 @@ type Shared struct {
 	Copy
 	Journals
 	Responses
+	States
 }
 
 // New is the shared layer over b, whose SQL is d's.
 func New(b Backend, d *Dialect) Shared {
-	return Shared{Files: Files{b, d}, VectorStores: VectorStores{b, d}, Keys: Keys{b}, Conversations: Conversations{b}, Console: Console{b, d}, Copy: Copy{b, d}, Journals: Journals{b}, Responses: Responses{b}}
+	return Shared{Files: Files{b, d}, VectorStores: VectorStores{b, d}, Keys: Keys{b}, Conversations: Conversations{b}, Console: Console{b, d}, Copy: Copy{b, d}, Journals: Journals{b}, Responses: Responses{b}, States: States{b}}
 }
 
 // execOne runs a statement that must change a row, and answers notFound (or
