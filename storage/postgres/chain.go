@@ -57,29 +57,23 @@ func (db *DB) LoadChainTail(ctx context.Context, owner, id string, known func(st
 }
 
 func (db *DB) loadChainTail(ctx context.Context, owner, id string, known func(string) bool) (*storage.Chain, error) {
-	// A checkpoint left out of the first query is read by a second, which finds it
-	// gone if a write dropped it in between; the third try reads it in the same query.
-	for try := 0; ; try++ {
-		cr, err := queryChain(ctx, db.pool, owner, id, known == nil || try == 2)
-		if err != nil {
-			return nil, err
-		}
-		deepest := cr.Deepest()
-		if deepest.Checkpoint != nil || deepest.Stamp == nil {
-			return cr.Assemble(false)
-		}
-		if known(string(deepest.Stamp)) {
-			return cr.Assemble(true)
-		}
-		err = db.pool.QueryRow(ctx, `SELECT context FROM contexts WHERE response_id = $1 AND stamp = $2`,
-			deepest.ID, deepest.Stamp).Scan(&deepest.Checkpoint)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return nil, err
-		}
-		if deepest.Checkpoint != nil {
-			return cr.Assemble(false)
-		}
+	return sqlstore.LoadChainTail(ctx, poolChain{db.pool}, owner, id, known)
+}
+
+// poolChain reads a chain on the pool.
+type poolChain struct{ q querier }
+
+func (p poolChain) ChainRows(ctx context.Context, owner, id string, withContext bool) (*record.Rows, error) {
+	return queryChain(ctx, p.q, owner, id, withContext)
+}
+
+func (p poolChain) StampedCheckpoint(ctx context.Context, id string, stamp []byte) ([]byte, error) {
+	var b []byte
+	err := p.q.QueryRow(ctx, `SELECT context FROM contexts WHERE response_id = $1 AND stamp = $2`, id, stamp).Scan(&b)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
 	}
+	return b, err
 }
 
 type querier interface {

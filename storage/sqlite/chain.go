@@ -64,34 +64,21 @@ func (db *DB) loadChainTail(ctx context.Context, owner, id string, known func(st
 		if !ok {
 			return fmt.Errorf("driver connection %T cannot query", dc)
 		}
-		// A checkpoint left out of the first query is read by a second, which finds
-		// it gone if a write dropped it in between; the third try reads it in the
-		// same query, as LoadChain does.
-		for try := 0; ; try++ {
-			withContext := known == nil || try == 2
-			cr, err := queryChain(ctx, q, id, owner, withContext)
-			if err != nil {
-				return err
-			}
-			deepest := cr.Deepest()
-			if deepest == nil || deepest.Checkpoint != nil || deepest.Stamp == nil {
-				c, err = cr.Assemble(false)
-				return err
-			}
-			if known(string(deepest.Stamp)) {
-				c, err = cr.Assemble(true)
-				return err
-			}
-			if deepest.Checkpoint, err = stampedContext(ctx, q, deepest.ID, deepest.Stamp); err != nil {
-				return err
-			}
-			if deepest.Checkpoint != nil {
-				c, err = cr.Assemble(false)
-				return err
-			}
-		}
+		c, err = sqlstore.LoadChainTail(ctx, driverChain{q}, owner, id, known)
+		return err
 	})
 	return c, err
+}
+
+// driverChain reads a chain on a driver connection.
+type driverChain struct{ q driver.QueryerContext }
+
+func (d driverChain) ChainRows(ctx context.Context, owner, id string, withContext bool) (*record.Rows, error) {
+	return queryChain(ctx, d.q, id, owner, withContext)
+}
+
+func (d driverChain) StampedCheckpoint(ctx context.Context, id string, stamp []byte) ([]byte, error) {
+	return stampedContext(ctx, d.q, id, stamp)
 }
 
 // queryChain runs sqlLoadChain and reads its rows.
