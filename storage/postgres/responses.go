@@ -231,36 +231,6 @@ func setStatus(ctx context.Context, tx dbtx, id string, status storage.Status, c
 	return err
 }
 
-// DeleteResponse deletes the owner's response id and its items; the chains through it
-// are broken from then on.
-func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
-	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		// The row first, then the chains' lock: every writer takes them in this order.
-		var one int
-		if err := tx.QueryRow(ctx, `SELECT 1 FROM responses WHERE id = $1 AND owner = $2 FOR UPDATE`, id, owner).Scan(&one); err != nil {
-			return notFound(err, storage.ErrNotFound)
-		}
-		if err := lockChainsExclusive(ctx, tx); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM responses WHERE id = $1`, id); err != nil {
-			return err
-		}
-		if err := dropDescendantContexts(ctx, tx, id); err != nil {
-			return err
-		}
-		// A replica generating it stops, as for a cancel.
-		if err := notify(ctx, tx, storage.Change{Kind: storage.ResponseCancelled, ID: id}); err != nil {
-			return err
-		}
-		return chainsChanged(ctx, tx)
-	})
-	if err != nil {
-		return fmt.Errorf("storage: delete response %s: %w", id, err)
-	}
-	return nil
-}
-
 // RecoverInFlight fails every response this replica (Options.Replica) left in flight,
 // in one transaction, and returns how many. Other replicas' responses are theirs to
 // finish, or FailExpired's once their lease runs out.

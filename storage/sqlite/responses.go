@@ -158,38 +158,6 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f storage
 	return db.checkpoint(ctx, tx, id, f.SavedPrompt, f.Distance, f.Depth)
 }
 
-// DeleteResponse deletes the owner's response id and its items, or returns ErrNotFound.
-// Responses that continued from it keep their previous_response_id; their chains are
-// broken from now on, and LoadChain reports them as not found, as OpenAI does when any
-// link of a chain is missing.
-func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
-	var res sql.Result
-	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var err error
-		res, err = tx.ExecContext(ctx, `DELETE FROM responses WHERE id = ? AND owner = ?`, id, owner)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil
-		}
-		return sqlstore.DropDescendantContexts(ctx, db.sharedTx(tx), id)
-	})
-	if err == nil {
-		var n int64
-		if n, err = res.RowsAffected(); err == nil && n == 0 {
-			err = storage.ErrNotFound
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("storage: delete response %s: %w", id, err)
-	}
-	db.chainsChanged()
-	// Whoever generates it stops, as for a cancel.
-	db.changes.Tell(storage.Change{Kind: storage.ResponseCancelled, ID: id})
-	return nil
-}
-
 // RecoverInFlight marks every response still queued or in_progress as failed with a
 // server_error, in one transaction, and returns how many it changed. Call it once at
 // startup, before serving: such rows were left by a process that stopped without

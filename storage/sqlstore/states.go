@@ -139,3 +139,40 @@ func (s States) Cancel(ctx context.Context, owner, id string) (*storage.Response
 	}
 	return rec, finished
 }
+
+var (
+	sqlOwnResponse    = SQL(`SELECT 1 FROM responses WHERE id = ? AND owner = ?`).ForUpdate()
+	sqlDeleteResponse = SQL(`DELETE FROM responses WHERE id = ?`)
+)
+
+// DeleteResponse deletes the owner's response id and its items, or returns ErrNotFound.
+// Responses that continued from it keep their previous_response_id; their chains are
+// broken from now on, and LoadChain reports them as not found, as OpenAI does when any
+// link of a chain is missing.
+func (s States) DeleteResponse(ctx context.Context, owner, id string) error {
+	err := s.b.Write(ctx, func(ctx context.Context, tx Tx) error {
+		// The row first, then the chains' lock: every writer takes them in this order.
+		var one int
+		if err := tx.QueryRow(ctx, sqlOwnResponse, id, owner).Scan(&one); err != nil {
+			return notFound(err, storage.ErrNotFound)
+		}
+		if err := tx.LockChains(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, sqlDeleteResponse, id); err != nil {
+			return err
+		}
+		if err := DropDescendantContexts(ctx, tx, id); err != nil {
+			return err
+		}
+		// Whoever generates it stops, as for a cancel.
+		if err := tx.Notify(ctx, storage.Change{Kind: storage.ResponseCancelled, ID: id}); err != nil {
+			return err
+		}
+		return tx.ChainsChanged(ctx)
+	})
+	if err != nil {
+		return fmt.Errorf("storage: delete response %s: %w", id, err)
+	}
+	return nil
+}
