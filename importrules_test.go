@@ -263,11 +263,14 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"the store imports the server", goFile{path: "storage/sqlite/x.go", dir: "storage/sqlite", imports: []string{"hearth/server"}}, true},
 		{"the engine imports the harness outside a test", goFile{path: "engine/x.go", dir: "engine", imports: []string{"hearth/engine/ollama/testenv"}}, true},
 		{"a package without a floor", goFile{path: "nofloor/x.go", dir: "nofloor", imports: []string{"hearth/engine"}}, true},
+		{"the shared SQL layer imports pgx", goFile{path: "storage/sqlstore/x.go", dir: "storage/sqlstore", imports: []string{"github.com/jackc/pgx/v5"}}, true},
+		{"the shared SQL layer imports go-sqlite3", goFile{path: "storage/sqlstore/x.go", dir: "storage/sqlstore", imports: []string{"github.com/mattn/go-sqlite3"}}, true},
 		{"a new server test speaks Ollama's API", goFile{path: "server/new_e2e_test.go", dir: "server", test: true, imports: []string{"github.com/ollama/ollama/api"}}, true},
 
 		{"the runtime imports Ollama", goFile{path: "engine/ollama/x.go", dir: "engine/ollama", imports: []string{"github.com/ollama/ollama/api", "hearth/engine"}}, false},
 		{"the SQLite store imports go-sqlite3", goFile{path: "storage/sqlite/db.go", dir: "storage/sqlite", imports: []string{"github.com/mattn/go-sqlite3"}}, false},
 		{"the PostgreSQL store imports pgx", goFile{path: "storage/postgres/db.go", dir: "storage/postgres", imports: []string{"github.com/jackc/pgx/v5/pgxpool"}}, false},
+		{"a store uses the shared SQL layer", goFile{path: "storage/sqlite/db.go", dir: "storage/sqlite", imports: []string{"hearth/storage/sqlstore"}}, false},
 		{"an engine test starts the runtime", goFile{path: "engine/x_test.go", dir: "engine", test: true, imports: []string{"hearth/engine/ollama/testenv"}}, false},
 		{"the command wires everything", goFile{path: "cmd/hearth/x.go", dir: "cmd/hearth", imports: []string{"hearth/server", "hearth/storage/sqlite", "hearth/engine/ollama"}}, false},
 	} {
