@@ -10,11 +10,8 @@ import (
 
 	"hearth/storage"
 	"hearth/storage/record"
+	"hearth/storage/sqlstore"
 )
-
-// maxChainDepth bounds the walk up a chain; it only stops a cycle, which can arise only
-// if a deleted response's id were reused by a descendant of it.
-const maxChainDepth = 100_000
 
 // sqlLoadChain walks a chain upwards from $1 through previous_response_id until the
 // root or a checkpoint (whose context the walk takes whole), one row per link with its
@@ -60,29 +57,23 @@ func (db *DB) LoadChainTail(ctx context.Context, owner, id string, known func(st
 }
 
 func (db *DB) loadChainTail(ctx context.Context, owner, id string, known func(string) bool) (*storage.Chain, error) {
-	// A checkpoint left out of the first query is read by a second, which finds it
-	// gone if a write dropped it in between; the third try reads it in the same query.
-	for try := 0; ; try++ {
-		cr, err := queryChain(ctx, db.pool, owner, id, known == nil || try == 2)
-		if err != nil {
-			return nil, err
-		}
-		deepest := cr.Deepest()
-		if deepest.Checkpoint != nil || deepest.Stamp == nil {
-			return cr.Assemble(false)
-		}
-		if known(string(deepest.Stamp)) {
-			return cr.Assemble(true)
-		}
-		err = db.pool.QueryRow(ctx, `SELECT context FROM contexts WHERE response_id = $1 AND stamp = $2`,
-			deepest.ID, deepest.Stamp).Scan(&deepest.Checkpoint)
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return nil, err
-		}
-		if deepest.Checkpoint != nil {
-			return cr.Assemble(false)
-		}
+	return sqlstore.LoadChainTail(ctx, poolChain{db.pool}, owner, id, known)
+}
+
+// poolChain reads a chain on the pool.
+type poolChain struct{ q querier }
+
+func (p poolChain) ChainRows(ctx context.Context, owner, id string, withContext bool) (*record.Rows, error) {
+	return queryChain(ctx, p.q, owner, id, withContext)
+}
+
+func (p poolChain) StampedCheckpoint(ctx context.Context, id string, stamp []byte) ([]byte, error) {
+	var b []byte
+	err := p.q.QueryRow(ctx, `SELECT context FROM contexts WHERE response_id = $1 AND stamp = $2`, id, stamp).Scan(&b)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
 	}
+	return b, err
 }
 
 type querier interface {
@@ -91,7 +82,7 @@ type querier interface {
 }
 
 func queryChain(ctx context.Context, q querier, owner, id string, withContext bool) (*record.Rows, error) {
-	rows, err := q.Query(ctx, sqlLoadChain, id, owner, maxChainDepth, withContext)
+	rows, err := q.Query(ctx, sqlLoadChain, id, owner, sqlstore.MaxChainDepth, withContext)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +104,7 @@ func queryChain(ctx context.Context, q querier, owner, id string, withContext bo
 			}
 			continue
 		}
-		if depth < 0 || depth > maxChainDepth || lid == nil || model == nil || status == nil || hasParent == nil {
+		if depth < 0 || depth > sqlstore.MaxChainDepth || lid == nil || model == nil || status == nil || hasParent == nil {
 			return nil, fmt.Errorf("chain query returned a bad link row at depth %d", depth)
 		}
 		if in == nil {
@@ -217,10 +208,5 @@ func newStamp() []byte {
 // dropDescendantContexts removes the checkpoints of every response below id: they hold
 // id's state as it was, and id is changing or going away.
 func dropDescendantContexts(ctx context.Context, tx dbtx, id string) error {
-	return queue(ctx, tx, `WITH RECURSIVE below (id) AS (
-		SELECT id FROM responses WHERE previous_response_id = $1
-		UNION
-		SELECT r.id FROM responses AS r JOIN below ON r.previous_response_id = below.id
-	)
-	DELETE FROM contexts WHERE response_id IN (SELECT id FROM below)`, id)
+	return queue(ctx, tx, sqlstore.SQLDropBelow.Postgres(), id)
 }

@@ -77,8 +77,8 @@ func Inspect(ctx context.Context, url string) (*Inspection, error) {
 		}
 	}
 	for _, m := range ms {
-		if m.version > in.Schema {
-			in.Pending = append(in.Pending, m.name)
+		if m.Version > in.Schema {
+			in.Pending = append(in.Pending, m.Name)
 		}
 	}
 

@@ -23,10 +23,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"hearth/storage"
+	"hearth/storage/sqlstore"
 )
 
 // DB is a hearth database on PostgreSQL. It is safe for concurrent use.
 type DB struct {
+	// The records both stores keep alike, written once (storage/sqlstore).
+	sqlstore.Shared
+
 	pool    conns // every error through classify (unavailable.go)
 	replica string
 	// asyncCreate: the creation of a response that is not in the background commits
@@ -114,8 +118,10 @@ func OpenWith(ctx context.Context, url string, opt Options) (*DB, error) {
 		logger = slog.Default()
 	}
 	closing, closeFn := context.WithCancel(context.Background())
-	return &DB{pool: conns{pool}, replica: replica, asyncCreate: !syncSet, logger: logger,
-		connConfig: listenConfig, closing: closing, close: closeFn}, nil
+	db := &DB{pool: conns{pool}, replica: replica, asyncCreate: !syncSet, logger: logger,
+		connConfig: listenConfig, closing: closing, close: closeFn}
+	db.Shared = sqlstore.New(backend{db}, sqlstore.Postgres)
+	return db, nil
 }
 
 // Close closes the connections. In-flight rows stay as they are.

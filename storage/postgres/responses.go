@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,14 +12,11 @@ import (
 
 	"hearth/storage"
 	"hearth/storage/record"
+	"hearth/storage/sqlstore"
 )
 
 // recoveredError is stored on responses that a stopped replica left in flight.
 var recoveredError = json.RawMessage(`{"code":"server_error","message":"hearth stopped before this response finished"}`)
-
-const responseColumns = `id, owner, model, status, background, previous_response_id, request,
-	response, error, input_tokens, output_tokens, cached_tokens, reasoning_tokens,
-	created_at, completed_at`
 
 // CreateResponse stores a new in-flight response with its input items, atomically. The
 // parent (PreviousResponseID) is read FOR SHARE: a deletion of it waits for this
@@ -66,8 +62,8 @@ func (db *DB) insertResponse(ctx context.Context, tx *pipe, r storage.NewRespons
 	tx.batch.Queue(`INSERT INTO responses
 		(id, owner, model, status, background, previous_response_id, request, response, created_at, input_pack, replica)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		r.ID, r.Owner, r.Model, string(r.Status), r.Background, nullString(r.PreviousResponseID),
-		string(r.Request), nullJSON(r.Body), created.UnixMilli(), record.PackItems(r.Input), db.replica)
+		r.ID, r.Owner, r.Model, string(r.Status), r.Background, sqlstore.NullString(r.PreviousResponseID),
+		string(r.Request), sqlstore.NullJSON(r.Body), created.UnixMilli(), record.PackItems(r.Input), db.replica)
 	return insertItems(ctx, tx, r.ID, "input", r.Input)
 }
 
@@ -159,23 +155,23 @@ func (db *DB) completeInTx(ctx context.Context, tx dbtx, id string, f storage.Fi
 	} else {
 		// The row's lock and then the journal's next number, in one round trip on a
 		// pipe: the number is read once the lock is held, as the writes after it are.
-		var row stored
-		if err := queueRow(ctx, tx, row.scan, sqlLockResponse, id); err != nil {
+		var row sqlstore.Stored
+		if err := queueRow(ctx, tx, func(r pgx.Row) error { return row.Scan(r) }, sqlstore.SQLLockResponse.Postgres(), id); err != nil {
 			return err
 		}
 		if f.EndJournal && len(f.Events) > 0 {
-			if err := queueRow(ctx, tx, func(r pgx.Row) error { return r.Scan(&next) }, sqlNextSeq, id); err != nil {
+			if err := queueRow(ctx, tx, func(r pgx.Row) error { return r.Scan(&next) }, sqlstore.SQLNextSeq.Postgres(), id); err != nil {
 				return err
 			}
 		}
 		if err := send(ctx, tx); err != nil {
 			return err
 		}
-		child, parent = row.child, row.parent
-		if !row.status.InFlight() && !(row.status == storage.StatusCancelled && f.Status == storage.StatusCancelled) {
-			return fmt.Errorf("%w (status %s)", storage.ErrFinished, row.status)
+		child, parent = row.Child, row.Parent
+		if !row.Status.InFlight() && !(row.Status == storage.StatusCancelled && f.Status == storage.StatusCancelled) {
+			return fmt.Errorf("%w (status %s)", storage.ErrFinished, row.Status)
 		}
-		if row.status == storage.StatusCancelled { // output from an earlier call
+		if row.Status == storage.StatusCancelled { // output from an earlier call
 			if err := queue(ctx, tx, `DELETE FROM items WHERE response_id = $1 AND kind = 'output'`, id); err != nil {
 				return err
 			}
@@ -191,7 +187,7 @@ func (db *DB) completeInTx(ctx context.Context, tx dbtx, id string, f storage.Fi
 		input_tokens = $4, output_tokens = $5, cached_tokens = $6, reasoning_tokens = $7,
 		completed_at = $8, output_pack = $9, runtime = coalesce(nullif($10, ''), runtime)
 		WHERE id = $11`,
-		string(f.Status), nullJSON(f.Body), nullJSON(f.Error),
+		string(f.Status), sqlstore.NullJSON(f.Body), sqlstore.NullJSON(f.Error),
 		f.Usage.InputTokens, f.Usage.OutputTokens, f.Usage.CachedTokens, f.Usage.ReasoningTokens,
 		completed.UnixMilli(), record.PackItems(f.Output), f.Runtime, id); err != nil {
 		return err
@@ -207,9 +203,9 @@ func (db *DB) completeInTx(ctx context.Context, tx dbtx, id string, f storage.Fi
 	if f.EndJournal {
 		var err error
 		if next >= 0 {
-			err = appendJournalAt(ctx, tx, id, f.Events, next, true, true)
+			err = sqlstore.AppendJournalAt(ctx, pgTx{pgConn{tx}}, id, f.Events, next, true, true)
 		} else {
-			err = appendJournal(ctx, tx, id, f.Events, true, true)
+			err = sqlstore.AppendJournal(ctx, pgTx{pgConn{tx}}, id, f.Events, true, true)
 		}
 		if err != nil {
 			return err
@@ -221,34 +217,8 @@ func (db *DB) completeInTx(ctx context.Context, tx dbtx, id string, f storage.Fi
 	return checkpoint(ctx, tx, id, f.SavedPrompt, f.Distance, f.Depth)
 }
 
-// stored is what a write transaction reads of a response it changes.
-type stored struct {
-	owner         string
-	status        storage.Status
-	child, parent bool
-}
-
-// sqlLockResponse reads response $1 FOR UPDATE (stored.scan): writers of one
-// response take turns.
-const sqlLockResponse = `SELECT owner, status, previous_response_id IS NOT NULL,
-		EXISTS (SELECT 1 FROM responses AS c WHERE c.previous_response_id = responses.id)
-		FROM responses WHERE id = $1 FOR UPDATE`
-
-func (r *stored) scan(row pgx.Row) error {
-	var status string
-	err := row.Scan(&r.owner, &status, &r.child, &r.parent)
-	r.status = storage.Status(status)
-	return notFound(err, storage.ErrNotFound)
-}
-
-// lockResponse reads response id FOR UPDATE.
-func lockResponse(ctx context.Context, tx dbtx, id string) (r stored, err error) {
-	err = r.scan(tx.QueryRow(ctx, sqlLockResponse, id))
-	return r, err
-}
-
 // setStatus moves response id to status, patching its stored object's "status".
-func setStatus(ctx context.Context, tx pgx.Tx, id string, status storage.Status, completed any) error {
+func setStatus(ctx context.Context, tx dbtx, id string, status storage.Status, completed any) error {
 	var body []byte
 	if err := tx.QueryRow(ctx, `SELECT response FROM responses WHERE id = $1`, id).Scan(&body); err != nil {
 		return err
@@ -257,124 +227,8 @@ func setStatus(ctx context.Context, tx pgx.Tx, id string, status storage.Status,
 		body = setFields(body, field{"status", mustJSON(string(status))})
 	}
 	_, err := tx.Exec(ctx, `UPDATE responses SET status = $1, completed_at = $2, response = $3 WHERE id = $4`,
-		string(status), completed, nullJSON(body), id)
+		string(status), completed, sqlstore.NullJSON(body), id)
 	return err
-}
-
-// UpdateStatus moves an in-flight response to in_progress or cancelled.
-func (db *DB) UpdateStatus(ctx context.Context, id string, status storage.Status) error {
-	if status != storage.StatusInProgress && status != storage.StatusCancelled {
-		return fmt.Errorf("storage: update status of %s: cannot set %q here", id, status)
-	}
-	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		row, err := lockResponse(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		if !row.status.InFlight() {
-			return fmt.Errorf("%w (status %s)", storage.ErrFinished, row.status)
-		}
-		var completed any
-		if status.Terminal() {
-			completed = time.Now().UnixMilli()
-		}
-		if err := lockChainsExclusive(ctx, tx); err != nil {
-			return err
-		}
-		if err := setStatus(ctx, tx, id, status, completed); err != nil {
-			return err
-		}
-		if status == storage.StatusCancelled {
-			if err := chainsChanged(ctx, tx); err != nil {
-				return err
-			}
-		}
-		return dropDescendantContexts(ctx, tx, id)
-	})
-	if err != nil {
-		return fmt.Errorf("storage: update status of %s: %w", id, err)
-	}
-	return nil
-}
-
-// Cancel cancels the owner's in-flight response and returns it as it now is.
-func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, error) {
-	var rec *storage.Response
-	var finished error
-	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		get := `SELECT ` + responseColumns + ` FROM responses WHERE id = $1 AND owner = $2`
-		if rec, err = scanResponse(tx.QueryRow(ctx, get+` FOR UPDATE`, id, owner)); err != nil {
-			return err
-		}
-		switch {
-		case rec.Status == storage.StatusCancelled:
-			return nil
-		case rec.Status.Terminal():
-			finished = fmt.Errorf("storage: cancel %s: %w (status %s)", id, storage.ErrFinished, rec.Status)
-			return nil
-		}
-		if err := lockChainsExclusive(ctx, tx); err != nil {
-			return err
-		}
-		if err := setStatus(ctx, tx, id, storage.StatusCancelled, time.Now().UnixMilli()); err != nil {
-			return err
-		}
-		if err := dropDescendantContexts(ctx, tx, id); err != nil {
-			return err
-		}
-		if err := chainsChanged(ctx, tx); err != nil {
-			return err
-		}
-		if err := notify(ctx, tx, storage.Change{Kind: storage.ResponseCancelled, ID: id}); err != nil {
-			return err
-		}
-		rec, err = scanResponse(tx.QueryRow(ctx, get, id, owner))
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("storage: cancel %s: %w", id, err)
-	}
-	return rec, finished
-}
-
-// GetResponse returns the owner's response id, or ErrNotFound.
-func (db *DB) GetResponse(ctx context.Context, owner, id string) (*storage.Response, error) {
-	rec, err := scanResponse(db.pool.QueryRow(ctx, `SELECT `+responseColumns+` FROM responses WHERE id = $1 AND owner = $2`, id, owner))
-	if err != nil {
-		return nil, fmt.Errorf("storage: get response %s: %w", id, err)
-	}
-	return rec, nil
-}
-
-// DeleteResponse deletes the owner's response id and its items; the chains through it
-// are broken from then on.
-func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
-	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		// The row first, then the chains' lock: every writer takes them in this order.
-		var one int
-		if err := tx.QueryRow(ctx, `SELECT 1 FROM responses WHERE id = $1 AND owner = $2 FOR UPDATE`, id, owner).Scan(&one); err != nil {
-			return notFound(err, storage.ErrNotFound)
-		}
-		if err := lockChainsExclusive(ctx, tx); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM responses WHERE id = $1`, id); err != nil {
-			return err
-		}
-		if err := dropDescendantContexts(ctx, tx, id); err != nil {
-			return err
-		}
-		// A replica generating it stops, as for a cancel.
-		if err := notify(ctx, tx, storage.Change{Kind: storage.ResponseCancelled, ID: id}); err != nil {
-			return err
-		}
-		return chainsChanged(ctx, tx)
-	})
-	if err != nil {
-		return fmt.Errorf("storage: delete response %s: %w", id, err)
-	}
-	return nil
 }
 
 // RecoverInFlight fails every response this replica (Options.Replica) left in flight,
@@ -431,7 +285,7 @@ func failInFlight(ctx context.Context, tx pgx.Tx, query string, args []any, errJ
 			l.body = setFields(l.body, field{"status", mustJSON("failed")}, field{"error", errJSON})
 		}
 		if _, err := tx.Exec(ctx, `UPDATE responses SET status = 'failed', error = $1, completed_at = $2, response = $3
-			WHERE id = $4`, string(errJSON), now, nullJSON(l.body), l.id); err != nil {
+			WHERE id = $4`, string(errJSON), now, sqlstore.NullJSON(l.body), l.id); err != nil {
 			return nil, err
 		}
 		// Checkpoints below it hold its in-flight state.
@@ -447,79 +301,6 @@ func failInFlight(ctx context.Context, tx pgx.Tx, query string, args []any, errJ
 		ids[i] = l.id
 	}
 	return ids, chainsChanged(ctx, tx)
-}
-
-// ListInputItems returns one page of the owner's response's input items.
-func (db *DB) ListInputItems(ctx context.Context, owner, id, after string, limit int, order storage.Order) ([]storage.Item, bool, error) {
-	if limit <= 0 {
-		limit = storage.DefaultListLimit
-	}
-	limit = min(limit, storage.MaxListLimit)
-	var items []storage.Item
-	var hasMore bool
-	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly, IsoLevel: pgx.RepeatableRead}, func(tx pgx.Tx) error {
-		var err error
-		items, hasMore, err = listItems(ctx, tx, listQuery{
-			exists: `SELECT 1 FROM responses WHERE id = $1 AND owner = $2`, missing: storage.ErrNotFound,
-			cursor: `SELECT position FROM items WHERE response_id = $1 AND kind = 'input' AND item_id = $2 ORDER BY position LIMIT 1`,
-			page:   `SELECT item_id, type, body FROM items WHERE response_id = $1 AND kind = 'input' AND position %s $2 ORDER BY position %s LIMIT $3`,
-		}, owner, id, after, int64(limit), order)
-		return err
-	})
-	if err != nil {
-		return nil, false, fmt.Errorf("storage: list input items of %s: %w", id, err)
-	}
-	return items, hasMore, nil
-}
-
-// listQuery is what differs between paging a response's input items and a
-// conversation's items.
-type listQuery struct {
-	exists  string // $1 id, $2 owner: a row when the list exists
-	missing error
-	cursor  string // $1 id, $2 item id: the cursor's position
-	page    string // $1 id, $2 from, $3 limit; %s: the comparison and the order
-}
-
-func listItems(ctx context.Context, tx pgx.Tx, q listQuery, owner, id, after string, limit int64, order storage.Order) ([]storage.Item, bool, error) {
-	cmp, dir := "<", "DESC"
-	var from int64 = math.MaxInt64
-	switch order {
-	case storage.Asc:
-		cmp, dir, from = ">", "ASC", -1
-	case storage.Desc, "":
-	default:
-		return nil, false, fmt.Errorf("order %q: want asc or desc", order)
-	}
-	var one int
-	if err := tx.QueryRow(ctx, q.exists, id, owner).Scan(&one); err != nil {
-		return nil, false, notFound(err, q.missing)
-	}
-	if after != "" {
-		if err := tx.QueryRow(ctx, q.cursor, id, after).Scan(&from); err != nil {
-			if errors.Is(err, pgx.ErrNoRows) {
-				return nil, false, fmt.Errorf("%w: %q", storage.ErrInvalidCursor, after)
-			}
-			return nil, false, err
-		}
-	}
-	fetch := limit
-	if fetch < math.MaxInt64 {
-		fetch++
-	}
-	rows, err := tx.Query(ctx, fmt.Sprintf(q.page, cmp, dir), id, from, fetch)
-	if err != nil {
-		return nil, false, err
-	}
-	items, err := scanItems(rows)
-	if err != nil {
-		return nil, false, err
-	}
-	hasMore := int64(len(items)) > limit
-	if hasMore {
-		items = items[:limit]
-	}
-	return items, hasMore, nil
 }
 
 // scanItems reads rows of item_id, type, body.
@@ -565,65 +346,6 @@ func (db *DB) LookupItems(ctx context.Context, owner string, ids []string) (map[
 		found[it.ID] = it
 	}
 	return found, nil
-}
-
-// ResponseRuntime returns the label of the runtime that served owner's response id.
-func (db *DB) ResponseRuntime(ctx context.Context, owner, id string) (string, error) {
-	var label string
-	err := db.pool.QueryRow(ctx, `SELECT runtime FROM responses WHERE id = $1 AND owner = $2`, id, owner).Scan(&label)
-	if err != nil {
-		return "", fmt.Errorf("storage: runtime of %s: %w", id, notFound(err, storage.ErrNotFound))
-	}
-	return label, nil
-}
-
-func scanResponse(row pgx.Row) (*storage.Response, error) {
-	var (
-		r                   storage.Response
-		status              string
-		prev, request, body *string
-		errJSON             *string
-		created             int64
-		completed           *int64
-	)
-	err := row.Scan(&r.ID, &r.Owner, &r.Model, &status, &r.Background, &prev, &request, &body, &errJSON,
-		&r.Usage.InputTokens, &r.Usage.OutputTokens, &r.Usage.CachedTokens, &r.Usage.ReasoningTokens,
-		&created, &completed)
-	if err != nil {
-		return nil, notFound(err, storage.ErrNotFound)
-	}
-	r.Status = storage.Status(status)
-	if prev != nil {
-		r.PreviousResponseID = *prev
-	}
-	r.Request, r.Body, r.Error = rawJSON(request), rawJSON(body), rawJSON(errJSON)
-	r.CreatedAt = time.UnixMilli(created)
-	if completed != nil {
-		r.CompletedAt = time.UnixMilli(*completed)
-	}
-	return &r, nil
-}
-
-func rawJSON(s *string) json.RawMessage {
-	if s == nil {
-		return nil
-	}
-	return json.RawMessage(*s)
-}
-
-// nullString and nullJSON bind "" and empty JSON as NULL.
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-func nullJSON(raw []byte) any {
-	if len(raw) == 0 {
-		return nil
-	}
-	return string(raw)
 }
 
 func mustJSON(v any) json.RawMessage {

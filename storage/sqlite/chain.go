@@ -8,12 +8,8 @@ import (
 
 	"hearth/storage"
 	"hearth/storage/record"
+	"hearth/storage/sqlstore"
 )
-
-// maxChainDepth bounds the walk up a chain. Real chains end far sooner (a context window
-// holds a few thousand turns at most); the bound only stops a cycle, which can only
-// arise if a deleted response's id were reused by a descendant of it.
-const maxChainDepth = 100_000
 
 // LoadChain loads, in one query, the conversation behind previous_response_id = id:
 // every response from the root of the chain down to id, each with its input items and
@@ -68,40 +64,27 @@ func (db *DB) loadChainTail(ctx context.Context, owner, id string, known func(st
 		if !ok {
 			return fmt.Errorf("driver connection %T cannot query", dc)
 		}
-		// A checkpoint left out of the first query is read by a second, which finds
-		// it gone if a write dropped it in between; the third try reads it in the
-		// same query, as LoadChain does.
-		for try := 0; ; try++ {
-			withContext := known == nil || try == 2
-			cr, err := queryChain(ctx, q, id, owner, withContext)
-			if err != nil {
-				return err
-			}
-			deepest := cr.Deepest()
-			if deepest == nil || deepest.Checkpoint != nil || deepest.Stamp == nil {
-				c, err = cr.Assemble(false)
-				return err
-			}
-			if known(string(deepest.Stamp)) {
-				c, err = cr.Assemble(true)
-				return err
-			}
-			if deepest.Checkpoint, err = stampedContext(ctx, q, deepest.ID, deepest.Stamp); err != nil {
-				return err
-			}
-			if deepest.Checkpoint != nil {
-				c, err = cr.Assemble(false)
-				return err
-			}
-		}
+		c, err = sqlstore.LoadChainTail(ctx, driverChain{q}, owner, id, known)
+		return err
 	})
 	return c, err
+}
+
+// driverChain reads a chain on a driver connection.
+type driverChain struct{ q driver.QueryerContext }
+
+func (d driverChain) ChainRows(ctx context.Context, owner, id string, withContext bool) (*record.Rows, error) {
+	return queryChain(ctx, d.q, id, owner, withContext)
+}
+
+func (d driverChain) StampedCheckpoint(ctx context.Context, id string, stamp []byte) ([]byte, error) {
+	return stampedContext(ctx, d.q, id, stamp)
 }
 
 // queryChain runs sqlLoadChain and reads its rows.
 func queryChain(ctx context.Context, q driver.QueryerContext, id, owner string, withContext bool) (*record.Rows, error) {
 	rows, err := q.QueryContext(ctx, sqlLoadChain, []driver.NamedValue{
-		{Ordinal: 1, Value: id}, {Ordinal: 2, Value: owner}, {Ordinal: 3, Value: int64(maxChainDepth)},
+		{Ordinal: 1, Value: id}, {Ordinal: 2, Value: owner}, {Ordinal: 3, Value: int64(sqlstore.MaxChainDepth)},
 		{Ordinal: 4, Value: withContext}})
 	if err != nil {
 		return nil, err
@@ -161,7 +144,7 @@ func readChainRows(rows driver.Rows) (*record.Rows, error) {
 			cr.Request = []byte(asString(vals[5]))
 			continue
 		}
-		if depth < 0 || depth > maxChainDepth {
+		if depth < 0 || depth > sqlstore.MaxChainDepth {
 			return nil, fmt.Errorf("chain query returned depth %d", depth)
 		}
 		hasParent, err := asInt(vals[1])

@@ -10,6 +10,7 @@ import (
 
 	"hearth/storage"
 	"hearth/storage/record"
+	"hearth/storage/sqlstore"
 )
 
 // fakeRows replays rows in the shape of sqlLoadChain.
@@ -100,7 +101,7 @@ func TestReadChainAnyRowOrder(t *testing.T) {
 // nothing scans a table or sorts.
 func TestLoadChainPlan(t *testing.T) {
 	db := openTestDB(t)
-	rows, err := db.r.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+sqlLoadChain, "resp_1", alice, maxChainDepth, false)
+	rows, err := db.r.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+sqlLoadChain, "resp_1", alice, sqlstore.MaxChainDepth, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"hearth/storage"
 	"hearth/storage/record"
+	"hearth/storage/sqlstore"
 )
 
 // checkpoint runs in the transaction that completes response id: when id is
@@ -31,11 +32,11 @@ func (db *DB) checkpoint(ctx context.Context, tx *sql.Tx, id string, savedPrompt
 	if distance < every {
 		return nil
 	}
-	row, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
+	row, err := sqlstore.LockResponse(ctx, db.sharedTx(tx), id)
 	if err != nil {
 		return err
 	}
-	c, err := walkInTx(ctx, tx, row.owner, id)
+	c, err := walkInTx(ctx, tx, row.Owner, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil // a broken chain: nothing to materialise; LoadChain says not found
 	}
@@ -80,16 +81,9 @@ func newStamp() []byte {
 	return b
 }
 
-// dropDescendantContexts removes the checkpoints of every response below id: they
-// hold id's state as it was, and id is changing or going away.
-func (db *DB) dropDescendantContexts(ctx context.Context, tx *sql.Tx, id string) error {
-	_, err := tx.StmtContext(ctx, db.st.dropBelow).ExecContext(ctx, id)
-	return err
-}
-
 // walkInTx loads a chain by walking it, inside a write transaction.
 func walkInTx(ctx context.Context, tx *sql.Tx, owner, id string) (*storage.Chain, error) {
-	rows, err := tx.QueryContext(ctx, sqlLoadChain, id, owner, maxChainDepth, true)
+	rows, err := tx.QueryContext(ctx, sqlLoadChain, id, owner, sqlstore.MaxChainDepth, true)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"hearth/storage"
 	"hearth/storage/record"
+	"hearth/storage/sqlstore"
 	"hearth/storage/storetest"
 )
 
@@ -116,7 +117,7 @@ func walkWithoutCheckpoints(db *DB, id string) (*storage.Chain, error) {
 		}
 		q = strings.ReplaceAll(q, sub, "0")
 	}
-	rows, err := db.r.Query(q, id, alice, maxChainDepth, true)
+	rows, err := db.r.Query(q, id, alice, sqlstore.MaxChainDepth, true)
 	if err != nil {
 		return nil, err
 	}

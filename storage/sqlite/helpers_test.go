@@ -1,11 +1,14 @@
 package sqlite
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
 	"path/filepath"
 	"testing"
 
 	"hearth/storage"
+	"hearth/storage/sqlstore"
 	"hearth/storage/storetest"
 )
 
@@ -42,4 +45,10 @@ func sameChain(a, b *storage.Chain) bool          { return storetest.SameChain(a
 func turn(t testing.TB, db *DB, owner, id, prev string, input, output []storage.Item) {
 	t.Helper()
 	storetest.Turn(t, db, owner, id, prev, input, output)
+}
+
+// applyMigration applies one migration to a file opened without the store, as an
+// older hearth left it.
+func applyMigration(ctx context.Context, w *sql.DB, m sqlstore.Migration) error {
+	return sqlstore.Apply(ctx, migrator(w), m)
 }

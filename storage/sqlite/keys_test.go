@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"hearth/storage"
+	"hearth/storage/sqlstore"
 )
 
 // TestKeyRolesMigration: keys created before roles existed become user keys when the
@@ -18,9 +19,9 @@ func TestKeyRolesMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var before []migration
+	var before []sqlstore.Migration
 	for _, m := range ms {
-		if strings.HasSuffix(m.name, "_key_roles") {
+		if strings.HasSuffix(m.Name, "_key_roles") {
 			break
 		}
 		before = append(before, m)

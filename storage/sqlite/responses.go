@@ -12,6 +12,7 @@ import (
 
 	"hearth/storage"
 	"hearth/storage/record"
+	"hearth/storage/sqlstore"
 )
 
 // recoveredError is stored on responses that a crash left in flight. server_error is
@@ -42,17 +43,17 @@ func (db *DB) insertResponse(ctx context.Context, tx *sql.Tx, r storage.NewRespo
 		created = time.Now()
 	}
 	if r.PreviousResponseID != "" {
-		parent, err := lookupOwner(ctx, tx, db.st.ownerOf, r.PreviousResponseID)
+		parent, err := sqlstore.LockResponse(ctx, db.sharedTx(tx), r.PreviousResponseID)
 		if err != nil {
 			return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, err)
 		}
-		if parent.owner != r.Owner {
+		if parent.Owner != r.Owner {
 			return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, storage.ErrNotFound)
 		}
 	}
 	if _, err := tx.StmtContext(ctx, db.st.insertResponse).ExecContext(ctx,
-		r.ID, r.Owner, r.Model, string(r.Status), r.Background, nullString(r.PreviousResponseID),
-		string(r.Request), nullJSON(r.Body), created.UnixMilli(), record.PackItems(r.Input)); err != nil {
+		r.ID, r.Owner, r.Model, string(r.Status), r.Background, sqlstore.NullString(r.PreviousResponseID),
+		string(r.Request), sqlstore.NullJSON(r.Body), created.UnixMilli(), record.PackItems(r.Input)); err != nil {
 		var se sqlite3.Error
 		if errors.As(err, &se) && (se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey || se.ExtendedCode == sqlite3.ErrConstraintUnique) {
 			return storage.ErrExists // the id is taken
@@ -116,12 +117,12 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f storage
 	if fresh != nil {
 		child = fresh.PreviousResponseID != ""
 	} else {
-		row, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
+		row, err := sqlstore.LockResponse(ctx, db.sharedTx(tx), id)
 		if err != nil {
 			return err
 		}
-		status := row.status
-		child, parent = row.child, row.parent
+		status := row.Status
+		child, parent = row.Child, row.Parent
 		if !status.InFlight() && !(status == storage.StatusCancelled && f.Status == storage.StatusCancelled) {
 			return fmt.Errorf("%w (status %s)", storage.ErrFinished, status)
 		}
@@ -133,7 +134,7 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f storage
 		}
 	}
 	if _, err := tx.StmtContext(ctx, db.st.complete).ExecContext(ctx,
-		string(f.Status), nullJSON(f.Body), nullJSON(f.Error),
+		string(f.Status), sqlstore.NullJSON(f.Body), sqlstore.NullJSON(f.Error),
 		f.Usage.InputTokens, f.Usage.OutputTokens, f.Usage.CachedTokens, f.Usage.ReasoningTokens,
 		completed.UnixMilli(), record.PackItems(f.Output), f.Runtime, id); err != nil {
 		return err
@@ -142,12 +143,12 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f storage
 		return err
 	}
 	if parent { // continuations created while it ran hold checkpoints of it as it was
-		if err := db.dropDescendantContexts(ctx, tx, id); err != nil {
+		if err := sqlstore.DropDescendantContexts(ctx, db.sharedTx(tx), id); err != nil {
 			return err
 		}
 	}
 	if f.EndJournal {
-		if err := db.appendJournal(ctx, tx, id, f.Events, true, true); err != nil {
+		if err := sqlstore.AppendJournal(ctx, db.sharedTx(tx), id, f.Events, true, true); err != nil {
 			return err
 		}
 	}
@@ -155,124 +156,6 @@ func (db *DB) completeInTx(ctx context.Context, tx *sql.Tx, id string, f storage
 		return nil // a root is its own checkpoint: nothing to walk
 	}
 	return db.checkpoint(ctx, tx, id, f.SavedPrompt, f.Distance, f.Depth)
-}
-
-// UpdateStatus moves a response that is still in flight to in_progress (a worker picked
-// up a queued response) or to cancelled (the engine gave up on it, e.g. the client went
-// away). Terminal statuses with output go through CompleteResponse. A response that has
-// already finished gives ErrFinished: a queued response cancelled before a worker
-// reached it must not be started.
-func (db *DB) UpdateStatus(ctx context.Context, id string, status storage.Status) error {
-	if status != storage.StatusInProgress && status != storage.StatusCancelled {
-		return fmt.Errorf("storage: update status of %s: cannot set %q here", id, status)
-	}
-	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		row, err := lookupOwner(ctx, tx, db.st.ownerOf, id)
-		if err != nil {
-			return err
-		}
-		if !row.status.InFlight() {
-			return fmt.Errorf("%w (status %s)", storage.ErrFinished, row.status)
-		}
-		var completed any
-		if status.Terminal() {
-			completed = time.Now().UnixMilli()
-		}
-		if _, err = tx.StmtContext(ctx, db.st.setStatus).ExecContext(ctx, string(status), completed, id); err != nil {
-			return err
-		}
-		return db.dropDescendantContexts(ctx, tx, id)
-	})
-	if err != nil {
-		return fmt.Errorf("storage: update status of %s: %w", id, err)
-	}
-	if status == storage.StatusCancelled {
-		db.chainsChanged()
-	}
-	return nil
-}
-
-// Cancel moves the owner's response id from queued or in_progress to cancelled,
-// atomically, and returns the response as it now is. Cancelling a cancelled response
-// returns it unchanged (cancel is idempotent). Cancelling one that finished otherwise
-// returns the response and an error wrapping ErrFinished, which the server maps to 400.
-// Whether non-background responses may be cancelled is the server's call; Response
-// carries Background for it.
-func (db *DB) Cancel(ctx context.Context, owner, id string) (*storage.Response, error) {
-	var rec *storage.Response
-	var finished error
-	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		get := tx.StmtContext(ctx, db.st.getForWrite)
-		var err error
-		if rec, err = scanResponse(get.QueryRowContext(ctx, id, owner)); err != nil {
-			return err
-		}
-		switch {
-		case rec.Status == storage.StatusCancelled:
-			return nil
-		case rec.Status.Terminal():
-			finished = fmt.Errorf("storage: cancel %s: %w (status %s)", id, storage.ErrFinished, rec.Status)
-			return nil
-		}
-		if _, err := tx.StmtContext(ctx, db.st.setStatus).ExecContext(ctx,
-			string(storage.StatusCancelled), time.Now().UnixMilli(), id); err != nil {
-			return err
-		}
-		if err := db.dropDescendantContexts(ctx, tx, id); err != nil {
-			return err
-		}
-		rec, err = scanResponse(get.QueryRowContext(ctx, id, owner))
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("storage: cancel %s: %w", id, err)
-	}
-	db.chainsChanged()
-	if finished == nil {
-		db.changes.Tell(storage.Change{Kind: storage.ResponseCancelled, ID: id})
-	}
-	return rec, finished
-}
-
-// GetResponse returns the owner's response id, or ErrNotFound.
-func (db *DB) GetResponse(ctx context.Context, owner, id string) (*storage.Response, error) {
-	rec, err := scanResponse(db.st.get.QueryRowContext(ctx, id, owner))
-	if err != nil {
-		return nil, db.seen(fmt.Errorf("storage: get response %s: %w", id, err))
-	}
-	return rec, nil
-}
-
-// DeleteResponse deletes the owner's response id and its items, or returns ErrNotFound.
-// Responses that continued from it keep their previous_response_id; their chains are
-// broken from now on, and LoadChain reports them as not found, as OpenAI does when any
-// link of a chain is missing.
-func (db *DB) DeleteResponse(ctx context.Context, owner, id string) error {
-	var res sql.Result
-	err := db.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		var err error
-		res, err = tx.ExecContext(ctx, `DELETE FROM responses WHERE id = ? AND owner = ?`, id, owner)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil
-		}
-		return db.dropDescendantContexts(ctx, tx, id)
-	})
-	if err == nil {
-		var n int64
-		if n, err = res.RowsAffected(); err == nil && n == 0 {
-			err = storage.ErrNotFound
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("storage: delete response %s: %w", id, err)
-	}
-	db.chainsChanged()
-	// Whoever generates it stops, as for a cancel.
-	db.changes.Tell(storage.Change{Kind: storage.ResponseCancelled, ID: id})
-	return nil
 }
 
 // RecoverInFlight marks every response still queued or in_progress as failed with a
@@ -345,23 +228,6 @@ func (db *DB) write(ctx context.Context, fn func(context.Context, *sql.Tx) error
 	return nil
 }
 
-// stored is what a write transaction looks up of a stored response first.
-type stored struct {
-	owner  string
-	status storage.Status
-	// child: the response continues another (previous_response_id); parent: others
-	// continue it.
-	child, parent bool
-}
-
-func lookupOwner(ctx context.Context, tx *sql.Tx, st *sql.Stmt, id string) (r stored, err error) {
-	err = tx.StmtContext(ctx, st).QueryRowContext(ctx, id).Scan(&r.owner, &r.status, &r.child, &r.parent)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = storage.ErrNotFound
-	}
-	return r, err
-}
-
 func insertItems(ctx context.Context, st *sql.Stmt, responseID, kind string, items []storage.Item) error {
 	for i, it := range items {
 		if _, err := st.ExecContext(ctx, responseID, kind, i, it.ID, it.Type, string(it.JSON)); err != nil {
@@ -369,62 +235,4 @@ func insertItems(ctx context.Context, st *sql.Stmt, responseID, kind string, ite
 		}
 	}
 	return nil
-}
-
-type rowScanner interface{ Scan(dest ...any) error }
-
-func scanResponse(row rowScanner) (*storage.Response, error) {
-	var (
-		r         storage.Response
-		prev      sql.NullString
-		completed sql.NullInt64
-		created   int64
-	)
-	err := row.Scan(&r.ID, &r.Owner, &r.Model, &r.Status, &r.Background, &prev,
-		(*[]byte)(&r.Request), (*[]byte)(&r.Body), (*[]byte)(&r.Error),
-		&r.Usage.InputTokens, &r.Usage.OutputTokens, &r.Usage.CachedTokens, &r.Usage.ReasoningTokens,
-		&created, &completed)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, storage.ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	r.PreviousResponseID = prev.String
-	r.CreatedAt = time.UnixMilli(created)
-	if completed.Valid {
-		r.CompletedAt = time.UnixMilli(completed.Int64)
-	}
-	return &r, nil
-}
-
-// nullString and nullJSON bind "" and empty JSON as SQL NULL. JSON is bound as a Go
-// string: a []byte would be bound as a BLOB, which the STRICT TEXT columns refuse and
-// which SQLite's JSON functions would read as JSONB.
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
-func nullJSON(raw json.RawMessage) any {
-	if len(raw) == 0 {
-		return nil
-	}
-	return string(raw)
-}
-
-// ResponseRuntime returns the label of the runtime that served owner's response id
-// ("" when none was recorded), or ErrNotFound.
-func (db *DB) ResponseRuntime(ctx context.Context, owner, id string) (string, error) {
-	var label string
-	err := db.r.QueryRowContext(ctx, `SELECT runtime FROM responses WHERE id = ? AND owner = ?`, id, owner).Scan(&label)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", storage.ErrNotFound
-	}
-	if err != nil {
-		return "", fmt.Errorf("storage: runtime of %s: %w", id, err)
-	}
-	return label, nil
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"hearth/storage/sqlstore"
 )
 
 // statements are prepared once at Open. database/sql prepares each again, lazily, on
@@ -19,33 +21,20 @@ type statements struct {
 	deleteOutput   *sql.Stmt
 	complete       *sql.Stmt
 	setStatus      *sql.Stmt
-	ownerOf        *sql.Stmt
-	getForWrite    *sql.Stmt
 	distance       *sql.Stmt
 	putContext     *sql.Stmt
 	dropContext    *sql.Stmt
-	dropBelow      *sql.Stmt
-	insertEvent    *sql.Stmt
-	endJournal     *sql.Stmt
-	journalNext    *sql.Stmt
 
 	// readers
-	get          *sql.Stmt
-	exists       *sql.Stmt
-	hasKeys      *sql.Stmt
-	inputCursor  *sql.Stmt
-	inputAsc     *sql.Stmt
-	inputDesc    *sql.Stmt
-	lookupItem   *sql.Stmt
-	journalLast  *sql.Stmt
-	journalAfter *sql.Stmt
+	hasKeys    *sql.Stmt
+	lookupItem *sql.Stmt
+
+	// shared are the shared layer's statements declared Prepared, by their Index,
+	// prepared on the writer and on the read pool.
+	shared []struct{ w, r *sql.Stmt }
 
 	all []*sql.Stmt
 }
-
-const responseColumns = `id, owner, model, status, background, previous_response_id, request,
-	response, error, input_tokens, output_tokens, cached_tokens, reasoning_tokens,
-	created_at, completed_at`
 
 const (
 	sqlInsertResponse = `INSERT INTO responses
@@ -69,11 +58,7 @@ const (
 	response = CASE WHEN json_valid(response) THEN json_set(response, '$.status', ?1) ELSE response END
 	WHERE id = ?3`
 
-	sqlOwnerOf = `SELECT owner, status, previous_response_id IS NOT NULL,
-		EXISTS (SELECT 1 FROM responses AS c WHERE c.previous_response_id = responses.id)
-	FROM responses WHERE id = ?`
-
-	sqlGet = `SELECT ` + responseColumns + ` FROM responses WHERE id = ? AND owner = ?`
+	sqlGet = `SELECT ` + sqlstore.ResponseColumns + ` FROM responses WHERE id = ? AND owner = ?`
 
 	// The chain is walked upwards from the requested response through
 	// previous_response_id, one lookup per link, until it reaches the root or a
@@ -129,8 +114,6 @@ const (
 	)
 	SELECT max(depth), (SELECT id FROM chain WHERE checkpoint) FROM chain`
 
-	sqlExists = `SELECT 1 FROM responses WHERE id = ? AND owner = ?`
-
 	sqlHasKeys = `SELECT EXISTS (SELECT 1 FROM api_keys)`
 
 	sqlPutContext = `INSERT OR REPLACE INTO contexts (response_id, context, stamp, prompt) VALUES (?, ?, ?, ?)`
@@ -138,33 +121,6 @@ const (
 	sqlDropContext = `DELETE FROM contexts WHERE response_id = ?`
 
 	// The materialised contexts of every response below ?1.
-	sqlDropBelow = `WITH RECURSIVE below (id) AS (
-		SELECT id FROM responses WHERE previous_response_id = ?1
-		UNION
-		SELECT r.id FROM responses AS r JOIN below ON r.previous_response_id = below.id
-	)
-	DELETE FROM contexts WHERE response_id IN below`
-
-	sqlInputCursor = `SELECT position FROM items
-	WHERE response_id = ? AND kind = 'input' AND item_id = ?
-	ORDER BY position LIMIT 1`
-
-	sqlInputAsc = `SELECT item_id, type, body FROM items
-	WHERE response_id = ? AND kind = 'input' AND position > ?
-	ORDER BY position ASC LIMIT ?`
-
-	sqlInputDesc = `SELECT item_id, type, body FROM items
-	WHERE response_id = ? AND kind = 'input' AND position < ?
-	ORDER BY position DESC LIMIT ?`
-)
-
-const (
-	sqlInsertEvent = `INSERT INTO events (response_id, first_seq, last_seq, last_type, data) VALUES (?, ?, ?, ?, ?)`
-	sqlEndJournal  = `INSERT INTO journals (response_id, ended_at) VALUES (?, ?)
-		ON CONFLICT (response_id) DO UPDATE SET ended_at = excluded.ended_at`
-	sqlJournalNext  = `SELECT coalesce(max(last_seq), -1) + 1 FROM events WHERE response_id = ?`
-	sqlJournalLast  = `SELECT last_seq, last_type FROM events WHERE response_id = ? ORDER BY first_seq DESC LIMIT 1`
-	sqlJournalAfter = `SELECT first_seq, data FROM events WHERE response_id = ? AND last_seq > ? ORDER BY first_seq`
 )
 
 func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
@@ -178,24 +134,11 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		{&s.deleteOutput, w, sqlDeleteOutput},
 		{&s.complete, w, sqlComplete},
 		{&s.setStatus, w, sqlSetStatus},
-		{&s.ownerOf, w, sqlOwnerOf},
-		{&s.getForWrite, w, sqlGet},
 		{&s.distance, w, sqlCheckpointDistance},
 		{&s.putContext, w, sqlPutContext},
 		{&s.dropContext, w, sqlDropContext},
-		{&s.dropBelow, w, sqlDropBelow},
-		{&s.insertEvent, w, sqlInsertEvent},
-		{&s.endJournal, w, sqlEndJournal},
-		{&s.journalNext, w, sqlJournalNext},
-		{&s.get, r, sqlGet},
-		{&s.exists, r, sqlExists},
 		{&s.hasKeys, r, sqlHasKeys},
-		{&s.inputCursor, r, sqlInputCursor},
-		{&s.inputAsc, r, sqlInputAsc},
-		{&s.inputDesc, r, sqlInputDesc},
 		{&s.lookupItem, r, sqlLookupItem},
-		{&s.journalLast, r, sqlJournalLast},
-		{&s.journalAfter, r, sqlJournalAfter},
 	} {
 		st, err := p.db.PrepareContext(ctx, p.text)
 		if err != nil {
@@ -203,6 +146,22 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		}
 		*p.dst = st
 		s.all = append(s.all, st)
+	}
+	// The shared layer's hot statements, on both pools: a transaction of either may
+	// run them (conn.stmt).
+	for _, q := range sqlstore.PreparedStatements() {
+		var p struct{ w, r *sql.Stmt }
+		var err error
+		if p.w, err = w.PrepareContext(ctx, q.SQLite()); err == nil {
+			s.all = append(s.all, p.w)
+			if p.r, err = r.PrepareContext(ctx, q.SQLite()); err == nil {
+				s.all = append(s.all, p.r)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("storage: prepare: %w\n%s", err, q.SQLite())
+		}
+		s.shared = append(s.shared, p)
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 
 	"hearth/storage"
+	"hearth/storage/sqlstore"
 )
 
 // busyTimeout is how long a connection waits for a lock held by another connection
@@ -33,6 +34,9 @@ const busyTimeoutMillis = 5000
 
 // DB is a hearth database. It is safe for concurrent use.
 type DB struct {
+	// The records both stores keep alike, written once (storage/sqlstore).
+	sqlstore.Shared
+
 	path string
 	w    *sql.DB // one connection; every write goes through it
 	r    *sql.DB // read-only pool
@@ -47,6 +51,9 @@ type DB struct {
 	// changes tells the watchers of this store its commits (changes.go).
 	changes storage.Feed
 }
+
+// A SQLite file is the source of `hearth db copy` (sqlstore.Copy reads it).
+var _ storage.CopySource = (*DB)(nil)
 
 // ChainEpoch counts the committed changes that can alter a stored chain whose every
 // response has finished (Status.Settled): a response deleted (and, to be safe, any
@@ -172,6 +179,7 @@ func Open(path string) (*DB, error) {
 	r.SetConnMaxIdleTime(0)
 
 	db := &DB{path: abs, w: w, r: r}
+	db.Shared = sqlstore.New(backend{db}, sqlstore.SQLite)
 	if err := db.st.prepare(ctx, w, r); err != nil {
 		db.Close()
 		return nil, err
