@@ -13,7 +13,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"hearth"
-	"hearth/engine"
 	"hearth/storage"
 )
 
@@ -162,7 +161,7 @@ func (s *Server) authenticate(c *gin.Context) {
 	m.log = m.log.With("key", name)
 	c.Set(ownerKey, storage.OwnerOf(key))
 	c.Set(callerKey, cl)
-	c.Request = c.Request.WithContext(engine.WithCacheGroup(ctx, group))
+	m.cacheGroup = group
 }
 
 // epochOf is the chain epoch authenticate read with the request's key, for the

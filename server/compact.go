@@ -37,7 +37,7 @@ func (s *Server) compactResponse(c *gin.Context) {
 	defer p.close()
 	ctx := p.ctx
 	id := hearth.NewID(hearth.PrefixResponse)
-	adm, err := s.admit(ctx, c, req, id)
+	adm, err := s.admit(ctx, c, req, id, p.place)
 	if err != nil {
 		s.writeError(c, err)
 		return

@@ -25,7 +25,10 @@ type reqMeta struct {
 	key, fairness string
 	// client is the client's address (clientAddr): the connection's peer, or what a
 	// trusted proxy says.
-	client     string
+	client string
+	// cacheGroup is the caller's cache group (engine.Inputs.CacheGroup): its key's,
+	// or the group an admin put the key in; "" without keys.
+	cacheGroup string
 	model      string
 	responseID string
 	log        *slog.Logger

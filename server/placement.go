@@ -13,8 +13,21 @@ import (
 // "embedded" or host:port), so a client or an operator sees where a chain lives.
 const HeaderRuntime = "x-hearth-runtime"
 
-// place chooses the runtime a response runs on and returns ctx carrying that placement
-// (engine.Placement), which the engine's calls, admission and storage follow. A
+// placed is a response's placement (engine.Placement: the engine's calls, admission
+// and storage follow it) and its reservation in admission.
+type placed struct {
+	at    *engine.Placement
+	unres func()
+}
+
+// release ends the placement's reservation, if any; safe to call more than once.
+func (p placed) release() {
+	if p.unres != nil {
+		p.unres()
+	}
+}
+
+// place chooses the runtime a response runs on and returns that placement. A
 // continuation goes to the runtime that served its parent, whose KV cache holds its
 // prefix, while that runtime is up and has the model: the parent of
 // previous_response_id, else the latest response with the same prompt_cache_key, else
@@ -22,9 +35,9 @@ const HeaderRuntime = "x-hearth-runtime"
 // runtime that has the model.
 //
 // The choice is reserved in admission until the request enters it (admitAs) or the
-// returned release is called, whichever comes first: requests prepared at the same
-// time then spread over the runtimes.
-func (s *Server) place(ctx context.Context, who string, req *hearth.CreateResponseRequest, fallback string) (context.Context, func()) {
+// placement is released, whichever comes first: requests prepared at the same time
+// then spread over the runtimes.
+func (s *Server) place(ctx context.Context, who string, req *hearth.CreateResponseRequest, fallback string) placed {
 	cands := s.pool.Candidates(req.Model)
 	label := ""
 	switch {
@@ -55,18 +68,7 @@ func (s *Server) place(ctx context.Context, who string, req *hearth.CreateRespon
 	if label == "" {
 		label = s.admission.LeastLoaded(req.Model, cands)
 	}
-	release := s.admission.Reserve(req.Model, label)
-	ctx = engine.WithPlacement(ctx, engine.NewPlacement(label))
-	return context.WithValue(ctx, reservationKey{}, release), release
-}
-
-type reservationKey struct{}
-
-// unreserve ends the reservation of ctx's placement, if any.
-func unreserve(ctx context.Context) {
-	if release, ok := ctx.Value(reservationKey{}).(func()); ok {
-		release()
-	}
+	return placed{at: engine.NewPlacement(label), unres: s.admission.Reserve(req.Model, label)}
 }
 
 // affinity remembers the runtime of the latest response per owner and prompt_cache_key,

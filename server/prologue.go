@@ -54,21 +54,20 @@ type intake struct {
 // its conversation unless a run took it over).
 type prepared struct {
 	req *hearth.CreateResponseRequest
-	// ctx carries what the engine reads of the request (the kept build, the saved
-	// prompt, the caller, the placement).
+	// ctx is the request's context (cancellation and deadline only: the engine's
+	// inputs went to it as engine.Inputs).
 	ctx   context.Context
 	chain chainRead
 	turn  *conversationTurn
 	// job is the response's generation; compaction a compaction's.
 	job        *engine.Job
 	compaction *engine.Compaction
-	unplace    func()
+	// place is the response's placement on a runtime, reserved until admission.
+	place placed
 }
 
 func (p *prepared) close() {
-	if p.unplace != nil {
-		p.unplace()
-	}
+	p.place.release()
 	p.turn.abandon()
 }
 
@@ -91,13 +90,11 @@ func (s *Server) prepare(ctx context.Context, in intake, req *hearth.CreateRespo
 	if err != nil {
 		return nil, err
 	}
+	inputs := engine.Inputs{CacheGroup: in.meta.cacheGroup}
 	if !in.compaction {
 		// What the chain's previous turn built, or the prompt saved with its
 		// checkpoint: the build then goes on from there instead of starting over.
-		if chain.saved != nil {
-			ctx = engine.WithSavedPrompt(ctx, *chain.saved)
-		}
-		ctx = engine.WithMemo(ctx, chain.memo)
+		inputs.Saved, inputs.Memo = chain.saved, chain.memo
 		if p.turn, err = s.beginConversationTurn(ctx, in.who, req); err != nil {
 			return nil, err
 		}
@@ -109,7 +106,7 @@ func (s *Server) prepare(ctx context.Context, in intake, req *hearth.CreateRespo
 	history := chain.items
 	if !in.compaction {
 		// The approval requests the response issues are this caller's alone.
-		ctx = engine.WithCaller(ctx, in.who)
+		inputs.Caller = in.who
 		if more := p.turn.history(); len(more) > 0 {
 			// The chain stays what storage would load for previous_response_id; the
 			// job's build then holds more than the chain: not for the next turn.
@@ -117,11 +114,12 @@ func (s *Server) prepare(ctx context.Context, in intake, req *hearth.CreateRespo
 			chain.noMemo = true
 		}
 	}
-	ctx, p.unplace = s.place(ctx, in.who, req, in.runtime)
+	p.place = s.place(ctx, in.who, req, in.runtime)
+	inputs.Placement = p.place.at
 	if in.compaction {
-		p.compaction, err = s.engine.PrepareCompaction(ctx, req, history)
+		p.compaction, err = s.engine.PrepareCompaction(ctx, req, history, inputs)
 	} else {
-		p.job, err = s.engine.Prepare(ctx, req, history)
+		p.job, err = s.engine.Prepare(ctx, req, history, inputs)
 	}
 	if err != nil {
 		p.close()

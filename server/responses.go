@@ -191,7 +191,7 @@ func (s *Server) start(ctx context.Context, m *reqMeta, who string, p *prepared,
 	}
 	// Admission last, once the request is known to be good: 429 beyond the queue bound
 	// or the key's rate limit; otherwise a slot now, or a place in the queue.
-	adm, retry, err := s.admitAs(ctx, m, req, resp.ID)
+	adm, retry, err := s.admitAs(ctx, m, req, resp.ID, p.place)
 	if err != nil {
 		return nil, nil, retry, err
 	}
@@ -362,7 +362,6 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 	defer s.release(id)
 	defer r.adm.done()
 	defer r.conv.release()
-	ctx = r.adm.placed(ctx)
 	if err := r.adm.wait(ctx); err != nil {
 		// The request left the queue before it ran: its client went away, it was
 		// cancelled or timed out, or hearth is stopping.

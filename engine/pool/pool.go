@@ -1,9 +1,10 @@
 // Package pool serves several runtimes as one: it learns which models each has, follows
 // whether each answers, and sends every call of a response to the runtime its placement
-// names (engine.Placement, chosen by the server: the runtime whose KV cache holds the
-// chain's prefix, else the least loaded). It implements engine.Runtime, so the engine
-// runs over a pool as over one runtime, and what the server needs of a runtime beside
-// the engine (health, the model list, the loaded models).
+// names (engine.Placement: the pool bound to it with On, chosen by the server: the
+// runtime whose KV cache holds the chain's prefix, else the least loaded). It
+// implements engine.Runtime, so the engine runs over a pool as over one runtime, and
+// what the server needs of a runtime beside the engine (health, the model list, the
+// loaded models).
 //
 // A runtime that stops answering is marked down: its in-flight generations fail as they
 // would with one runtime, new requests go to the others, and a generation whose runtime
@@ -358,11 +359,10 @@ func (p *Pool) CountTokens(ctx context.Context, model string, texts []string) ([
 	return nil, err
 }
 
-// choose is the runtime that serves a call for model made with ctx: its placement's,
-// else the first candidate (then named in the placement, so the response's later calls
-// go there too).
-func (p *Pool) choose(ctx context.Context, model string) *member {
-	pl := engine.PlacementOf(ctx)
+// choose is the runtime that serves a call for model placed at pl: the one pl names,
+// else the first candidate (then named in pl, so the response's later calls go there
+// too).
+func (p *Pool) choose(pl *engine.Placement, model string) *member {
 	if m := p.member(pl.Runtime()); m != nil && !(m.cannotRun(model) && p.Candidates(model)[0] != m.label) {
 		return m
 	}
@@ -424,16 +424,23 @@ func lost(ctx context.Context, err error) bool {
 	return err != nil && ctx.Err() == nil && !errors.As(err, &se) && !errors.Is(err, engine.ErrModelNotFound)
 }
 
-// Model describes model as the runtime the call is placed on has it. A runtime that
-// cannot run the model's architecture (the embedded runtime's Ollama release is older
-// than the model) hands the call to another runtime of the pool that has the model and
-// can, named in the placement so that the response's generation goes there too.
+// Model describes model as the first runtime that has it has it (Bound.Model for a
+// placed call).
 func (p *Pool) Model(ctx context.Context, name string) (*engine.ModelInfo, error) {
-	m := p.choose(ctx, name)
+	return p.model(ctx, nil, name)
+}
+
+// model describes model as the runtime the call is placed on (pl) has it. A runtime
+// that cannot run the model's architecture (the embedded runtime's Ollama release is
+// older than the model) hands the call to another runtime of the pool that has the
+// model and can, named in the placement so that the response's generation goes there
+// too.
+func (p *Pool) model(ctx context.Context, pl *engine.Placement, name string) (*engine.ModelInfo, error) {
+	m := p.choose(pl, name)
 	info, err := m.seam.Model(ctx, name)
 	if p.unreached(ctx, m, err) {
 		if alt := p.another(name, m); alt != nil {
-			p.moved(ctx, m, alt, err)
+			p.moved(pl, m, alt, err)
 			m = alt
 			info, err = alt.seam.Model(ctx, name)
 		}
@@ -446,7 +453,7 @@ func (p *Pool) Model(ctx context.Context, name string) (*engine.ModelInfo, error
 	}
 	if err == nil && info.UnsupportedBy != "" {
 		if alt, altInfo := p.capable(ctx, name, m); alt != nil {
-			p.placed(ctx, m, alt, info)
+			p.placed(pl, m, alt, info)
 			return altInfo, nil
 		}
 	}
@@ -470,12 +477,12 @@ func (p *Pool) capable(ctx context.Context, model string, not *member) (*member,
 	return nil, nil
 }
 
-// placed names alt in the call's placement because from cannot run the model's
+// placed names alt in the call's placement pl because from cannot run the model's
 // architecture.
-func (p *Pool) placed(ctx context.Context, from, alt *member, info *engine.ModelInfo) {
+func (p *Pool) placed(pl *engine.Placement, from, alt *member, info *engine.ModelInfo) {
 	p.log.Info("runtime cannot run the model's architecture; serving it from another",
 		"runtime", from.label, "architecture", info.Architecture, "to", alt.label)
-	if pl := engine.PlacementOf(ctx); pl != nil {
+	if pl != nil {
 		pl.Move(alt.label)
 	}
 }
@@ -487,10 +494,16 @@ func unsupportedArchitecture(err error) bool {
 	return errors.As(err, &he) && he.Code == engine.CodeUnsupportedArchitecture
 }
 
-// Generate runs the generation on the runtime the call is placed on; one refused before
-// any output runs on another runtime that has the model, once.
+// Generate runs the generation on the first runtime that has the model (Bound.Generate
+// for a placed call).
 func (p *Pool) Generate(ctx context.Context, req *engine.GenerateRequest, fn func(engine.Chunk) error) error {
-	m := p.choose(ctx, req.Model)
+	return p.generate(ctx, nil, req, fn)
+}
+
+// generate runs the generation on the runtime the call is placed on (pl); one refused
+// before any output runs on another runtime that has the model, once.
+func (p *Pool) generate(ctx context.Context, pl *engine.Placement, req *engine.GenerateRequest, fn func(engine.Chunk) error) error {
+	m := p.choose(pl, req.Model)
 	started := false
 	var fnErr error
 	each := func(c engine.Chunk) error {
@@ -504,7 +517,7 @@ func (p *Pool) Generate(ctx context.Context, req *engine.GenerateRequest, fn fun
 	err := m.seam.Generate(ctx, req, each)
 	if !started && p.unreached(ctx, m, err) {
 		if alt := p.another(req.Model, m); alt != nil {
-			p.moved(ctx, m, alt, err)
+			p.moved(pl, m, alt, err)
 			m = alt
 			err = m.seam.Generate(ctx, req, each)
 		}
@@ -515,10 +528,10 @@ func (p *Pool) Generate(ctx context.Context, req *engine.GenerateRequest, fn fun
 	return err
 }
 
-// moved names alt in the call's placement after from did not take it (unreached).
-func (p *Pool) moved(ctx context.Context, from, alt *member, err error) {
+// moved names alt in the call's placement pl after from did not take it (unreached).
+func (p *Pool) moved(pl *engine.Placement, from, alt *member, err error) {
 	p.log.Warn("runtime did not take the call; trying another", "runtime", from.label, "to", alt.label, "error", err)
-	if pl := engine.PlacementOf(ctx); pl != nil {
+	if pl != nil {
 		pl.Move(alt.label)
 	}
 }
@@ -607,15 +620,66 @@ func (p *Pool) Label() string { return p.members[0].label }
 // IsEmbedded reports whether the first runtime runs inside this process.
 func (p *Pool) IsEmbedded() bool { return p.members[0].rt.IsEmbedded() }
 
-// Seam is the pool itself: it routes the engine's calls.
+// Seam is the pool itself: it routes the engine's calls (On: a response's to its
+// placement).
 func (p *Pool) Seam() engine.Runtime { return p }
 
-var _ engine.Runtime = (*Pool)(nil)
+var (
+	_ engine.Runtime = (*Pool)(nil)
+	_ engine.Placer  = (*Pool)(nil)
+)
 
-// Embed runs on a runtime that has the model (the least loaded, or the placement's),
-// moving to another once if the first did not take the call (unreached), as Generate does.
+// On is the pool bound to pl: every call made through it goes to the runtime pl names
+// (nil: the first runtime that has the model), and a move the pool makes (the runtime
+// did not take the call, or cannot run the model's architecture) is written in pl.
+func (p *Pool) On(pl *engine.Placement) engine.Runtime { return &Bound{p: p, pl: pl} }
+
+// Bound is a pool bound to one placement (On). It implements engine.Runtime,
+// engine.Embedder and engine.Tokenizer.
+type Bound struct {
+	p  *Pool
+	pl *engine.Placement
+}
+
+// Model is Pool.Model on the placement's runtime.
+func (b *Bound) Model(ctx context.Context, name string) (*engine.ModelInfo, error) {
+	return b.p.model(ctx, b.pl, name)
+}
+
+// Generate is Pool.Generate on the placement's runtime.
+func (b *Bound) Generate(ctx context.Context, req *engine.GenerateRequest, fn func(engine.Chunk) error) error {
+	return b.p.generate(ctx, b.pl, req, fn)
+}
+
+// CheckFormat is Pool.CheckFormat: the same everywhere.
+func (b *Bound) CheckFormat(ctx context.Context, schema []byte) error {
+	return b.p.CheckFormat(ctx, schema)
+}
+
+// Embed is Pool.Embed on the placement's runtime.
+func (b *Bound) Embed(ctx context.Context, req *engine.EmbedRequest) (*engine.EmbedResult, error) {
+	return b.p.embed(ctx, b.pl, req)
+}
+
+// CountTokens is Pool.CountTokens: any runtime that has the model counts alike.
+func (b *Bound) CountTokens(ctx context.Context, model string, texts []string) ([]int, error) {
+	return b.p.CountTokens(ctx, model, texts)
+}
+
+var (
+	_ engine.Embedder  = (*Bound)(nil)
+	_ engine.Tokenizer = (*Bound)(nil)
+)
+
+// Embed runs on the first runtime that has the model (Bound.Embed for a placed call).
 func (p *Pool) Embed(ctx context.Context, req *engine.EmbedRequest) (*engine.EmbedResult, error) {
-	m := p.choose(ctx, req.Model)
+	return p.embed(ctx, nil, req)
+}
+
+// embed runs on the runtime the call is placed on (pl), moving to another once if the
+// first did not take the call (unreached), as generate does.
+func (p *Pool) embed(ctx context.Context, pl *engine.Placement, req *engine.EmbedRequest) (*engine.EmbedResult, error) {
+	m := p.choose(pl, req.Model)
 	e, ok := m.seam.(engine.Embedder)
 	if !ok {
 		return nil, &engine.StatusError{StatusCode: 501, Message: "runtime " + m.label + " serves no embeddings"}
@@ -624,7 +688,7 @@ func (p *Pool) Embed(ctx context.Context, req *engine.EmbedRequest) (*engine.Emb
 	if p.unreached(ctx, m, err) {
 		if alt := p.another(req.Model, m); alt != nil {
 			if e, ok := alt.seam.(engine.Embedder); ok {
-				p.moved(ctx, m, alt, err)
+				p.moved(pl, m, alt, err)
 				return e.Embed(ctx, req)
 			}
 		}
@@ -633,7 +697,7 @@ func (p *Pool) Embed(ctx context.Context, req *engine.EmbedRequest) (*engine.Emb
 		m.setCannot(req.Model, true)
 		if alt, _ := p.capable(ctx, req.Model, m); alt != nil {
 			if e, ok := alt.seam.(engine.Embedder); ok {
-				if pl := engine.PlacementOf(ctx); pl != nil {
+				if pl != nil {
 					pl.Move(alt.label)
 				}
 				return e.Embed(ctx, req)
