@@ -14,6 +14,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/engine/pool"
 	"hearth/internal/admission"
 )
 
@@ -40,18 +41,18 @@ type admitted struct {
 // placement names (place; a zero placement: placed here). A refusal is a 429 whose
 // Retry-After value it returns (queue full, or the key over its rate limit): the HTTP
 // caller sets the header, a WebSocket error message carries it.
-func (s *Server) admitAs(ctx context.Context, m *reqMeta, req *hearth.CreateResponseRequest, responseID string, at placed) (*admitted, string, error) {
+func (s *Server) admitAs(ctx context.Context, m *reqMeta, req *hearth.CreateResponseRequest, responseID string, at pool.Placed) (*admitted, string, error) {
 	m.responseID = responseID
-	if at.at == nil {
+	if at.Placement == nil {
 		at = s.place(ctx, "", req, "")
 	}
-	t, retry, err := s.enterAs(m, req.Model, at.at.Runtime())
+	t, retry, err := s.enterAs(m, req.Model, at.Placement.Runtime())
 	// Entered (or refused): admission counts it now, or not at all.
-	at.release()
+	at.Release()
 	if err != nil {
 		return nil, retry, err
 	}
-	return &admitted{s: s, ticket: t, queued: !t.Admitted(), meta: m, model: s.models.label(req.Model), placement: at.at}, "", nil
+	return &admitted{s: s, ticket: t, queued: !t.Admitted(), meta: m, model: s.models.label(req.Model), placement: at.Placement}, "", nil
 }
 
 // ingestionFairness is the identity vector store ingestion queues under in
@@ -89,7 +90,7 @@ func (s *Server) admitIngestion(ctx context.Context, model string) (engine.Embed
 }
 
 // admit is admitAs for an HTTP request: a refusal's Retry-After goes in the header.
-func (s *Server) admit(ctx context.Context, c *gin.Context, req *hearth.CreateResponseRequest, responseID string, at placed) (*admitted, error) {
+func (s *Server) admit(ctx context.Context, c *gin.Context, req *hearth.CreateResponseRequest, responseID string, at pool.Placed) (*admitted, error) {
 	a, retry, err := s.admitAs(ctx, meta(c), req, responseID, at)
 	if retry != "" {
 		c.Header("Retry-After", retry)

@@ -6,6 +6,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/engine/pool"
 )
 
 // The request path. Every way of making a response goes through the same steps, in
@@ -63,11 +64,11 @@ type prepared struct {
 	job        *engine.Job
 	compaction *engine.Compaction
 	// place is the response's placement on a runtime, reserved until admission.
-	place placed
+	place pool.Placed
 }
 
 func (p *prepared) close() {
-	p.place.release()
+	p.place.Release()
 	p.turn.abandon()
 }
 
@@ -115,7 +116,7 @@ func (s *Server) prepare(ctx context.Context, in intake, req *hearth.CreateRespo
 		}
 	}
 	p.place = s.place(ctx, in.who, req, in.runtime)
-	inputs.Placement = p.place.at
+	inputs.Placement = p.place.Placement
 	if in.compaction {
 		p.compaction, err = s.engine.PrepareCompaction(ctx, req, history, inputs)
 	} else {

@@ -443,7 +443,7 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink eventSink) (*
 	r.finish(sink)
 	r.report(final)
 	if final.Status != hearth.StatusFailed {
-		s.affinity.put(r.who, r.req.PromptCacheKey, r.adm.runtime())
+		s.placement.Remember(r.who, r.req.PromptCacheKey, r.adm.runtime())
 	}
 	return final, storeErr
 }

@@ -53,7 +53,9 @@ type Runtime interface {
 // Pool is several runtimes served as one. It is safe for concurrent use.
 type Pool struct {
 	members []*member
-	log     *slog.Logger
+	// labels are the members' labels, in order.
+	labels []string
+	log    *slog.Logger
 
 	mu     sync.Mutex
 	onDown []func(label string)
@@ -124,6 +126,7 @@ func New(rts []Runtime, log *slog.Logger) (*Pool, error) {
 		}
 		seen[l] = true
 		p.members = append(p.members, &member{label: l, rt: rt, seam: rt.Seam(), up: true})
+		p.labels = append(p.labels, l)
 	}
 	return p, nil
 }
@@ -282,10 +285,11 @@ func (p *Pool) Ready(ctx context.Context) error { return p.Check(ctx) }
 func (m *member) has(model string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.listed.IsZero() {
-		return true
-	}
-	return m.models[model] || m.models[strings.TrimSuffix(model, ":latest")]
+	return m.hasLocked(model)
+}
+
+func (m *member) hasLocked(model string) bool {
+	return m.listed.IsZero() || m.models[model] || m.models[strings.TrimSuffix(model, ":latest")]
 }
 
 func (m *member) isUp() bool {
@@ -294,36 +298,16 @@ func (m *member) isUp() bool {
 	return m.up
 }
 
-// Candidates are the runtimes a request for model may go to, in the pool's order: those
-// that are up and have it, leaving out those that said they cannot run its
-// architecture while another can. When no runtime that is up lists it (a model pulled
-// since the last listing), every runtime that is up; when none is up, every runtime,
-// so the request fails with the runtime's own error as it would without a pool.
+// Candidates are the runtimes a request for model may go to, in the pool's order: the
+// placement policy's first step (filter, placement.go).
 func (p *Pool) Candidates(model string) []string {
-	var have, cannot, up, all []string
-	for _, m := range p.members {
-		all = append(all, m.label)
-		if !m.isUp() {
-			continue
-		}
-		up = append(up, m.label)
-		switch {
-		case !m.has(model):
-		case m.cannotRun(model):
-			cannot = append(cannot, m.label)
-		default:
-			have = append(have, m.label)
-		}
+	var buf [8]state
+	cands := filter(p.appendStates(buf[:0], model, nil))
+	out := make([]string, len(cands))
+	for i, s := range cands {
+		out[i] = s.label
 	}
-	switch {
-	case len(have) > 0:
-		return have
-	case len(cannot) > 0:
-		return cannot
-	case len(up) > 0:
-		return up
-	}
-	return all
+	return out
 }
 
 // Serves reports whether the runtime labelled label is up and has model: a chain's
