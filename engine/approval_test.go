@@ -35,7 +35,7 @@ func prepareAs(t *testing.T, e *engine.Engine, caller, tools string, history, in
 		t.Fatal(err)
 	}
 	req.Input = input
-	return e.Prepare(engine.WithCaller(context.Background(), caller), req, history)
+	return e.Prepare(context.Background(), req, history, engine.Inputs{Caller: caller})
 }
 
 var approvalIDPattern = regexp.MustCompile(`^mcpr_[0-9a-f]{64}$`)

@@ -23,7 +23,7 @@ func TestUnsupportedArchitectureRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.Prepare(context.Background(), req, nil)
+	_, err = e.Prepare(context.Background(), req, nil, Inputs{})
 	var he *hearth.Error
 	const want = `The model "odd:1b" has the architecture "hearthtestarch", which the embedded runtime (Ollama 0.24.0) cannot run; ` +
 		`serve it from an Ollama that can (hearth serve --runtime URL).`
@@ -38,7 +38,7 @@ func TestUnsupportedArchitectureRefused(t *testing.T) {
 	ok := qwenShow()
 	ok.Architecture = "hearthtestarch"
 	e = New(&fakeRuntime{show: ok, write: rt.write}, DefaultFormats(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if _, err := e.Prepare(context.Background(), req, nil); err != nil {
+	if _, err := e.Prepare(context.Background(), req, nil, Inputs{}); err != nil {
 		t.Fatalf("a runnable model: %v", err)
 	}
 }

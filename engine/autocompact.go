@@ -27,7 +27,7 @@ type pendingCompaction struct {
 // compact first, given what preparing it as it is gave (j, or err). It compacts when
 // the prompt has more tokens than the threshold, or does not fit the window at all;
 // a conversation with nothing compaction would replace goes on as it is.
-func (e *Engine) compactFirst(ctx context.Context, req *hearth.CreateResponseRequest, history []hearth.Item,
+func (e *Engine) compactFirst(ctx context.Context, req *hearth.CreateResponseRequest, history []hearth.Item, in Inputs,
 	cm hearth.ContextManagement, j *Job, err error) (*Job, error) {
 	var herr *hearth.Error
 	if err != nil && !(errors.As(err, &herr) && herr.Code == hearth.CodeContextLengthExceeded) {
@@ -39,7 +39,7 @@ func (e *Engine) compactFirst(ctx context.Context, req *hearth.CreateResponseReq
 			return j, cerr
 		}
 	}
-	cp, cerr := e.PrepareCompaction(ctx, req, history)
+	cp, cerr := e.PrepareCompaction(ctx, req, history, in)
 	if cerr != nil {
 		if errors.As(cerr, &herr) && herr.Code == CodeNothingToCompact {
 			return j, err
@@ -49,11 +49,12 @@ func (e *Engine) compactFirst(ctx context.Context, req *hearth.CreateResponseReq
 	if j == nil {
 		// The input does not fit as it is: the job is prepared again, from the
 		// compacted window, when it runs.
-		m, merr := e.Model(ctx, req.Model)
+		rt := e.on(in.Placement)
+		m, merr := e.model(ctx, rt, req.Model)
 		if merr != nil {
 			return nil, merr
 		}
-		j = &Job{e: e, Model: m, req: req, caller: callerFrom(ctx)}
+		j = &Job{e: e, rt: rt, Model: m, req: req, in: in}
 	}
 	cp.whole = true
 	j.compaction = &pendingCompaction{cp: cp, history: history}
@@ -71,7 +72,7 @@ func (j *Job) overThreshold(ctx context.Context, threshold *int) (bool, error) {
 	if len(j.gen.Images) == 0 && len(j.Prompt)+2 <= *threshold {
 		return false, nil
 	}
-	f := &promptFit{e: j.e, gen: j.gen, window: j.window}
+	f := &promptFit{e: j.e, rt: j.rt, gen: j.gen, window: j.window}
 	n, tooLong, err := f.count(ctx, j.Prompt, j.gen.Images)
 	if err != nil {
 		return false, err
@@ -107,7 +108,7 @@ func (j *Job) runCompaction(ctx context.Context, b *hearth.Builder, pc *pendingC
 	next.Input = nil
 	history := make([]hearth.Item, 0, len(pc.history)+len(j.req.Input)+1)
 	history = append(append(append(history, pc.history...), j.req.Input...), item)
-	nj, err := j.e.prepare(WithCaller(ctx, j.caller), &next, history)
+	nj, err := j.e.prepare(ctx, &next, history, j.in)
 	if err != nil {
 		var herr *hearth.Error
 		if !errors.As(err, &herr) {

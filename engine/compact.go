@@ -61,7 +61,7 @@ type Compaction struct {
 // with nothing to summarise is a 400. Truncation defaults to "auto" here: a
 // conversation compacted because it nearly fills the window may not fit with the
 // summary request added, and its oldest turns matter least.
-func (e *Engine) PrepareCompaction(ctx context.Context, req *hearth.CreateResponseRequest, history []hearth.Item) (*Compaction, error) {
+func (e *Engine) PrepareCompaction(ctx context.Context, req *hearth.CreateResponseRequest, history []hearth.Item, inputs Inputs) (*Compaction, error) {
 	if err := checkCallIDs(history, req.Input); err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func (e *Engine) PrepareCompaction(ctx context.Context, req *hearth.CreateRespon
 	}
 	// Not Prepare: its input holds compaction items opened into messages, so the
 	// calls they stood for can no longer be seen; the window was checked above.
-	if c.job, err = e.prepare(ctx, sum, nil); err != nil {
+	if c.job, err = e.prepare(ctx, sum, nil, inputs); err != nil {
 		return nil, err
 	}
 	return c, nil

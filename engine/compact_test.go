@@ -48,7 +48,7 @@ func TestCompactionKeeps(t *testing.T) {
 			rt := &fakeRuntime{show: qwenShow(), write: func(string, json.RawMessage) []string { return []string{"The ", "summary."} }}
 			e := New(rt, DefaultFormats(), nil)
 			c, err := e.PrepareCompaction(context.Background(),
-				decodeCompact(t, `{"model":"m","input":[`+strings.Join(tt.input, ",")+`]}`), nil)
+				decodeCompact(t, `{"model":"m","input":[`+strings.Join(tt.input, ",")+`]}`), nil, Inputs{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,7 +92,7 @@ func TestCompactionNoSummary(t *testing.T) {
 		c, err := e.PrepareCompaction(context.Background(),
 			decodeCompact(t, `{"model":"m","input":[{"role":"user","content":"a"},{"role":"assistant","content":"ok"},`+
 				`{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c1","output":"done"},`+
-				`{"role":"user","content":"b"}]}`), nil)
+				`{"role":"user","content":"b"}]}`), nil, Inputs{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -214,7 +214,7 @@ func (r *enforcer) run(ctx context.Context) error {
 func (r *enforcer) firstPhase(ctx context.Context) (phase, error) {
 	j := r.j
 	if r.mustCall() && !j.startInReasoning && (!r.f.Reasons() || j.thinkingOff || j.gen.Format != nil) {
-		f := &promptFit{e: j.e, gen: j.gen, window: j.window}
+		f := &promptFit{e: j.e, rt: j.rt, gen: j.gen, window: j.window}
 		n, tooLong, err := f.count(ctx, j.Prompt, j.gen.Images)
 		if err != nil {
 			return phase{}, err
@@ -287,7 +287,7 @@ func (r *enforcer) generate(ctx context.Context, ph phase) (action, Chunk, error
 		name   strings.Builder
 		last   string // the last chunk's text
 	)
-	err := r.j.e.rt.Generate(ctx, &req, func(resp Chunk) error {
+	err := r.j.rt.Generate(ctx, &req, func(resp Chunk) error {
 		if resp.Done {
 			final = resp
 		}
@@ -437,7 +437,7 @@ func (r *enforcer) whichStop(ctx context.Context, phaseReq GenerateRequest, last
 		req.Options.MaxTokens = n
 		var text strings.Builder
 		var final Chunk
-		err := r.j.e.rt.Generate(ctx, &req, func(c Chunk) error {
+		err := r.j.rt.Generate(ctx, &req, func(c Chunk) error {
 			text.WriteString(c.Text)
 			if c.Done {
 				final = c

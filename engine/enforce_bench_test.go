@@ -39,7 +39,7 @@ func BenchmarkEnforcedCall(b *testing.B) {
 			b.Fatal(err)
 		}
 		start := time.Now()
-		j, err := e.Prepare(context.Background(), req, nil)
+		j, err := e.Prepare(context.Background(), req, nil, engine.Inputs{})
 		if err != nil {
 			b.Fatal(err)
 		}

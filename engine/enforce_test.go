@@ -141,7 +141,7 @@ func newFakeJob(t *testing.T, rt *fakeRuntime, body string) *Job {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := New(rt, DefaultFormats(), nil).Prepare(context.Background(), req, nil)
+	j, err := New(rt, DefaultFormats(), nil).Prepare(context.Background(), req, nil, Inputs{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@
 //   - cached_tokens estimates the prompt tokens the runtime's KV cache held from the
 //     previous request hearth sent to the model (see cachedTokens): exact at points
 //     the runtime counted, interpolated between them; and only when that request was
-//     of the same cache group (WithCacheGroup: one key, or the keys an admin grouped).
+//     of the same cache group (Inputs.CacheGroup: one key, or the keys an admin grouped).
 //
 // The context window is num_ctx, sent with every request (see ContextWindow). A prompt
 // is checked against it before anything streams, with max_output_tokens reserved: a
@@ -134,13 +134,18 @@ func (m *Model) HasCapability(c string) bool {
 
 // Model looks a model up in the runtime; an unknown name is hearth's model_not_found.
 func (e *Engine) Model(ctx context.Context, name string) (*Model, error) {
+	return e.model(ctx, e.rt, name)
+}
+
+// model is Model asking rt (the engine's runtime bound to a response's placement).
+func (e *Engine) model(ctx context.Context, rt Runtime, name string) (*Model, error) {
 	e.mu.Lock()
 	c, ok := e.models[name]
 	e.mu.Unlock()
 	if ok && time.Since(c.fetched) < modelCacheTTL {
 		return c.m, nil
 	}
-	info, err := e.rt.Model(ctx, name)
+	info, err := rt.Model(ctx, name)
 	if errors.Is(err, ErrModelNotFound) {
 		return nil, hearth.ModelNotFound(name)
 	}

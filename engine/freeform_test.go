@@ -180,7 +180,7 @@ func TestCustomToolDefinitionErrors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = New(&fakeRuntime{show: qwenShow()}, DefaultFormats(), nil).Prepare(context.Background(), req, nil)
+		_, err = New(&fakeRuntime{show: qwenShow()}, DefaultFormats(), nil).Prepare(context.Background(), req, nil, Inputs{})
 		var he *hearth.Error
 		if !errors.As(err, &he) || he.Status != 400 || he.Param != "tools[1].format.definition" || he.Code != hearth.CodeInvalidValue || !strings.Contains(he.Message, tc.msg) {
 			t.Errorf("%s: got %v, want a 400 on tools[1].format.definition saying %q", tc.tool, err, tc.msg)

@@ -56,7 +56,7 @@ func TestPrepareAsksRuntimeForGrammars(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: decode: %v", tc.name, err)
 			}
-			_, err = e.Prepare(context.Background(), req, nil)
+			_, err = e.Prepare(context.Background(), req, nil, Inputs{})
 			if tc.status == 0 {
 				if err != nil {
 					t.Errorf("%s: %v", tc.name, err)

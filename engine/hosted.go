@@ -41,7 +41,7 @@ type hostedState struct {
 // function-call terms. A request with no hosted tools comes back unchanged, with a
 // nil state (its kinds' items, if any, in function-call terms). history[:plain] is
 // known to hold no kind's items.
-func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseRequest, history, input []hearth.Item, plain int) (*hearth.CreateResponseRequest, []hearth.Item, []hearth.Item, *hostedState, error) {
+func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseRequest, history, input []hearth.Item, plain int, inputs Inputs) (*hearth.CreateResponseRequest, []hearth.Item, []hearth.Item, *hostedState, error) {
 	offered := false
 	for i := range req.Tools {
 		t := &req.Tools[i]
@@ -106,7 +106,7 @@ func (e *Engine) planHosted(ctx context.Context, req *hearth.CreateResponseReque
 		}
 		p, err := kind.Plan(ctx, &HostedRequest{
 			Request: req, Tools: entries[k], History: history, Input: input,
-			LaterTurn: laterTurn(ctx), Caller: callerFrom(ctx),
+			LaterTurn: inputs.laterTurn, Caller: inputs.Caller,
 			Taken: func(name string) bool { return taken[name] },
 			Grammar: func(name string, params json.RawMessage) error {
 				return e.checkToolGrammar(ctx, toolgrammar.Tool{Name: name, Parameters: params})
@@ -163,12 +163,6 @@ func hasItemsOf(k HostedKind, items []hearth.Item) bool {
 	}
 	return false
 }
-
-// laterTurnKey marks the context of a response's later turns: their hosted items are
-// the response's own, made for this very request.
-type laterTurnKey struct{}
-
-func laterTurn(ctx context.Context) bool { return ctx.Value(laterTurnKey{}) != nil }
 
 // lookup returns the hosted call the model makes by name.
 func (st *hostedState) lookup(name string) (HostedCall, bool) {
@@ -275,8 +269,11 @@ func (j *Job) complete(ctx context.Context, b *hearth.Builder, usage hearth.Usag
 		// The required call was made; what follows is the model's choice.
 		next.ToolChoice = hearth.ToolChoice{Mode: hearth.ToolChoiceAuto}
 	}
-	// The later turn's requests are issued to the same caller, whatever ctx carries.
-	nj, err := j.e.prepare(WithCaller(context.WithValue(ctx, laterTurnKey{}, true), j.caller), &next, history)
+	// The later turn is prepared with the response's inputs (its caller, placement,
+	// cache group), marked as a later turn.
+	in := j.in
+	in.laterTurn = true
+	nj, err := j.e.prepare(ctx, &next, history, in)
 	if err != nil {
 		var herr *hearth.Error
 		if !errors.As(err, &herr) {

@@ -91,7 +91,7 @@ func hostedJob(t *testing.T, rt engine.Runtime, h *fakeHosted, body string, hist
 	if err != nil {
 		t.Fatal(err)
 	}
-	return withMCP(rt, h).Prepare(context.Background(), req, history)
+	return withMCP(rt, h).Prepare(context.Background(), req, history, engine.Inputs{})
 }
 
 func runHosted(t *testing.T, j *engine.Job, ctx context.Context) *hearth.Response {

@@ -48,7 +48,7 @@ type HostedRequest struct {
 	// LaterTurn: the turn continues a response whose earlier turn made hosted calls
 	// (its items are the response's own, made for this very request).
 	LaterTurn bool
-	// Caller is whom the response is for (WithCaller).
+	// Caller is whom the response is for (Inputs.Caller).
 	Caller string
 	// Taken reports whether a function name is the request's own or another kind's:
 	// the kind offers its tools under other names.

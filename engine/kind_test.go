@@ -94,7 +94,7 @@ func TestHostedKindSeam(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, err := e.Prepare(context.Background(), req, history)
+		j, err := e.Prepare(context.Background(), req, history, engine.Inputs{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestHostedKindSeam(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = engine.New(engine.NewFakeRuntime(nil), engine.DefaultFormats(), nil).Prepare(context.Background(), req, nil)
+	_, err = engine.New(engine.NewFakeRuntime(nil), engine.DefaultFormats(), nil).Prepare(context.Background(), req, nil, engine.Inputs{})
 	var herr *hearth.Error
 	if !errors.As(err, &herr) || herr.Param != "tools[1].type" {
 		t.Errorf("an mcp tool with no kind registered: %v, want a 400 naming tools[1].type", err)

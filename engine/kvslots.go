@@ -1,7 +1,5 @@
 package engine
 
-import "context"
-
 // What hearth knows of a runtime's KV cache, to report cached_tokens (the runtime does
 // not say how much of a prompt it found cached).
 //
@@ -17,7 +15,7 @@ import "context"
 // one runtime each keep their own slot, as they do in the runtime, and a response
 // placed where its prefix is not cached reports so.
 //
-// cached_tokens is scoped to a cache group (WithCacheGroup: the server gives each API
+// cached_tokens is scoped to a cache group (Inputs.CacheGroup: the server gives each API
 // key its own, or the group an admin put it in). A response counts a prefix only when
 // the sequence it found in its slot was left there by its own group: otherwise
 // cached_tokens would tell one key how much of its prompt another key sent before
@@ -25,21 +23,6 @@ import "context"
 // the prefix, whoever left it (the runners take the longest common prefix of a free
 // slot, and no request option turns that off): what remains is timing, see
 // docs/security.md.
-
-type cacheGroupKey struct{}
-
-// WithCacheGroup returns ctx carrying the cache group of the responses run with it:
-// cached_tokens counts only what a response of the same group left in the runtime's KV
-// cache. A context without one is in the group "" (one user: everything is shared).
-func WithCacheGroup(ctx context.Context, group string) context.Context {
-	return context.WithValue(ctx, cacheGroupKey{}, group)
-}
-
-// CacheGroupOf returns the cache group ctx carries ("" when none).
-func CacheGroupOf(ctx context.Context) string {
-	g, _ := ctx.Value(cacheGroupKey{}).(string)
-	return g
-}
 
 // inCache is how many tokens a generation of promptTokens and evalTokens leaves in its
 // slot: the last token sampled is never evaluated, so the slot holds one less than the
@@ -63,7 +46,7 @@ type kvSlots struct {
 // is what the response leaves there.
 type kvClaim struct {
 	key   string
-	group string // the cache group of the response (CacheGroupOf)
+	group string // the cache group of the response (Inputs.CacheGroup)
 	slot  int    // -1: every slot was busy (more requests than slots: the runtime queues)
 	prev  promptCache
 	next  *promptCache
@@ -78,11 +61,12 @@ func (e *Engine) kvSlotCount(runtime string) int {
 	return max(1, e.KVSlots(runtime))
 }
 
-// claimKV claims the slot a generation of prompt for model gets on the runtime ctx is
-// placed on. The claim must be released (releaseKV) when the generation ends.
-func (e *Engine) claimKV(ctx context.Context, model, prompt string) *kvClaim {
-	c := &kvClaim{key: seqKey(ctx, model), group: CacheGroupOf(ctx), slot: -1}
-	n := e.kvSlotCount(PlacementOf(ctx).Runtime())
+// claimKV claims the slot a generation of prompt for model, of cache group group, gets
+// on the runtime pl names. The claim must be released (releaseKV) when the generation
+// ends.
+func (e *Engine) claimKV(pl *Placement, group, model, prompt string) *kvClaim {
+	c := &kvClaim{key: seqKey(pl, model), group: group, slot: -1}
+	n := e.kvSlotCount(pl.Runtime())
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	s := e.kv[c.key]

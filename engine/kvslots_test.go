@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"testing"
 )
 
@@ -14,8 +13,7 @@ func generate(e *Engine, runtime, prompt string) (prev promptCache, end func(out
 
 // generateAs is generate for a response of cache group group.
 func generateAs(e *Engine, runtime, group, prompt string) (prev promptCache, end func(out string, promptTokens, tokens int)) {
-	ctx := WithCacheGroup(WithPlacement(context.Background(), NewPlacement(runtime)), group)
-	c := e.claimKV(ctx, "m", prompt)
+	c := e.claimKV(NewPlacement(runtime), group, "m", prompt)
 	return c.prev, func(out string, promptTokens, tokens int) {
 		if out != "" {
 			c.keep(prompt+out, nil, cacheMark{len(prompt), promptTokens}, cacheMark{len(prompt) + len(out), tokens})

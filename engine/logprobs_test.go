@@ -26,7 +26,7 @@ func TestLogprobsRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = New(&fakeRuntime{show: old}, DefaultFormats(), nil).Prepare(context.Background(), req, nil)
+		_, err = New(&fakeRuntime{show: old}, DefaultFormats(), nil).Prepare(context.Background(), req, nil, Inputs{})
 		var apiErr *hearth.Error
 		if !errors.As(err, &apiErr) || apiErr.Param != tc.param || apiErr.Status != 400 {
 			t.Errorf("%s: %v, want a 400 naming %s", tc.body, err, tc.param)

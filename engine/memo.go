@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"maps"
 	"sync/atomic"
 )
@@ -12,7 +11,7 @@ import (
 // a few hundred microseconds that grow with the chain although only the last turn's
 // items are new. So a job keeps what it built (Job.Memo): the messages of its history
 // and input, the assistant message still open after them, and the renderer's own state
-// (Conversation.Rendered). The server hands it to the chain's next turn (WithMemo),
+// (Conversation.Rendered). The server hands it to the chain's next turn (Inputs.Memo),
 // whose build goes on from it over the new items alone, and whose renderer compares
 // rather than hashes the messages it kept. A memo is only a help: a turn without one,
 // or whose request differs from the kept one in what the build depends on (the
@@ -119,22 +118,6 @@ func (c *Conversation) stable() int {
 
 // branchRoom is the room for more messages a branch's copy gets.
 const branchRoom = 16
-
-type memoKey struct{}
-
-// WithMemo makes m, kept by the previous turn of a chain, available to the Prepare
-// that ctx is passed to.
-func WithMemo(ctx context.Context, m *Memo) context.Context {
-	if m == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, memoKey{}, m)
-}
-
-func memoFrom(ctx context.Context) *Memo {
-	m, _ := ctx.Value(memoKey{}).(*Memo)
-	return m
-}
 
 // Memo is what the job keeps for its chain's next turn; nil when it keeps nothing
 // (its conversation was not the chain's, e.g. MCP tools changed it).

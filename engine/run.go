@@ -15,7 +15,9 @@ import (
 // before anything is sent to the client so that every problem with the request is still
 // an HTTP error rather than a failed stream.
 type Job struct {
-	e     *Engine
+	e *Engine
+	// rt is the engine's runtime bound to the job's placement (Engine.on).
+	rt    Runtime
 	Model *Model
 	req   *hearth.CreateResponseRequest
 	// Prompt is the exact text sent to the runtime.
@@ -43,9 +45,9 @@ type Job struct {
 	turn int
 	// think is the template's think value the prompt was rendered with.
 	think *Think
-	// caller is whom the response is for (WithCaller): its approval requests are
-	// issued to it.
-	caller string
+	// in are the inputs the job was prepared with (its caller, placement, cache
+	// group...); its later turns are prepared with them too.
+	in Inputs
 	// compaction, when set, runs before the job's generation, which is then prepared
 	// again from the compacted window (autocompact.go).
 	compaction *pendingCompaction
@@ -57,20 +59,22 @@ type Job struct {
 // is "auto").
 //
 // A tool call output in the input must answer a call of the conversation (see
-// checkCallIDs).
-func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest, history []hearth.Item) (*Job, error) {
+// checkCallIDs). in are the response's inputs besides the request (Inputs); ctx only
+// cancels.
+func (e *Engine) Prepare(ctx context.Context, req *hearth.CreateResponseRequest, history []hearth.Item, in Inputs) (*Job, error) {
 	if err := checkCallIDs(history, req.Input); err != nil {
 		return nil, err
 	}
-	j, err := e.prepare(ctx, req, history)
+	j, err := e.prepare(ctx, req, history, in)
 	if cm, ok := req.Compaction(); ok {
-		return e.compactFirst(ctx, req, history, cm, j, err)
+		return e.compactFirst(ctx, req, history, in, cm, j, err)
 	}
 	return j, err
 }
 
-func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest, history []hearth.Item) (*Job, error) {
-	m, err := e.Model(ctx, req.Model)
+func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest, history []hearth.Item, in Inputs) (*Job, error) {
+	rt := e.on(in.Placement)
+	m, err := e.model(ctx, rt, req.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +92,7 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	}
 	// A kept build (memo.go) was kept only where neither step below changed its
 	// items: those need no looking through again.
-	memo := memoFrom(ctx)
+	memo := in.Memo
 	plain := 0
 	if memo != nil && memo.build != nil && memo.build.items <= len(history) {
 		plain = memo.build.items
@@ -106,7 +110,7 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	}
 	// Hosted tools become functions of the conversation, and their items calls and
 	// results (each kind says how: kind.go).
-	req, history, input, hosted, err := e.planHosted(ctx, req, history, input, plain)
+	req, history, input, hosted, err := e.planHosted(ctx, req, history, input, plain, in)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +136,7 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 			fmt.Sprintf("The model %q does not accept images (the runtime lists no vision capability for it).", req.Model))
 	}
 
-	j := &Job{e: e, Model: m, req: req, conv: conv, tools: conv.toolgrammarTools(), hosted: hosted, caller: callerFrom(ctx)}
+	j := &Job{e: e, rt: rt, Model: m, req: req, conv: conv, tools: conv.toolgrammarTools(), hosted: hosted, in: in}
 
 	thinking := m.Format.Thinking.ForEffort(reasoningEffort(req, m.Format))
 	think := applyThinking(conv, thinking)
@@ -144,7 +148,7 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 		conv.Tools = nil
 	}
 	j.think = think
-	conv.Resume = savedPrompt(ctx)
+	conv.Resume = in.Saved
 	conv.Stable = conv.stable()
 	render := func(c *Conversation) (string, error) {
 		p, err := m.Info.Prompt.RenderPrompt(c, think)
@@ -324,7 +328,7 @@ func (j *Job) Run(ctx context.Context, b *hearth.Builder) error {
 			return j.complete(ctx, b, hearth.Usage{})
 		}
 	}
-	j.kv = j.e.claimKV(ctx, j.Model.Name, j.Prompt)
+	j.kv = j.e.claimKV(j.in.Placement, j.in.CacheGroup, j.Model.Name, j.Prompt)
 	defer j.e.releaseKV(j.kv)
 	if j.policy != nil {
 		return j.runEnforced(ctx, b)
@@ -343,7 +347,7 @@ func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 	var out strings.Builder
 	reasoning := 0
 	j.gen.Stream = true
-	err := j.e.rt.Generate(ctx, &j.gen, func(r Chunk) error {
+	err := j.rt.Generate(ctx, &j.gen, func(r Chunk) error {
 		if r.Text != "" {
 			s.tokens.add(int64(out.Len()), r.Text, r.Logprobs)
 			out.WriteString(r.Text)

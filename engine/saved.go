@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/binary"
 )
 
@@ -10,7 +9,7 @@ import (
 // kept, and the first continuation of a 1,000-turn chain rendered all of it (tens of
 // milliseconds). So a response's prompt is saved with its chain's checkpoint (storage)
 // together with a digest that names what it was rendered from, in a form that holds
-// across processes; the first continuation after a restart hands it back (WithSavedPrompt),
+// across processes; the first continuation after a restart hands it back (Inputs.Saved),
 // and the renderer splices onto it once the digest of the same number of the new
 // conversation's messages matches.
 
@@ -61,19 +60,6 @@ func ParseSavedPrompt(b []byte) (SavedPrompt, bool) {
 	}
 	b = b[k:]
 	return SavedPrompt{Messages: int(n), Digest: b[:d:d], Prompt: string(b[d:])}, true
-}
-
-type savedPromptKey struct{}
-
-// WithSavedPrompt makes p available to the Prepare that ctx is passed to: its
-// conversation's Resume, for the renderer to splice onto.
-func WithSavedPrompt(ctx context.Context, p SavedPrompt) context.Context {
-	return context.WithValue(ctx, savedPromptKey{}, &p)
-}
-
-func savedPrompt(ctx context.Context) *SavedPrompt {
-	p, _ := ctx.Value(savedPromptKey{}).(*SavedPrompt)
-	return p
 }
 
 // SavedPrompt is the job's prompt with its digest, for its chain's checkpoint; false

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -180,20 +179,4 @@ func openedReasoning(it hearth.Item, text string) hearth.Item {
 func compactionMessage(id, summary string) hearth.Item {
 	return hearth.Item{Type: hearth.ItemMessage, ID: id, Role: hearth.RoleUser,
 		Content: []hearth.ContentPart{{Type: hearth.PartInputText, Text: CompactionPreamble + summary}}}
-}
-
-// callerKey carries the caller a response is for (WithCaller).
-type callerKey struct{}
-
-// WithCaller says who the response prepared with ctx is for: the server's storage
-// owner of the API key (one value for every caller when no key is required). What a
-// hosted tool kind issues for a client to answer (MCP's approval requests) is bound
-// to it, and only the same caller may have it run.
-func WithCaller(ctx context.Context, caller string) context.Context {
-	return context.WithValue(ctx, callerKey{}, caller)
-}
-
-func callerFrom(ctx context.Context) string {
-	c, _ := ctx.Value(callerKey{}).(string)
-	return c
 }

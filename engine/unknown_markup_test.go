@@ -31,7 +31,7 @@ func TestUnknownRendererRefusesTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.Prepare(ctx, withTools, nil)
+	_, err = e.Prepare(ctx, withTools, nil, Inputs{})
 	var he *hearth.Error
 	if !errors.As(err, &he) || he.Status != 400 || he.Param != "tools" ||
 		!strings.Contains(he.Message, `"olmo3:7b-think"`) || !strings.Contains(he.Message, `renderer "olmo3-think"`) {
@@ -46,7 +46,7 @@ func TestUnknownRendererRefusesTools(t *testing.T) {
 		e.mu.Lock()
 		e.models = map[string]cachedModel{} // as after the cache's TTL: asked again
 		e.mu.Unlock()
-		j, err := e.Prepare(ctx, plain, nil)
+		j, err := e.Prepare(ctx, plain, nil, Inputs{})
 		if err != nil {
 			t.Fatalf("without tools: %v", err)
 		}
@@ -95,7 +95,7 @@ func TestNewerRendererIsABadRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e.Prepare(context.Background(), req, nil)
+	_, err = e.Prepare(context.Background(), req, nil, Inputs{})
 	var he *hearth.Error
 	if !errors.As(err, &he) || he.Status != 400 || he.Code != "model_renderer_unsupported" ||
 		!strings.Contains(he.Message, `"qwen3.9:9b"`) || !strings.Contains(he.Message, `renderer "qwen3.9"`) {

@@ -57,7 +57,9 @@ func (e *Engine) ContextWindow(m *Model) int {
 // promptFit decides whether prompts fit the window with room for the output, asking the
 // runtime for exact counts only when a free upper bound cannot settle it.
 type promptFit struct {
-	e      *Engine
+	e *Engine
+	// rt is the job's runtime (Job.rt), where the count runs as the generation will.
+	rt     Runtime
 	gen    GenerateRequest // model and options of the real request
 	window int
 	// reserve is the room the output needs: max_output_tokens, or one token when the
@@ -118,7 +120,7 @@ func (f *promptFit) count(ctx context.Context, prompt string, images [][]byte) (
 	req.Prompt, req.Images, req.Format = prompt, images, nil
 	req.Options.MaxTokens = 1
 	req.Stream = false
-	err = f.e.rt.Generate(ctx, &req, func(r Chunk) error {
+	err = f.rt.Generate(ctx, &req, func(r Chunk) error {
 		if r.Done {
 			n = r.PromptEvalCount
 		}
@@ -186,7 +188,7 @@ func (c *Conversation) withoutTurns(turns [][2]int) *Conversation {
 // disabled (the default) a prompt that does not fit is a 400 context_length_exceeded,
 // the code clients such as Codex react to by compacting.
 func (j *Job) fitWindow(ctx context.Context, render func(*Conversation) (string, error)) error {
-	f := &promptFit{e: j.e, gen: j.gen, window: j.window, reserve: 1, bound: j.Model.Info.Tokens}
+	f := &promptFit{e: j.e, rt: j.rt, gen: j.gen, window: j.window, reserve: 1, bound: j.Model.Info.Tokens}
 	if j.req.MaxOutputTokens != nil {
 		f.reserve = *j.req.MaxOutputTokens
 	}

@@ -37,7 +37,7 @@ func (s *Service) Compact(ctx context.Context, in *Request) (Compacted, error) {
 	defer p.close()
 	ctx = p.ctx
 	id := hearth.NewID(hearth.PrefixResponse)
-	adm, retry, err := s.admitter.Admit(ctx, in.Meta, req, id, p.unplace)
+	adm, retry, err := s.admitter.Admit(ctx, in.Meta, req, id, p.place)
 	if err != nil {
 		return Compacted{Retry: retry}, err
 	}

@@ -99,7 +99,7 @@ func (s *Service) start(ctx context.Context, in *Request, p *prepared, whole boo
 	}
 	// Admission last, once the request is known to be good: 429 beyond the queue bound
 	// or the key's rate limit; otherwise a slot now, or a place in the queue.
-	adm, retry, err := s.admitter.Admit(ctx, in.Meta, req, resp.ID, p.unplace)
+	adm, retry, err := s.admitter.Admit(ctx, in.Meta, req, resp.ID, p.place)
 	if err != nil {
 		return nil, nil, retry, err
 	}
@@ -253,7 +253,6 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink Sink) (*heart
 	defer s.release(id)
 	defer r.adm.Done()
 	defer r.conv.release()
-	ctx = r.adm.Placed(ctx)
 	if err := r.adm.Wait(ctx); err != nil {
 		// The request left the queue before it ran: its client went away, it was
 		// cancelled or timed out, or hearth is stopping.

@@ -6,6 +6,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/engine/pool"
 )
 
 // The request path. Every way of making a response goes through the same steps, in
@@ -34,21 +35,20 @@ import (
 // its conversation unless a run took it over).
 type prepared struct {
 	req *hearth.CreateResponseRequest
-	// ctx carries what the engine reads of the request (the kept build, the saved
-	// prompt, the caller, the placement).
+	// ctx is the request's context (cancellation and deadline only: the engine's
+	// inputs went to it as engine.Inputs).
 	ctx   context.Context
 	chain chainRead
 	turn  *conversationTurn
 	// job is the response's generation; compaction a compaction's.
 	job        *engine.Job
 	compaction *engine.Compaction
-	unplace    func()
+	// place is the response's placement on a runtime, reserved until admission.
+	place pool.Placed
 }
 
 func (p *prepared) close() {
-	if p.unplace != nil {
-		p.unplace()
-	}
+	p.place.Release()
 	p.turn.abandon()
 }
 
@@ -72,13 +72,11 @@ func (s *Service) prepare(ctx context.Context, in *Request, compaction bool) (*p
 	if err != nil {
 		return nil, err
 	}
+	inputs := engine.Inputs{CacheGroup: in.Meta.CacheGroup}
 	if !compaction {
 		// What the chain's previous turn built, or the prompt saved with its
 		// checkpoint: the build then goes on from there instead of starting over.
-		if chain.saved != nil {
-			ctx = engine.WithSavedPrompt(ctx, *chain.saved)
-		}
-		ctx = engine.WithMemo(ctx, chain.memo)
+		inputs.Saved, inputs.Memo = chain.saved, chain.memo
 		if p.turn, err = s.beginConversationTurn(ctx, in.Owner, req); err != nil {
 			return nil, err
 		}
@@ -90,7 +88,7 @@ func (s *Service) prepare(ctx context.Context, in *Request, compaction bool) (*p
 	history := chain.items
 	if !compaction {
 		// The approval requests the response issues are this caller's alone.
-		ctx = engine.WithCaller(ctx, in.Owner)
+		inputs.Caller = in.Owner
 		if more := p.turn.history(); len(more) > 0 {
 			// The chain stays what storage would load for previous_response_id; the
 			// job's build then holds more than the chain: not for the next turn.
@@ -98,11 +96,12 @@ func (s *Service) prepare(ctx context.Context, in *Request, compaction bool) (*p
 			chain.noMemo = true
 		}
 	}
-	ctx, p.unplace = s.admitter.Place(ctx, in.Owner, req, in.Runtime)
+	p.place = s.admitter.Place(ctx, in.Owner, req, in.Runtime)
+	inputs.Placement = p.place.Placement
 	if compaction {
-		p.compaction, err = s.engine.PrepareCompaction(ctx, req, history)
+		p.compaction, err = s.engine.PrepareCompaction(ctx, req, history, inputs)
 	} else {
-		p.job, err = s.engine.Prepare(ctx, req, history)
+		p.job, err = s.engine.Prepare(ctx, req, history, inputs)
 	}
 	if err != nil {
 		p.close()

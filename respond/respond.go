@@ -19,6 +19,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/engine/pool"
 	"hearth/storage"
 )
 
@@ -36,14 +37,15 @@ type Store interface {
 
 // Admitter places responses on runtimes and admits them to a generation slot.
 type Admitter interface {
-	// Place chooses the runtime a response runs on and returns ctx carrying that
-	// placement; the choice is reserved until release is called or the response
-	// enters admission. fallback is where it goes when nothing else places it.
-	Place(ctx context.Context, who string, req *hearth.CreateResponseRequest, fallback string) (placed context.Context, release func())
-	// Admit asks for a slot of req's model on ctx's placement, ending the reservation
-	// release holds (nil: none). A refusal is an error with the Retry-After value to
-	// send with it. m is the request's record, which learns the response id.
-	Admit(ctx context.Context, m *Meta, req *hearth.CreateResponseRequest, responseID string, release func()) (Admission, string, error)
+	// Place chooses the runtime a response runs on (the pool's placement policy); the
+	// choice is reserved until it is released or the response enters admission.
+	// fallback is where it goes when nothing else places it.
+	Place(ctx context.Context, who string, req *hearth.CreateResponseRequest, fallback string) pool.Placed
+	// Admit asks for a slot of req's model on the placement at, ending its
+	// reservation (a zero Placed: placed here). A refusal is an error with the
+	// Retry-After value to send with it. m is the request's record, which learns the
+	// response id.
+	Admit(ctx context.Context, m *Meta, req *hearth.CreateResponseRequest, responseID string, at pool.Placed) (Admission, string, error)
 	// Served records that a response of who with promptCacheKey ran on runtime, so the
 	// next one with that key goes there too.
 	Served(who, promptCacheKey, runtime string)
@@ -60,9 +62,6 @@ type Admission interface {
 	Waited() time.Duration
 	// Runtime is the label of the runtime it runs on.
 	Runtime() string
-	// Placed returns ctx carrying the response's placement and cache group (a
-	// background response's context does not descend from its request's).
-	Placed(ctx context.Context) context.Context
 	// Done frees the slot; safe to call more than once.
 	Done()
 }
@@ -100,7 +99,10 @@ type Meta struct {
 	// auth).
 	Key, Fairness string
 	// Client is the client's address.
-	Client     string
+	Client string
+	// CacheGroup is the caller's cache group (engine.Inputs.CacheGroup): its key's,
+	// or the group an admin put the key in; "" without keys.
+	CacheGroup string
 	Model      string
 	ResponseID string
 	Log        *slog.Logger

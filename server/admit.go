@@ -10,6 +10,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/engine/pool"
 	"hearth/internal/admission"
 )
 
@@ -23,33 +24,24 @@ type admitted struct {
 	model  string
 	// placement is the runtime the response runs on (placement.go).
 	placement *engine.Placement
-	// cacheGroup is the caller's cache group (engine.WithCacheGroup), carried with
-	// the placement into a background response's context.
-	cacheGroup string
 }
 
-// admitAs asks admission for a slot of the request's model on the runtime ctx's
-// placement names (place), ending the reservation release holds (nil: none). A
-// refusal is a 429 whose Retry-After value it returns (queue full, or the key over its
-// rate limit): the HTTP caller sets the header, a WebSocket error message carries it.
-func (s *Server) admitAs(ctx context.Context, m *reqMeta, req *hearth.CreateResponseRequest, responseID string, release func()) (*admitted, string, error) {
+// admitAs asks admission for a slot of the request's model on the runtime its
+// placement names (place; a zero placement: placed here). A refusal is a 429 whose
+// Retry-After value it returns (queue full, or the key over its rate limit): the HTTP
+// caller sets the header, a WebSocket error message carries it.
+func (s *Server) admitAs(ctx context.Context, m *reqMeta, req *hearth.CreateResponseRequest, responseID string, at pool.Placed) (*admitted, string, error) {
 	m.ResponseID = responseID
-	pl := engine.PlacementOf(ctx)
-	if pl == nil {
-		placed, release := s.place(ctx, "", req, "")
-		defer release()
-		pl = engine.PlacementOf(placed)
+	if at.Placement == nil {
+		at = s.place(ctx, "", req, "")
 	}
-	t, retry, err := s.enterAs(m, req.Model, pl.Runtime())
+	t, retry, err := s.enterAs(m, req.Model, at.Placement.Runtime())
 	// Entered (or refused): admission counts it now, or not at all.
-	if release != nil {
-		release()
-	}
+	at.Release()
 	if err != nil {
 		return nil, retry, err
 	}
-	return &admitted{s: s, ticket: t, queued: !t.Admitted(), model: s.models.Label(req.Model), placement: pl,
-		cacheGroup: engine.CacheGroupOf(ctx)}, "", nil
+	return &admitted{s: s, ticket: t, queued: !t.Admitted(), model: s.models.Label(req.Model), placement: at.Placement}, "", nil
 }
 
 // ingestionFairness is the identity vector store ingestion queues under in
@@ -58,21 +50,21 @@ func (s *Server) admitAs(ctx context.Context, m *reqMeta, req *hearth.CreateResp
 const ingestionFairness = "vector-store-ingestion"
 
 // admitIngestion waits for a slot of model for one embedding call of vector store
-// ingestion and returns the context to make the call with and the slot's release. A
-// refusal (a full queue, a rate limit) is waited out and tried again after its
-// Retry-After, while ctx lasts: the file stays in_progress meanwhile.
-func (s *Server) admitIngestion(ctx context.Context, model string) (context.Context, func(), error) {
+// ingestion and returns the embedder to make the call with (the runtime it was placed
+// on) and the slot's release. A refusal (a full queue, a rate limit) is waited out and
+// tried again after its Retry-After, while ctx lasts: the file stays in_progress
+// meanwhile.
+func (s *Server) admitIngestion(ctx context.Context, model string) (engine.Embedder, func(), error) {
 	req := &hearth.CreateResponseRequest{Model: model}
 	for {
 		m := &reqMeta{Start: time.Now(), Key: ingestionFairness, Fairness: ingestionFairness, Model: model, Log: s.log}
-		placed, release := s.place(ctx, "", req, "")
-		adm, retry, err := s.admitAs(placed, m, req, "", release)
+		adm, retry, err := s.admitAs(ctx, m, req, "", s.place(ctx, "", req, ""))
 		if err == nil {
 			if err := adm.wait(ctx); err != nil {
 				adm.done()
 				return nil, nil, err
 			}
-			return adm.placed(ctx), adm.done, nil
+			return adm.embedder(), adm.done, nil
 		}
 		secs, perr := strconv.Atoi(retry)
 		if perr != nil {
@@ -133,17 +125,9 @@ func (a *admitted) runtime() string {
 	return a.placement.Runtime()
 }
 
-// placed returns ctx carrying the response's placement and cache group: a background
-// response's context does not descend from its request's.
-func (a *admitted) placed(ctx context.Context) context.Context {
-	if a == nil {
-		return ctx
-	}
-	ctx = engine.WithCacheGroup(ctx, a.cacheGroup)
-	if a.placement == nil {
-		return ctx
-	}
-	return engine.WithPlacement(ctx, a.placement)
+// embedder is the runtimes' embedder on the runtime the request was placed on.
+func (a *admitted) embedder() engine.Embedder {
+	return a.s.pool.On(a.placement).(engine.Embedder)
 }
 
 // done frees the slot; safe to call more than once.
@@ -153,14 +137,13 @@ func (a *admitted) done() {
 	}
 }
 
-// Wait, Queued, Waited, Runtime, Placed and Done make admitted the core's
+// Wait, Queued, Waited, Runtime and Done make admitted the core's
 // respond.Admission.
 
 func (a *admitted) Wait(ctx context.Context) error             { return a.wait(ctx) }
 func (a *admitted) Queued() bool                               { return a.queued }
 func (a *admitted) Waited() time.Duration                      { return a.ticket.Waited() }
 func (a *admitted) Runtime() string                            { return a.runtime() }
-func (a *admitted) Placed(ctx context.Context) context.Context { return a.placed(ctx) }
 func (a *admitted) Done()                                      { a.done() }
 
 // retryAfter is a refusal's Retry-After header value: whole seconds, rounded up.

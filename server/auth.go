@@ -13,7 +13,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"hearth"
-	"hearth/engine"
 	"hearth/storage"
 )
 
@@ -162,7 +161,7 @@ func (s middleware) authenticate(c *gin.Context) {
 	m.Log = m.Log.With("key", name)
 	c.Set(ownerKey, storage.OwnerOf(key))
 	c.Set(callerKey, cl)
-	c.Request = c.Request.WithContext(engine.WithCacheGroup(ctx, group))
+	m.CacheGroup = group
 }
 
 // epochOf is the chain epoch authenticate read with the request's key, for the

@@ -189,7 +189,7 @@ func renderedPromptWithout(t *testing.T, eng *engine.Engine, body string, histor
 		t.Fatal(err)
 	}
 	req.ContextManagement = nil
-	j, err := eng.Prepare(context.Background(), req, history)
+	j, err := eng.Prepare(context.Background(), req, history, engine.Inputs{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,11 +60,11 @@ func TestChainContextE2E(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j1, err := eng.Prepare(context.Background(), chained, history)
+	j1, err := eng.Prepare(context.Background(), chained, history, engine.Inputs{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	j2, err := eng.Prepare(context.Background(), whole1, nil)
+	j2, err := eng.Prepare(context.Background(), whole1, nil, engine.Inputs{})
 	if err != nil {
 		t.Fatal(err)
 	}

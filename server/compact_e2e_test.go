@@ -43,7 +43,7 @@ func compactionPrompt(t *testing.T, eng *engine.Engine, body string, history []h
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := eng.PrepareCompaction(context.Background(), req, history)
+	c, err := eng.PrepareCompaction(context.Background(), req, history, engine.Inputs{})
 	if err != nil {
 		t.Fatal(err)
 	}

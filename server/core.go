@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/engine/pool"
 	"hearth/respond"
 )
 
@@ -14,12 +15,12 @@ import (
 // coreAdmitter places and admits the core's responses (placement.go, admit.go).
 type coreAdmitter struct{ s *Server }
 
-func (a coreAdmitter) Place(ctx context.Context, who string, req *hearth.CreateResponseRequest, fallback string) (context.Context, func()) {
+func (a coreAdmitter) Place(ctx context.Context, who string, req *hearth.CreateResponseRequest, fallback string) pool.Placed {
 	return a.s.place(ctx, who, req, fallback)
 }
 
-func (a coreAdmitter) Admit(ctx context.Context, m *respond.Meta, req *hearth.CreateResponseRequest, responseID string, release func()) (respond.Admission, string, error) {
-	adm, retry, err := a.s.admitAs(ctx, m, req, responseID, release)
+func (a coreAdmitter) Admit(ctx context.Context, m *respond.Meta, req *hearth.CreateResponseRequest, responseID string, at pool.Placed) (respond.Admission, string, error) {
+	adm, retry, err := a.s.admitAs(ctx, m, req, responseID, at)
 	if err != nil {
 		return nil, retry, err
 	}
@@ -27,7 +28,7 @@ func (a coreAdmitter) Admit(ctx context.Context, m *respond.Meta, req *hearth.Cr
 }
 
 func (a coreAdmitter) Served(who, promptCacheKey, runtime string) {
-	a.s.affinity.put(who, promptCacheKey, runtime)
+	a.s.placement.Remember(who, promptCacheKey, runtime)
 }
 
 // coreFiles reads the files of a request's items (inputfiles.go).

@@ -125,16 +125,11 @@ func (s *Server) createEmbeddings(c *gin.Context) {
 		s.writeError(c, hearth.ModelNotFound(capText(req.Model, maxLoggedModel)))
 		return
 	}
-	embedder, ok := any(s.pool).(engine.Embedder)
-	if !ok {
-		s.writeError(c, hearth.ServerError("This hearth's runtimes serve no embeddings."))
-		return
-	}
 	ctx := c.Request.Context()
 	m := meta(c)
 	m.Model = req.Model
-	placed, release := s.place(ctx, owner(c), &hearth.CreateResponseRequest{Model: req.Model}, "")
-	adm, retry, err := s.admitAs(placed, m, &hearth.CreateResponseRequest{Model: req.Model}, "", release)
+	at := s.place(ctx, owner(c), &hearth.CreateResponseRequest{Model: req.Model}, "")
+	adm, retry, err := s.admitAs(ctx, m, &hearth.CreateResponseRequest{Model: req.Model}, "", at)
 	if retry != "" {
 		c.Header("Retry-After", retry)
 	}
@@ -148,7 +143,7 @@ func (s *Server) createEmbeddings(c *gin.Context) {
 		return
 	}
 	c.Header(HeaderRuntime, adm.runtime())
-	res, err := embedder.Embed(adm.placed(ctx), &engine.EmbedRequest{Model: req.Model, Input: req.Input, Dimensions: req.Dimensions})
+	res, err := adm.embedder().Embed(ctx, &engine.EmbedRequest{Model: req.Model, Input: req.Input, Dimensions: req.Dimensions})
 	if err != nil {
 		// The client reads the error without the runtime's addresses and paths; the
 		// log keeps them.

@@ -126,7 +126,7 @@ func promptOf(t *testing.T, eng *engine.Engine, body string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := eng.Prepare(engine.WithCaller(context.Background(), storage.OwnerOf("")), req, nil)
+	j, err := eng.Prepare(context.Background(), req, nil, engine.Inputs{Caller: storage.OwnerOf("")})
 	if err != nil {
 		t.Fatal(err)
 	}

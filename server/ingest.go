@@ -86,9 +86,10 @@ type ingester struct {
 	embed engine.Embedder
 	// tokens counts chunks' tokens with the embedding model's tokenizer.
 	tokens engine.Tokenizer
-	// admit waits for a slot of model for one embedding call and returns the context
-	// to make it with and the slot's release (Server.admitIngestion); nil: no waiting.
-	admit func(ctx context.Context, model string) (context.Context, func(), error)
+	// admit waits for a slot of model for one embedding call and returns the embedder
+	// to make it with (on the runtime it was placed on) and the slot's release
+	// (Server.admitIngestion); nil: no waiting.
+	admit func(ctx context.Context, model string) (engine.Embedder, func(), error)
 	log   *slog.Logger
 	queue chan ingestJob
 	ctx   context.Context
@@ -343,7 +344,7 @@ func (in *ingester) embedBatch(ctx context.Context, model string, batch []string
 			return nil, err
 		}
 		defer done()
-		ctx = placed
+		return placed.Embed(ctx, &engine.EmbedRequest{Model: model, Input: batch})
 	}
 	return in.embed.Embed(ctx, &engine.EmbedRequest{Model: model, Input: batch})
 }

@@ -61,7 +61,7 @@ func renderedPrompt(t *testing.T, eng *engine.Engine, body string, history []hea
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := eng.Prepare(context.Background(), req, history)
+	j, err := eng.Prepare(context.Background(), req, history, engine.Inputs{})
 	if err != nil {
 		t.Fatal(err)
 	}

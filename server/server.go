@@ -130,17 +130,16 @@ type Server struct {
 	rt Runtime
 	// pool is rt as a pool (rt itself when it is one): the runtimes responses are
 	// placed on (placement.go).
-	pool     *pool.Pool
-	affinity affinity
-	// randomPlacement: Config.RandomPlacement.
-	randomPlacement bool
-	engine          *engine.Engine
-	db              Store
-	keys            *keyring
-	heartbeat       time.Duration
-	maxBody         int64
-	log             *slog.Logger
-	router          *gin.Engine
+	pool *pool.Pool
+	// placement is the pool's placement policy (place).
+	placement *pool.Policy
+	engine    *engine.Engine
+	db        Store
+	keys      *keyring
+	heartbeat time.Duration
+	maxBody   int64
+	log       *slog.Logger
+	router    *gin.Engine
 	// proxy is the first runtime's with a passthrough, for requests of no model; nil
 	// when none has one.
 	proxy *httputil.ReverseProxy
@@ -195,7 +194,6 @@ func New(cfg Config) *Server {
 		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
 		log: log, limits: cfg.Limits.withDefaults(), fileURLs: cfg.FileURLs, logContent: cfg.LogContent,
-		randomPlacement: cfg.RandomPlacement,
 		wsLifetime:      cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
 		bodyTimeout:     cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
 	}
@@ -228,6 +226,7 @@ func New(cfg Config) *Server {
 		adm.MaxQueue = DefaultMaxQueue
 	}
 	s.admission = admission.New(adm)
+	s.placement = pool.NewPolicy(s.pool, s.admission, cfg.RandomPlacement)
 	// A runtime that went down leaves its queue to the others.
 	s.pool.OnDown(func(label string) { s.admission.Move(label, s.pool.Candidates) })
 	s.models = telemetry.NewModelNames(func(ctx context.Context) ([]string, error) {

@@ -15,7 +15,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"hearth"
-	"hearth/engine"
 	"hearth/respond"
 )
 
@@ -97,8 +96,8 @@ func (s responsesAPI) responsesSocket(c *gin.Context) {
 	conn.SetReadLimit(-1)
 
 	// Not the request's context: after a hijack it no longer follows the connection.
-	// The caller's cache group goes with it.
-	ctx, cancel := context.WithCancel(engine.WithCacheGroup(context.Background(), engine.CacheGroupOf(c.Request.Context())))
+	// (The caller's cache group goes with the connection's meta, base.)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sk := &socket{s: s.Server, conn: conn, ctx: ctx, base: *meta(c), owner: owner(c), caller: callerOf(c), openAI: clientDialect(c) == dialectOpenAI,
 		chunk: make([]byte, socketReadChunk), lanes: map[string]*lane{}}

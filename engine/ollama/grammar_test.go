@@ -120,7 +120,7 @@ func TestPrepareRefusesSchemasWithoutGrammar(t *testing.T) {
 			t.Fatalf("%s: decode: %v", label, err)
 		}
 		// The seam answers ErrModelNotFound for names it cannot parse.
-		_, err = engine.New(scriptSeam(), engine.DefaultFormats(), nil).Prepare(context.Background(), req, nil)
+		_, err = engine.New(scriptSeam(), engine.DefaultFormats(), nil).Prepare(context.Background(), req, nil, engine.Inputs{})
 		if status == 0 {
 			if err != nil {
 				t.Errorf("%s: %v", label, err)
@@ -164,7 +164,7 @@ func BenchmarkPrepareToolGrammars(b *testing.B) {
 		b.Fatal(err)
 	}
 	e := engine.New(scriptSeam(), engine.DefaultFormats(), nil)
-	if _, err := e.Prepare(context.Background(), req, nil); err != nil {
+	if _, err := e.Prepare(context.Background(), req, nil, engine.Inputs{}); err != nil {
 		b.Fatal(err)
 	}
 	// The schemas Prepare checks: each function's arguments schema.
@@ -188,7 +188,7 @@ func BenchmarkPrepareToolGrammars(b *testing.B) {
 	}
 	b.Run("prepare", func(b *testing.B) {
 		for range b.N {
-			if _, err := e.Prepare(context.Background(), req, nil); err != nil {
+			if _, err := e.Prepare(context.Background(), req, nil, engine.Inputs{}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,9 +1,10 @@
 // Package pool serves several runtimes as one: it learns which models each has, follows
 // whether each answers, and sends every call of a response to the runtime its placement
-// names (engine.Placement, chosen by the server: the runtime whose KV cache holds the
-// chain's prefix, else the least loaded). It implements engine.Runtime, so the engine
-// runs over a pool as over one runtime, and what the server needs of a runtime beside
-// the engine (health, the model list, the loaded models).
+// names (engine.Placement: the pool bound to it with On, chosen by the server: the
+// runtime whose KV cache holds the chain's prefix, else the least loaded). It
+// implements engine.Runtime, so the engine runs over a pool as over one runtime, and
+// what the server needs of a runtime beside the engine (health, the model list, the
+// loaded models).
 //
 // A runtime that stops answering is marked down: its in-flight generations fail as they
 // would with one runtime, new requests go to the others, and a generation whose runtime
@@ -52,7 +53,9 @@ type Runtime interface {
 // Pool is several runtimes served as one. It is safe for concurrent use.
 type Pool struct {
 	members []*member
-	log     *slog.Logger
+	// labels are the members' labels, in order.
+	labels []string
+	log    *slog.Logger
 
 	mu     sync.Mutex
 	onDown []func(label string)
@@ -123,6 +126,7 @@ func New(rts []Runtime, log *slog.Logger) (*Pool, error) {
 		}
 		seen[l] = true
 		p.members = append(p.members, &member{label: l, rt: rt, seam: rt.Seam(), up: true})
+		p.labels = append(p.labels, l)
 	}
 	return p, nil
 }
@@ -281,10 +285,11 @@ func (p *Pool) Ready(ctx context.Context) error { return p.Check(ctx) }
 func (m *member) has(model string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.listed.IsZero() {
-		return true
-	}
-	return m.models[model] || m.models[strings.TrimSuffix(model, ":latest")]
+	return m.hasLocked(model)
+}
+
+func (m *member) hasLocked(model string) bool {
+	return m.listed.IsZero() || m.models[model] || m.models[strings.TrimSuffix(model, ":latest")]
 }
 
 func (m *member) isUp() bool {
@@ -293,36 +298,16 @@ func (m *member) isUp() bool {
 	return m.up
 }
 
-// Candidates are the runtimes a request for model may go to, in the pool's order: those
-// that are up and have it, leaving out those that said they cannot run its
-// architecture while another can. When no runtime that is up lists it (a model pulled
-// since the last listing), every runtime that is up; when none is up, every runtime,
-// so the request fails with the runtime's own error as it would without a pool.
+// Candidates are the runtimes a request for model may go to, in the pool's order: the
+// placement policy's first step (filter, placement.go).
 func (p *Pool) Candidates(model string) []string {
-	var have, cannot, up, all []string
-	for _, m := range p.members {
-		all = append(all, m.label)
-		if !m.isUp() {
-			continue
-		}
-		up = append(up, m.label)
-		switch {
-		case !m.has(model):
-		case m.cannotRun(model):
-			cannot = append(cannot, m.label)
-		default:
-			have = append(have, m.label)
-		}
+	var buf [8]state
+	cands := filter(p.appendStates(buf[:0], model, nil))
+	out := make([]string, len(cands))
+	for i, s := range cands {
+		out[i] = s.label
 	}
-	switch {
-	case len(have) > 0:
-		return have
-	case len(cannot) > 0:
-		return cannot
-	case len(up) > 0:
-		return up
-	}
-	return all
+	return out
 }
 
 // Serves reports whether the runtime labelled label is up and has model: a chain's
@@ -358,11 +343,10 @@ func (p *Pool) CountTokens(ctx context.Context, model string, texts []string) ([
 	return nil, err
 }
 
-// choose is the runtime that serves a call for model made with ctx: its placement's,
-// else the first candidate (then named in the placement, so the response's later calls
-// go there too).
-func (p *Pool) choose(ctx context.Context, model string) *member {
-	pl := engine.PlacementOf(ctx)
+// choose is the runtime that serves a call for model placed at pl: the one pl names,
+// else the first candidate (then named in pl, so the response's later calls go there
+// too).
+func (p *Pool) choose(pl *engine.Placement, model string) *member {
 	if m := p.member(pl.Runtime()); m != nil && !(m.cannotRun(model) && p.Candidates(model)[0] != m.label) {
 		return m
 	}
@@ -424,16 +408,23 @@ func lost(ctx context.Context, err error) bool {
 	return err != nil && ctx.Err() == nil && !errors.As(err, &se) && !errors.Is(err, engine.ErrModelNotFound)
 }
 
-// Model describes model as the runtime the call is placed on has it. A runtime that
-// cannot run the model's architecture (the embedded runtime's Ollama release is older
-// than the model) hands the call to another runtime of the pool that has the model and
-// can, named in the placement so that the response's generation goes there too.
+// Model describes model as the first runtime that has it has it (Bound.Model for a
+// placed call).
 func (p *Pool) Model(ctx context.Context, name string) (*engine.ModelInfo, error) {
-	m := p.choose(ctx, name)
+	return p.model(ctx, nil, name)
+}
+
+// model describes model as the runtime the call is placed on (pl) has it. A runtime
+// that cannot run the model's architecture (the embedded runtime's Ollama release is
+// older than the model) hands the call to another runtime of the pool that has the
+// model and can, named in the placement so that the response's generation goes there
+// too.
+func (p *Pool) model(ctx context.Context, pl *engine.Placement, name string) (*engine.ModelInfo, error) {
+	m := p.choose(pl, name)
 	info, err := m.seam.Model(ctx, name)
 	if p.unreached(ctx, m, err) {
 		if alt := p.another(name, m); alt != nil {
-			p.moved(ctx, m, alt, err)
+			p.moved(pl, m, alt, err)
 			m = alt
 			info, err = alt.seam.Model(ctx, name)
 		}
@@ -446,7 +437,7 @@ func (p *Pool) Model(ctx context.Context, name string) (*engine.ModelInfo, error
 	}
 	if err == nil && info.UnsupportedBy != "" {
 		if alt, altInfo := p.capable(ctx, name, m); alt != nil {
-			p.placed(ctx, m, alt, info)
+			p.placed(pl, m, alt, info)
 			return altInfo, nil
 		}
 	}
@@ -470,12 +461,12 @@ func (p *Pool) capable(ctx context.Context, model string, not *member) (*member,
 	return nil, nil
 }
 
-// placed names alt in the call's placement because from cannot run the model's
+// placed names alt in the call's placement pl because from cannot run the model's
 // architecture.
-func (p *Pool) placed(ctx context.Context, from, alt *member, info *engine.ModelInfo) {
+func (p *Pool) placed(pl *engine.Placement, from, alt *member, info *engine.ModelInfo) {
 	p.log.Info("runtime cannot run the model's architecture; serving it from another",
 		"runtime", from.label, "architecture", info.Architecture, "to", alt.label)
-	if pl := engine.PlacementOf(ctx); pl != nil {
+	if pl != nil {
 		pl.Move(alt.label)
 	}
 }
@@ -487,10 +478,16 @@ func unsupportedArchitecture(err error) bool {
 	return errors.As(err, &he) && he.Code == engine.CodeUnsupportedArchitecture
 }
 
-// Generate runs the generation on the runtime the call is placed on; one refused before
-// any output runs on another runtime that has the model, once.
+// Generate runs the generation on the first runtime that has the model (Bound.Generate
+// for a placed call).
 func (p *Pool) Generate(ctx context.Context, req *engine.GenerateRequest, fn func(engine.Chunk) error) error {
-	m := p.choose(ctx, req.Model)
+	return p.generate(ctx, nil, req, fn)
+}
+
+// generate runs the generation on the runtime the call is placed on (pl); one refused
+// before any output runs on another runtime that has the model, once.
+func (p *Pool) generate(ctx context.Context, pl *engine.Placement, req *engine.GenerateRequest, fn func(engine.Chunk) error) error {
+	m := p.choose(pl, req.Model)
 	started := false
 	var fnErr error
 	each := func(c engine.Chunk) error {
@@ -504,7 +501,7 @@ func (p *Pool) Generate(ctx context.Context, req *engine.GenerateRequest, fn fun
 	err := m.seam.Generate(ctx, req, each)
 	if !started && p.unreached(ctx, m, err) {
 		if alt := p.another(req.Model, m); alt != nil {
-			p.moved(ctx, m, alt, err)
+			p.moved(pl, m, alt, err)
 			m = alt
 			err = m.seam.Generate(ctx, req, each)
 		}
@@ -515,10 +512,10 @@ func (p *Pool) Generate(ctx context.Context, req *engine.GenerateRequest, fn fun
 	return err
 }
 
-// moved names alt in the call's placement after from did not take it (unreached).
-func (p *Pool) moved(ctx context.Context, from, alt *member, err error) {
+// moved names alt in the call's placement pl after from did not take it (unreached).
+func (p *Pool) moved(pl *engine.Placement, from, alt *member, err error) {
 	p.log.Warn("runtime did not take the call; trying another", "runtime", from.label, "to", alt.label, "error", err)
-	if pl := engine.PlacementOf(ctx); pl != nil {
+	if pl != nil {
 		pl.Move(alt.label)
 	}
 }
@@ -607,15 +604,66 @@ func (p *Pool) Label() string { return p.members[0].label }
 // IsEmbedded reports whether the first runtime runs inside this process.
 func (p *Pool) IsEmbedded() bool { return p.members[0].rt.IsEmbedded() }
 
-// Seam is the pool itself: it routes the engine's calls.
+// Seam is the pool itself: it routes the engine's calls (On: a response's to its
+// placement).
 func (p *Pool) Seam() engine.Runtime { return p }
 
-var _ engine.Runtime = (*Pool)(nil)
+var (
+	_ engine.Runtime = (*Pool)(nil)
+	_ engine.Placer  = (*Pool)(nil)
+)
 
-// Embed runs on a runtime that has the model (the least loaded, or the placement's),
-// moving to another once if the first did not take the call (unreached), as Generate does.
+// On is the pool bound to pl: every call made through it goes to the runtime pl names
+// (nil: the first runtime that has the model), and a move the pool makes (the runtime
+// did not take the call, or cannot run the model's architecture) is written in pl.
+func (p *Pool) On(pl *engine.Placement) engine.Runtime { return &Bound{p: p, pl: pl} }
+
+// Bound is a pool bound to one placement (On). It implements engine.Runtime,
+// engine.Embedder and engine.Tokenizer.
+type Bound struct {
+	p  *Pool
+	pl *engine.Placement
+}
+
+// Model is Pool.Model on the placement's runtime.
+func (b *Bound) Model(ctx context.Context, name string) (*engine.ModelInfo, error) {
+	return b.p.model(ctx, b.pl, name)
+}
+
+// Generate is Pool.Generate on the placement's runtime.
+func (b *Bound) Generate(ctx context.Context, req *engine.GenerateRequest, fn func(engine.Chunk) error) error {
+	return b.p.generate(ctx, b.pl, req, fn)
+}
+
+// CheckFormat is Pool.CheckFormat: the same everywhere.
+func (b *Bound) CheckFormat(ctx context.Context, schema []byte) error {
+	return b.p.CheckFormat(ctx, schema)
+}
+
+// Embed is Pool.Embed on the placement's runtime.
+func (b *Bound) Embed(ctx context.Context, req *engine.EmbedRequest) (*engine.EmbedResult, error) {
+	return b.p.embed(ctx, b.pl, req)
+}
+
+// CountTokens is Pool.CountTokens: any runtime that has the model counts alike.
+func (b *Bound) CountTokens(ctx context.Context, model string, texts []string) ([]int, error) {
+	return b.p.CountTokens(ctx, model, texts)
+}
+
+var (
+	_ engine.Embedder  = (*Bound)(nil)
+	_ engine.Tokenizer = (*Bound)(nil)
+)
+
+// Embed runs on the first runtime that has the model (Bound.Embed for a placed call).
 func (p *Pool) Embed(ctx context.Context, req *engine.EmbedRequest) (*engine.EmbedResult, error) {
-	m := p.choose(ctx, req.Model)
+	return p.embed(ctx, nil, req)
+}
+
+// embed runs on the runtime the call is placed on (pl), moving to another once if the
+// first did not take the call (unreached), as generate does.
+func (p *Pool) embed(ctx context.Context, pl *engine.Placement, req *engine.EmbedRequest) (*engine.EmbedResult, error) {
+	m := p.choose(pl, req.Model)
 	e, ok := m.seam.(engine.Embedder)
 	if !ok {
 		return nil, &engine.StatusError{StatusCode: 501, Message: "runtime " + m.label + " serves no embeddings"}
@@ -624,7 +672,7 @@ func (p *Pool) Embed(ctx context.Context, req *engine.EmbedRequest) (*engine.Emb
 	if p.unreached(ctx, m, err) {
 		if alt := p.another(req.Model, m); alt != nil {
 			if e, ok := alt.seam.(engine.Embedder); ok {
-				p.moved(ctx, m, alt, err)
+				p.moved(pl, m, alt, err)
 				return e.Embed(ctx, req)
 			}
 		}
@@ -633,7 +681,7 @@ func (p *Pool) Embed(ctx context.Context, req *engine.EmbedRequest) (*engine.Emb
 		m.setCannot(req.Model, true)
 		if alt, _ := p.capable(ctx, req.Model, m); alt != nil {
 			if e, ok := alt.seam.(engine.Embedder); ok {
-				if pl := engine.PlacementOf(ctx); pl != nil {
+				if pl != nil {
 					pl.Move(alt.label)
 				}
 				return e.Embed(ctx, req)

@@ -147,9 +147,8 @@ func newPool(t *testing.T, fakes ...*fake) *Pool {
 func generate(t *testing.T, p *Pool, model, label string) (string, string, error) {
 	t.Helper()
 	pl := engine.NewPlacement(label)
-	ctx := engine.WithPlacement(context.Background(), pl)
 	var from string
-	err := p.Generate(ctx, &engine.GenerateRequest{Model: model}, func(c engine.Chunk) error {
+	err := p.On(pl).Generate(context.Background(), &engine.GenerateRequest{Model: model}, func(c engine.Chunk) error {
 		if !c.Done {
 			from = c.Text
 		}
@@ -179,7 +178,7 @@ func TestPlacementRoutes(t *testing.T) {
 	if got := p.Candidates("nowhere"); !slices.Equal(got, []string{"a:1", "b:1"}) {
 		t.Errorf("a model no listing has goes to any runtime up, which answers for it: %v", got)
 	}
-	info, err := p.Model(engine.WithPlacement(context.Background(), engine.NewPlacement("b:1")), "m")
+	info, err := p.On(engine.NewPlacement("b:1")).Model(context.Background(), "m")
 	if err != nil || info.Family != "b:1" {
 		t.Errorf("Model placed on b:1: %+v, %v", info, err)
 	}
@@ -321,8 +320,8 @@ func TestUnsupportedArchitecturePlacedElsewhere(t *testing.T) {
 
 	// The server placed the first request on the embedded runtime (least loaded).
 	pl := engine.NewPlacement("embedded")
-	ctx := engine.WithPlacement(context.Background(), pl)
-	info, err := p.Model(ctx, "new")
+	ctx := context.Background()
+	info, err := p.On(pl).Model(ctx, "new")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +329,7 @@ func TestUnsupportedArchitecturePlacedElsewhere(t *testing.T) {
 		t.Fatalf("lookup: info %+v, placement %q; want the newer runtime's, placed there", info, pl.Runtime())
 	}
 	var from string
-	if err := p.Generate(ctx, &engine.GenerateRequest{Model: "new"}, func(c engine.Chunk) error {
+	if err := p.On(pl).Generate(ctx, &engine.GenerateRequest{Model: "new"}, func(c engine.Chunk) error {
 		if !c.Done {
 			from = c.Text
 		}
@@ -358,7 +357,7 @@ func TestUnsupportedArchitecturePlacedElsewhere(t *testing.T) {
 	newer.set(func(f *fake) { f.down = refusedErr })
 	p.setState(p.member("newer:11434"), refusedErr)
 	pl = engine.NewPlacement("")
-	info, err = p.Model(engine.WithPlacement(context.Background(), pl), "new")
+	info, err = p.On(pl).Model(context.Background(), "new")
 	if err != nil || info.UnsupportedBy != "embedded" {
 		t.Fatalf("alone: info %+v (%v), want the embedded runtime's refusal", info, err)
 	}

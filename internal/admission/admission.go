@@ -4,10 +4,11 @@
 // arrival order), and a key over its rate limit is refused. It knows nothing of HTTP;
 // the server maps its errors to 429 with Retry-After.
 //
-// Each request is placed on one runtime when it enters (the server chooses: the runtime
-// that served its chain, else LeastLoaded), and waits for a slot of that runtime: a
-// response whose runtime is known before it runs can say so (a header) and keep that
-// runtime's KV cache in mind. A single runtime is the runtime "".
+// Each request is placed on one runtime when it enters (engine/pool's placement policy
+// chooses, with the loads of AppendLoads: the runtime that served its chain, else the
+// least loaded), and waits for a slot of that runtime: a response whose runtime is
+// known before it runs can say so (a header) and keep that runtime's KV cache in mind.
+// A single runtime is the runtime "".
 package admission
 
 import (
@@ -156,6 +157,22 @@ func (c *Controller) LeastLoaded(model string, runtimes []string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.leastLoadedLocked(c.lanes[model], runtimes)
+}
+
+// AppendLoads appends to dst, for each of runtimes, the requests of model running,
+// waiting and reserved on it: the load placement scores against the runtime's Slots.
+func (c *Controller) AppendLoads(dst []int, model string, runtimes []string) []int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	l := c.lanes[model]
+	for _, r := range runtimes {
+		n := 0
+		if l != nil {
+			n = l.runningOn[r] + l.waitingOn[r] + l.reservedOn[r]
+		}
+		dst = append(dst, n)
+	}
+	return dst
 }
 
 // Reserve counts a request placed on runtime for model that has not entered yet (it is

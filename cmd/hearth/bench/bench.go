@@ -270,7 +270,7 @@ func (e *env) raw(ctx context.Context, req map[string]any) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
-	job, err := e.eng.Prepare(ctx, r, nil)
+	job, err := e.eng.Prepare(ctx, r, nil, engine.Inputs{})
 	if err != nil {
 		return sample{}, err
 	}
