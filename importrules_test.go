@@ -52,12 +52,15 @@ var floors = []struct {
 	// The binary records every store writes alike (packs, checkpoints, journal
 	// batches): the store's own types only, no driver.
 	{"storage/record", 6},
+	// Files and vector stores as a service (ingestion, index, search), handed to the
+	// file_search kind: no HTTP server, nothing of server.
+	{"vectorstores", 7},
 	// HTTP.
-	{"server/console", 7},
-	{"server", 8},
+	{"server/console", 8},
+	{"server", 9},
 	// Commands and what only they run (the bench harness); the build's scripts.
-	{"cmd", 9},
-	{"scripts", 9},
+	{"cmd", 10},
+	{"scripts", 10},
 }
 
 // harnesses may be imported by any test file, whatever its floor.
@@ -264,12 +267,20 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"the engine imports the harness outside a test", goFile{path: "engine/x.go", dir: "engine", imports: []string{"hearth/engine/ollama/testenv"}}, true},
 		{"a package without a floor", goFile{path: "nofloor/x.go", dir: "nofloor", imports: []string{"hearth/engine"}}, true},
 		{"a new server test speaks Ollama's API", goFile{path: "server/new_e2e_test.go", dir: "server", test: true, imports: []string{"github.com/ollama/ollama/api"}}, true},
+		{"the vector stores service imports gin", goFile{path: "vectorstores/x.go", dir: "vectorstores", imports: []string{"github.com/gin-gonic/gin"}}, true},
+		{"the vector stores service imports the server", goFile{path: "vectorstores/x.go", dir: "vectorstores", imports: []string{"hearth/server"}}, true},
+		{"the vector stores service imports the console", goFile{path: "vectorstores/x.go", dir: "vectorstores", imports: []string{"hearth/server/console"}}, true},
+		{"the file_search kind imports the vector stores service", goFile{path: "filesearch/x.go", dir: "filesearch", imports: []string{"hearth/vectorstores"}}, true},
+		{"the store imports the vector stores service", goFile{path: "storage/sqlite/x.go", dir: "storage/sqlite", imports: []string{"hearth/vectorstores"}}, true},
 
 		{"the runtime imports Ollama", goFile{path: "engine/ollama/x.go", dir: "engine/ollama", imports: []string{"github.com/ollama/ollama/api", "hearth/engine"}}, false},
 		{"the SQLite store imports go-sqlite3", goFile{path: "storage/sqlite/db.go", dir: "storage/sqlite", imports: []string{"github.com/mattn/go-sqlite3"}}, false},
 		{"the PostgreSQL store imports pgx", goFile{path: "storage/postgres/db.go", dir: "storage/postgres", imports: []string{"github.com/jackc/pgx/v5/pgxpool"}}, false},
 		{"an engine test starts the runtime", goFile{path: "engine/x_test.go", dir: "engine", test: true, imports: []string{"hearth/engine/ollama/testenv"}}, false},
 		{"the command wires everything", goFile{path: "cmd/hearth/x.go", dir: "cmd/hearth", imports: []string{"hearth/server", "hearth/storage/sqlite", "hearth/engine/ollama"}}, false},
+		{"the vector stores service uses the store, the runtimes' seam and the file_search kind", goFile{path: "vectorstores/x.go", dir: "vectorstores",
+			imports: []string{"hearth/storage", "hearth/engine", "hearth/filesearch", "hearth/internal/gencache"}}, false},
+		{"the server serves the vector stores service", goFile{path: "server/x.go", dir: "server", imports: []string{"hearth/vectorstores"}}, false},
 	} {
 		got := violations([]goFile{tc.file})
 		if bad := len(got) > 0; bad != tc.bad {

@@ -69,9 +69,7 @@ func (s *Server) cancelled(id string) bool {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.jobs.stop()
 	s.changes.stop()
-	if s.ingest != nil {
-		s.ingest.close() // the files in hand stay in_progress for the next start
-	}
+	s.vectorStores.Close() // the files in hand stay in_progress for the next start
 	done := make(chan struct{})
 	go func() { s.jobs.wg.Wait(); close(done) }()
 	select {

@@ -301,7 +301,7 @@ func (s *Server) createConversation(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	if err := s.resolveFiles(c.Request.Context(), owner(c), req.Items, "items"); err != nil {
+	if err := s.vectorStores.ResolveFiles(c.Request.Context(), owner(c), req.Items, "items"); err != nil {
 		s.writeError(c, err)
 		return
 	}
@@ -462,7 +462,7 @@ func (s *Server) addConversationItems(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	if err := s.resolveFiles(c.Request.Context(), owner(c), items, "items"); err != nil {
+	if err := s.vectorStores.ResolveFiles(c.Request.Context(), owner(c), items, "items"); err != nil {
 		s.writeError(c, err)
 		return
 	}

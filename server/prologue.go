@@ -6,6 +6,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/vectorstores"
 )
 
 // The request path. Every way of making a response goes through the same steps, in
@@ -86,7 +87,7 @@ func (s *Server) prepare(ctx context.Context, in intake, req *hearth.CreateRespo
 		err = s.resolveReferences(ctx, in.who, req.Input, local)
 	}
 	if err == nil {
-		err = s.resolveFiles(ctx, in.who, req.Input, "input")
+		err = s.vectorStores.ResolveFiles(ctx, in.who, req.Input, "input")
 	}
 	if err != nil {
 		return nil, err
@@ -125,7 +126,7 @@ func (s *Server) prepare(ctx context.Context, in intake, req *hearth.CreateRespo
 	}
 	if err != nil {
 		p.close()
-		return nil, fileTooLong(err, req.Input)
+		return nil, vectorstores.FileTooLong(err, req.Input)
 	}
 	p.ctx, p.chain = ctx, chain
 	return p, nil

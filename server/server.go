@@ -20,6 +20,7 @@ import (
 	"hearth/internal/seal"
 	"hearth/internal/urlpolicy"
 	"hearth/server/console"
+	"hearth/vectorstores"
 )
 
 // Runtime is what the server needs of the runtime behind it, beside the engine:
@@ -100,13 +101,13 @@ type Config struct {
 	// (--embedding-model); "" picks the only embedding model the runtimes serve.
 	EmbeddingModel string
 	// IngestWorkers is how many vector store files are read and embedded at once;
-	// zero means DefaultIngestWorkers. IngestQueue bounds the files waiting; zero
-	// means DefaultIngestQueue.
+	// zero means vectorstores.DefaultIngestWorkers. IngestQueue bounds the files
+	// waiting; zero means vectorstores.DefaultIngestQueue.
 	IngestWorkers, IngestQueue int
 	// VectorIndexMemory bounds the memory of vector stores' search indexes kept
 	// between searches (--vector-index-memory); a store whose index would take more
 	// than half of it is not searched (vector_store_too_large). Zero means
-	// DefaultVectorIndexMemory.
+	// vectorstores.DefaultIndexMemory.
 	VectorIndexMemory int64
 	// LogContent logs each response's input and output text. Off by default: prompts
 	// are the team's business, not the log's.
@@ -181,12 +182,9 @@ type Server struct {
 	console *console.Console
 	// recent keeps the latest speeds per model for the console's live view.
 	recent *console.Recent
-	// ingest reads, chunks and embeds vector store files in the background (ingest.go).
-	ingest *ingester
-	// embedModel: Config.EmbeddingModel.
-	embedModel string
-	// vectorIndexes keeps vector stores' indexes between searches (vectorstores.go).
-	vectorIndexes *vectorIndexCache
+	// vectorStores keeps files and vector stores, ingests and searches them, and
+	// reads the files of a request (package vectorstores).
+	vectorStores *vectorstores.Service
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -220,8 +218,6 @@ func New(cfg Config) *Server {
 		}
 	}
 	s.dbKeys.db = cfg.Database
-	s.embedModel = cfg.EmbeddingModel
-	s.vectorIndexes = newVectorIndexCache(int(cmp.Or(cfg.VectorIndexMemory, DefaultVectorIndexMemory)))
 	if p, ok := cfg.Runtime.(*pool.Pool); ok {
 		s.pool = p
 	} else {
@@ -249,14 +245,14 @@ func New(cfg Config) *Server {
 		return names, nil
 	})
 	s.metrics = newMetrics(s.admission, s.models.label)
-	if cfg.Database != nil {
-		s.ingest = newIngester(cfg.Database, s.pool, s.pool, log, cmp.Or(cfg.IngestWorkers, DefaultIngestWorkers), cmp.Or(cfg.IngestQueue, DefaultIngestQueue))
-		s.ingest.admit = s.admitIngestion
-	}
+	s.vectorStores = vectorstores.New(vectorstores.Config{Store: cfg.Database, Runtime: s.pool, Admit: s.admitIngestion,
+		EmbeddingModel: cfg.EmbeddingModel, IngestWorkers: cfg.IngestWorkers, IngestQueue: cfg.IngestQueue, IndexMemory: cfg.VectorIndexMemory,
+		MaxFileBytes: s.limits.MaxFileBytes, MaxImageBytes: s.limits.MaxImageBytes, RequestFileBytes: requestFileBytes(s.limits.MaxFileBytes, s.maxBody),
+		FileURLs: cfg.FileURLs, Logger: log})
 	s.metrics.reg.MustRegister(&poolCollector{s.pool, s.admission, s.models.label})
 	s.metrics.reg.MustRegister(CacheCollectors("item", "stored items kept decoded, by their JSON", s.items.stats)...)
 	s.metrics.reg.MustRegister(CacheCollectors("checkpoint", "chains' checkpoints kept decoded, by stamp", s.contexts.stats)...)
-	s.metrics.reg.MustRegister(CacheCollectors("vector_index", "vector stores' chunks and vectors kept between searches, by store and chunks version", s.vectorIndexes.stats)...)
+	s.metrics.reg.MustRegister(CacheCollectors("vector_index", "vector stores' chunks and vectors kept between searches, by store and chunks version", func() CacheStats { return CacheStats(s.vectorStores.IndexStats()) })...)
 	s.metrics.reg.MustRegister(CacheCollectors("hot_chain", "chains of responses finished here and their builds, by response id", s.hot.stats)...)
 	s.metrics.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "hearth_websocket_held_bytes",
@@ -313,8 +309,7 @@ func New(cfg Config) *Server {
 	authed.GET("/v1/responses/:id/input_items", s.listInputItems)
 	authed.POST("/v1/responses/:id/cancel", s.cancelResponse)
 	s.conversationRoutes(authed)
-	s.fileRoutes(authed)
-	s.vectorStoreRoutes(authed)
+	(&filesAPI{s: s, vs: s.vectorStores}).routes(authed)
 	authed.POST("/v1/embeddings", s.requestTimeout, s.createEmbeddings)
 	authed.GET("/v1/models", s.listModels)
 	authed.GET("/v1/models/*model", s.getModel)
@@ -338,6 +333,19 @@ func New(cfg Config) *Server {
 	return s
 }
 
+// VectorStores is the files and vector stores service the server serves, for the
+// wiring to hand the file_search kind and to run its background work.
+func (s *Server) VectorStores() *vectorstores.Service { return s.vectorStores }
+
+// requestFileBytes bounds the bytes of all the files one request reads: a request
+// body's bound, or one file's when that is larger (-1: no bound).
+func requestFileBytes(maxFile, maxBody int64) int64 {
+	if maxFile < 0 {
+		return -1
+	}
+	return max(maxBody, maxFile)
+}
+
 // ServeHTTP makes Server an http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
 
@@ -350,7 +358,7 @@ func (s *Server) limitBody(c *gin.Context) {
 	limit := s.maxBody
 	if c.Request.URL.Path == filesPath && c.Request.Method == http.MethodPost {
 		// An upload is bounded by --max-file-bytes instead (files.go).
-		if limit = s.uploadBodyLimit(); limit < 0 {
+		if limit = uploadBodyLimit(s.limits.MaxFileBytes); limit < 0 {
 			return
 		}
 	}
