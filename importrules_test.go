@@ -52,6 +52,9 @@ var floors = []struct {
 	// The binary records every store writes alike (packs, checkpoints, journal
 	// batches): the store's own types only, no driver.
 	{"storage/record", 6},
+	// Files and vector stores as a service (ingestion, index, search), handed to the
+	// file_search kind: no HTTP server, nothing of server.
+	{"vectorstores", 7},
 	// The application core: making a response as a service, not HTTP (no Gin, nothing
 	// of the server). Floor 7 is left to the services it is given (vector stores).
 	{"respond", 8},
@@ -302,6 +305,11 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"the shared SQL layer imports pgx", goFile{path: "storage/sqlstore/x.go", dir: "storage/sqlstore", imports: []string{"github.com/jackc/pgx/v5"}}, true},
 		{"the shared SQL layer imports go-sqlite3", goFile{path: "storage/sqlstore/x.go", dir: "storage/sqlstore", imports: []string{"github.com/mattn/go-sqlite3"}}, true},
 		{"a new server test speaks Ollama's API", goFile{path: "server/new_e2e_test.go", dir: "server", test: true, imports: []string{"github.com/ollama/ollama/api"}}, true},
+		{"the vector stores service imports gin", goFile{path: "vectorstores/x.go", dir: "vectorstores", imports: []string{"github.com/gin-gonic/gin"}}, true},
+		{"the vector stores service imports the server", goFile{path: "vectorstores/x.go", dir: "vectorstores", imports: []string{"hearth/server"}}, true},
+		{"the vector stores service imports the console", goFile{path: "vectorstores/x.go", dir: "vectorstores", imports: []string{"hearth/server/console"}}, true},
+		{"the file_search kind imports the vector stores service", goFile{path: "filesearch/x.go", dir: "filesearch", imports: []string{"hearth/vectorstores"}}, true},
+		{"the store imports the vector stores service", goFile{path: "storage/sqlite/x.go", dir: "storage/sqlite", imports: []string{"hearth/vectorstores"}}, true},
 
 		{"the runtime imports Ollama", goFile{path: "engine/ollama/x.go", dir: "engine/ollama", imports: []string{"github.com/ollama/ollama/api", "hearth/engine"}}, false},
 		{"the SQLite store imports go-sqlite3", goFile{path: "storage/sqlite/db.go", dir: "storage/sqlite", imports: []string{"github.com/mattn/go-sqlite3"}}, false},
@@ -311,6 +319,9 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"the core runs the engine over the store", goFile{path: "respond/x.go", dir: "respond", imports: []string{"hearth/engine", "hearth/storage", "hearth/internal/gencache"}}, false},
 		{"the server calls the core", goFile{path: "server/x.go", dir: "server", imports: []string{"hearth/respond"}}, false},
 		{"the command wires everything", goFile{path: "cmd/hearth/x.go", dir: "cmd/hearth", imports: []string{"hearth/server", "hearth/storage/sqlite", "hearth/engine/ollama"}}, false},
+		{"the vector stores service uses the store, the runtimes' seam and the file_search kind", goFile{path: "vectorstores/x.go", dir: "vectorstores",
+			imports: []string{"hearth/storage", "hearth/engine", "hearth/filesearch", "hearth/internal/gencache"}}, false},
+		{"the server serves the vector stores service", goFile{path: "server/x.go", dir: "server", imports: []string{"hearth/vectorstores"}}, false},
 	} {
 		got := violations([]goFile{tc.file})
 		if bad := len(got) > 0; bad != tc.bad {

@@ -7,6 +7,7 @@ import (
 	"hearth"
 	"hearth/engine/pool"
 	"hearth/respond"
+	"hearth/vectorstores"
 )
 
 // The core's parts that the server gives it (respond.Config): placement and
@@ -35,10 +36,10 @@ func (a coreAdmitter) Served(who, promptCacheKey, runtime string) {
 type coreFiles struct{ s *Server }
 
 func (f coreFiles) ResolveFiles(ctx context.Context, owner string, items []hearth.Item, path string) error {
-	return f.s.resolveFiles(ctx, owner, items, path)
+	return f.s.vectorStores.ResolveFiles(ctx, owner, items, path)
 }
 
-func (coreFiles) TooLong(err error, input []hearth.Item) error { return fileTooLong(err, input) }
+func (coreFiles) TooLong(err error, input []hearth.Item) error { return vectorstores.FileTooLong(err, input) }
 
 // coreMetrics counts the core's responses in /metrics and the console's live view.
 type coreMetrics struct{ s *Server }
@@ -86,8 +87,6 @@ func (s *Server) KeepLeases(ctx context.Context, ttl time.Duration) { s.core.Kee
 // stored its final state, or ctx ends; vector store files in hand stay in_progress
 // for the next start.
 func (s *Server) Shutdown(ctx context.Context) error {
-	if s.ingest != nil {
-		s.ingest.close()
-	}
+	s.vectorStores.Close() // the files in hand stay in_progress for the next start
 	return s.core.Shutdown(ctx)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -15,7 +14,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
-	"hearth/internal/scrub"
+	"hearth/vectorstores"
 )
 
 // POST /v1/embeddings (OpenAI's shapes), answered by hearth itself rather than passed
@@ -148,7 +147,7 @@ func (s *Server) createEmbeddings(c *gin.Context) {
 		// The client reads the error without the runtime's addresses and paths; the
 		// log keeps them.
 		s.log.Warn("embeddings failed", "model", capText(req.Model, maxLoggedModel), "error", err)
-		s.writeError(c, embedError(err, req.Model))
+		s.writeError(c, vectorstores.EmbedError(err, req.Model))
 		return
 	}
 	label := s.models.Label(req.Model)
@@ -169,23 +168,4 @@ func (s *Server) createEmbeddings(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, gin.H{"object": "list", "data": data, "model": req.Model,
 		"usage": gin.H{"prompt_tokens": res.PromptTokens, "total_tokens": res.PromptTokens}})
-}
-
-// embedError words the runtime's refusals for the client.
-func embedError(err error, model string) error {
-	var se *engine.StatusError
-	switch {
-	case errors.Is(err, engine.ErrModelNotFound):
-		return hearth.ModelNotFound(capText(model, maxLoggedModel))
-	case errors.Is(err, engine.ErrInputTooLong):
-		return hearth.InvalidRequest("input", hearth.CodeContextLengthExceeded, "An input is longer than the embedding model's context window: "+err.Error())
-	case errors.As(err, &se) && (se.StatusCode >= 400 && se.StatusCode < 500 || se.StatusCode == http.StatusNotImplemented):
-		// 501 is a refusal too: Ollama 0.30 and later answer it for a generation model,
-		// whose llama-server they start without embeddings.
-		return hearth.InvalidRequest("model", hearth.CodeInvalidValue, fmt.Sprintf("The model '%s' cannot embed: %s.", capText(model, maxLoggedModel), scrub.HostDetails(se.Message)))
-	case errors.As(err, &se) && se.Message != "":
-		// The runtime's own failure (a model it cannot load), said as a generation's is.
-		return engine.RuntimeFailure(se.Message)
-	}
-	return err
 }

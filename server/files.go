@@ -9,27 +9,34 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"hearth"
 	"hearth/storage"
+	"hearth/vectorstores"
 )
 
-// The Files API (/v1/files, OpenAI's shapes): uploads owned by the key that made them,
-// as responses are; another key's file answers as a missing one. The bytes go to the
-// store in use (storage.Files keeps them in the database), so a file survives restarts
-// and every replica on one PostgreSQL serves it.
+// The Files API (/v1/files, OpenAI's shapes) over the vectorstores service, which
+// keeps the files: this side reads the multipart upload, the query of a list, and
+// frames what the service answers.
 
-// fileRoutes adds the Files API to the authenticated routes.
-func (s *Server) fileRoutes(g *gin.RouterGroup) {
-	g = g.Group("", s.requireFileStore)
-	g.POST("/v1/files", s.uploadFile)
-	g.GET("/v1/files", s.listFiles)
-	g.GET("/v1/files/:id", s.getFile)
-	g.GET("/v1/files/:id/content", s.fileContent)
-	g.DELETE("/v1/files/:id", s.deleteFile)
+// filesAPI serves the Files and vector stores APIs (vectorstoreapi.go): it decodes
+// each request, calls the service and frames its answer.
+type filesAPI struct {
+	s  *Server // the error envelope, the bounds of a request
+	vs *vectorstores.Service
+}
+
+// routes adds the Files and vector stores APIs to the authenticated routes.
+func (a *filesAPI) routes(g *gin.RouterGroup) {
+	g = g.Group("", a.requireFileStore)
+	g.POST("/v1/files", a.uploadFile)
+	g.GET("/v1/files", a.listFiles)
+	g.GET("/v1/files/:id", a.getFile)
+	g.GET("/v1/files/:id/content", a.fileContent)
+	g.DELETE("/v1/files/:id", a.deleteFile)
+	a.vectorStoreRoutes(g)
 }
 
 // filesPath is the upload route, the one hearth route whose body is not JSON.
@@ -44,51 +51,36 @@ const maxFilenameBytes = 255
 
 // uploadBodyLimit is the body bound of POST /v1/files: the largest file with its
 // multipart envelope; -1 when files are not bounded.
-func (s *Server) uploadBodyLimit() int64 {
-	if s.limits.MaxFileBytes < 0 {
+func uploadBodyLimit(maxFileBytes int64) int64 {
+	if maxFileBytes < 0 {
 		return -1
 	}
-	return s.limits.MaxFileBytes + multipartOverhead
-}
-
-// fileObject is the API's file object for a stored file.
-func fileObject(f *storage.File) hearth.File {
-	return hearth.File{ID: f.ID, Object: hearth.ObjectFile, Bytes: f.Bytes, CreatedAt: f.CreatedAt.Unix(),
-		Filename: f.Filename, Purpose: f.Purpose, Status: "processed"}
+	return maxFileBytes + multipartOverhead
 }
 
 // requireFileStore goes before every handler of the files and vector stores APIs: a
 // server without a database keeps no files, and answers so before any handler runs.
-func (s *Server) requireFileStore(c *gin.Context) {
-	if s.db == nil {
-		s.writeError(c, hearth.ServerError("This server keeps no database: files need one."))
+func (a *filesAPI) requireFileStore(c *gin.Context) {
+	if !a.vs.Stored() {
+		a.s.writeError(c, hearth.ServerError("This server keeps no database: files need one."))
 		c.Abort()
 	}
-}
-
-// fileError maps storage's errors to the API's: a 404 naming the file, anything else
-// as it is (a 500).
-func fileError(err error, id string) error {
-	if errors.Is(err, storage.ErrFileNotFound) {
-		return hearth.FileNotFound("file_id", id)
-	}
-	return err
 }
 
 // uploadFile serves POST /v1/files: a multipart/form-data body with the fields file
 // (the bytes, with a filename) and purpose. The file part is read as it arrives and
 // refused with 413 as soon as it passes --max-file-bytes.
-func (s *Server) uploadFile(c *gin.Context) {
+func (a *filesAPI) uploadFile(c *gin.Context) {
 	mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	if err != nil || mt != "multipart/form-data" {
-		s.writeError(c, &hearth.Error{Status: http.StatusUnsupportedMediaType, Type: hearth.ErrTypeInvalidRequest,
+		a.s.writeError(c, &hearth.Error{Status: http.StatusUnsupportedMediaType, Type: hearth.ErrTypeInvalidRequest,
 			Code: "unsupported_media_type", Param: "Content-Type",
 			Message: "Upload a file as multipart/form-data with the fields 'file' and 'purpose' (curl: -F purpose=user_data -F file=@notes.md)."})
 		return
 	}
 	mr, err := c.Request.MultipartReader()
 	if err != nil {
-		s.writeError(c, hearth.InvalidRequest("", "invalid_body", "Could not read the multipart body: "+err.Error()))
+		a.s.writeError(c, hearth.InvalidRequest("", "invalid_body", "Could not read the multipart body: "+err.Error()))
 		return
 	}
 	var (
@@ -103,32 +95,32 @@ func (s *Server) uploadFile(c *gin.Context) {
 			break
 		}
 		if err != nil {
-			s.writeError(c, uploadReadError(err, ""))
+			a.s.writeError(c, uploadReadError(err, ""))
 			return
 		}
 		switch name := part.FormName(); name {
 		case "purpose":
 			v, err := io.ReadAll(io.LimitReader(part, 256))
 			if err != nil {
-				s.writeError(c, uploadReadError(err, "purpose"))
+				a.s.writeError(c, uploadReadError(err, "purpose"))
 				return
 			}
 			purpose = strings.TrimSpace(string(v))
 		case "file":
 			if seenFile {
-				s.writeError(c, hearth.InvalidRequest("file", hearth.CodeInvalidValue, "Send one 'file' part per upload."))
+				a.s.writeError(c, hearth.InvalidRequest("file", hearth.CodeInvalidValue, "Send one 'file' part per upload."))
 				return
 			}
 			seenFile = true
 			filename = cleanFilename(part.FileName())
-			if content, err = s.readFilePart(part); err != nil {
-				s.writeError(c, err)
+			if content, err = a.readFilePart(part); err != nil {
+				a.s.writeError(c, err)
 				return
 			}
 		default:
 			// expires_after and whatever a newer SDK sends: read past, reported.
 			if _, err := io.Copy(io.Discard, io.LimitReader(part, multipartOverhead)); err != nil {
-				s.writeError(c, uploadReadError(err, name))
+				a.s.writeError(c, uploadReadError(err, name))
 				return
 			}
 			ignored = append(ignored, name)
@@ -136,37 +128,34 @@ func (s *Server) uploadFile(c *gin.Context) {
 		part.Close()
 	}
 	if err := hearth.CheckFilePurpose(purpose); err != nil {
-		s.writeError(c, err)
+		a.s.writeError(c, err)
 		return
 	}
 	switch {
 	case !seenFile:
-		s.writeError(c, hearth.InvalidRequest("file", hearth.CodeMissingRequiredParameter, "Missing required parameter: 'file'."))
+		a.s.writeError(c, hearth.InvalidRequest("file", hearth.CodeMissingRequiredParameter, "Missing required parameter: 'file'."))
 		return
 	case filename == "":
-		s.writeError(c, hearth.InvalidRequest("file", hearth.CodeInvalidValue, "The 'file' part has no filename; send it as a file (curl: -F file=@notes.md)."))
+		a.s.writeError(c, hearth.InvalidRequest("file", hearth.CodeInvalidValue, "The 'file' part has no filename; send it as a file (curl: -F file=@notes.md)."))
 		return
 	case len(content) == 0:
-		s.writeError(c, hearth.InvalidRequest("file", "empty_file", fmt.Sprintf("The file '%s' is empty (0 bytes).", filename)))
+		a.s.writeError(c, hearth.InvalidRequest("file", "empty_file", fmt.Sprintf("The file '%s' is empty (0 bytes).", filename)))
 		return
 	}
 	if len(ignored) > 0 {
 		c.Header("x-hearth-ignored", strings.Join(boundIgnored(ignored), ", "))
 	}
-	rec := storage.NewFile{ID: hearth.NewID(hearth.PrefixFile), Owner: owner(c), Filename: filename, Purpose: purpose,
-		Content: content, CreatedAt: time.Now()}
-	if err := s.db.CreateFile(c.Request.Context(), rec); err != nil {
-		s.writeError(c, err)
+	f, err := a.vs.CreateFile(c.Request.Context(), owner(c), purpose, filename, content)
+	if err != nil {
+		a.s.writeError(c, err)
 		return
 	}
-	s.log.Info("file stored", "file", rec.ID, "bytes", len(content), "purpose", purpose)
-	c.JSON(http.StatusOK, fileObject(&storage.File{ID: rec.ID, Owner: rec.Owner, Filename: filename, Purpose: purpose,
-		Bytes: int64(len(content)), CreatedAt: rec.CreatedAt}))
+	c.JSON(http.StatusOK, f)
 }
 
 // readFilePart reads the file's bytes, refusing them with 413 once they pass the limit.
-func (s *Server) readFilePart(part io.Reader) ([]byte, error) {
-	max := s.limits.MaxFileBytes
+func (a *filesAPI) readFilePart(part io.Reader) ([]byte, error) {
+	max := a.s.limits.MaxFileBytes
 	r := part
 	if max >= 0 {
 		r = io.LimitReader(part, max+1)
@@ -218,12 +207,12 @@ func cleanFilename(name string) string {
 }
 
 // listFiles serves GET /v1/files (purpose, limit, order, after).
-func (s *Server) listFiles(c *gin.Context) {
+func (a *filesAPI) listFiles(c *gin.Context) {
 	q := storage.FileQuery{Purpose: c.Query("purpose"), After: c.Query("after"), Order: storage.Desc}
 	if v := c.Query("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > storage.MaxFileListLimit {
-			s.writeError(c, hearth.InvalidRequest("limit", hearth.CodeInvalidValue,
+			a.s.writeError(c, hearth.InvalidRequest("limit", hearth.CodeInvalidValue,
 				fmt.Sprintf("limit must be an integer from 1 to %d.", storage.MaxFileListLimit)))
 			return
 		}
@@ -234,51 +223,34 @@ func (s *Server) listFiles(c *gin.Context) {
 	case "asc":
 		q.Order = storage.Asc
 	default:
-		s.writeError(c, hearth.InvalidRequest("order", hearth.CodeInvalidValue, "order must be 'asc' or 'desc'."))
+		a.s.writeError(c, hearth.InvalidRequest("order", hearth.CodeInvalidValue, "order must be 'asc' or 'desc'."))
 		return
 	}
-	files, more, err := s.db.ListFiles(c.Request.Context(), owner(c), q)
-	if errors.Is(err, storage.ErrInvalidCursor) {
-		s.writeError(c, hearth.InvalidRequest("after", hearth.CodeInvalidValue, "after is not a file of this key."))
-		return
-	}
+	data, more, err := a.vs.ListFiles(c.Request.Context(), owner(c), q)
 	if err != nil {
-		s.writeError(c, err)
+		a.s.writeError(c, err)
 		return
 	}
-	data := make([]hearth.File, len(files))
-	for i := range files {
-		data[i] = fileObject(&files[i])
-	}
-	var first, last any
-	if len(data) > 0 {
-		first, last = data[0].ID, data[len(data)-1].ID
-	}
-	c.JSON(http.StatusOK, gin.H{"object": "list", "data": data, "first_id": first, "last_id": last, "has_more": more})
+	listPage(c, data, func(f hearth.File) string { return f.ID }, more)
 }
 
 // getFile serves GET /v1/files/{id}.
-func (s *Server) getFile(c *gin.Context) {
-	f, err := s.db.GetFile(c.Request.Context(), owner(c), c.Param("id"))
+func (a *filesAPI) getFile(c *gin.Context) {
+	f, err := a.vs.GetFile(c.Request.Context(), owner(c), c.Param("id"))
 	if err != nil {
-		s.writeError(c, fileError(err, c.Param("id")))
+		a.s.writeError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, fileObject(f))
+	c.JSON(http.StatusOK, f)
 }
 
 // fileContent serves GET /v1/files/{id}/content: the bytes as uploaded. They are sent
 // as an attachment of type application/octet-stream whatever the file is, so an
 // uploaded HTML page never runs as a page of hearth's origin (the console's).
-func (s *Server) fileContent(c *gin.Context) {
-	ctx := c.Request.Context()
-	f, err := s.db.GetFile(ctx, owner(c), c.Param("id"))
-	var content []byte
-	if err == nil {
-		content, err = s.db.FileContent(ctx, owner(c), f.ID)
-	}
+func (a *filesAPI) fileContent(c *gin.Context) {
+	f, content, err := a.vs.FileContent(c.Request.Context(), owner(c), c.Param("id"))
 	if err != nil {
-		s.writeError(c, fileError(err, c.Param("id")))
+		a.s.writeError(c, err)
 		return
 	}
 	c.Header("X-Content-Type-Options", "nosniff")
@@ -287,10 +259,10 @@ func (s *Server) fileContent(c *gin.Context) {
 }
 
 // deleteFile serves DELETE /v1/files/{id}.
-func (s *Server) deleteFile(c *gin.Context) {
+func (a *filesAPI) deleteFile(c *gin.Context) {
 	id := c.Param("id")
-	if err := s.db.DeleteFile(c.Request.Context(), owner(c), id); err != nil {
-		s.writeError(c, fileError(err, id))
+	if err := a.vs.DeleteFile(c.Request.Context(), owner(c), id); err != nil {
+		a.s.writeError(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, hearth.FileDeleted{ID: id, Object: hearth.ObjectFile, Deleted: true})

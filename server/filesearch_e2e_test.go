@@ -27,7 +27,7 @@ func fileSearchHearth(t *testing.T, cfg server.Config) (*httptest.Server, *engin
 	eng := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
 	cfg.Engine = eng
 	srv, h, db := lanHearth(t, cfg)
-	eng.RegisterHosted(filesearch.NewKind(h, nil))
+	eng.RegisterHosted(filesearch.NewKind(h.VectorStores(), nil))
 	return srv, eng, db
 }
 
@@ -255,7 +255,7 @@ func TestFileSearchE2E(t *testing.T) {
 	// kept in memory) replays the stored search the same way.
 	eng2 := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
 	h2 := server.New(server.Config{Runtime: testenv.Runtime(t), Database: db, Engine: eng2})
-	eng2.RegisterHosted(filesearch.NewKind(h2, nil))
+	eng2.RegisterHosted(filesearch.NewKind(h2.VectorStores(), nil))
 	srv2 := httptest.NewServer(h2)
 	t.Cleanup(srv2.Close)
 	cold := createFileSearchJSON(t, srv2, reqBody(model, false, `"previous_response_id":"`+r.ID+`","input":"Once more, please.",`+tool+","+fsInclude))

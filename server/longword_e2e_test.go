@@ -115,7 +115,7 @@ func TestVectorStoreLongWordE2E(t *testing.T) {
 		}
 	}
 	// A file_search call's query over the bound fails the call; the model reads why.
-	_, err := hs.SearchVectorStores(context.Background(), "", filesearch.FileSearchQuery{VectorStoreIDs: []string{vs.ID}, Queries: []string{over}})
+	_, err := hs.VectorStores().SearchVectorStores(context.Background(), "", filesearch.FileSearchQuery{VectorStoreIDs: []string{vs.ID}, Queries: []string{over}})
 	if err == nil || !strings.Contains(err.Error(), "'query'") || !strings.Contains(err.Error(), "8192") {
 		t.Errorf("a file_search query of %d characters: %v, want its length refused", len(over), err)
 	}

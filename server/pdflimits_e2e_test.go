@@ -180,7 +180,7 @@ func TestVectorStoreAttemptsUsedUpE2E(t *testing.T) {
 	h := server.New(server.Config{Runtime: testenv.Runtime(t), Database: db})
 	srv := httptestServer(t, h)
 	before := filetext.Unpacked()
-	if n, err := h.ResumeIngestion(ctx); err != nil || n != 2 {
+	if n, err := h.VectorStores().ResumeIngestion(ctx); err != nil || n != 2 {
 		t.Fatalf("resumed %d, %v", n, err)
 	}
 	vs := waitVectorStore(t, func() hearth.VectorStore {
@@ -256,7 +256,7 @@ func TestVectorStoreResumeFromProgressE2E(t *testing.T) {
 	db = openData(t, dir)
 	h := server.New(server.Config{Runtime: testenv.Runtime(t), Database: db})
 	srv := httptestServer(t, h)
-	if n, err := h.ResumeIngestion(ctx); err != nil || n != 1 {
+	if n, err := h.VectorStores().ResumeIngestion(ctx); err != nil || n != 1 {
 		t.Fatalf("resumed %d, %v", n, err)
 	}
 	vs := waitVectorStore(t, func() hearth.VectorStore {

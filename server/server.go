@@ -22,6 +22,7 @@ import (
 	"hearth/respond"
 	"hearth/server/console"
 	"hearth/telemetry"
+	"hearth/vectorstores"
 )
 
 // Runtime is what the server needs of the runtime behind it, beside the engine:
@@ -102,13 +103,13 @@ type Config struct {
 	// (--embedding-model); "" picks the only embedding model the runtimes serve.
 	EmbeddingModel string
 	// IngestWorkers is how many vector store files are read and embedded at once;
-	// zero means DefaultIngestWorkers. IngestQueue bounds the files waiting; zero
-	// means DefaultIngestQueue.
+	// zero means vectorstores.DefaultIngestWorkers. IngestQueue bounds the files
+	// waiting; zero means vectorstores.DefaultIngestQueue.
 	IngestWorkers, IngestQueue int
 	// VectorIndexMemory bounds the memory of vector stores' search indexes kept
 	// between searches (--vector-index-memory); a store whose index would take more
 	// than half of it is not searched (vector_store_too_large). Zero means
-	// DefaultVectorIndexMemory.
+	// vectorstores.DefaultIndexMemory.
 	VectorIndexMemory int64
 	// LogContent logs each response's input and output text. Off by default: prompts
 	// are the team's business, not the log's.
@@ -174,12 +175,9 @@ type Server struct {
 	console *console.Console
 	// recent keeps the latest speeds per model for the console's live view.
 	recent *console.Recent
-	// ingest reads, chunks and embeds vector store files in the background (ingest.go).
-	ingest *ingester
-	// embedModel: Config.EmbeddingModel.
-	embedModel string
-	// vectorIndexes keeps vector stores' indexes between searches (vectorstores.go).
-	vectorIndexes *vectorIndexCache
+	// vectorStores keeps files and vector stores, ingests and searches them, and
+	// reads the files of a request (package vectorstores).
+	vectorStores *vectorstores.Service
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -211,8 +209,6 @@ func New(cfg Config) *Server {
 		}
 	}
 	s.dbKeys.db = cfg.Database
-	s.embedModel = cfg.EmbeddingModel
-	s.vectorIndexes = newVectorIndexCache(int(cmp.Or(cfg.VectorIndexMemory, DefaultVectorIndexMemory)))
 	if p, ok := cfg.Runtime.(*pool.Pool); ok {
 		s.pool = p
 	} else {
@@ -242,12 +238,12 @@ func New(cfg Config) *Server {
 	})
 	s.metrics = telemetry.New(s.admission, s.models.Label)
 	s.health = telemetry.NewRuntimeHealth(s.pool, s.metrics, log)
-	if cfg.Database != nil {
-		s.ingest = newIngester(cfg.Database, s.pool, s.pool, log, cmp.Or(cfg.IngestWorkers, DefaultIngestWorkers), cmp.Or(cfg.IngestQueue, DefaultIngestQueue))
-		s.ingest.admit = s.admitIngestion
-	}
+	s.vectorStores = vectorstores.New(vectorstores.Config{Store: cfg.Database, Runtime: s.pool, Admit: s.admitIngestion,
+		EmbeddingModel: cfg.EmbeddingModel, IngestWorkers: cfg.IngestWorkers, IngestQueue: cfg.IngestQueue, IndexMemory: cfg.VectorIndexMemory,
+		MaxFileBytes: s.limits.MaxFileBytes, MaxImageBytes: s.limits.MaxImageBytes, RequestFileBytes: requestFileBytes(s.limits.MaxFileBytes, s.maxBody),
+		FileURLs: cfg.FileURLs, Logger: log})
 	s.metrics.Reg.MustRegister(&telemetry.PoolCollector{Pool: s.pool, Admission: s.admission, Label: s.models.Label})
-	s.metrics.Reg.MustRegister(telemetry.CacheCollectors("vector_index", "vector stores' chunks and vectors kept between searches, by store and chunks version", s.vectorIndexes.Stats)...)
+	s.metrics.Reg.MustRegister(telemetry.CacheCollectors("vector_index", "vector stores' chunks and vectors kept between searches, by store and chunks version", s.vectorStores.IndexStats)...)
 	s.metrics.Reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "hearth_websocket_held_bytes",
 		Help: "Bytes of WebSocket messages received and not finished (waiting, or running), over all connections.",
@@ -318,8 +314,7 @@ func New(cfg Config) *Server {
 	authed.GET("/v1/responses/:id/input_items", responses.listInputItems)
 	authed.POST("/v1/responses/:id/cancel", responses.cancelResponse)
 	conversationsAPI{s}.conversationRoutes(authed)
-	s.fileRoutes(authed)
-	s.vectorStoreRoutes(authed)
+	(&filesAPI{s: s, vs: s.vectorStores}).routes(authed)
 	authed.POST("/v1/embeddings", mw.requestTimeout, s.createEmbeddings)
 	authed.GET("/v1/models", modelsAPI{s}.listModels)
 	authed.GET("/v1/models/*model", modelsAPI{s}.getModel)
@@ -342,6 +337,19 @@ func New(cfg Config) *Server {
 	return s
 }
 
+// VectorStores is the files and vector stores service the server serves, for the
+// wiring to hand the file_search kind and to run its background work.
+func (s *Server) VectorStores() *vectorstores.Service { return s.vectorStores }
+
+// requestFileBytes bounds the bytes of all the files one request reads: a request
+// body's bound, or one file's when that is larger (-1: no bound).
+func requestFileBytes(maxFile, maxBody int64) int64 {
+	if maxFile < 0 {
+		return -1
+	}
+	return max(maxBody, maxFile)
+}
+
 // middleware are the checks every request passes before its handler: a panic's
 // recovery, the request's record (its log line and metrics), the origin and host
 // boundary, authentication and roles, JSON, the body's bounds and the request timeout.
@@ -359,7 +367,7 @@ func (s middleware) limitBody(c *gin.Context) {
 	limit := s.maxBody
 	if c.Request.URL.Path == filesPath && c.Request.Method == http.MethodPost {
 		// An upload is bounded by --max-file-bytes instead (files.go).
-		if limit = s.uploadBodyLimit(); limit < 0 {
+		if limit = uploadBodyLimit(s.limits.MaxFileBytes); limit < 0 {
 			return
 		}
 	}

@@ -494,7 +494,7 @@ func TestVectorStoreExpiryE2E(t *testing.T) {
 		t.Errorf("search of the fresh store: %+v", page.Data)
 	}
 
-	if n := h.DeleteExpiredVectorStores(ctx, time.Now()); n != 1 {
+	if n := h.VectorStores().DeleteExpired(ctx, time.Now()); n != 1 {
 		t.Errorf("swept %d stores, want the old one", n)
 	}
 	convRefused(t, srv, alice, "GET", "/v1/vector_stores/vs_old", "", 404, "vector_store_not_found", "vector_store_id")
@@ -502,7 +502,7 @@ func TestVectorStoreExpiryE2E(t *testing.T) {
 	convDo(t, srv, alice, "GET", "/v1/vector_stores/"+fresh.ID, "", nil)
 	// The fresh one goes a day after its last activity (the search above), with its
 	// chunks; its file stays.
-	if n := h.DeleteExpiredVectorStores(ctx, time.Now().Add(25*time.Hour)); n != 1 {
+	if n := h.VectorStores().DeleteExpired(ctx, time.Now().Add(25*time.Hour)); n != 1 {
 		t.Errorf("a day on: swept %d stores, want the fresh one", n)
 	}
 	convRefused(t, srv, alice, "GET", "/v1/vector_stores/"+fresh.ID, "", 404, "vector_store_not_found", "vector_store_id")
@@ -566,7 +566,7 @@ func TestVectorStoreResumeE2E(t *testing.T) {
 	if err := db.DeleteFile(ctx, who, "file-gone"); err != nil {
 		t.Fatal(err)
 	}
-	n, err := h.ResumeIngestion(ctx)
+	n, err := h.VectorStores().ResumeIngestion(ctx)
 	if err != nil || n != 2 {
 		t.Fatalf("resumed %d, %v", n, err)
 	}

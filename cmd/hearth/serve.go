@@ -26,6 +26,7 @@ import (
 	"hearth/storage"
 	"hearth/telemetry"
 	"hearth/toolsearch"
+	"hearth/vectorstores"
 )
 
 type serveOptions struct {
@@ -153,8 +154,8 @@ ollama serve.`,
 	f.BoolVar(&o.gpu, "gpu", true, "let the embedded runtime use a GPU backend built beside hearth (make build GPU=cuda or GPU=vulkan); false runs on the CPU")
 	f.StringArrayVar(&o.mcp, "mcp", nil, "an MCP server requests may use as a tool ({\"type\":\"mcp\",\"server_label\":LABEL}): 'LABEL=COMMAND ARGS...' (hearth starts it, over stdio) or 'LABEL=https://...' (streamable HTTP); repeat for several, or [mcp.LABEL] tables in the config file")
 	f.StringVar(&o.embedModel, "embedding-model", "", "embedding model of a vector store created without one (default: the only embedding model the runtimes serve)")
-	f.IntVar(&o.ingestWorkers, "ingest-workers", server.DefaultIngestWorkers, "vector store files read and embedded at once")
-	f.Int64Var(&o.indexMemory, "vector-index-memory", server.DefaultVectorIndexMemory, "bytes of vector stores' search indexes kept in memory; a store whose index needs more than half is not searched (400 vector_store_too_large)")
+	f.IntVar(&o.ingestWorkers, "ingest-workers", vectorstores.DefaultIngestWorkers, "vector store files read and embedded at once")
+	f.Int64Var(&o.indexMemory, "vector-index-memory", vectorstores.DefaultIndexMemory, "bytes of vector stores' search indexes kept in memory; a store whose index needs more than half is not searched (400 vector_store_too_large)")
 	f.StringSliceVar(&o.fileAllowURL, "file-allow-url", nil, "URL patterns ('*' matches anything) an input_file's file_url may name; hearth fetches it (at most --max-file-bytes, no redirects); a loopback or private host must be named without a wildcard (default: none)")
 	f.StringSliceVar(&o.mcpAllowURL, "mcp-allow-url", nil, "URL patterns ('*' matches anything) of MCP servers a request may name itself as server_url; a loopback or private host must be named without a wildcard (default: none)")
 	f.IntVar(&o.mcpOutputCap, "mcp-output-cap", mcp.DefaultOutputCap, "largest MCP tool output in bytes the model reads; longer output is cut, with a note")
@@ -341,18 +342,19 @@ func serve(parent context.Context, o serveOptions) error {
 		Admission: adm, EmbeddingModel: o.embedModel, IngestWorkers: o.ingestWorkers,
 		VectorIndexMemory: o.indexMemory,
 	})
-	// file_search searches the vector stores this server keeps: the kind is
-	// registered once the server exists, before it serves.
-	eng.RegisterHosted(filesearch.NewKind(h, log))
+	// file_search searches the vector stores this server keeps, through the same
+	// service: the kind is registered once the server exists, before it serves.
+	vs := h.VectorStores()
+	eng.RegisterHosted(filesearch.NewKind(vs, log))
 	// Vector store files a stopped run left in_progress are read again from the start.
-	if n, err := h.ResumeIngestion(ctx); err != nil {
+	if n, err := vs.ResumeIngestion(ctx); err != nil {
 		return fmt.Errorf("vector store ingestion: %w", err)
 	} else if n > 0 {
 		log.Info("resumed vector store files left in progress by a previous run", "count", n)
 	}
 	go h.Supervise(ctx, o.checkEvery)
 	go h.PruneJournals(ctx, o.journalKeep)
-	go h.SweepVectorStores(ctx)
+	go vs.Sweep(ctx)
 	go h.KeepLeases(ctx, o.replicaLease)
 	srv := &http.Server{
 		Handler:           h,

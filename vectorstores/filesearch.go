@@ -1,4 +1,4 @@
-package server
+package vectorstores
 
 import (
 	"context"
@@ -15,12 +15,13 @@ import (
 )
 
 // The vector stores as a file search kind reaches them (package filesearch's
-// Stores, bound in the wiring): the same stores, ownership and search as
-// /v1/vector_stores/{id}/search, asked for by the engine while it runs a response.
+// Stores: cmd/hearth hands the kind the service): the same stores, ownership and
+// search as /v1/vector_stores/{id}/search, asked for by the engine while it runs a
+// response.
 
 // MissingVectorStore returns the index in ids of the first id that names no vector
 // store of owner (another key's store is missing too), or -1 when every id names one.
-func (s *Server) MissingVectorStore(ctx context.Context, owner string, ids []string) (int, error) {
+func (s *Service) MissingVectorStore(ctx context.Context, owner string, ids []string) (int, error) {
 	if s.db == nil {
 		return -1, errors.New("vector stores need a database")
 	}
@@ -42,7 +43,7 @@ func (s *Server) MissingVectorStore(ctx context.Context, owner string, ids []str
 // ingested are searched as far as they are done: what a search finds is what the
 // store holds now. A store that is gone is an error (the search fails; the model
 // reads why).
-func (s *Server) SearchVectorStores(ctx context.Context, owner string, q filesearch.FileSearchQuery) ([]filesearch.FileSearchResult, error) {
+func (s *Service) SearchVectorStores(ctx context.Context, owner string, q filesearch.FileSearchQuery) ([]filesearch.FileSearchResult, error) {
 	if s.db == nil {
 		return nil, errors.New("vector stores need a database")
 	}
@@ -53,7 +54,7 @@ func (s *Server) SearchVectorStores(ctx context.Context, owner string, q filesea
 			return nil, errors.New(he.Message)
 		}
 	}
-	req := searchRequest{Queries: q.Queries, Max: q.MaxNumResults, Threshold: -1}
+	req := SearchQuery{Queries: q.Queries, Max: q.MaxNumResults, Threshold: -1}
 	if req.Max <= 0 {
 		req.Max = defaultSearchHits
 	}

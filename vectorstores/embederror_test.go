@@ -1,4 +1,4 @@
-package server
+package vectorstores
 
 import (
 	"errors"
@@ -25,7 +25,7 @@ func TestEmbedError(t *testing.T) {
 		{"failed", &engine.StatusError{StatusCode: http.StatusInternalServerError, Message: "llama-server process has terminated"}, http.StatusInternalServerError},
 		{"not found", engine.ErrModelNotFound, http.StatusNotFound},
 	} {
-		got := embedError(tc.err, model)
+		got := EmbedError(tc.err, model)
 		var he *hearth.Error
 		if !errors.As(got, &he) {
 			if tc.status != 0 {

@@ -1,4 +1,4 @@
-package server
+package vectorstores
 
 import (
 	"bytes"
@@ -13,7 +13,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/singleflight"
 
 	"hearth"
@@ -30,28 +29,8 @@ import (
 // store of another key answers as a missing one.
 //
 // A search scans the store's chunks exactly (internal/vectorindex). The index of a
-// store is kept between searches, bounded (vectorIndexCache), and read again when the
+// store is kept between searches, bounded (indexCache), and read again when the
 // store's ChunksVersion moves, which every replica sees in the database.
-
-// vectorStoreRoutes adds the vector stores API to the authenticated routes.
-func (s *Server) vectorStoreRoutes(g *gin.RouterGroup) {
-	g = g.Group("", s.requireFileStore)
-	g.POST("/v1/vector_stores", s.createVectorStore)
-	g.GET("/v1/vector_stores", s.listVectorStores)
-	g.GET("/v1/vector_stores/:id", s.getVectorStore)
-	g.POST("/v1/vector_stores/:id", s.updateVectorStore)
-	g.DELETE("/v1/vector_stores/:id", s.deleteVectorStore)
-	g.POST("/v1/vector_stores/:id/search", s.searchVectorStore)
-	g.POST("/v1/vector_stores/:id/files", s.attachVectorStoreFile)
-	g.GET("/v1/vector_stores/:id/files", s.listVectorStoreFiles)
-	g.GET("/v1/vector_stores/:id/files/:file_id", s.getVectorStoreFile)
-	g.POST("/v1/vector_stores/:id/files/:file_id", s.updateVectorStoreFile)
-	g.DELETE("/v1/vector_stores/:id/files/:file_id", s.detachVectorStoreFile)
-	g.POST("/v1/vector_stores/:id/file_batches", s.createFileBatch)
-	g.GET("/v1/vector_stores/:id/file_batches/:batch_id", s.getFileBatch)
-	g.POST("/v1/vector_stores/:id/file_batches/:batch_id/cancel", s.cancelFileBatch)
-	g.GET("/v1/vector_stores/:id/file_batches/:batch_id/files", s.listFileBatchFiles)
-}
 
 // The bounds of the API (OpenAI's).
 const (
@@ -150,36 +129,6 @@ func fileBatchObject(b *storage.FileBatch) hearth.VectorStoreFilesBatch {
 	return o
 }
 
-// decodeJSON reads the body into v, a 400 naming the field whose type is wrong.
-func decodeJSON(c *gin.Context, v any) error {
-	body, err := readBody(c.Request.Body)
-	if err != nil {
-		return err
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		body = []byte("{}")
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return hearth.InvalidRequest(te.Field, hearth.CodeInvalidType, fmt.Sprintf("Invalid type for '%s': expected %s.", te.Field, te.Type))
-		}
-		return hearth.InvalidRequest("", hearth.CodeInvalidJSON, "The body is not a JSON object of the request: "+err.Error())
-	}
-	return nil
-}
-
-// decodeFields reads the body of an update, whose fields are told apart from
-// absent ones (and null from both), or answers the request when it cannot.
-func (s *Server) decodeFields(c *gin.Context) (map[string]json.RawMessage, bool) {
-	var fields map[string]json.RawMessage
-	if err := decodeJSON(c, &fields); err != nil {
-		s.writeError(c, err)
-		return nil, false
-	}
-	return fields, true
-}
-
 // parseChunking reads a chunking_strategy: absent or auto is OpenAI's auto (800
 // tokens, 400 overlap); static takes its numbers, checked as OpenAI checks them.
 func parseChunking(raw json.RawMessage, param string, def storage.Chunking) (storage.Chunking, error) {
@@ -250,13 +199,13 @@ func checkAttributes(raw json.RawMessage, param string) error {
 // embeddingModel picks a new store's embedding model: the one the request names (it
 // must be one the runtimes serve), else the configured default, else the only
 // embedding model the runtimes serve.
-func (s *Server) embeddingModel(ctx context.Context, requested string) (string, error) {
+func (s *Service) embeddingModel(ctx context.Context, requested string) (string, error) {
 	const param = "hearth.embedding_model"
 	if requested != "" {
 		if !engine.ParseModelName(requested).Valid() {
 			return "", hearth.InvalidRequest(param, hearth.CodeModelNotFound, fmt.Sprintf("The model '%s' does not exist.", capText(requested, maxLoggedModel)))
 		}
-		info, err := s.pool.Model(ctx, requested)
+		info, err := s.rt.Model(ctx, requested)
 		if errors.Is(err, engine.ErrModelNotFound) {
 			return "", hearth.InvalidRequest(param, hearth.CodeModelNotFound, fmt.Sprintf("The model '%s' does not exist.", capText(requested, maxLoggedModel)))
 		} else if err != nil {
@@ -276,7 +225,7 @@ func (s *Server) embeddingModel(ctx context.Context, requested string) (string, 
 	}
 	var found []string
 	for _, m := range list {
-		if info, err := s.pool.Model(ctx, m.Name); err == nil && slices.Contains(info.Capabilities, "embedding") {
+		if info, err := s.rt.Model(ctx, m.Name); err == nil && slices.Contains(info.Capabilities, "embedding") {
 			found = append(found, m.Name)
 		}
 	}
@@ -301,7 +250,7 @@ func onlyEmbeddingModel(found []string) (string, error) {
 
 // storeFileIDs checks the file ids of a create or a batch: each one of the key's
 // files, none twice.
-func (s *Server) storeFileIDs(ctx context.Context, ownerID string, ids []string, param string) error {
+func (s *Service) storeFileIDs(ctx context.Context, ownerID string, ids []string, param string) error {
 	if len(ids) > maxStoreFileIDs {
 		return hearth.InvalidRequest(param, hearth.CodeArrayAboveMaxLength, fmt.Sprintf("'%s' has %d files; at most %d.", param, len(ids), maxStoreFileIDs))
 	}
@@ -321,42 +270,36 @@ func (s *Server) storeFileIDs(ctx context.Context, ownerID string, ids []string,
 	return nil
 }
 
-// createVectorStore serves POST /v1/vector_stores.
-func (s *Server) createVectorStore(c *gin.Context) {
-	var req struct {
-		Name             *string         `json:"name"`
-		Description      *string         `json:"description"`
-		FileIDs          []string        `json:"file_ids"`
-		ChunkingStrategy json.RawMessage `json:"chunking_strategy"`
-		ExpiresAfter     json.RawMessage `json:"expires_after"`
-		Metadata         json.RawMessage `json:"metadata"`
-		Hearth           *struct {
-			EmbeddingModel string `json:"embedding_model"`
-		} `json:"hearth"`
-	}
-	if err := decodeJSON(c, &req); err != nil {
-		s.writeError(c, err)
-		return
-	}
-	ctx, who := c.Request.Context(), owner(c)
+// CreateRequest is the body of POST /v1/vector_stores.
+type CreateRequest struct {
+	Name             *string         `json:"name"`
+	Description      *string         `json:"description"`
+	FileIDs          []string        `json:"file_ids"`
+	ChunkingStrategy json.RawMessage `json:"chunking_strategy"`
+	ExpiresAfter     json.RawMessage `json:"expires_after"`
+	Metadata         json.RawMessage `json:"metadata"`
+	Hearth           *struct {
+		EmbeddingModel string `json:"embedding_model"`
+	} `json:"hearth"`
+}
+
+// CreateVectorStore makes a store of who's files, queues them to be ingested and
+// returns the store.
+func (s *Service) CreateVectorStore(ctx context.Context, who string, req CreateRequest) (hearth.VectorStore, error) {
 	chunking, err := parseChunking(req.ChunkingStrategy, "chunking_strategy",
 		storage.Chunking{MaxTokens: defaultChunkTokens, OverlapTokens: defaultChunkOverlap})
 	if err != nil {
-		s.writeError(c, err)
-		return
+		return hearth.VectorStore{}, err
 	}
 	days, err := parseExpiresAfter(req.ExpiresAfter)
 	if err != nil {
-		s.writeError(c, err)
-		return
+		return hearth.VectorStore{}, err
 	}
 	if _, err := hearth.DecodeMetadata(req.Metadata, "metadata"); err != nil {
-		s.writeError(c, err)
-		return
+		return hearth.VectorStore{}, err
 	}
 	if err := s.storeFileIDs(ctx, who, req.FileIDs, "file_ids"); err != nil {
-		s.writeError(c, err)
-		return
+		return hearth.VectorStore{}, err
 	}
 	var requested string
 	if req.Hearth != nil {
@@ -364,8 +307,7 @@ func (s *Server) createVectorStore(c *gin.Context) {
 	}
 	model, err := s.embeddingModel(ctx, requested)
 	if err != nil {
-		s.writeError(c, err)
-		return
+		return hearth.VectorStore{}, err
 	}
 	rec := storage.NewVectorStore{ID: hearth.NewID(hearth.PrefixVectorStore), Owner: who, Model: model,
 		Chunking: chunking, ExpiresAfterDays: days, Metadata: req.Metadata, CreatedAt: time.Now()}
@@ -376,100 +318,48 @@ func (s *Server) createVectorStore(c *gin.Context) {
 		rec.Files = append(rec.Files, storage.NewVectorStoreFile{FileID: id, Chunking: chunking})
 	}
 	if err := s.db.CreateVectorStore(ctx, rec); err != nil {
-		s.writeError(c, vectorStoreError(err, rec.ID))
-		return
+		return hearth.VectorStore{}, vectorStoreError(err, rec.ID)
 	}
 	for _, id := range req.FileIDs {
 		s.ingest.submit(ingestJob{storeID: rec.ID, fileID: id, owner: who, model: model, chunking: chunking})
 	}
 	s.log.Info("vector store created", "vector_store", rec.ID, "files", len(req.FileIDs), "model", model)
-	s.writeVectorStore(c, rec.ID)
+	return s.GetVectorStore(ctx, who, rec.ID)
 }
 
-func (s *Server) writeVectorStore(c *gin.Context, id string) {
-	v, err := s.db.GetVectorStore(c.Request.Context(), owner(c), id)
+// GetVectorStore returns who's store id.
+func (s *Service) GetVectorStore(ctx context.Context, who, id string) (hearth.VectorStore, error) {
+	v, err := s.db.GetVectorStore(ctx, who, id)
 	if err != nil {
-		s.writeError(c, vectorStoreError(err, id))
-		return
+		return hearth.VectorStore{}, vectorStoreError(err, id)
 	}
-	c.JSON(http.StatusOK, vectorStoreObject(v, time.Now()))
+	return vectorStoreObject(v, time.Now()), nil
 }
 
-// listQuery reads a list's limit, order and after.
-func listQuery(c *gin.Context, max int) (limit int, order storage.Order, after string, err error) {
-	order, after = storage.Desc, c.Query("after")
-	if v := c.Query("limit"); v != "" {
-		n, e := strconv.Atoi(v)
-		if e != nil || n < 1 || n > max {
-			return 0, order, after, hearth.InvalidRequest("limit", hearth.CodeInvalidValue, fmt.Sprintf("limit must be an integer from 1 to %d.", max))
-		}
-		limit = n
-	}
-	switch c.Query("order") {
-	case "", "desc":
-	case "asc":
-		order = storage.Asc
-	default:
-		return 0, order, after, hearth.InvalidRequest("order", hearth.CodeInvalidValue, "order must be 'asc' or 'desc'.")
-	}
-	if c.Query("before") != "" {
-		return 0, order, after, hearth.InvalidRequest("before", hearth.CodeInvalidValue, "hearth pages with 'after' only; 'before' is not supported.")
-	}
-	return limit, order, after, nil
-}
-
-// listPage writes a page of stored records as the API's objects, with OpenAI's
-// cursors.
-func listPage[R, T any](c *gin.Context, records []R, object func(*R) T, id func(T) string, more bool) {
-	data := make([]T, len(records))
-	for i := range records {
-		data[i] = object(&records[i])
-	}
-	var first, last any
-	if len(data) > 0 {
-		first, last = id(data[0]), id(data[len(data)-1])
-	}
-	c.JSON(http.StatusOK, gin.H{"object": "list", "data": data, "first_id": first, "last_id": last, "has_more": more})
-}
-
-// listVectorStores serves GET /v1/vector_stores.
-func (s *Server) listVectorStores(c *gin.Context) {
-	limit, order, after, err := listQuery(c, storage.MaxVectorStoreListLimit)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	stores, more, err := s.db.ListVectorStores(c.Request.Context(), owner(c), storage.VectorStoreQuery{After: after, Limit: limit, Order: order})
+// ListVectorStores returns a page of who's stores, and whether more follow.
+func (s *Service) ListVectorStores(ctx context.Context, who string, q storage.VectorStoreQuery) ([]hearth.VectorStore, bool, error) {
+	stores, more, err := s.db.ListVectorStores(ctx, who, q)
 	if errors.Is(err, storage.ErrInvalidCursor) {
-		s.writeError(c, hearth.InvalidRequest("after", hearth.CodeInvalidValue, "after is not a vector store of this key."))
-		return
+		return nil, false, hearth.InvalidRequest("after", hearth.CodeInvalidValue, "after is not a vector store of this key.")
 	} else if err != nil {
-		s.writeError(c, err)
-		return
+		return nil, false, err
 	}
 	now := time.Now()
-	object := func(v *storage.VectorStore) hearth.VectorStore { return vectorStoreObject(v, now) }
-	listPage(c, stores, object, func(v hearth.VectorStore) string { return v.ID }, more)
-}
-
-// getVectorStore serves GET /v1/vector_stores/{id}.
-func (s *Server) getVectorStore(c *gin.Context) {
-	s.writeVectorStore(c, c.Param("id"))
-}
-
-// updateVectorStore serves POST /v1/vector_stores/{id}: name, expires_after (null
-// removes it), metadata.
-func (s *Server) updateVectorStore(c *gin.Context) {
-	req, ok := s.decodeFields(c)
-	if !ok {
-		return
+	data := make([]hearth.VectorStore, len(stores))
+	for i := range stores {
+		data[i] = vectorStoreObject(&stores[i], now)
 	}
+	return data, more, nil
+}
+
+// UpdateVectorStore changes a store's name, expires_after (null removes it) and
+// metadata: those of req's fields that are present.
+func (s *Service) UpdateVectorStore(ctx context.Context, who, id string, req map[string]json.RawMessage) (hearth.VectorStore, error) {
 	var u storage.VectorStoreUpdate
 	if raw, ok := req["name"]; ok && string(raw) != "null" {
 		var name string
 		if err := json.Unmarshal(raw, &name); err != nil {
-			s.writeError(c, hearth.InvalidRequest("name", hearth.CodeInvalidType, "Invalid 'name': expected a string."))
-			return
+			return hearth.VectorStore{}, hearth.InvalidRequest("name", hearth.CodeInvalidType, "Invalid 'name': expected a string.")
 		}
 		name = capText(name, 256)
 		u.Name = &name
@@ -477,44 +367,38 @@ func (s *Server) updateVectorStore(c *gin.Context) {
 	if raw, ok := req["expires_after"]; ok {
 		days, err := parseExpiresAfter(raw)
 		if err != nil {
-			s.writeError(c, err)
-			return
+			return hearth.VectorStore{}, err
 		}
 		u.ExpiresAfterDays = &days
 	}
 	if raw, ok := req["metadata"]; ok {
 		if _, err := hearth.DecodeMetadata(raw, "metadata"); err != nil {
-			s.writeError(c, err)
-			return
+			return hearth.VectorStore{}, err
 		}
 		u.Metadata = raw
 		if string(raw) == "null" {
 			u.Metadata = json.RawMessage("{}")
 		}
 	}
-	v, err := s.db.UpdateVectorStore(c.Request.Context(), owner(c), c.Param("id"), u)
+	v, err := s.db.UpdateVectorStore(ctx, who, id, u)
 	if err != nil {
-		s.writeError(c, vectorStoreError(err, c.Param("id")))
-		return
+		return hearth.VectorStore{}, vectorStoreError(err, id)
 	}
-	c.JSON(http.StatusOK, vectorStoreObject(v, time.Now()))
+	return vectorStoreObject(v, time.Now()), nil
 }
 
-// deleteVectorStore serves DELETE /v1/vector_stores/{id}: the store, its chunks and
-// its attachments go; the files stay.
-func (s *Server) deleteVectorStore(c *gin.Context) {
-	id := c.Param("id")
-	if err := s.db.DeleteVectorStore(c.Request.Context(), owner(c), id); err != nil {
-		s.writeError(c, vectorStoreError(err, id))
-		return
+// DeleteVectorStore deletes a store, its chunks and its attachments; the files stay.
+// Its files being ingested stop.
+func (s *Service) DeleteVectorStore(ctx context.Context, who, id string) error {
+	if err := s.db.DeleteVectorStore(ctx, who, id); err != nil {
+		return vectorStoreError(err, id)
 	}
 	s.withdrawIngestion(id, "")
-	c.JSON(http.StatusOK, hearth.Deleted{ID: id, Object: hearth.ObjectVectorStoreDeleted, Deleted: true})
+	return nil
 }
 
-// storeFileRequest is one file to attach, as the files route and a batch's files
-// name it.
-type storeFileRequest struct {
+// FileRequest is one file to attach, as the files route and a batch's files name it.
+type FileRequest struct {
 	FileID           string          `json:"file_id"`
 	Attributes       json.RawMessage `json:"attributes"`
 	ChunkingStrategy json.RawMessage `json:"chunking_strategy"`
@@ -522,61 +406,52 @@ type storeFileRequest struct {
 
 // attach attaches files to the store (its model and default chunking), with a batch
 // when batchID is set, and queues them.
-func (s *Server) attach(c *gin.Context, batchID string, files []storage.NewVectorStoreFile) bool {
-	ctx, who, storeID := c.Request.Context(), owner(c), c.Param("id")
+func (s *Service) attach(ctx context.Context, who, storeID, batchID string, files []storage.NewVectorStoreFile) error {
 	v, err := s.db.GetVectorStore(ctx, who, storeID)
 	if err == nil {
 		err = s.db.AttachVectorStoreFiles(ctx, who, storeID, batchID, files)
 	}
 	if err != nil {
-		s.writeError(c, vectorStoreError(err, storeID))
-		return false
+		return vectorStoreError(err, storeID)
 	}
 	for _, f := range files {
 		s.ingest.submit(ingestJob{storeID: storeID, fileID: f.FileID, owner: who, model: v.Model, chunking: f.Chunking})
 	}
-	return true
+	return nil
 }
 
 // storeChunking is the store's default strategy, for a file attached without one.
-func (s *Server) storeChunking(c *gin.Context) (storage.Chunking, bool) {
-	v, err := s.db.GetVectorStore(c.Request.Context(), owner(c), c.Param("id"))
+func (s *Service) storeChunking(ctx context.Context, who, storeID string) (storage.Chunking, error) {
+	v, err := s.db.GetVectorStore(ctx, who, storeID)
 	if err != nil {
-		s.writeError(c, vectorStoreError(err, c.Param("id")))
-		return storage.Chunking{}, false
+		return storage.Chunking{}, vectorStoreError(err, storeID)
 	}
-	return v.Chunking, true
+	return v.Chunking, nil
 }
 
-// attachVectorStoreFile serves POST /v1/vector_stores/{id}/files.
-func (s *Server) attachVectorStoreFile(c *gin.Context) {
-	var req storeFileRequest
-	if err := decodeJSON(c, &req); err != nil {
-		s.writeError(c, err)
-		return
-	}
-	def, ok := s.storeChunking(c)
-	if !ok {
-		return
+// AttachFile attaches one of who's files to the store, queues it to be ingested and
+// returns it as the store's file.
+func (s *Service) AttachFile(ctx context.Context, who, storeID string, req FileRequest) (hearth.VectorStoreFile, error) {
+	def, err := s.storeChunking(ctx, who, storeID)
+	if err != nil {
+		return hearth.VectorStoreFile{}, err
 	}
 	if req.FileID == "" {
-		s.writeError(c, hearth.InvalidRequest("file_id", hearth.CodeMissingRequiredParameter, "Missing required parameter: 'file_id'."))
-		return
+		return hearth.VectorStoreFile{}, hearth.InvalidRequest("file_id", hearth.CodeMissingRequiredParameter, "Missing required parameter: 'file_id'.")
 	}
-	f, err := s.storeFile(c, req, def, "")
+	f, err := s.storeFile(ctx, who, req, def, "")
 	if err != nil {
-		s.writeError(c, err)
-		return
+		return hearth.VectorStoreFile{}, err
 	}
-	if !s.attach(c, "", []storage.NewVectorStoreFile{f}) {
-		return
+	if err := s.attach(ctx, who, storeID, "", []storage.NewVectorStoreFile{f}); err != nil {
+		return hearth.VectorStoreFile{}, err
 	}
-	s.writeVectorStoreFile(c, req.FileID)
+	return s.GetStoreFile(ctx, who, storeID, req.FileID)
 }
 
 // storeFile checks one file to attach (param prefixes its fields' names).
-func (s *Server) storeFile(c *gin.Context, req storeFileRequest, def storage.Chunking, param string) (storage.NewVectorStoreFile, error) {
-	if err := s.storeFileIDs(c.Request.Context(), owner(c), []string{req.FileID}, param+"file_id"); err != nil {
+func (s *Service) storeFile(ctx context.Context, who string, req FileRequest, def storage.Chunking, param string) (storage.NewVectorStoreFile, error) {
+	if err := s.storeFileIDs(ctx, who, []string{req.FileID}, param+"file_id"); err != nil {
 		var he *hearth.Error
 		if errors.As(err, &he) {
 			he.Param = param + "file_id"
@@ -593,207 +468,166 @@ func (s *Server) storeFile(c *gin.Context, req storeFileRequest, def storage.Chu
 	return storage.NewVectorStoreFile{FileID: req.FileID, Attributes: req.Attributes, Chunking: chunking}, nil
 }
 
-func (s *Server) writeVectorStoreFile(c *gin.Context, fileID string) {
-	f, err := s.db.GetVectorStoreFile(c.Request.Context(), owner(c), c.Param("id"), fileID)
+// GetStoreFile returns a file of who's store.
+func (s *Service) GetStoreFile(ctx context.Context, who, storeID, fileID string) (hearth.VectorStoreFile, error) {
+	f, err := s.db.GetVectorStoreFile(ctx, who, storeID, fileID)
 	if err != nil {
-		s.writeError(c, vectorStoreError(err, c.Param("id")))
-		return
+		return hearth.VectorStoreFile{}, vectorStoreError(err, storeID)
 	}
-	c.JSON(http.StatusOK, vectorStoreFileObject(f))
+	return vectorStoreFileObject(f), nil
 }
 
-// listVectorStoreFiles serves GET /v1/vector_stores/{id}/files (filter: a status).
-func (s *Server) listVectorStoreFiles(c *gin.Context) { s.listFilesOf(c, "") }
-
-// listFileBatchFiles serves GET /v1/vector_stores/{id}/file_batches/{batch_id}/files.
-func (s *Server) listFileBatchFiles(c *gin.Context) {
-	if _, err := s.db.GetFileBatch(c.Request.Context(), owner(c), c.Param("id"), c.Param("batch_id")); err != nil {
-		s.writeError(c, vectorStoreError(err, c.Param("id")))
-		return
-	}
-	s.listFilesOf(c, c.Param("batch_id"))
-}
-
-func (s *Server) listFilesOf(c *gin.Context, batchID string) {
-	limit, order, after, err := listQuery(c, storage.MaxVectorStoreListLimit)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	q := storage.VectorStoreFileQuery{Status: c.Query("filter"), BatchID: batchID, After: after, Limit: limit, Order: order}
+// ListStoreFiles returns a page of the files of who's store (of one of its batches
+// when q.BatchID is set; of one status when q.Status is), and whether more follow.
+func (s *Service) ListStoreFiles(ctx context.Context, who, storeID string, q storage.VectorStoreFileQuery) ([]hearth.VectorStoreFile, bool, error) {
 	switch q.Status {
 	case "", storage.FileInProgress, storage.FileCompleted, storage.FileFailed, storage.FileCancelled:
 	default:
-		s.writeError(c, hearth.InvalidRequest("filter", hearth.CodeInvalidValue, "filter must be in_progress, completed, failed or cancelled."))
-		return
+		return nil, false, hearth.InvalidRequest("filter", hearth.CodeInvalidValue, "filter must be in_progress, completed, failed or cancelled.")
 	}
-	files, more, err := s.db.ListVectorStoreFiles(c.Request.Context(), owner(c), c.Param("id"), q)
+	files, more, err := s.db.ListVectorStoreFiles(ctx, who, storeID, q)
 	if errors.Is(err, storage.ErrInvalidCursor) {
-		s.writeError(c, hearth.InvalidRequest("after", hearth.CodeInvalidValue, "after is not a file of this vector store."))
-		return
+		return nil, false, hearth.InvalidRequest("after", hearth.CodeInvalidValue, "after is not a file of this vector store.")
 	} else if err != nil {
-		s.writeError(c, vectorStoreError(err, c.Param("id")))
-		return
+		return nil, false, vectorStoreError(err, storeID)
 	}
-	listPage(c, files, vectorStoreFileObject, func(f hearth.VectorStoreFile) string { return f.ID }, more)
+	data := make([]hearth.VectorStoreFile, len(files))
+	for i := range files {
+		data[i] = vectorStoreFileObject(&files[i])
+	}
+	return data, more, nil
 }
 
-// getVectorStoreFile serves GET /v1/vector_stores/{id}/files/{file_id}.
-func (s *Server) getVectorStoreFile(c *gin.Context) {
-	s.writeVectorStoreFile(c, c.Param("file_id"))
-}
-
-// updateVectorStoreFile serves POST /v1/vector_stores/{id}/files/{file_id}: the
-// file's attributes replaced (null clears them); searches filter on them at once.
-func (s *Server) updateVectorStoreFile(c *gin.Context) {
-	req, ok := s.decodeFields(c)
-	if !ok {
-		return
-	}
+// UpdateStoreFile replaces a store's file's attributes (req's attributes; null
+// clears them); searches filter on them at once.
+func (s *Service) UpdateStoreFile(ctx context.Context, who, storeID, fileID string, req map[string]json.RawMessage) (hearth.VectorStoreFile, error) {
 	attrs, ok := req["attributes"]
 	if !ok {
-		s.writeError(c, hearth.InvalidRequest("attributes", hearth.CodeMissingRequiredParameter, "Missing required parameter: 'attributes'."))
-		return
+		return hearth.VectorStoreFile{}, hearth.InvalidRequest("attributes", hearth.CodeMissingRequiredParameter, "Missing required parameter: 'attributes'.")
 	}
 	if err := checkAttributes(attrs, "attributes"); err != nil {
-		s.writeError(c, err)
-		return
+		return hearth.VectorStoreFile{}, err
 	}
-	f, err := s.db.UpdateVectorStoreFile(c.Request.Context(), owner(c), c.Param("id"), c.Param("file_id"), attrs)
+	f, err := s.db.UpdateVectorStoreFile(ctx, who, storeID, fileID, attrs)
 	if err != nil {
-		s.writeError(c, vectorStoreError(err, c.Param("id")))
-		return
+		return hearth.VectorStoreFile{}, vectorStoreError(err, storeID)
 	}
-	c.JSON(http.StatusOK, vectorStoreFileObject(f))
+	return vectorStoreFileObject(f), nil
 }
 
-// detachVectorStoreFile serves DELETE /v1/vector_stores/{id}/files/{file_id}: the
-// file leaves the store with its chunks; the upload stays.
-func (s *Server) detachVectorStoreFile(c *gin.Context) {
-	id := c.Param("file_id")
-	if err := s.db.DetachVectorStoreFile(c.Request.Context(), owner(c), c.Param("id"), id); err != nil {
-		s.writeError(c, vectorStoreError(err, c.Param("id")))
-		return
+// DetachFile takes a file out of the store with its chunks; the upload stays. Its
+// ingestion, if in hand, stops.
+func (s *Service) DetachFile(ctx context.Context, who, storeID, fileID string) error {
+	if err := s.db.DetachVectorStoreFile(ctx, who, storeID, fileID); err != nil {
+		return vectorStoreError(err, storeID)
 	}
-	s.withdrawIngestion(c.Param("id"), id)
-	c.JSON(http.StatusOK, hearth.Deleted{ID: id, Object: hearth.ObjectVectorStoreFileDeleted, Deleted: true})
+	s.withdrawIngestion(storeID, fileID)
+	return nil
 }
 
-// createFileBatch serves POST /v1/vector_stores/{id}/file_batches: file_ids (with the
-// batch's attributes and chunking_strategy) or files (each with its own).
-func (s *Server) createFileBatch(c *gin.Context) {
-	var req struct {
-		FileIDs          []string           `json:"file_ids"`
-		Files            []storeFileRequest `json:"files"`
-		Attributes       json.RawMessage    `json:"attributes"`
-		ChunkingStrategy json.RawMessage    `json:"chunking_strategy"`
+// BatchRequest is the body of POST /v1/vector_stores/{id}/file_batches: file_ids
+// (with the batch's attributes and chunking_strategy) or files (each with its own).
+type BatchRequest struct {
+	FileIDs          []string        `json:"file_ids"`
+	Files            []FileRequest   `json:"files"`
+	Attributes       json.RawMessage `json:"attributes"`
+	ChunkingStrategy json.RawMessage `json:"chunking_strategy"`
+}
+
+// CreateFileBatch attaches a batch of who's files to the store, queues them to be
+// ingested and returns the batch.
+func (s *Service) CreateFileBatch(ctx context.Context, who, storeID string, req BatchRequest) (hearth.VectorStoreFilesBatch, error) {
+	def, err := s.storeChunking(ctx, who, storeID)
+	if err != nil {
+		return hearth.VectorStoreFilesBatch{}, err
 	}
-	if err := decodeJSON(c, &req); err != nil {
-		s.writeError(c, err)
-		return
-	}
-	def, ok := s.storeChunking(c)
-	if !ok {
-		return
-	}
-	var reqs []storeFileRequest
+	var reqs []FileRequest
 	var param func(i int) string
 	switch {
 	case len(req.FileIDs) > 0 && len(req.Files) > 0:
-		s.writeError(c, hearth.InvalidRequest("files", hearth.CodeInvalidValue, "Send 'file_ids' or 'files', not both."))
-		return
+		return hearth.VectorStoreFilesBatch{}, hearth.InvalidRequest("files", hearth.CodeInvalidValue, "Send 'file_ids' or 'files', not both.")
 	case len(req.FileIDs) > 0:
 		for _, id := range req.FileIDs {
-			reqs = append(reqs, storeFileRequest{FileID: id, Attributes: req.Attributes, ChunkingStrategy: req.ChunkingStrategy})
+			reqs = append(reqs, FileRequest{FileID: id, Attributes: req.Attributes, ChunkingStrategy: req.ChunkingStrategy})
 		}
 		param = func(i int) string { return fmt.Sprintf("file_ids[%d].", i) }
 	case len(req.Files) > 0:
 		reqs = req.Files
 		param = func(i int) string { return fmt.Sprintf("files[%d].", i) }
 	default:
-		s.writeError(c, hearth.InvalidRequest("file_ids", hearth.CodeMissingRequiredParameter, "Missing required parameter: 'file_ids' (or 'files')."))
-		return
+		return hearth.VectorStoreFilesBatch{}, hearth.InvalidRequest("file_ids", hearth.CodeMissingRequiredParameter, "Missing required parameter: 'file_ids' (or 'files').")
 	}
 	if len(reqs) > maxStoreFileIDs {
-		s.writeError(c, hearth.InvalidRequest("file_ids", hearth.CodeArrayAboveMaxLength, fmt.Sprintf("A batch has at most %d files.", maxStoreFileIDs)))
-		return
+		return hearth.VectorStoreFilesBatch{}, hearth.InvalidRequest("file_ids", hearth.CodeArrayAboveMaxLength, fmt.Sprintf("A batch has at most %d files.", maxStoreFileIDs))
 	}
 	seen := map[string]bool{}
 	var files []storage.NewVectorStoreFile
 	for i, r := range reqs {
 		p := param(i)
 		if seen[r.FileID] {
-			s.writeError(c, hearth.InvalidRequest(strings.TrimSuffix(p, "."), hearth.CodeInvalidValue, "A file is named twice in the batch."))
-			return
+			return hearth.VectorStoreFilesBatch{}, hearth.InvalidRequest(strings.TrimSuffix(p, "."), hearth.CodeInvalidValue, "A file is named twice in the batch.")
 		}
 		seen[r.FileID] = true
-		f, err := s.storeFile(c, r, def, p)
+		f, err := s.storeFile(ctx, who, r, def, p)
 		if err != nil {
 			var he *hearth.Error
 			if errors.As(err, &he) && len(req.FileIDs) > 0 && he.Param == p+"file_id" {
 				he.Param = strings.TrimSuffix(p, ".")
 			}
-			s.writeError(c, err)
-			return
+			return hearth.VectorStoreFilesBatch{}, err
 		}
 		files = append(files, f)
 	}
 	batchID := hearth.NewID(hearth.PrefixVectorStoreFileBatch)
-	if !s.attach(c, batchID, files) {
-		return
+	if err := s.attach(ctx, who, storeID, batchID, files); err != nil {
+		return hearth.VectorStoreFilesBatch{}, err
 	}
-	s.writeFileBatch(c, batchID)
+	return s.GetFileBatch(ctx, who, storeID, batchID)
 }
 
-func (s *Server) writeFileBatch(c *gin.Context, batchID string) {
-	b, err := s.db.GetFileBatch(c.Request.Context(), owner(c), c.Param("id"), batchID)
+// GetFileBatch returns a batch of who's store.
+func (s *Service) GetFileBatch(ctx context.Context, who, storeID, batchID string) (hearth.VectorStoreFilesBatch, error) {
+	b, err := s.db.GetFileBatch(ctx, who, storeID, batchID)
 	if err != nil {
-		s.writeError(c, vectorStoreError(err, c.Param("id")))
-		return
+		return hearth.VectorStoreFilesBatch{}, vectorStoreError(err, storeID)
 	}
-	c.JSON(http.StatusOK, fileBatchObject(b))
+	return fileBatchObject(b), nil
 }
 
-// getFileBatch serves GET /v1/vector_stores/{id}/file_batches/{batch_id}.
-func (s *Server) getFileBatch(c *gin.Context) {
-	s.writeFileBatch(c, c.Param("batch_id"))
-}
-
-// cancelFileBatch serves POST .../file_batches/{batch_id}/cancel: the batch's files
-// not yet ingested are cancelled (a worker embedding one finds it so and keeps
-// nothing).
-func (s *Server) cancelFileBatch(c *gin.Context) {
-	b, err := s.db.CancelFileBatch(c.Request.Context(), owner(c), c.Param("id"), c.Param("batch_id"))
+// CancelFileBatch cancels the batch's files not yet ingested (a worker embedding one
+// finds it so and keeps nothing) and returns the batch.
+func (s *Service) CancelFileBatch(ctx context.Context, who, storeID, batchID string) (hearth.VectorStoreFilesBatch, error) {
+	b, err := s.db.CancelFileBatch(ctx, who, storeID, batchID)
 	if err != nil {
-		s.writeError(c, vectorStoreError(err, c.Param("id")))
-		return
+		return hearth.VectorStoreFilesBatch{}, vectorStoreError(err, storeID)
 	}
-	c.JSON(http.StatusOK, fileBatchObject(b))
+	return fileBatchObject(b), nil
 }
 
-// searchRequest is a search as decoded.
-type searchRequest struct {
+// SearchQuery is a search as checked (ParseSearch).
+type SearchQuery struct {
 	Queries   []string
 	Max       int
 	Filter    *attrfilter.Filter
 	Threshold float32
 }
 
-func decodeSearch(c *gin.Context) (searchRequest, error) {
-	var raw struct {
-		Query          json.RawMessage `json:"query"`
-		MaxNumResults  *int            `json:"max_num_results"`
-		Filters        json.RawMessage `json:"filters"`
-		RankingOptions *struct {
-			Ranker         string   `json:"ranker"`
-			ScoreThreshold *float64 `json:"score_threshold"`
-		} `json:"ranking_options"`
-		RewriteQuery bool `json:"rewrite_query"`
-	}
-	req := searchRequest{Max: defaultSearchHits, Threshold: -1}
-	if err := decodeJSON(c, &raw); err != nil {
-		return req, err
-	}
+// SearchRequest is the body of POST /v1/vector_stores/{id}/search as sent.
+type SearchRequest struct {
+	Query          json.RawMessage `json:"query"`
+	MaxNumResults  *int            `json:"max_num_results"`
+	Filters        json.RawMessage `json:"filters"`
+	RankingOptions *struct {
+		Ranker         string   `json:"ranker"`
+		ScoreThreshold *float64 `json:"score_threshold"`
+	} `json:"ranking_options"`
+	// RewriteQuery is accepted and ignored: hearth searches the query as sent.
+	RewriteQuery bool `json:"rewrite_query"`
+}
+
+// ParseSearch checks a search's body: a 400 naming the field that is wrong.
+func ParseSearch(raw SearchRequest) (SearchQuery, error) {
+	req := SearchQuery{Max: defaultSearchHits, Threshold: -1}
 	q := bytes.TrimSpace(raw.Query)
 	switch {
 	case len(q) == 0 || string(q) == "null":
@@ -861,32 +695,21 @@ func decodeSearch(c *gin.Context) (searchRequest, error) {
 			req.Threshold = float32(*t)
 		}
 	}
-	if raw.RewriteQuery {
-		c.Header("x-hearth-ignored", "rewrite_query")
-	}
 	return req, nil
 }
 
-// searchVectorStore serves POST /v1/vector_stores/{id}/search: the chunks most
-// similar to the query (the best score over its strings when it has several), their
-// files' attributes passing filters, scoring at least score_threshold. The score is
-// the cosine similarity of the embeddings.
-func (s *Server) searchVectorStore(c *gin.Context) {
-	req, err := decodeSearch(c)
-	if err != nil {
-		s.writeError(c, err)
-		return
-	}
-	ctx, who, id := c.Request.Context(), owner(c), c.Param("id")
+// Search returns the chunks of who's store most similar to the query (the best score
+// over its strings when it has several), their files' attributes passing filters,
+// scoring at least score_threshold. The score is the cosine similarity of the
+// embeddings.
+func (s *Service) Search(ctx context.Context, who, id string, req SearchQuery) (hearth.VectorStoreSearchPage, error) {
 	v, err := s.db.GetVectorStore(ctx, who, id)
 	if err != nil {
-		s.writeError(c, vectorStoreError(err, id))
-		return
+		return hearth.VectorStoreSearchPage{}, vectorStoreError(err, id)
 	}
 	hits, chunks, err := s.search(ctx, v, req)
 	if err != nil {
-		s.writeError(c, err)
-		return
+		return hearth.VectorStoreSearchPage{}, err
 	}
 	if err := s.db.TouchVectorStore(ctx, who, id, time.Now()); err != nil {
 		s.log.Warn("vector store: recording its activity failed", "vector_store", id, "err", err)
@@ -903,7 +726,7 @@ func (s *Server) searchVectorStore(c *gin.Context) {
 		}
 		page.Data = append(page.Data, r)
 	}
-	c.JSON(http.StatusOK, page)
+	return page, nil
 }
 
 // storeIndex is a vector store's chunks as a search scans them: the index of their
@@ -915,28 +738,28 @@ type storeIndex struct {
 	attrs  []map[string]any
 }
 
-// DefaultVectorIndexMemory bounds the memory of the indexes kept between searches: a
+// DefaultIndexMemory bounds the memory of the indexes kept between searches: a
 // store of 100,000 chunks of 768 dimensions takes about 370 MiB of vectors (float32
 // and int8 copies, vectorindex.BytesFor) plus its chunks' text.
-const DefaultVectorIndexMemory = 1 << 30
+const DefaultIndexMemory = 1 << 30
 
-// vectorIndexCache keeps stores' indexes, keyed by store id and ChunksVersion: a key
+// indexCache keeps stores' indexes, keyed by store id and ChunksVersion: a key
 // names its contents, so a store whose chunks change is read again under its new
 // version and the old entry ages out. Its budget bounds them all; one store may take
 // half (the cache's generation), and a store larger than that is refused, not read
 // for each search. builds makes each key's index once however many searches ask for
 // it at the same time.
-type vectorIndexCache struct {
+type indexCache struct {
 	gencache.Cache[*storeIndex]
 	builds singleflight.Group
 }
 
-func newVectorIndexCache(budget int) *vectorIndexCache {
-	return &vectorIndexCache{Cache: gencache.New[*storeIndex](budget)}
+func newIndexCache(budget int) *indexCache {
+	return &indexCache{Cache: gencache.New[*storeIndex](budget)}
 }
 
 // storeLimit is the most one store's index may take.
-func (c *vectorIndexCache) storeLimit() int { return c.Budget() / 2 }
+func (c *indexCache) storeLimit() int { return c.Budget() / 2 }
 
 // vectorStoreTooLarge is the error of a search of a store whose index would take more
 // than a store may.
@@ -953,20 +776,20 @@ func vectorStoreExpired(v *storage.VectorStore) error {
 			v.ID, v.ExpiresAt().UTC().Format(time.RFC3339), v.ExpiresAfterDays)}
 }
 
-// vectorStoreSweepEvery is how often SweepVectorStores deletes expired stores.
+// vectorStoreSweepEvery is how often Sweep deletes expired stores.
 const vectorStoreSweepEvery = time.Hour
 
-// SweepVectorStores deletes the expired vector stores of every owner, once now and
+// Sweep deletes the expired vector stores of every owner, once now and
 // then every hour until ctx ends: an expired store answers no search, and OpenAI
 // deletes them too. Their files stay.
-func (s *Server) SweepVectorStores(ctx context.Context) {
+func (s *Service) Sweep(ctx context.Context) {
 	if s.db == nil {
 		return
 	}
 	t := time.NewTicker(vectorStoreSweepEvery)
 	defer t.Stop()
 	for {
-		s.DeleteExpiredVectorStores(ctx, time.Now())
+		s.DeleteExpired(ctx, time.Now())
 		select {
 		case <-ctx.Done():
 			return
@@ -975,8 +798,8 @@ func (s *Server) SweepVectorStores(ctx context.Context) {
 	}
 }
 
-// DeleteExpiredVectorStores deletes the stores expired at now and returns how many.
-func (s *Server) DeleteExpiredVectorStores(ctx context.Context, now time.Time) int {
+// DeleteExpired deletes the stores expired at now and returns how many.
+func (s *Service) DeleteExpired(ctx context.Context, now time.Time) int {
 	ids, err := s.db.DeleteExpiredVectorStores(ctx, now)
 	switch {
 	case err != nil && ctx.Err() == nil:
@@ -993,7 +816,7 @@ func (s *Server) DeleteExpiredVectorStores(ctx context.Context, now time.Time) i
 // withdrawIngestion stops the work in hand on a store's file (fileID "": on all its
 // files) that was just deleted or detached, so that reading it ends now; a batch
 // cancelled stops its files within ingestWatchEvery.
-func (s *Server) withdrawIngestion(storeID, fileID string) {
+func (s *Service) withdrawIngestion(storeID, fileID string) {
 	if s.ingest != nil {
 		s.ingest.withdraw(storeID, fileID)
 	}
@@ -1001,14 +824,14 @@ func (s *Server) withdrawIngestion(storeID, fileID string) {
 
 // storeIndex returns the store's index, from the cache when its chunks have not
 // changed since it was built.
-func (s *Server) storeIndex(ctx context.Context, v *storage.VectorStore) (*storeIndex, error) {
+func (s *Service) storeIndex(ctx context.Context, v *storage.VectorStore) (*storeIndex, error) {
 	key := v.ID + "@" + strconv.FormatInt(v.ChunksVersion, 10)
-	if x, ok := s.vectorIndexes.Get(key); ok {
+	if x, ok := s.indexes.Get(key); ok {
 		return x, nil
 	}
 	// Built apart from the caller's context: the searches waiting for it are not
 	// the first caller's to cancel.
-	x, err, _ := s.vectorIndexes.builds.Do(key, func() (any, error) {
+	x, err, _ := s.indexes.builds.Do(key, func() (any, error) {
 		return s.buildStoreIndex(context.WithoutCancel(ctx), v, key)
 	})
 	if err != nil {
@@ -1017,7 +840,7 @@ func (s *Server) storeIndex(ctx context.Context, v *storage.VectorStore) (*store
 	return x.(*storeIndex), nil
 }
 
-func (s *Server) buildStoreIndex(ctx context.Context, v *storage.VectorStore, key string) (*storeIndex, error) {
+func (s *Service) buildStoreIndex(ctx context.Context, v *storage.VectorStore, key string) (*storeIndex, error) {
 	chunks, err := s.db.VectorStoreChunks(ctx, v.Owner, v.ID)
 	if err != nil {
 		return nil, err
@@ -1035,7 +858,7 @@ func (s *Server) buildStoreIndex(ctx context.Context, v *storage.VectorStore, ke
 		bytes += len(ch.Text) + len(ch.Attributes) + len(ch.FileID) + len(ch.Filename)
 	}
 	bytes += int(vectorindex.BytesFor(len(chunks), dim))
-	if limit := s.vectorIndexes.storeLimit(); bytes > limit {
+	if limit := s.indexes.storeLimit(); bytes > limit {
 		return nil, vectorStoreTooLarge(v.ID, bytes, limit)
 	}
 	x.index = vectorindex.New(dim)
@@ -1049,13 +872,13 @@ func (s *Server) buildStoreIndex(ctx context.Context, v *storage.VectorStore, ke
 		ch.Vector = nil
 		_ = json.Unmarshal(ch.Attributes, &x.attrs[i])
 	}
-	s.vectorIndexes.Put(key, x, bytes)
+	s.indexes.Put(key, x, bytes)
 	return x, nil
 }
 
 // search embeds the queries with the store's model and scans its chunks. An expired
 // store answers no more (the sweeper deletes it).
-func (s *Server) search(ctx context.Context, v *storage.VectorStore, req searchRequest) ([]vectorindex.Hit, []storage.Chunk, error) {
+func (s *Service) search(ctx context.Context, v *storage.VectorStore, req SearchQuery) ([]vectorindex.Hit, []storage.Chunk, error) {
 	if v.Expired(time.Now()) {
 		return nil, nil, vectorStoreExpired(v)
 	}
@@ -1063,9 +886,9 @@ func (s *Server) search(ctx context.Context, v *storage.VectorStore, req searchR
 	if err != nil || len(x.chunks) == 0 {
 		return nil, nil, err
 	}
-	out, err := s.pool.Embed(ctx, &engine.EmbedRequest{Model: v.Model, Input: req.Queries, Truncate: true})
+	out, err := s.rt.Embed(ctx, &engine.EmbedRequest{Model: v.Model, Input: req.Queries, Truncate: true})
 	if err != nil {
-		return nil, nil, embedError(err, v.Model)
+		return nil, nil, EmbedError(err, v.Model)
 	}
 	chunks, index := x.chunks, x.index
 	var keep func(int64) bool

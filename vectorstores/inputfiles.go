@@ -1,4 +1,4 @@
-package server
+package vectorstores
 
 import (
 	"context"
@@ -26,12 +26,12 @@ import (
 // image becomes an input_image with its data URL. A chain continued later replays them
 // as stored, whether or not the file still exists.
 
-// resolveFiles reads the files of items (the request's input, or items added to a
+// ResolveFiles reads the files of items (the request's input, or items added to a
 // conversation: path names them in errors). The files of one request together may
-// hold at most filesPerRequest bytes: a file id costs a request nothing to repeat, and
+// hold at most Config.RequestFileBytes bytes: a file id costs a request nothing to repeat, and
 // a thousand references to one large upload would otherwise each be read and kept.
-func (s *Server) resolveFiles(ctx context.Context, owner string, items []hearth.Item, path string) error {
-	left := s.filesPerRequest()
+func (s *Service) ResolveFiles(ctx context.Context, owner string, items []hearth.Item, path string) error {
+	left := s.limit.request
 	for i := range items {
 		parts, field := items[i].Content, "content"
 		if items[i].Output.Parts != nil {
@@ -57,23 +57,14 @@ func (s *Server) resolveFiles(ctx context.Context, owner string, items []hearth.
 	return nil
 }
 
-// filesPerRequest bounds the bytes of all the files one request reads: a request body's
-// bound, or one file's when that is larger (-1: no bound).
-func (s *Server) filesPerRequest() int64 {
-	if s.limits.MaxFileBytes < 0 {
-		return -1
-	}
-	return max(s.maxBody, s.limits.MaxFileBytes)
-}
-
 // fileBytes is readFileBytes counted against the request's files budget (left).
-func (s *Server) fileBytes(ctx context.Context, owner string, p hearth.ContentPart, at string, left *int64) (string, string, []byte, error) {
+func (s *Service) fileBytes(ctx context.Context, owner string, p hearth.ContentPart, at string, left *int64) (string, string, []byte, error) {
 	name, declared, data, err := s.readFileBytes(ctx, owner, p, at)
 	if err == nil && *left >= 0 {
 		if *left -= int64(len(data)); *left < 0 {
 			return "", "", nil, &hearth.Error{Status: http.StatusRequestEntityTooLarge, Type: hearth.ErrTypeInvalidRequest,
 				Code: "files_too_large", Param: at,
-				Message: fmt.Sprintf("The files of this request hold more than %d bytes together, at '%s'; send fewer or smaller files.", s.filesPerRequest(), at)}
+				Message: fmt.Sprintf("The files of this request hold more than %d bytes together, at '%s'; send fewer or smaller files.", s.limit.request, at)}
 		}
 	}
 	return name, declared, data, err
@@ -81,7 +72,7 @@ func (s *Server) fileBytes(ctx context.Context, owner string, p hearth.ContentPa
 
 // readFileBytes fetches a part's file: by id from the store, or its file_data (a data
 // URL, or bare base64 with a filename). It returns the name and declared media type too.
-func (s *Server) readFileBytes(ctx context.Context, owner string, p hearth.ContentPart, at string) (name, declared string, data []byte, err error) {
+func (s *Service) readFileBytes(ctx context.Context, owner string, p hearth.ContentPart, at string) (name, declared string, data []byte, err error) {
 	name = p.Filename
 	switch {
 	case p.FileID != "":
@@ -104,7 +95,7 @@ func (s *Server) readFileBytes(ctx context.Context, owner string, p hearth.Conte
 		return name, "", data, nil
 	case p.FileData != "":
 		param := at + ".file_data"
-		if max := s.limits.MaxFileBytes; max > 0 && int64(base64.StdEncoding.DecodedLen(len(p.FileData))) > max+1024 {
+		if max := s.limit.file; max > 0 && int64(base64.StdEncoding.DecodedLen(len(p.FileData))) > max+1024 {
 			return "", "", nil, fileDataTooLarge(param, max) // refused before decoding it
 		}
 		mediaType, b, isURL, err := hearth.ParseDataURL(p.FileData)
@@ -121,7 +112,7 @@ func (s *Server) readFileBytes(ctx context.Context, owner string, p hearth.Conte
 					fmt.Sprintf("Invalid '%s': expected a base64 data URL or base64 (%v).", param, err))
 			}
 		}
-		if max := s.limits.MaxFileBytes; max > 0 && int64(len(b)) > max {
+		if max := s.limit.file; max > 0 && int64(len(b)) > max {
 			return "", "", nil, fileDataTooLarge(param, max)
 		}
 		return name, mediaType, b, nil
@@ -137,7 +128,7 @@ func fileDataTooLarge(param string, max int64) error {
 }
 
 // readInputFile reads an input_file part into the part the model sees.
-func (s *Server) readInputFile(ctx context.Context, owner string, p hearth.ContentPart, at string, left *int64) (hearth.ContentPart, error) {
+func (s *Service) readInputFile(ctx context.Context, owner string, p hearth.ContentPart, at string, left *int64) (hearth.ContentPart, error) {
 	name, declared, data, err := s.fileBytes(ctx, owner, p, at, left)
 	if err != nil {
 		return p, err
@@ -156,7 +147,7 @@ func (s *Server) readInputFile(ctx context.Context, owner string, p hearth.Conte
 }
 
 // readImageFile gives an input_image by file_id its file's bytes.
-func (s *Server) readImageFile(ctx context.Context, owner string, p hearth.ContentPart, at string, left *int64) (hearth.ContentPart, error) {
+func (s *Service) readImageFile(ctx context.Context, owner string, p hearth.ContentPart, at string, left *int64) (hearth.ContentPart, error) {
 	name, _, data, err := s.fileBytes(ctx, owner, hearth.ContentPart{FileID: p.FileID}, at, left)
 	if err != nil {
 		return p, err
@@ -178,8 +169,8 @@ func (s *Server) readImageFile(ctx context.Context, owner string, p hearth.Conte
 	return part, err
 }
 
-func (s *Server) imagePart(fileID, mediaType string, data []byte, at string) (hearth.ContentPart, error) {
-	if max := s.limits.MaxImageBytes; max > 0 && int64(len(data)) > max {
+func (s *Service) imagePart(fileID, mediaType string, data []byte, at string) (hearth.ContentPart, error) {
+	if max := s.limit.image; max > 0 && int64(len(data)) > max {
 		return hearth.ContentPart{}, &hearth.Error{Status: http.StatusRequestEntityTooLarge, Type: hearth.ErrTypeInvalidRequest,
 			Code: "image_too_large", Param: at,
 			Message: fmt.Sprintf("The image is %d bytes; this server accepts images of at most %d bytes (--max-image-bytes).", len(data), max)}
@@ -209,9 +200,9 @@ func unreadableFile(at, name string, err error) error {
 	return hearth.InvalidRequest(at, code, fmt.Sprintf("The file '%s' in '%s' cannot be read: %v.", capText(name, 200), at, err))
 }
 
-// fileTooLong rewords the window's 400 for a request whose new input carries files:
+// FileTooLong rewords the window's 400 for a request whose new input carries files:
 // the largest file is named as the part that does not fit.
-func fileTooLong(err error, input []hearth.Item) error {
+func FileTooLong(err error, input []hearth.Item) error {
 	var he *hearth.Error
 	if !errors.As(err, &he) || he.Code != hearth.CodeContextLengthExceeded {
 		return err
@@ -243,7 +234,7 @@ const fileURLTimeout = 60 * time.Second
 
 // fetchFile fetches a file_url the operator allows (--file-allow-url, with the rules of
 // MCP server URLs: internal/urlpolicy), bounded by --max-file-bytes.
-func (s *Server) fetchFile(ctx context.Context, p hearth.ContentPart, param string) (name, declared string, data []byte, err error) {
+func (s *Service) fetchFile(ctx context.Context, p hearth.ContentPart, param string) (name, declared string, data []byte, err error) {
 	if err := s.fileURLs.Check(p.FileURL, "file_url"); err != nil {
 		msg := err.Error()
 		if errors.Is(err, urlpolicy.ErrNoneAllowed) {
@@ -268,7 +259,7 @@ func (s *Server) fetchFile(ctx context.Context, p hearth.ContentPart, param stri
 		return "", "", nil, hearth.InvalidRequest(param, "file_url_unreachable", fmt.Sprintf("Could not fetch '%s': the server answered %s.", param, resp.Status))
 	}
 	r := io.Reader(resp.Body)
-	max := s.limits.MaxFileBytes
+	max := s.limit.file
 	if max >= 0 {
 		r = io.LimitReader(resp.Body, max+1)
 	}

@@ -1,4 +1,4 @@
-package server
+package vectorstores
 
 import (
 	"context"
@@ -21,10 +21,10 @@ import (
 // The work is bounded: one queue of files waiting (a full queue fails the file at
 // once, with a message saying to attach it again) and a fixed number of workers. Each
 // embedding call takes a slot of the model in admission like a request
-// (Server.admitIngestion), so ingestion takes turns with the keys' requests.
+// (Config.Admit), so ingestion takes turns with the keys' requests.
 //
 // A file's status lives in the store, not here: a process that stops leaves its files
-// in_progress, and the next one takes them up again (Server.ResumeIngestion) after
+// in_progress, and the next one takes them up again (Service.ResumeIngestion) after
 // the last batch of chunks stored: each embedded batch is stored as the file's
 // progress (storage.SaveVectorStoreFileChunks), which searches do not see until the
 // file completes. Each attempt at a file is counted in the store before it starts, so
@@ -88,7 +88,7 @@ type ingester struct {
 	tokens engine.Tokenizer
 	// admit waits for a slot of model for one embedding call and returns the embedder
 	// to make it with (on the runtime it was placed on) and the slot's release
-	// (Server.admitIngestion); nil: no waiting.
+	// (Config.Admit); nil: no waiting.
 	admit func(ctx context.Context, model string) (engine.Embedder, func(), error)
 	log   *slog.Logger
 	queue chan ingestJob
@@ -373,7 +373,7 @@ func (in *ingester) counter(ctx context.Context, j ingestJob) textchunk.Counter 
 // startup. Where several processes share one database, each resumes them all: a file
 // two of them ingest is stored by the first to finish, the second's work is dropped
 // (CompleteVectorStoreFile finds it finished).
-func (s *Server) ResumeIngestion(ctx context.Context) (int, error) {
+func (s *Service) ResumeIngestion(ctx context.Context) (int, error) {
 	if s.ingest == nil {
 		return 0, nil
 	}
