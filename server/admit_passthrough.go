@@ -65,7 +65,10 @@ func (s *Server) admitPassthrough(c *gin.Context) {
 	}
 	m := meta(c)
 	m.Model = probe.Model
-	t, err := s.enter(c, m, probe.Model, label)
+	t, retry, err := s.admissions.Enter(m, probe.Model, label)
+	if retry != "" {
+		c.Header("Retry-After", retry)
+	}
 	if err != nil {
 		s.writeError(c, err)
 		return

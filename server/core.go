@@ -5,32 +5,12 @@ import (
 	"time"
 
 	"hearth"
-	"hearth/engine/pool"
 	"hearth/respond"
 	"hearth/vectorstores"
 )
 
-// The core's parts that the server gives it (respond.Config): placement and
-// admission, input files, and the metrics of the responses it runs.
-
-// coreAdmitter places and admits the core's responses (placement.go, admit.go).
-type coreAdmitter struct{ s *Server }
-
-func (a coreAdmitter) Place(ctx context.Context, who string, req *hearth.CreateResponseRequest, fallback string) pool.Placed {
-	return a.s.place(ctx, who, req, fallback)
-}
-
-func (a coreAdmitter) Admit(ctx context.Context, m *respond.Meta, req *hearth.CreateResponseRequest, responseID string, at pool.Placed) (respond.Admission, string, error) {
-	adm, retry, err := a.s.admitAs(ctx, m, req, responseID, at)
-	if err != nil {
-		return nil, retry, err
-	}
-	return adm, "", nil
-}
-
-func (a coreAdmitter) Served(who, promptCacheKey, runtime string) {
-	a.s.placement.Remember(who, promptCacheKey, runtime)
-}
+// The core's parts that the server gives it (respond.Config) besides admission: input
+// files, and the metrics of the responses it runs.
 
 // coreFiles reads the files of a request's items (inputfiles.go).
 type coreFiles struct{ s *Server }

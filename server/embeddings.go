@@ -127,8 +127,8 @@ func (s *Server) createEmbeddings(c *gin.Context) {
 	ctx := c.Request.Context()
 	m := meta(c)
 	m.Model = req.Model
-	at := s.place(ctx, owner(c), &hearth.CreateResponseRequest{Model: req.Model}, "")
-	adm, retry, err := s.admitAs(ctx, m, &hearth.CreateResponseRequest{Model: req.Model}, "", at)
+	probe := &hearth.CreateResponseRequest{Model: req.Model}
+	adm, retry, err := s.admissions.AdmitAs(ctx, m, probe, "", s.admissions.Place(ctx, owner(c), probe, ""))
 	if retry != "" {
 		c.Header("Retry-After", retry)
 	}
@@ -136,13 +136,13 @@ func (s *Server) createEmbeddings(c *gin.Context) {
 		s.writeError(c, err)
 		return
 	}
-	defer adm.done()
-	if err := adm.wait(ctx); err != nil {
+	defer adm.Done()
+	if err := adm.Wait(ctx); err != nil {
 		c.Abort() // the client left while waiting
 		return
 	}
-	c.Header(HeaderRuntime, adm.runtime())
-	res, err := adm.embedder().Embed(ctx, &engine.EmbedRequest{Model: req.Model, Input: req.Input, Dimensions: req.Dimensions})
+	c.Header(HeaderRuntime, adm.Runtime())
+	res, err := adm.Embedder().Embed(ctx, &engine.EmbedRequest{Model: req.Model, Input: req.Input, Dimensions: req.Dimensions})
 	if err != nil {
 		// The client reads the error without the runtime's addresses and paths; the
 		// log keeps them.
@@ -152,7 +152,7 @@ func (s *Server) createEmbeddings(c *gin.Context) {
 	}
 	label := s.models.Label(req.Model)
 	s.metrics.Embeddings.WithLabelValues(label, m.Key).Add(float64(len(req.Input)))
-	s.metrics.TokensIn.WithLabelValues(label, m.Key, adm.runtime()).Add(float64(res.PromptTokens))
+	s.metrics.TokensIn.WithLabelValues(label, m.Key, adm.Runtime()).Add(float64(res.PromptTokens))
 	data := make([]gin.H, len(res.Vectors))
 	for i, v := range res.Vectors {
 		var e any = v

@@ -91,6 +91,10 @@ func (s *Server) timed(ctx context.Context) (context.Context, context.CancelFunc
 	return context.WithTimeoutCause(ctx, s.limits.RequestTimeout, respond.ErrRequestTimeout)
 }
 
+// HeaderRuntime names the runtime that served a response (engine/pool's label:
+// "embedded" or host:port), so a client or an operator sees where a chain lives.
+const HeaderRuntime = "x-hearth-runtime"
+
 // HeaderCompactionFallback is "true" on a /v1/responses/compact answer whose model
 // wrote no summary, so that its compaction item carries the conversation's latest
 // items instead (engine.FallbackSummary).

@@ -132,8 +132,8 @@ type Server struct {
 	// pool is rt as a pool (rt itself when it is one): the runtimes responses are
 	// placed on (placement.go).
 	pool *pool.Pool
-	// placement is the pool's placement policy (place).
-	placement *pool.Policy
+	// admissions places and admits generating requests (respond.Admissions).
+	admissions *respond.Admissions
 	engine    *engine.Engine
 	db        Store
 	keys      *keyring
@@ -222,7 +222,6 @@ func New(cfg Config) *Server {
 		adm.MaxQueue = DefaultMaxQueue
 	}
 	s.admission = admission.New(adm)
-	s.placement = pool.NewPolicy(s.pool, s.admission, cfg.RandomPlacement)
 	// A runtime that went down leaves its queue to the others.
 	s.pool.OnDown(func(label string) { s.admission.Move(label, s.pool.Candidates) })
 	s.models = telemetry.NewModelNames(func(ctx context.Context) ([]string, error) {
@@ -238,7 +237,13 @@ func New(cfg Config) *Server {
 	})
 	s.metrics = telemetry.New(s.admission, s.models.Label)
 	s.health = telemetry.NewRuntimeHealth(s.pool, s.metrics, log)
-	s.vectorStores = vectorstores.New(vectorstores.Config{Store: cfg.Database, Runtime: s.pool, Admit: s.admitIngestion,
+	var parents respond.ParentRuntimes
+	if s.db != nil {
+		parents = s.db
+	}
+	s.admissions = respond.NewAdmissions(respond.AdmissionsConfig{Pool: s.pool, Control: s.admission, Random: cfg.RandomPlacement,
+		Parents: parents, Metrics: s.metrics, ModelName: s.models.Label, Logger: log})
+	s.vectorStores = vectorstores.New(vectorstores.Config{Store: cfg.Database, Runtime: s.pool, Admit: s.admissions.Ingestion,
 		EmbeddingModel: cfg.EmbeddingModel, IngestWorkers: cfg.IngestWorkers, IngestQueue: cfg.IngestQueue, IndexMemory: cfg.VectorIndexMemory,
 		MaxFileBytes: s.limits.MaxFileBytes, MaxImageBytes: s.limits.MaxImageBytes, RequestFileBytes: requestFileBytes(s.limits.MaxFileBytes, s.maxBody),
 		FileURLs: cfg.FileURLs, Logger: log})
@@ -281,7 +286,7 @@ func New(cfg Config) *Server {
 	if cfg.Database != nil {
 		coreStore = cfg.Database
 	}
-	s.core = respond.New(respond.Config{Engine: s.engine, Store: coreStore, Admitter: coreAdmitter{s}, Files: coreFiles{s},
+	s.core = respond.New(respond.Config{Engine: s.engine, Store: coreStore, Admitter: s.admissions, Files: coreFiles{s},
 		Metrics: coreMetrics{s}, Logger: log, LogContent: cfg.LogContent, OnChange: s.changes.heard})
 	for _, c := range s.core.CacheStats() {
 		s.metrics.Reg.MustRegister(telemetry.CacheCollectors(c.Name, c.What, c.Stats)...)
