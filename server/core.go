@@ -19,7 +19,9 @@ func (f coreFiles) ResolveFiles(ctx context.Context, owner string, items []heart
 	return f.s.vectorStores.ResolveFiles(ctx, owner, items, path)
 }
 
-func (coreFiles) TooLong(err error, input []hearth.Item) error { return vectorstores.FileTooLong(err, input) }
+func (coreFiles) TooLong(err error, input []hearth.Item) error {
+	return vectorstores.FileTooLong(err, input)
+}
 
 // coreMetrics counts the core's responses in /metrics and the console's live view.
 type coreMetrics struct{ s *Server }

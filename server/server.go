@@ -134,13 +134,13 @@ type Server struct {
 	pool *pool.Pool
 	// admissions places and admits generating requests (respond.Admissions).
 	admissions *respond.Admissions
-	engine    *engine.Engine
-	db        Store
-	keys      *keyring
-	heartbeat time.Duration
-	maxBody   int64
-	log       *slog.Logger
-	router    *gin.Engine
+	engine     *engine.Engine
+	db         Store
+	keys       *keyring
+	heartbeat  time.Duration
+	maxBody    int64
+	log        *slog.Logger
+	router     *gin.Engine
 	// proxy is the first runtime's with a passthrough, for requests of no model; nil
 	// when none has one.
 	proxy *httputil.ReverseProxy
@@ -192,8 +192,8 @@ func New(cfg Config) *Server {
 		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
 		log: log, limits: cfg.Limits.withDefaults(), fileURLs: cfg.FileURLs, logContent: cfg.LogContent,
-		wsLifetime:      cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
-		bodyTimeout:     cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
+		wsLifetime:  cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
+		bodyTimeout: cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
 	}
 	s.socketConnBytes = cmp.Or(cfg.WebSocketQueueBytes, DefaultWebSocketQueueBytes)
 	s.socketBytes = &byteBudget{limit: cmp.Or(cfg.WebSocketQueueBytesTotal, DefaultWebSocketQueueBytesTotal)}
