@@ -20,6 +20,7 @@ import (
 	"hearth/engine"
 	"hearth/internal/attrfilter"
 	"hearth/internal/scrub"
+	"hearth/internal/textcap"
 )
 
 // Stores is what a file search reaches: the caller's vector stores (the server's, in
@@ -115,7 +116,7 @@ func (k *Kind) Plan(ctx context.Context, r *engine.HostedRequest) (engine.Hosted
 		}
 		if i >= 0 {
 			return nil, hearth.NotFound(fmt.Sprintf("%s[%d]", at("vector_store_ids"), i), hearth.CodeVectorStoreNotFound,
-				fmt.Sprintf("Vector store with id '%s' not found.", capText(tool.VectorStoreIDs[i], 100)))
+				fmt.Sprintf("Vector store with id '%s' not found.", textcap.Cut(tool.VectorStoreIDs[i], 100)))
 		}
 	}
 	p := &plan{OneFunction: engine.OneFunction{Description: Description, Parameters: Parameters}, k: k, tool: tool, caller: r.Caller, results: r.Request.Includes(IncludeFileSearchResults)}
@@ -290,12 +291,4 @@ func storedResults(it hearth.Item) string {
 		return Render(CallOf(it).Results)
 	}
 	return "(The results of this search are not kept: the request did not include file_search_call.results. Search again to read them.)"
-}
-
-// capText cuts s to n bytes for an error message, marking the cut.
-func capText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

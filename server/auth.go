@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"hearth"
+	"hearth/internal/textcap"
 	"hearth/storage"
 )
 
@@ -233,7 +234,7 @@ func (s middleware) passthroughAccess(c *gin.Context) {
 		return
 	}
 	if !userPassthrough[c.Request.Method+" "+c.Request.URL.Path] {
-		s.writeError(c, errAdminOnly(c.Request.Method+" "+capText(c.Request.URL.Path, 200)))
+		s.writeError(c, errAdminOnly(c.Request.Method+" "+textcap.Cut(c.Request.URL.Path, 200)))
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"hearth"
+	"hearth/internal/textcap"
 	"hearth/respond"
 )
 
@@ -172,7 +173,7 @@ func normalizeHost(h string) string {
 // quoteHeader quotes a header value for an error message, cut short: the message must
 // not echo a huge header back.
 func quoteHeader(v string) string {
-	return "'" + capText(v, 200) + "'"
+	return "'" + textcap.Cut(v, 200) + "'"
 }
 
 // requireJSON refuses a POST whose body is declared as anything but JSON: 415 with the
@@ -256,19 +257,7 @@ func isTimeout(err error) bool {
 // envelope like every other error (gin has set the Allow header).
 func (s middleware) methodNotAllowed(c *gin.Context) {
 	s.writeError(c, &hearth.Error{Status: http.StatusMethodNotAllowed, Type: hearth.ErrTypeInvalidRequest,
-		Code: "method_not_allowed", Message: "Method " + c.Request.Method + " is not allowed on " + capText(c.Request.URL.Path, 200) + "."})
-}
-
-// capText cuts s to at most n bytes (at a rune boundary), marking the cut.
-func capText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && (s[i]&0xC0) == 0x80 {
-		i--
-	}
-	return s[:i] + "…"
+		Code: "method_not_allowed", Message: "Method " + c.Request.Method + " is not allowed on " + textcap.Cut(c.Request.URL.Path, 200) + "."})
 }
 
 // Bounds of the x-hearth-ignored header (and its log line): the field names come from
@@ -302,9 +291,6 @@ func boundIgnored(names []string) []string {
 	}
 	return out
 }
-
-// maxLoggedModel bounds a model name in logs: it comes from the request unvalidated.
-const maxLoggedModel = 128
 
 // logModel is a model name as logs and error context show it.
 func logModel(name string) string { return respond.LogModel(name) }

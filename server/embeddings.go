@@ -14,6 +14,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/internal/textcap"
 	"hearth/vectorstores"
 )
 
@@ -121,7 +122,7 @@ func (s *Server) createEmbeddings(c *gin.Context) {
 		return
 	}
 	if !engine.ParseModelName(req.Model).Valid() {
-		s.writeError(c, hearth.ModelNotFound(capText(req.Model, maxLoggedModel)))
+		s.writeError(c, hearth.ModelNotFound(textcap.Cut(req.Model, textcap.Model)))
 		return
 	}
 	ctx := c.Request.Context()
@@ -146,7 +147,7 @@ func (s *Server) createEmbeddings(c *gin.Context) {
 	if err != nil {
 		// The client reads the error without the runtime's addresses and paths; the
 		// log keeps them.
-		s.log.Warn("embeddings failed", "model", capText(req.Model, maxLoggedModel), "error", err)
+		s.log.Warn("embeddings failed", "model", textcap.Cut(req.Model, textcap.Model), "error", err)
 		s.writeError(c, vectorstores.EmbedError(err, req.Model))
 		return
 	}

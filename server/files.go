@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"hearth"
+	"hearth/internal/textcap"
 	"hearth/storage"
 	"hearth/vectorstores"
 )
@@ -203,7 +204,7 @@ func cleanFilename(name string) string {
 		}
 		return r
 	}, name)
-	return capText(name, maxFilenameBytes)
+	return textcap.Cut(name, maxFilenameBytes)
 }
 
 // listFiles serves GET /v1/files (purpose, limit, order, after).

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/respond"
 	"hearth/server"
 )
 
@@ -86,7 +87,7 @@ func (p filePage) ids() []string {
 }
 
 func TestFilesAPIE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{Limits: server.Limits{MaxFileBytes: 4096}})
+	srv, _, db := lanHearth(t, server.Config{Limits: respond.Limits{MaxFileBytes: 4096}})
 	ctx := context.Background()
 	_, alice, _ := db.CreateKey(ctx, "alice")
 	_, bob, _ := db.CreateKey(ctx, "bob")

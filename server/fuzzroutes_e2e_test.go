@@ -27,6 +27,7 @@ import (
 
 	"hearth"
 	"hearth/engine/ollama/testenv"
+	"hearth/respond"
 	"hearth/scriptmodel"
 	"hearth/server"
 )
@@ -255,12 +256,12 @@ func expandGen(gen string, maxBody int64) (fuzzCase, error) {
 		case "body-over":
 			c.Body = `{` + plainM + `,"input":` + q(strings.Repeat("lorem ipsum ", int(maxBody+1024)/12)) + `}`
 		case "items-over":
-			c.Body = `{` + plainM + `,"input":[` + strings.TrimSuffix(strings.Repeat(`{"role":"user","content":"x"},`, server.DefaultMaxInputItems+1), ",") + `]}`
+			c.Body = `{` + plainM + `,"input":[` + strings.TrimSuffix(strings.Repeat(`{"role":"user","content":"x"},`, respond.DefaultMaxInputItems+1), ",") + `]}`
 		case "items-at":
-			c.Body = `{` + plainM + `,"input":[` + strings.TrimSuffix(strings.Repeat(`{"role":"user","content":"x"},`, server.DefaultMaxInputItems), ",") + `]}`
+			c.Body = `{` + plainM + `,"input":[` + strings.TrimSuffix(strings.Repeat(`{"role":"user","content":"x"},`, respond.DefaultMaxInputItems), ",") + `]}`
 		case "tools-over":
 			var tools []string
-			for i := range server.DefaultMaxTools + 1 {
+			for i := range respond.DefaultMaxTools + 1 {
 				tools = append(tools, fmt.Sprintf(`{"type":"function","name":"f%d","parameters":{"type":"object"}}`, i))
 			}
 			c.Body = `{"model":"` + scriptmodel.ToolsModel + `","input":"hi","tools":[` + strings.Join(tools, ",") + `]}`
@@ -277,9 +278,9 @@ func expandGen(gen string, maxBody int64) (fuzzCase, error) {
 			c = fuzzCase{Route: "embeddings", Method: "POST", Path: "/v1/embeddings",
 				Body: `{"model":"` + scriptmodel.EmbedModel + `","input":[` + strings.TrimSuffix(strings.Repeat(`"word",`, 10000), ",") + `]}`}
 		case "upload-under":
-			c = uploadCase("big.txt", bytes.Repeat([]byte("lorem ipsum\n"), int(server.DefaultMaxFileBytes-4096)/12), false)
+			c = uploadCase("big.txt", bytes.Repeat([]byte("lorem ipsum\n"), int(respond.DefaultMaxFileBytes-4096)/12), false)
 		case "upload-over":
-			c = uploadCase("big.txt", bytes.Repeat([]byte("lorem ipsum\n"), int(server.DefaultMaxFileBytes+4096)/12), false)
+			c = uploadCase("big.txt", bytes.Repeat([]byte("lorem ipsum\n"), int(respond.DefaultMaxFileBytes+4096)/12), false)
 		case "ws-over":
 			c = fuzzCase{Route: "ws", Method: "GET", Path: "/v1/responses", WS: true,
 				Body: `{"type":"response.create",` + plainM + `,"input":` + q(strings.Repeat("lorem ipsum ", int(maxBody+1024)/12)) + `}`}

@@ -14,6 +14,7 @@ import (
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/pdftest"
 	"hearth/internal/urlpolicy"
+	"hearth/respond"
 	"hearth/scriptmodel"
 	"hearth/server"
 )
@@ -53,7 +54,7 @@ func onePrompt(user string) string {
 // the file was deleted replays the text as it was, and every bad file is a clear 400
 // naming the part.
 func TestInputFileE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{MaxBodyBytes: 256 << 10, Limits: server.Limits{MaxFileBytes: 64 << 10}})
+	srv, _, db := lanHearth(t, server.Config{MaxBodyBytes: 256 << 10, Limits: respond.Limits{MaxFileBytes: 64 << 10}})
 	m := testenv.Model(t, plain)
 	reply := m.Text(scriptmodel.EntryAssistant)
 	const question = "What ships on Tuesday?"
@@ -217,7 +218,7 @@ func TestInputFileURLE2E(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, _, _ := lanHearth(t, server.Config{FileURLs: named, Limits: server.Limits{MaxFileBytes: 4096}})
+	srv, _, _ := lanHearth(t, server.Config{FileURLs: named, Limits: respond.Limits{MaxFileBytes: 4096}})
 	m := testenv.Model(t, plain)
 	const question = "What ships on Tuesday?"
 	r := createJSON(t, srv, reqBody(plain, false, `"input":[`+userWithFile(question, map[string]string{"file_url": files.URL + "/docs/notes.md"})+`]`))

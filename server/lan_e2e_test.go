@@ -21,6 +21,7 @@ import (
 	"hearth"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/admission"
+	"hearth/respond"
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage"
@@ -383,7 +384,7 @@ func TestFairShareE2E(t *testing.T) {
 func TestLimitsE2E(t *testing.T) {
 	srv, h, _ := lanHearth(t, server.Config{
 		MaxBodyBytes: 64 << 10,
-		Limits:       server.Limits{MaxInputItems: 3, MaxTools: 1, MaxImageBytes: 1000, RequestTimeout: 500 * time.Millisecond},
+		Limits:       respond.Limits{MaxInputItems: 3, MaxTools: 1, MaxImageBytes: 1000, RequestTimeout: 500 * time.Millisecond},
 		Admission:    admission.Config{Slots: 1, RatePerMinute: 60},
 	})
 	msg := `{"type":"message","role":"user","content":"hi"}`

@@ -70,7 +70,7 @@ func (s *Server) decodeRequest(m *reqMeta, body []byte, decode decoder, ignored 
 	ignored = append(ignored, more...)
 	m.Model = req.Model
 	m.Log = m.Log.With("model", logModel(req.Model))
-	if err := s.limits.check(req); err != nil {
+	if err := s.limits.Check(req); err != nil {
 		return nil, nil, err
 	}
 	if err := s.core.CheckAccess(m.Key, req); err != nil {

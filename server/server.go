@@ -60,7 +60,7 @@ type Config struct {
 	// no serving setup sets it.
 	RandomPlacement bool
 	// Limits bound a request's size and time.
-	Limits Limits
+	Limits respond.Limits
 	// FileURLs are the URLs an input_file's file_url may name (--file-allow-url); nil
 	// or empty refuses every file_url.
 	FileURLs *urlpolicy.Policy
@@ -154,7 +154,7 @@ type Server struct {
 
 	dbKeys     dbKeys
 	admission  *admission.Controller
-	limits     Limits
+	limits     respond.Limits
 	fileURLs   *urlpolicy.Policy
 	metrics    *telemetry.Metrics
 	logContent bool
@@ -191,7 +191,7 @@ func New(cfg Config) *Server {
 	s := &Server{
 		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
-		log: log, limits: cfg.Limits.withDefaults(), fileURLs: cfg.FileURLs, logContent: cfg.LogContent,
+		log: log, limits: cfg.Limits.WithDefaults(), fileURLs: cfg.FileURLs, logContent: cfg.LogContent,
 		wsLifetime:  cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
 		bodyTimeout: cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
 	}

@@ -20,6 +20,7 @@ import (
 
 	"hearth"
 	"hearth/engine/ollama/testenv"
+	"hearth/respond"
 	"hearth/scriptmodel"
 	"hearth/server"
 )
@@ -192,7 +193,7 @@ func TestVisionErrorsE2E(t *testing.T) {
 	truncated := full[:len("data:image/png;base64,")+64]
 	truncatedInput := `"input":[{"type":"message","role":"user","content":[{"type":"input_image","image_url":"` + truncated + `"}]}]`
 	limited := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t),
-		Limits: server.Limits{MaxImageBytes: 64}}))
+		Limits: respond.Limits{MaxImageBytes: 64}}))
 	t.Cleanup(limited.Close)
 	cases := []struct {
 		name, url, body    string

@@ -13,6 +13,7 @@ import (
 
 	"hearth"
 	"hearth/internal/filetext"
+	"hearth/internal/textcap"
 	"hearth/internal/urlpolicy"
 	"hearth/storage"
 )
@@ -195,9 +196,9 @@ func unreadableFile(at, name string, err error) error {
 		// A file within the upload bound that unpacks past what hearth reads: the
 		// file is too large for the server, as its bytes would be.
 		return &hearth.Error{Status: http.StatusRequestEntityTooLarge, Type: hearth.ErrTypeInvalidRequest, Code: "file_too_large", Param: at,
-			Message: fmt.Sprintf("The file '%s' in '%s' cannot be read: %v.", capText(name, 200), at, err)}
+			Message: fmt.Sprintf("The file '%s' in '%s' cannot be read: %v.", textcap.Cut(name, 200), at, err)}
 	}
-	return hearth.InvalidRequest(at, code, fmt.Sprintf("The file '%s' in '%s' cannot be read: %v.", capText(name, 200), at, err))
+	return hearth.InvalidRequest(at, code, fmt.Sprintf("The file '%s' in '%s' cannot be read: %v.", textcap.Cut(name, 200), at, err))
 }
 
 // FileTooLong rewords the window's 400 for a request whose new input carries files:
@@ -225,7 +226,7 @@ func FileTooLong(err error, input []hearth.Item) error {
 	out := *he
 	out.Param = best
 	out.Message = fmt.Sprintf("The file '%s' in '%s' (%d bytes of text) does not fit the model's context window. %s",
-		capText(name, 200), best, bestLen, he.Message)
+		textcap.Cut(name, 200), best, bestLen, he.Message)
 	return &out
 }
 

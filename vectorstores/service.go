@@ -115,20 +115,3 @@ func (s *Service) Close() {
 
 // IndexStats is what /metrics reports of the indexes kept between searches.
 func (s *Service) IndexStats() gencache.Stats { return s.indexes.Stats() }
-
-// capText cuts s to at most n bytes (at a rune boundary), marking the cut: a client's
-// id or name quoted in an error.
-func capText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && (s[i]&0xC0) == 0x80 {
-		i--
-	}
-	return s[:i] + "…"
-}
-
-// maxLoggedModel bounds a model name in errors and logs: it comes from the request
-// unvalidated.
-const maxLoggedModel = 128

@@ -19,6 +19,7 @@ import (
 	"hearth/engine"
 	"hearth/internal/attrfilter"
 	"hearth/internal/gencache"
+	"hearth/internal/textcap"
 	"hearth/internal/vectorindex"
 	"hearth/storage"
 )
@@ -65,10 +66,10 @@ func vectorStoreError(err error, id string) error {
 	switch {
 	case errors.Is(err, storage.ErrVectorStoreNotFound):
 		return hearth.NotFound("vector_store_id", hearth.CodeVectorStoreNotFound,
-			fmt.Sprintf("Vector store with id '%s' not found.", capText(id, 100)))
+			fmt.Sprintf("Vector store with id '%s' not found.", textcap.Cut(id, 100)))
 	case errors.Is(err, storage.ErrVectorStoreFileNotFound):
 		return hearth.NotFound("file_id", hearth.CodeFileNotFound,
-			fmt.Sprintf("No such file or batch in vector store '%s'.", capText(id, 100)))
+			fmt.Sprintf("No such file or batch in vector store '%s'.", textcap.Cut(id, 100)))
 	case errors.Is(err, storage.ErrFileNotFound):
 		return hearth.FileNotFound("file_id", "")
 	}
@@ -203,16 +204,16 @@ func (s *Service) embeddingModel(ctx context.Context, requested string) (string,
 	const param = "hearth.embedding_model"
 	if requested != "" {
 		if !engine.ParseModelName(requested).Valid() {
-			return "", hearth.InvalidRequest(param, hearth.CodeModelNotFound, fmt.Sprintf("The model '%s' does not exist.", capText(requested, maxLoggedModel)))
+			return "", hearth.InvalidRequest(param, hearth.CodeModelNotFound, fmt.Sprintf("The model '%s' does not exist.", textcap.Cut(requested, textcap.Model)))
 		}
 		info, err := s.rt.Model(ctx, requested)
 		if errors.Is(err, engine.ErrModelNotFound) {
-			return "", hearth.InvalidRequest(param, hearth.CodeModelNotFound, fmt.Sprintf("The model '%s' does not exist.", capText(requested, maxLoggedModel)))
+			return "", hearth.InvalidRequest(param, hearth.CodeModelNotFound, fmt.Sprintf("The model '%s' does not exist.", textcap.Cut(requested, textcap.Model)))
 		} else if err != nil {
 			return "", err
 		}
 		if len(info.Capabilities) > 0 && !slices.Contains(info.Capabilities, "embedding") {
-			return "", hearth.InvalidRequest(param, hearth.CodeInvalidValue, fmt.Sprintf("The model '%s' is not an embedding model.", capText(requested, maxLoggedModel)))
+			return "", hearth.InvalidRequest(param, hearth.CodeInvalidValue, fmt.Sprintf("The model '%s' is not an embedding model.", textcap.Cut(requested, textcap.Model)))
 		}
 		return requested, nil
 	}
@@ -258,7 +259,7 @@ func (s *Service) storeFileIDs(ctx context.Context, ownerID string, ids []string
 	for i, id := range ids {
 		p := fmt.Sprintf("%s[%d]", param, i)
 		if seen[id] {
-			return hearth.InvalidRequest(p, hearth.CodeInvalidValue, fmt.Sprintf("The file '%s' is named twice.", capText(id, 100)))
+			return hearth.InvalidRequest(p, hearth.CodeInvalidValue, fmt.Sprintf("The file '%s' is named twice.", textcap.Cut(id, 100)))
 		}
 		seen[id] = true
 		if _, err := s.db.GetFile(ctx, ownerID, id); errors.Is(err, storage.ErrFileNotFound) {
@@ -312,7 +313,7 @@ func (s *Service) CreateVectorStore(ctx context.Context, who string, req CreateR
 	rec := storage.NewVectorStore{ID: hearth.NewID(hearth.PrefixVectorStore), Owner: who, Model: model,
 		Chunking: chunking, ExpiresAfterDays: days, Metadata: req.Metadata, CreatedAt: time.Now()}
 	if req.Name != nil {
-		rec.Name = capText(*req.Name, 256)
+		rec.Name = textcap.Cut(*req.Name, 256)
 	}
 	for _, id := range req.FileIDs {
 		rec.Files = append(rec.Files, storage.NewVectorStoreFile{FileID: id, Chunking: chunking})
@@ -361,7 +362,7 @@ func (s *Service) UpdateVectorStore(ctx context.Context, who, id string, req map
 		if err := json.Unmarshal(raw, &name); err != nil {
 			return hearth.VectorStore{}, hearth.InvalidRequest("name", hearth.CodeInvalidType, "Invalid 'name': expected a string.")
 		}
-		name = capText(name, 256)
+		name = textcap.Cut(name, 256)
 		u.Name = &name
 	}
 	if raw, ok := req["expires_after"]; ok {

@@ -22,6 +22,7 @@ import (
 	"hearth/internal/cpubuild"
 	"hearth/internal/urlpolicy"
 	"hearth/mcp"
+	"hearth/respond"
 	"hearth/server"
 	"hearth/storage"
 	"hearth/telemetry"
@@ -58,7 +59,7 @@ type serveOptions struct {
 	maxQueueKey   int
 	rateLimit     int
 	maxBody       int64
-	limits        server.Limits
+	limits        respond.Limits
 	idleTimeout   time.Duration
 	checkEvery    time.Duration
 	allowOrigins  []string
@@ -138,11 +139,11 @@ ollama serve.`,
 	f.IntVar(&o.maxQueueKey, "max-queue-per-key", 0, "requests one key may have waiting per model (0: only --max-queue)")
 	f.IntVar(&o.rateLimit, "rate-limit", 0, "responses one key may start per minute, in bursts of as many (0: no limit)")
 	f.Int64Var(&o.maxBody, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body; larger is 413")
-	f.IntVar(&o.limits.MaxInputItems, "max-input-items", server.DefaultMaxInputItems, "most input items per request; more is 400 (-1: no limit)")
-	f.Int64Var(&o.limits.MaxImageBytes, "max-image-bytes", server.DefaultMaxImageBytes, "largest decoded image; larger is 413 (-1: no limit)")
-	f.Int64Var(&o.limits.MaxFileBytes, "max-file-bytes", server.DefaultMaxFileBytes, "largest file uploaded to /v1/files; larger is 413 (-1: no limit but --request-bytes-total)")
-	f.IntVar(&o.limits.MaxTools, "max-tools", server.DefaultMaxTools, "most tools per request; more is 400 (-1: no limit)")
-	f.DurationVar(&o.limits.RequestTimeout, "request-timeout", server.DefaultRequestTimeout, "longest a response may take, the wait in the queue included; then it ends incomplete (reason request_timeout) (-1s: none)")
+	f.IntVar(&o.limits.MaxInputItems, "max-input-items", respond.DefaultMaxInputItems, "most input items per request; more is 400 (-1: no limit)")
+	f.Int64Var(&o.limits.MaxImageBytes, "max-image-bytes", respond.DefaultMaxImageBytes, "largest decoded image; larger is 413 (-1: no limit)")
+	f.Int64Var(&o.limits.MaxFileBytes, "max-file-bytes", respond.DefaultMaxFileBytes, "largest file uploaded to /v1/files; larger is 413 (-1: no limit but --request-bytes-total)")
+	f.IntVar(&o.limits.MaxTools, "max-tools", respond.DefaultMaxTools, "most tools per request; more is 400 (-1: no limit)")
+	f.DurationVar(&o.limits.RequestTimeout, "request-timeout", respond.DefaultRequestTimeout, "longest a response may take, the wait in the queue included; then it ends incomplete (reason request_timeout) (-1s: none)")
 	f.DurationVar(&o.idleTimeout, "idle-timeout", 2*time.Minute, "how long an idle keep-alive connection stays open")
 	f.StringSliceVar(&o.allowOrigins, "allow-origin", nil, "browser origins (scheme://host:port) besides hearth's own that may call it, e.g. a web app's; '*' allows any (repeat, or comma-separate)")
 	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "Host names besides loopback ones that requests arriving on a loopback address may use, e.g. a local reverse proxy's public name (repeat, or comma-separate)")

@@ -1,4 +1,4 @@
-package server
+package respond
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ func TestLimitsRefuseModelNames(t *testing.T) {
 		{strings.Repeat("m", 81), false}, {"m:", false}, {"ns.dot/m", false}, {"a b", false},
 		{strings.Repeat("m", 100<<10), false},
 	} {
-		err := Limits{}.withDefaults().check(&hearth.CreateResponseRequest{Model: tc.name})
+		err := Limits{}.WithDefaults().Check(&hearth.CreateResponseRequest{Model: tc.name})
 		var he *hearth.Error
 		switch {
 		case tc.ok && err != nil:

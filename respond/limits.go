@@ -1,4 +1,4 @@
-package server
+package respond
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/internal/textcap"
 )
 
 // Limits bound what one request may ask for. A zero field takes its default; a
@@ -37,7 +38,8 @@ const (
 	DefaultRequestTimeout = 15 * time.Minute
 )
 
-func (l Limits) withDefaults() Limits {
+// WithDefaults is l with each zero field at its default.
+func (l Limits) WithDefaults() Limits {
 	def := func(v, d int) int {
 		if v == 0 {
 			return d
@@ -58,13 +60,13 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// check applies the limits to a decoded request: 400 with the offending param, or 413
+// Check applies the limits to a decoded request: 400 with the offending param, or 413
 // for an image too large.
-func (l Limits) check(req *hearth.CreateResponseRequest) error {
+func (l Limits) Check(req *hearth.CreateResponseRequest) error {
 	// A name the runtime cannot hold is unknown without asking it: the runtime answers
 	// 500 for a name too long for its files, and hearth would echo the whole name back.
 	if !engine.ParseModelName(req.Model).Valid() {
-		return hearth.ModelNotFound(capText(req.Model, maxLoggedModel))
+		return hearth.ModelNotFound(textcap.Cut(req.Model, textcap.Model))
 	}
 	if l.MaxInputItems > 0 && len(req.Input) > l.MaxInputItems {
 		return hearth.InvalidRequest("input", hearth.CodeArrayAboveMaxLength,
