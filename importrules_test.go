@@ -117,6 +117,9 @@ var dependencyRules = []struct {
 			"storage/sqlite",
 		},
 	},
+	// database/sql is how the SQL stores talk (SQLite through it; the shared layer
+	// for its errors): nothing above the store speaks SQL.
+	{module: "database/sql", why: "the SQL stores", importers: []string{"storage/sqlite", "storage/sqlstore", "storage/postgres"}},
 	{module: "github.com/jackc/pgx", why: "the PostgreSQL store", importers: []string{"storage/postgres",
 		// The copy's end-to-end test changes a copied row behind the store's back, to
 		// show that the check after a copy catches it.
@@ -281,6 +284,10 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"the server imports Ollama", goFile{path: "server/names.go", dir: "server", imports: []string{"github.com/ollama/ollama/types/model"}}, true},
 		{"the engine imports Ollama in a test", goFile{path: "engine/x_test.go", dir: "engine", test: true, imports: []string{"github.com/ollama/ollama/api"}}, true},
 		{"the engine imports gin", goFile{path: "engine/x.go", dir: "engine", imports: []string{"github.com/gin-gonic/gin"}}, true},
+		{"the server speaks SQL", goFile{path: "server/db.go", dir: "server", imports: []string{"database/sql"}}, true},
+		{"the core speaks SQL", goFile{path: "respond/db.go", dir: "respond", imports: []string{"database/sql"}}, true},
+		{"the vector stores service speaks SQL", goFile{path: "vectorstores/db.go", dir: "vectorstores", imports: []string{"database/sql"}}, true},
+		{"telemetry imports the server", goFile{path: "telemetry/x.go", dir: "telemetry", imports: []string{"hearth/server"}}, true},
 		{"the server imports SQLite", goFile{path: "server/db.go", dir: "server", imports: []string{"github.com/mattn/go-sqlite3"}}, true},
 		{"the server imports pgx", goFile{path: "server/db.go", dir: "server", imports: []string{"github.com/jackc/pgx/v5"}}, true},
 		{"the engine imports the MCP SDK", goFile{path: "engine/mcp.go", dir: "engine", imports: []string{"github.com/modelcontextprotocol/go-sdk/mcp"}}, true},
