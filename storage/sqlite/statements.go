@@ -18,8 +18,6 @@ type statements struct {
 	// writer
 	insertResponse *sql.Stmt
 	insertItem     *sql.Stmt
-	deleteOutput   *sql.Stmt
-	complete       *sql.Stmt
 	setStatus      *sql.Stmt
 	distance       *sql.Stmt
 	putContext     *sql.Stmt
@@ -43,14 +41,6 @@ const (
 
 	sqlInsertItem = `INSERT INTO items (response_id, kind, position, item_id, type, body)
 	VALUES (?, ?, ?, ?, ?, ?)`
-
-	sqlDeleteOutput = `DELETE FROM items WHERE response_id = ? AND kind = 'output'`
-
-	// An empty runtime (?10) keeps the one stored.
-	sqlComplete = `UPDATE responses SET status = ?1, response = ?2, error = ?3,
-	input_tokens = ?4, output_tokens = ?5, cached_tokens = ?6, reasoning_tokens = ?7,
-	completed_at = ?8, output_pack = ?9, runtime = coalesce(nullif(?10, ''), runtime)
-	WHERE id = ?11`
 
 	// Status changes made by storage alone patch the stored response object too, so
 	// that GET returns an object whose "status" agrees with the row.
@@ -131,8 +121,6 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 	}{
 		{&s.insertResponse, w, sqlInsertResponse},
 		{&s.insertItem, w, sqlInsertItem},
-		{&s.deleteOutput, w, sqlDeleteOutput},
-		{&s.complete, w, sqlComplete},
 		{&s.setStatus, w, sqlSetStatus},
 		{&s.distance, w, sqlCheckpointDistance},
 		{&s.putContext, w, sqlPutContext},

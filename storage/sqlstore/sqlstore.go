@@ -170,6 +170,9 @@ type Backend interface {
 	// InsertChunks stores chunks of a file from index from on, replacing any there:
 	// the bulk insert each driver does best.
 	InsertChunks(ctx context.Context, tx Tx, storeID, fileID string, from int, chunks []storage.NewChunk) error
+	// ResponseWrites are the steps of a response's life that each store writes its
+	// own way (lifecycle.go).
+	ResponseWrites
 }
 
 // Dialect is what the shared layer needs to know of a store's SQL beyond the
