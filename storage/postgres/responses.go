@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"hearth/storage"
-	"hearth/storage/record"
 	"hearth/storage/sqlstore"
 )
 
@@ -40,13 +39,9 @@ func (backend) ShareParent(ctx context.Context, tx sqlstore.Tx, r *storage.NewRe
 	return queue(ctx, tx.(pgTx).q, `SELECT hearth_share_parent($1, $2)`, r.PreviousResponseID, r.Owner)
 }
 
-func (b backend) InsertResponse(ctx context.Context, tx sqlstore.Tx, r *storage.NewResponse, created int64) error {
-	return queue(ctx, tx.(pgTx).q, `INSERT INTO responses
-		(id, owner, model, status, background, previous_response_id, request, response, created_at, input_pack, replica)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		r.ID, r.Owner, r.Model, string(r.Status), r.Background, sqlstore.NullString(r.PreviousResponseID),
-		string(r.Request), sqlstore.NullJSON(r.Body), created, record.PackItems(r.Input), b.db.replica)
-}
+// Replica names this replica (Options.Replica) on the responses it writes, whose
+// leases it keeps.
+func (b backend) Replica() (string, bool) { return b.db.replica, true }
 
 // CreateError words the errors of the checks that failed on the server as the
 // store's: a parent missing or another owner's (hearth_share_parent's
@@ -65,9 +60,6 @@ func (backend) CreateError(err error, r *storage.NewResponse) error {
 }
 
 func (backend) InsertItems(ctx context.Context, tx sqlstore.Tx, responseID, kind string, items []storage.Item) error {
-	if len(items) == 0 {
-		return nil
-	}
 	ids, types, bodies := make([]string, len(items)), make([]string, len(items)), make([]string, len(items))
 	for i, it := range items {
 		ids[i], types[i], bodies[i] = it.ID, it.Type, string(it.JSON)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"hearth/storage"
-	"hearth/storage/record"
 	"hearth/storage/sqlstore"
 )
 
@@ -36,22 +35,10 @@ func (backend) ShareParent(ctx context.Context, tx sqlstore.Tx, r *storage.NewRe
 	return nil
 }
 
-func (b backend) InsertResponse(ctx context.Context, tx sqlstore.Tx, r *storage.NewResponse, created int64) error {
-	if _, err := tx.(*writeTx).tx.StmtContext(ctx, b.db.st.insertResponse).ExecContext(ctx,
-		r.ID, r.Owner, r.Model, string(r.Status), r.Background, sqlstore.NullString(r.PreviousResponseID),
-		string(r.Request), sqlstore.NullJSON(r.Body), created, record.PackItems(r.Input)); err != nil {
-		if b.Unique(err) {
-			return storage.ErrExists // the id is taken
-		}
-		return err
-	}
-	return nil
-}
+// Replica: one process owns the file.
+func (backend) Replica() (string, bool) { return "", false }
 
 func (b backend) InsertItems(ctx context.Context, tx sqlstore.Tx, responseID, kind string, items []storage.Item) error {
-	if len(items) == 0 {
-		return nil
-	}
 	st := tx.(*writeTx).tx.StmtContext(ctx, b.db.st.insertItem)
 	for i, it := range items {
 		if _, err := st.ExecContext(ctx, responseID, kind, i, it.ID, it.Type, string(it.JSON)); err != nil {

@@ -16,12 +16,11 @@ import (
 // statement cache keeps it prepared; see LoadChain.)
 type statements struct {
 	// writer
-	insertResponse *sql.Stmt
-	insertItem     *sql.Stmt
-	setStatus      *sql.Stmt
-	distance       *sql.Stmt
-	putContext     *sql.Stmt
-	dropContext    *sql.Stmt
+	insertItem  *sql.Stmt
+	setStatus   *sql.Stmt
+	distance    *sql.Stmt
+	putContext  *sql.Stmt
+	dropContext *sql.Stmt
 
 	// readers
 	hasKeys    *sql.Stmt
@@ -35,10 +34,6 @@ type statements struct {
 }
 
 const (
-	sqlInsertResponse = `INSERT INTO responses
-	(id, owner, model, status, background, previous_response_id, request, response, created_at, input_pack)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-
 	sqlInsertItem = `INSERT INTO items (response_id, kind, position, item_id, type, body)
 	VALUES (?, ?, ?, ?, ?, ?)`
 
@@ -119,7 +114,6 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		db   *sql.DB
 		text string
 	}{
-		{&s.insertResponse, w, sqlInsertResponse},
 		{&s.insertItem, w, sqlInsertItem},
 		{&s.setStatus, w, sqlSetStatus},
 		{&s.distance, w, sqlCheckpointDistance},

@@ -30,10 +30,11 @@ type ResponseWrites interface {
 	// otherwise, now or when the transaction ends), and keeps it from being deleted
 	// before tx commits.
 	ShareParent(ctx context.Context, tx Tx, r *storage.NewResponse) error
-	// InsertResponse inserts r's row, created at created (Unix ms); an id taken is
-	// storage.ErrExists (now, or from CreateError).
-	InsertResponse(ctx context.Context, tx Tx, r *storage.NewResponse, created int64) error
-	// InsertItems inserts the items of a response in order, as kind (input, output).
+	// Replica is the replica a response's row names as its writer (PostgreSQL's
+	// replicas lease their in-flight responses), or false where the store has none.
+	Replica() (string, bool)
+	// InsertItems inserts the items of a response in order, as kind (input, output);
+	// there is at least one.
 	InsertItems(ctx context.Context, tx Tx, responseID, kind string, items []storage.Item) error
 	// CreateError words an error of a transaction that inserted r as the store's
 	// (for checks that failed on the server).
@@ -57,6 +58,12 @@ type ResponseWrites interface {
 var RecoveredError = json.RawMessage(`{"code":"server_error","message":"hearth stopped before this response finished"}`)
 
 var (
+	// The row of a new response, and on PostgreSQL the replica that writes it.
+	sqlInsertResponse = Dialects(`INSERT INTO responses
+	(id, owner, model, status, background, previous_response_id, request, response, created_at, input_pack)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, `INSERT INTO responses
+	(id, owner, model, status, background, previous_response_id, request, response, created_at, input_pack, replica)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`).Prepared()
 	sqlDeleteOutput = SQL(`DELETE FROM items WHERE response_id = ? AND kind = 'output'`).Prepared()
 	// An empty runtime (?10) keeps the one stored.
 	sqlComplete = SQL(`UPDATE responses SET status = ?1, response = ?2, error = ?3,
@@ -105,10 +112,28 @@ func (s Responses) insert(ctx context.Context, tx Tx, r *storage.NewResponse) er
 			return err
 		}
 	}
-	if err := s.b.InsertResponse(ctx, tx, r, created.UnixMilli()); err != nil {
+	args := append(make([]any, 0, 11), r.ID, r.Owner, r.Model, string(r.Status), r.Background, NullString(r.PreviousResponseID),
+		string(r.Request), NullJSON(r.Body), created.UnixMilli(), record.PackItems(r.Input))
+	if replica, ok := s.b.Replica(); ok {
+		args = append(args, replica)
+	}
+	// A store that runs it at once answers an id taken here; a pipelined one when
+	// the transaction ends (CreateError).
+	if err := tx.Queue(ctx, sqlInsertResponse, args...); err != nil {
+		if s.b.Unique(err) {
+			return storage.ErrExists
+		}
 		return err
 	}
-	return s.b.InsertItems(ctx, tx, r.ID, "input", r.Input)
+	return s.insertItems(ctx, tx, r.ID, "input", r.Input)
+}
+
+// insertItems stores a response's items as kind (input, output), if it has any.
+func (s Responses) insertItems(ctx context.Context, tx Tx, id, kind string, items []storage.Item) error {
+	if len(items) == 0 {
+		return nil
+	}
+	return s.b.InsertItems(ctx, tx, id, kind, items)
 }
 
 // StoreResponse stores a whole response at once: r as CreateResponse would, then its
@@ -198,7 +223,7 @@ func (s Responses) complete(ctx context.Context, tx Tx, id string, f *storage.Fi
 		completed.UnixMilli(), record.PackItems(f.Output), f.Runtime, id); err != nil {
 		return err
 	}
-	if err := s.b.InsertItems(ctx, tx, id, "output", f.Output); err != nil {
+	if err := s.insertItems(ctx, tx, id, "output", f.Output); err != nil {
 		return err
 	}
 	if parent {
