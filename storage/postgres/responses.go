@@ -28,7 +28,7 @@ import (
 // on it, so its creation waits for the flush as every other write does.
 func (b backend) CreateStarts(ctx context.Context, tx sqlstore.Tx, r *storage.NewResponse) error {
 	if !r.Background && b.db.asyncCreate {
-		return queue(ctx, tx.(pgTx).q, `SELECT set_config('synchronous_commit', 'off', true)`)
+		return queue(ctx, tx.(*pgTx).q, `SELECT set_config('synchronous_commit', 'off', true)`)
 	}
 	return nil
 }
@@ -36,7 +36,7 @@ func (b backend) CreateStarts(ctx context.Context, tx sqlstore.Tx, r *storage.Ne
 // ShareParent reads the parent FOR SHARE, on the server: a deletion of it waits for
 // this transaction, or this one finds it gone (hearth_share_parent's no_data_found).
 func (backend) ShareParent(ctx context.Context, tx sqlstore.Tx, r *storage.NewResponse) error {
-	return queue(ctx, tx.(pgTx).q, `SELECT hearth_share_parent($1, $2)`, r.PreviousResponseID, r.Owner)
+	return queue(ctx, tx.(*pgTx).q, `SELECT hearth_share_parent($1, $2)`, r.PreviousResponseID, r.Owner)
 }
 
 // Replica names this replica (Options.Replica) on the responses it writes, whose
@@ -65,7 +65,7 @@ func (backend) InsertItems(ctx context.Context, tx sqlstore.Tx, responseID, kind
 		ids[i], types[i], bodies[i] = it.ID, it.Type, string(it.JSON)
 	}
 	// One statement for all items: positions are their order in the arrays.
-	err := queue(ctx, tx.(pgTx).q, `INSERT INTO items (response_id, kind, position, item_id, type, body)
+	err := queue(ctx, tx.(*pgTx).q, `INSERT INTO items (response_id, kind, position, item_id, type, body)
 		SELECT $1, $2, t.ord - 1, t.item_id, t.type, t.body
 		FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t (item_id, type, body, ord)
 		ORDER BY t.ord`, responseID, kind, ids, types, bodies)
@@ -79,7 +79,7 @@ func (backend) InsertItems(ctx context.Context, tx sqlstore.Tx, responseID, kind
 // round trip on a pipe: the number is read once the lock is held, as the writes after
 // it are.
 func (backend) LockCompleting(ctx context.Context, t sqlstore.Tx, id string, f *storage.Final) (row sqlstore.Stored, next int, err error) {
-	tx := t.(pgTx).q
+	tx := t.(*pgTx).q
 	next = -1
 	if err := queueRow(ctx, tx, func(r pgx.Row) error { return row.Scan(r) }, sqlstore.SQLLockResponse.Postgres(), id); err != nil {
 		return row, next, err
@@ -93,14 +93,14 @@ func (backend) LockCompleting(ctx context.Context, t sqlstore.Tx, id string, f *
 }
 
 func (backend) Checkpoint(ctx context.Context, tx sqlstore.Tx, id string, f *storage.Final) error {
-	return checkpoint(ctx, tx.(pgTx).q, id, f.SavedPrompt, f.Distance, f.Depth)
+	return checkpoint(ctx, tx.(*pgTx).q, id, f.SavedPrompt, f.Distance, f.Depth)
 }
 
 // FailInFlight fails every response this replica (Options.Replica) left in flight.
 // Other replicas' responses are theirs to finish, or FailExpired's once their lease
 // runs out.
 func (b backend) FailInFlight(ctx context.Context, tx sqlstore.Tx, errJSON json.RawMessage) (int, error) {
-	ids, err := failInFlight(ctx, tx.(pgTx).q.(pgx.Tx), `SELECT id, response FROM responses
+	ids, err := failInFlight(ctx, tx.(*pgTx).q.(pgx.Tx), `SELECT id, response FROM responses
 		WHERE replica = $1 AND status IN ('queued', 'in_progress') FOR UPDATE`, []any{b.db.replica}, errJSON)
 	return len(ids), err
 }
