@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -24,12 +23,9 @@ func (backend) CreateStarts(context.Context, sqlstore.Tx, *storage.NewResponse) 
 func (backend) ShareParent(ctx context.Context, tx sqlstore.Tx, r *storage.NewResponse) error {
 	parent, err := sqlstore.LockResponse(ctx, tx, r.PreviousResponseID)
 	if err == nil && parent.Owner != r.Owner {
-		err = storage.ErrNotFound
-	}
-	if errors.Is(err, storage.ErrNotFound) {
 		return sqlstore.ParentMissing(r)
 	}
-	if err != nil {
+	if err != nil { // storage.ErrNotFound when it is not stored
 		return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, err)
 	}
 	return nil
