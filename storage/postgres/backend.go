@@ -55,15 +55,13 @@ func (b backend) Read(ctx context.Context, fn func(context.Context, sqlstore.Que
 
 func (b backend) Write(ctx context.Context, fn func(context.Context, sqlstore.Tx) error) error {
 	return b.db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		return fn(ctx, pgTx{pgConn{tx}})
+		return fn(ctx, &pgTx{pgConn{tx}})
 	})
 }
 
 // Pipeline sends the transaction's statements pipelined (pipe.go).
 func (b backend) Pipeline(ctx context.Context, fn func(context.Context, sqlstore.Tx) error) error {
-	return b.db.writePipelined(ctx, func(ctx context.Context, p *pipe) error {
-		return fn(ctx, pgTx{pgConn{p}})
-	})
+	return b.db.writePipelined(ctx, fn)
 }
 
 func (backend) Unique(err error) bool { return uniqueViolation(err) }
@@ -71,7 +69,7 @@ func (backend) Unique(err error) bool { return uniqueViolation(err) }
 // SetStatus patches the stored object in Go (fields.go): PostgreSQL has no json_set
 // for text, and jsonb would reorder its keys.
 func (backend) SetStatus(ctx context.Context, tx sqlstore.Tx, id string, status storage.Status, completed any) error {
-	return setStatus(ctx, tx.(pgTx).q, id, status, completed)
+	return setStatus(ctx, tx.(*pgTx).q, id, status, completed)
 }
 
 // InsertChunks copies the chunks in (COPY: one round trip for any number), after
@@ -80,7 +78,7 @@ func (backend) InsertChunks(ctx context.Context, tx sqlstore.Tx, storeID, fileID
 	if len(chunks) == 0 {
 		return nil
 	}
-	t := tx.(pgTx).q.(pgx.Tx)
+	t := tx.(*pgTx).q.(pgx.Tx)
 	if _, err := t.Exec(ctx, `DELETE FROM vector_store_chunks WHERE store_id = $1 AND file_id = $2 AND idx >= $3 AND idx < $4`,
 		storeID, fileID, from, from+len(chunks)); err != nil {
 		return err

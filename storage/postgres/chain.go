@@ -39,25 +39,9 @@ const sqlLoadChain = `WITH RECURSIVE chain (depth, id, previous_response_id, mod
 	UNION ALL
 	SELECT -1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, request FROM responses WHERE id = $1 AND owner = $2`
 
-// LoadChain loads, in one query, the chain ending at the owner's response id. A
-// missing, deleted or foreign link anywhere in it is ErrNotFound.
-func (db *DB) LoadChain(ctx context.Context, owner, id string) (*storage.Chain, error) {
-	return db.LoadChainTail(ctx, owner, id, nil)
-}
-
-// LoadChainTail is LoadChain for a caller that keeps checkpoints by stamp: when the
-// walk ends at a checkpoint whose stamp known reports, the chain holds only the links
-// after it (Base.Omitted).
-func (db *DB) LoadChainTail(ctx context.Context, owner, id string, known func(stamp string) bool) (*storage.Chain, error) {
-	c, err := db.loadChainTail(ctx, owner, id, known)
-	if err != nil {
-		return nil, fmt.Errorf("storage: load chain of %s: %w", id, err)
-	}
-	return c, nil
-}
-
-func (db *DB) loadChainTail(ctx context.Context, owner, id string, known func(string) bool) (*storage.Chain, error) {
-	return sqlstore.LoadChainTail(ctx, poolChain{db.pool}, owner, id, known)
+// ChainTail loads on the pool.
+func (b backend) ChainTail(ctx context.Context, owner, id string, known func(string) bool) (*storage.Chain, error) {
+	return sqlstore.LoadChainTail(ctx, poolChain{b.db.pool}, owner, id, known)
 }
 
 // poolChain reads a chain on the pool.

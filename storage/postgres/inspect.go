@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"hearth/storage/sqlstore"
 )
 
 // Inspection is what `hearth doctor` reports of a PostgreSQL database. Inspect finds it
@@ -56,7 +58,7 @@ func Inspect(ctx context.Context, url string) (*Inspection, error) {
 		Scan(&in.Server, &in.Database, &in.User); err != nil {
 		return nil, fmt.Errorf("storage: postgres: %w", classify(err))
 	}
-	ms, err := loadMigrations()
+	ms, err := sqlstore.LoadMigrations(migrationFiles)
 	if err != nil {
 		return nil, err
 	}

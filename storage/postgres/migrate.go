@@ -17,27 +17,13 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-func loadMigrations() ([]sqlstore.Migration, error) {
-	return sqlstore.LoadMigrations(migrationFiles, "migrations")
-}
-
 // migrateLock is the advisory lock that makes replicas starting at once migrate one
 // after the other: the second finds the versions the first applied.
 const migrateLock = 0x6865617274680000 // "hearth" and 0
 
-var sqlMigrationsTable = sqlstore.SQL(`CREATE TABLE IF NOT EXISTS schema_migrations (
-	version    integer NOT NULL PRIMARY KEY,
-	name       text    NOT NULL,
-	applied_at bigint  NOT NULL
-)`)
-
 // migrate brings the schema up to date. One connection holds the session's advisory
 // lock throughout, so concurrent starts apply each migration once.
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	ms, err := loadMigrations()
-	if err != nil {
-		return err
-	}
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("storage: postgres: %w", err)
@@ -52,6 +38,5 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		InTx: func(ctx context.Context, fn func(sqlstore.Querier) error) error {
 			return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error { return fn(pgConn{tx}) })
 		},
-		Table: sqlMigrationsTable,
-	}, ms)
+	}, migrationFiles)
 }

@@ -6,6 +6,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"hearth/storage/sqlstore"
 )
 
 // A response's writes are a dozen statements. Sent one by one, each costs a round
@@ -53,12 +55,14 @@ type pipe struct {
 	// checks is set while the queue holds a statement whose answer a callback checks:
 	// the commit must not go with it.
 	checks bool
+	// tx is the pipe as the shared layer's transaction, made with it (not per call).
+	tx pgTx
 }
 
 // writePipelined runs fn in a transaction on a pipe: the begin goes with fn's first
 // round trip, the commit with its last when no check is left to read, and one round
 // trip of its own otherwise. As write, fn gets ctx without its cancellation.
-func (db *DB) writePipelined(ctx context.Context, fn func(context.Context, *pipe) error) error {
+func (db *DB) writePipelined(ctx context.Context, fn func(context.Context, sqlstore.Tx) error) error {
 	c, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return err
@@ -66,8 +70,9 @@ func (db *DB) writePipelined(ctx context.Context, fn func(context.Context, *pipe
 	defer c.Release() // a connection left in a transaction is closed, not reused
 	ctx = context.WithoutCancel(ctx)
 	p := &pipe{conn: c, batch: &pgx.Batch{}}
+	p.tx = pgTx{pgConn{p}}
 	p.batch.Queue("begin")
-	err = fn(ctx, p)
+	err = fn(ctx, &p.tx)
 	if err == nil && p.checks {
 		err = p.Send(ctx)
 	}

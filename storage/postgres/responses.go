@@ -11,87 +11,61 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"hearth/storage"
-	"hearth/storage/record"
 	"hearth/storage/sqlstore"
 )
 
-// recoveredError is stored on responses that a stopped replica left in flight.
-var recoveredError = json.RawMessage(`{"code":"server_error","message":"hearth stopped before this response finished"}`)
+// The steps of a response's writes (sqlstore.ResponseWrites), on a pipe (pipe.go): a
+// round trip is most of what a write costs here, so a creation's checks fail on the
+// server, aborting the transaction, and nothing waits for their answers in Go
+// (CreateError words their errors); all items go in one statement.
 
-// CreateResponse stores a new in-flight response with its input items, atomically. The
-// parent (PreviousResponseID) is read FOR SHARE: a deletion of it waits for this
-// transaction, or this one finds it gone, so no child is written under a parent that
-// is being deleted. It is one round trip: the statements and the commit go together,
-// the checks failing on the server (insertResponse).
-//
-// A response that is not in the background is committed without waiting for the WAL
-// flush (synchronous_commit off for this transaction, unless the URL sets
-// synchronous_commit): its completion's commit does wait, and it flushes the WAL up to
-// itself, so a response that completed is as durable as any, and a crash of
+// CreateStarts: a response that is not in the background is committed without
+// waiting for the WAL flush (synchronous_commit off for this transaction, unless the
+// URL sets synchronous_commit): its completion's commit does wait, and it flushes the
+// WAL up to itself, so a response that completed is as durable as any, and a crash of
 // PostgreSQL loses at most the creation of a response that was still running (whose
 // stream then failed anyway). A background response's id is the client's only handle
 // on it, so its creation waits for the flush as every other write does.
-func (db *DB) CreateResponse(ctx context.Context, r storage.NewResponse) error {
-	if err := r.Check(); err != nil {
-		return fmt.Errorf("storage: create response %s: %w", r.ID, err)
-	}
-	err := db.writePipelined(ctx, func(ctx context.Context, tx *pipe) error {
-		if !r.Background && db.asyncCreate {
-			tx.batch.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
-		}
-		return db.insertResponse(ctx, tx, r)
-	})
-	if err != nil {
-		return fmt.Errorf("storage: create response %s: %w", r.ID, insertError(err, r))
+func (b backend) CreateStarts(ctx context.Context, tx sqlstore.Tx, r *storage.NewResponse) error {
+	if !r.Background && b.db.asyncCreate {
+		return queue(ctx, tx.(*pgTx).q, `SELECT set_config('synchronous_commit', 'off', true)`)
 	}
 	return nil
 }
 
-// insertResponse queues new response r and its input items on a pipe. Its checks (the
-// parent there and the owner's, the id not taken) fail on the server, aborting the
-// transaction, so that nothing waits for their answers in Go: insertError words
-// their errors.
-func (db *DB) insertResponse(ctx context.Context, tx *pipe, r storage.NewResponse) error {
-	created := r.CreatedAt
-	if created.IsZero() {
-		created = time.Now()
-	}
-	if r.PreviousResponseID != "" {
-		tx.batch.Queue(`SELECT hearth_share_parent($1, $2)`, r.PreviousResponseID, r.Owner)
-	}
-	tx.batch.Queue(`INSERT INTO responses
-		(id, owner, model, status, background, previous_response_id, request, response, created_at, input_pack, replica)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		r.ID, r.Owner, r.Model, string(r.Status), r.Background, sqlstore.NullString(r.PreviousResponseID),
-		string(r.Request), sqlstore.NullJSON(r.Body), created.UnixMilli(), record.PackItems(r.Input), db.replica)
-	return insertItems(ctx, tx, r.ID, "input", r.Input)
+// ShareParent reads the parent FOR SHARE, on the server: a deletion of it waits for
+// this transaction, or this one finds it gone (hearth_share_parent's no_data_found).
+func (backend) ShareParent(ctx context.Context, tx sqlstore.Tx, r *storage.NewResponse) error {
+	return queue(ctx, tx.(*pgTx).q, `SELECT hearth_share_parent($1, $2)`, r.PreviousResponseID, r.Owner)
 }
 
-// insertError words the errors of insertResponse's checks as the store's: a parent
-// missing or another owner's (hearth_share_parent's no_data_found), an id taken.
-func insertError(err error, r storage.NewResponse) error {
+// Replica names this replica (Options.Replica) on the responses it writes, whose
+// leases it keeps.
+func (b backend) Replica() (string, bool) { return b.db.replica, true }
+
+// CreateError words the errors of the checks that failed on the server as the
+// store's: a parent missing or another owner's (hearth_share_parent's
+// no_data_found), an id taken.
+func (backend) CreateError(err error, r *storage.NewResponse) error {
 	var pe *pgconn.PgError
 	switch {
 	case !errors.As(err, &pe):
 		return err
 	case pe.Code == "P0002":
-		return fmt.Errorf("previous response %s: %w", r.PreviousResponseID, storage.ErrNotFound)
+		return sqlstore.ParentMissing(r)
 	case uniqueViolation(err) && pe.ConstraintName == "responses_pkey":
 		return storage.ErrExists
 	}
 	return err
 }
 
-func insertItems(ctx context.Context, tx dbtx, responseID, kind string, items []storage.Item) error {
-	if len(items) == 0 {
-		return nil
-	}
+func (backend) InsertItems(ctx context.Context, tx sqlstore.Tx, responseID, kind string, items []storage.Item) error {
 	ids, types, bodies := make([]string, len(items)), make([]string, len(items)), make([]string, len(items))
 	for i, it := range items {
 		ids[i], types[i], bodies[i] = it.ID, it.Type, string(it.JSON)
 	}
 	// One statement for all items: positions are their order in the arrays.
-	err := queue(ctx, tx, `INSERT INTO items (response_id, kind, position, item_id, type, body)
+	err := queue(ctx, tx.(*pgTx).q, `INSERT INTO items (response_id, kind, position, item_id, type, body)
 		SELECT $1, $2, t.ord - 1, t.item_id, t.type, t.body
 		FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS t (item_id, type, body, ord)
 		ORDER BY t.ord`, responseID, kind, ids, types, bodies)
@@ -101,120 +75,34 @@ func insertItems(ctx context.Context, tx dbtx, responseID, kind string, items []
 	return nil
 }
 
-// StoreResponse is CreateResponse and CompleteResponse in one transaction, and one
-// round trip but when the response's chain takes a checkpoint.
-func (db *DB) StoreResponse(ctx context.Context, r storage.NewResponse, f storage.Final) error {
-	if err := r.Check(); err != nil {
-		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
+// LockCompleting reads the row's lock and then the journal's next number, in one
+// round trip on a pipe: the number is read once the lock is held, as the writes after
+// it are.
+func (backend) LockCompleting(ctx context.Context, t sqlstore.Tx, id string, f *storage.Final) (row sqlstore.Stored, next int, err error) {
+	tx := t.(*pgTx).q
+	next = -1
+	if err := queueRow(ctx, tx, func(r pgx.Row) error { return row.Scan(r) }, sqlstore.SQLLockResponse.Postgres(), id); err != nil {
+		return row, next, err
 	}
-	if err := f.Check(); err != nil {
-		return fmt.Errorf("storage: store response %s: %w", r.ID, err)
-	}
-	err := db.writePipelined(ctx, func(ctx context.Context, tx *pipe) error {
-		if err := db.insertResponse(ctx, tx, r); err != nil {
-			return err
+	if f.EndJournal && len(f.Events) > 0 {
+		if err := queueRow(ctx, tx, func(r pgx.Row) error { return r.Scan(&next) }, sqlstore.SQLNextSeq.Postgres(), id); err != nil {
+			return row, next, err
 		}
-		return db.completeInTx(ctx, tx, r.ID, f, &r)
-	})
-	if err != nil {
-		return fmt.Errorf("storage: store response %s: %w", r.ID, insertError(err, r))
 	}
-	return nil
+	return row, next, send(ctx, tx)
 }
 
-// CompleteResponse stores the end of an in-flight response (or the output of a
-// cancelled one, with status cancelled), atomically; the row is locked FOR UPDATE, so
-// a concurrent Cancel comes wholly before or after.
-func (db *DB) CompleteResponse(ctx context.Context, id string, f storage.Final) error {
-	if err := f.Check(); err != nil {
-		return fmt.Errorf("storage: complete response %s: %w", id, err)
-	}
-	err := db.writePipelined(ctx, func(ctx context.Context, tx *pipe) error {
-		if err := db.completeInTx(ctx, tx, id, f, nil); err != nil {
-			return err
-		}
-		return notify(ctx, tx, storage.Change{Kind: storage.JournalChanged, ID: id})
-	})
-	if err != nil {
-		return fmt.Errorf("storage: complete response %s: %w", id, err)
-	}
-	return nil
+func (backend) Checkpoint(ctx context.Context, tx sqlstore.Tx, id string, f *storage.Final) error {
+	return checkpoint(ctx, tx.(*pgTx).q, id, f.SavedPrompt, f.Distance, f.Depth)
 }
 
-func (db *DB) completeInTx(ctx context.Context, tx dbtx, id string, f storage.Final, fresh *storage.NewResponse) error {
-	completed := f.CompletedAt
-	if completed.IsZero() {
-		completed = time.Now()
-	}
-	var child, parent bool
-	next := -1 // the journal's next sequence number, when known here
-	if fresh != nil {
-		// A response written in this transaction has no journal yet (its id was not
-		// taken, or the transaction fails), so nothing needs reading.
-		child, next = fresh.PreviousResponseID != "", 0
-	} else {
-		// The row's lock and then the journal's next number, in one round trip on a
-		// pipe: the number is read once the lock is held, as the writes after it are.
-		var row sqlstore.Stored
-		if err := queueRow(ctx, tx, func(r pgx.Row) error { return row.Scan(r) }, sqlstore.SQLLockResponse.Postgres(), id); err != nil {
-			return err
-		}
-		if f.EndJournal && len(f.Events) > 0 {
-			if err := queueRow(ctx, tx, func(r pgx.Row) error { return r.Scan(&next) }, sqlstore.SQLNextSeq.Postgres(), id); err != nil {
-				return err
-			}
-		}
-		if err := send(ctx, tx); err != nil {
-			return err
-		}
-		child, parent = row.Child, row.Parent
-		if !row.Status.InFlight() && !(row.Status == storage.StatusCancelled && f.Status == storage.StatusCancelled) {
-			return fmt.Errorf("%w (status %s)", storage.ErrFinished, row.Status)
-		}
-		if row.Status == storage.StatusCancelled { // output from an earlier call
-			if err := queue(ctx, tx, `DELETE FROM items WHERE response_id = $1 AND kind = 'output'`, id); err != nil {
-				return err
-			}
-		}
-	}
-	if parent {
-		// Continuations created while it ran hold checkpoints of it as it was.
-		if err := lockChainsExclusive(ctx, tx); err != nil {
-			return err
-		}
-	}
-	if err := queue(ctx, tx, `UPDATE responses SET status = $1, response = $2, error = $3,
-		input_tokens = $4, output_tokens = $5, cached_tokens = $6, reasoning_tokens = $7,
-		completed_at = $8, output_pack = $9, runtime = coalesce(nullif($10, ''), runtime)
-		WHERE id = $11`,
-		string(f.Status), sqlstore.NullJSON(f.Body), sqlstore.NullJSON(f.Error),
-		f.Usage.InputTokens, f.Usage.OutputTokens, f.Usage.CachedTokens, f.Usage.ReasoningTokens,
-		completed.UnixMilli(), record.PackItems(f.Output), f.Runtime, id); err != nil {
-		return err
-	}
-	if err := insertItems(ctx, tx, id, "output", f.Output); err != nil {
-		return err
-	}
-	if parent {
-		if err := dropDescendantContexts(ctx, tx, id); err != nil {
-			return err
-		}
-	}
-	if f.EndJournal {
-		var err error
-		if next >= 0 {
-			err = sqlstore.AppendJournalAt(ctx, pgTx{pgConn{tx}}, id, f.Events, next, true, true)
-		} else {
-			err = sqlstore.AppendJournal(ctx, pgTx{pgConn{tx}}, id, f.Events, true, true)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if !child {
-		return nil // a root is its own checkpoint
-	}
-	return checkpoint(ctx, tx, id, f.SavedPrompt, f.Distance, f.Depth)
+// FailInFlight fails every response this replica (Options.Replica) left in flight.
+// Other replicas' responses are theirs to finish, or FailExpired's once their lease
+// runs out.
+func (b backend) FailInFlight(ctx context.Context, tx sqlstore.Tx, errJSON json.RawMessage) (int, error) {
+	ids, err := failInFlight(ctx, tx.(*pgTx).q.(pgx.Tx), `SELECT id, response FROM responses
+		WHERE replica = $1 AND status IN ('queued', 'in_progress') FOR UPDATE`, []any{b.db.replica}, errJSON)
+	return len(ids), err
 }
 
 // setStatus moves response id to status, patching its stored object's "status".
@@ -229,23 +117,6 @@ func setStatus(ctx context.Context, tx dbtx, id string, status storage.Status, c
 	_, err := tx.Exec(ctx, `UPDATE responses SET status = $1, completed_at = $2, response = $3 WHERE id = $4`,
 		string(status), completed, sqlstore.NullJSON(body), id)
 	return err
-}
-
-// RecoverInFlight fails every response this replica (Options.Replica) left in flight,
-// in one transaction, and returns how many. Other replicas' responses are theirs to
-// finish, or FailExpired's once their lease runs out.
-func (db *DB) RecoverInFlight(ctx context.Context) (int, error) {
-	var n int
-	err := db.write(ctx, func(ctx context.Context, tx pgx.Tx) error {
-		ids, err := failInFlight(ctx, tx, `SELECT id, response FROM responses
-			WHERE replica = $1 AND status IN ('queued', 'in_progress') FOR UPDATE`, []any{db.replica}, recoveredError)
-		n = len(ids)
-		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("storage: recover in-flight responses: %w", err)
-	}
-	return n, nil
 }
 
 // failInFlight fails the in-flight responses that query selects (id and stored

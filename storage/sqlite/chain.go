@@ -11,42 +11,11 @@ import (
 	"hearth/storage/sqlstore"
 )
 
-// LoadChain loads, in one query, the conversation behind previous_response_id = id:
-// every response from the root of the chain down to id, each with its input items and
-// then its output items, in order. The walk stops at a checkpoint, whose context is
-// materialised (context.go), so a long chain costs at most checkpointEvery links.
-//
-// It returns ErrNotFound when id is unknown, deleted or another owner's, and also when
-// any ancestor is: a chain with a missing link is broken (OpenAI answers not found when
-// any link is missing) rather than silently shortened to the links that remain.
-//
-// Statuses are reported per link and not judged: whether an unfinished or failed
-// response may be continued is the caller's decision.
-func (db *DB) LoadChain(ctx context.Context, owner, id string) (*storage.Chain, error) {
-	c, err := db.loadChain(ctx, owner, id)
-	if err != nil {
-		return nil, db.seen(fmt.Errorf("storage: load chain of %s: %w", id, err))
-	}
-	return c, nil
-}
-
-// LoadChainTail is LoadChain for a caller that keeps checkpoints decoded by their
-// stamp (Checkpoint.Stamp): when the walk ends at a checkpoint whose stamp known
-// reports, the checkpoint is not read, and the chain holds only the links after it
-// (Base.Omitted). A 1,000-turn chain then loads as at most checkpointEvery links. When
-// known reports false, the chain is whole, as from LoadChain, and Base says how many of
-// its items the checkpoint gave, for the caller to keep under the stamp. known is
-// called at most once per load, with the connection held: it must not call db.
-func (db *DB) LoadChainTail(ctx context.Context, owner, id string, known func(stamp string) bool) (*storage.Chain, error) {
-	c, err := db.loadChainTail(ctx, owner, id, known)
-	if err != nil {
-		return nil, db.seen(fmt.Errorf("storage: load chain of %s: %w", id, err))
-	}
-	return c, nil
-}
-
-func (db *DB) loadChain(ctx context.Context, owner, id string) (*storage.Chain, error) {
-	return db.loadChainTail(ctx, owner, id, nil)
+// ChainTail loads on a driver connection of the read pool, its errors seen as the
+// store's (corruption, a full disk).
+func (b backend) ChainTail(ctx context.Context, owner, id string, known func(string) bool) (*storage.Chain, error) {
+	c, err := b.db.loadChainTail(ctx, owner, id, known)
+	return c, b.db.seen(err)
 }
 
 func (db *DB) loadChainTail(ctx context.Context, owner, id string, known func(string) bool) (*storage.Chain, error) {

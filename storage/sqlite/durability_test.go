@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"hearth/storage"
+	"hearth/storage/sqlstore"
 )
 
 // crashEnv names the database the crash helper writes to; the helper test does nothing
@@ -207,7 +208,7 @@ func checkAfterCrash(t *testing.T, db *DB, reported []string) {
 		t.Errorf("%d responses without their 3 input items", n)
 	}
 	if n = query(`SELECT COUNT(*) FROM responses r WHERE status = 'failed' AND (error IS NOT ?
-		OR EXISTS (SELECT 1 FROM items WHERE response_id = r.id AND kind = 'output'))`, string(recoveredError)); n != 0 {
+		OR EXISTS (SELECT 1 FROM items WHERE response_id = r.id AND kind = 'output'))`, string(sqlstore.RecoveredError)); n != 0 {
 		t.Errorf("%d failed responses without the recovery error or with output", n)
 	}
 	if n = query(`SELECT COUNT(*) FROM responses WHERE status NOT IN ('completed', 'failed')`); n != 0 {

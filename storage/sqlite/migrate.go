@@ -14,16 +14,6 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-func loadMigrations() ([]sqlstore.Migration, error) {
-	return sqlstore.LoadMigrations(migrationFiles, "migrations")
-}
-
-var sqlMigrationsTable = sqlstore.SQL(`CREATE TABLE IF NOT EXISTS schema_migrations (
-	version    INTEGER NOT NULL PRIMARY KEY,
-	name       TEXT    NOT NULL,
-	applied_at INTEGER NOT NULL
-) STRICT`)
-
 // migrator migrates on the writer: one connection, so nothing else writes meanwhile.
 func migrator(w *sql.DB) sqlstore.Migrator {
 	return sqlstore.Migrator{
@@ -39,15 +29,10 @@ func migrator(w *sql.DB) sqlstore.Migrator {
 			}
 			return tx.Commit()
 		},
-		Table: sqlMigrationsTable,
 	}
 }
 
 // migrate brings the schema of the file up to date.
 func migrate(ctx context.Context, w *sql.DB) error {
-	ms, err := loadMigrations()
-	if err != nil {
-		return err
-	}
-	return sqlstore.Migrate(ctx, migrator(w), ms)
+	return sqlstore.Migrate(ctx, migrator(w), migrationFiles)
 }

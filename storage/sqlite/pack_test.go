@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"hearth/storage/sqlstore"
 )
 
 // TestBackfillPacks opens a database written before item packs existed (schema
@@ -23,7 +25,7 @@ func TestBackfillPacks(t *testing.T) {
 		version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := loadMigrations()
+	ms, err := sqlstore.LoadMigrations(migrationFiles)
 	if err != nil {
 		t.Fatal(err)
 	}

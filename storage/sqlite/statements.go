@@ -16,14 +16,11 @@ import (
 // statement cache keeps it prepared; see LoadChain.)
 type statements struct {
 	// writer
-	insertResponse *sql.Stmt
-	insertItem     *sql.Stmt
-	deleteOutput   *sql.Stmt
-	complete       *sql.Stmt
-	setStatus      *sql.Stmt
-	distance       *sql.Stmt
-	putContext     *sql.Stmt
-	dropContext    *sql.Stmt
+	insertItem  *sql.Stmt
+	setStatus   *sql.Stmt
+	distance    *sql.Stmt
+	putContext  *sql.Stmt
+	dropContext *sql.Stmt
 
 	// readers
 	hasKeys    *sql.Stmt
@@ -37,20 +34,8 @@ type statements struct {
 }
 
 const (
-	sqlInsertResponse = `INSERT INTO responses
-	(id, owner, model, status, background, previous_response_id, request, response, created_at, input_pack)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-
 	sqlInsertItem = `INSERT INTO items (response_id, kind, position, item_id, type, body)
 	VALUES (?, ?, ?, ?, ?, ?)`
-
-	sqlDeleteOutput = `DELETE FROM items WHERE response_id = ? AND kind = 'output'`
-
-	// An empty runtime (?10) keeps the one stored.
-	sqlComplete = `UPDATE responses SET status = ?1, response = ?2, error = ?3,
-	input_tokens = ?4, output_tokens = ?5, cached_tokens = ?6, reasoning_tokens = ?7,
-	completed_at = ?8, output_pack = ?9, runtime = coalesce(nullif(?10, ''), runtime)
-	WHERE id = ?11`
 
 	// Status changes made by storage alone patch the stored response object too, so
 	// that GET returns an object whose "status" agrees with the row.
@@ -129,10 +114,7 @@ func (s *statements) prepare(ctx context.Context, w, r *sql.DB) error {
 		db   *sql.DB
 		text string
 	}{
-		{&s.insertResponse, w, sqlInsertResponse},
 		{&s.insertItem, w, sqlInsertItem},
-		{&s.deleteOutput, w, sqlDeleteOutput},
-		{&s.complete, w, sqlComplete},
 		{&s.setStatus, w, sqlSetStatus},
 		{&s.distance, w, sqlCheckpointDistance},
 		{&s.putContext, w, sqlPutContext},

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"hearth/storage"
+	"hearth/storage/sqlstore"
 )
 
 var (
@@ -41,7 +42,7 @@ func TestOpenSetsPragmasAndMigrates(t *testing.T) {
 	if _, err := db.r.ExecContext(ctx, `DELETE FROM responses`); err == nil {
 		t.Error("read pool accepted a write")
 	}
-	ms, err := loadMigrations()
+	ms, err := sqlstore.LoadMigrations(migrationFiles)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,10 +19,12 @@ type Migration struct {
 	body    *Stmt
 }
 
-// LoadMigrations reads the migrations in dir of files, in order. It insists on
+// LoadMigrations reads the migrations in the directory migrations of files (a store
+// embeds its own), in order. It insists on
 // versions 1, 2, 3, ... without gaps or duplicates: a gap would mean a file was lost in
 // a merge, and applying the rest would build a schema nobody tested.
-func LoadMigrations(files fs.FS, dir string) ([]Migration, error) {
+func LoadMigrations(files fs.FS) ([]Migration, error) {
+	const dir = "migrations"
 	entries, err := fs.ReadDir(files, dir)
 	if err != nil {
 		return nil, err
@@ -54,25 +56,38 @@ func LoadMigrations(files fs.FS, dir string) ([]Migration, error) {
 }
 
 // Migrator is where a store migrates: Q runs statements on one connection (which the
-// store may hold a lock on, so that processes starting at once migrate in turn), InTx
-// runs fn in a transaction on it, and Table creates schema_migrations in the store's
-// types if it is not there.
+// store may hold a lock on, so that processes starting at once migrate in turn), and
+// InTx runs fn in a transaction on it.
 type Migrator struct {
-	Q     Querier
-	InTx  func(ctx context.Context, fn func(Querier) error) error
-	Table *Stmt
+	Q    Querier
+	InTx func(ctx context.Context, fn func(Querier) error) error
 }
 
 var (
+	// sqlMigrationsTable records the versions applied, in each store's types.
+	sqlMigrationsTable = Dialects(`CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER NOT NULL PRIMARY KEY,
+	name       TEXT    NOT NULL,
+	applied_at INTEGER NOT NULL
+) STRICT`, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    integer NOT NULL PRIMARY KEY,
+	name       text    NOT NULL,
+	applied_at bigint  NOT NULL
+)`)
 	sqlSchemaVersion   = SQL(`SELECT COALESCE(MAX(version), 0) FROM schema_migrations`)
 	sqlRecordMigration = SQL(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`)
 )
 
-// Migrate applies every migration of ms the database has not recorded yet, each in its
-// own transaction together with its schema_migrations row, so a crash mid-way leaves
-// the database at a recorded version and the next start resumes from there.
-func Migrate(ctx context.Context, m Migrator, ms []Migration) error {
-	if _, err := m.Q.Exec(ctx, m.Table); err != nil {
+// Migrate applies every migration of files (LoadMigrations) the database has not
+// recorded yet, each in its own transaction together with its schema_migrations row,
+// so a crash mid-way leaves the database at a recorded version and the next start
+// resumes from there.
+func Migrate(ctx context.Context, m Migrator, files fs.FS) error {
+	ms, err := LoadMigrations(files)
+	if err != nil {
+		return err
+	}
+	if _, err := m.Q.Exec(ctx, sqlMigrationsTable); err != nil {
 		return fmt.Errorf("storage: create schema_migrations: %w", err)
 	}
 	var current int

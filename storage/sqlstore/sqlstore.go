@@ -170,6 +170,10 @@ type Backend interface {
 	// InsertChunks stores chunks of a file from index from on, replacing any there:
 	// the bulk insert each driver does best.
 	InsertChunks(ctx context.Context, tx Tx, storeID, fileID string, from int, chunks []storage.NewChunk) error
+	// ResponseWrites are the steps of a response's life that each store writes its
+	// own way (lifecycle.go).
+	ResponseWrites
+	ChainLoads
 }
 
 // Dialect is what the shared layer needs to know of a store's SQL beyond the
@@ -227,11 +231,12 @@ type Shared struct {
 	Journals
 	Responses
 	States
+	Chains
 }
 
 // New is the shared layer over b, whose SQL is d's.
 func New(b Backend, d *Dialect) Shared {
-	return Shared{Files: Files{b, d}, VectorStores: VectorStores{b, d}, Keys: Keys{b}, Conversations: Conversations{b}, Console: Console{b, d}, Copy: Copy{b, d}, Journals: Journals{b}, Responses: Responses{b}, States: States{b}}
+	return Shared{Files: Files{b, d}, VectorStores: VectorStores{b, d}, Keys: Keys{b}, Conversations: Conversations{b}, Console: Console{b, d}, Copy: Copy{b, d}, Journals: Journals{b}, Responses: Responses{b}, States: States{b}, Chains: Chains{b}}
 }
 
 // execOne runs a statement that must change a row, and answers notFound (or
