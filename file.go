@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"hearth/internal/textcap"
 )
 
 // The Files API's objects, as OpenAI's API defines them.
@@ -52,27 +54,14 @@ func CheckFilePurpose(purpose string) error {
 	}
 	if !slices.Contains(FilePurposes, purpose) {
 		return InvalidRequest("purpose", CodeInvalidValue, fmt.Sprintf("Invalid value for 'purpose': '%s'. Supported values are: '%s'.",
-			capString(purpose, 64), strings.Join(FilePurposes, "', '")))
+			textcap.Cut(purpose, 64), strings.Join(FilePurposes, "', '")))
 	}
 	return nil
 }
 
 // FileNotFound is the 404 for a file id that is unknown, deleted or another key's.
 func FileNotFound(param, id string) *Error {
-	return NotFound(param, CodeFileNotFound, fmt.Sprintf("File with id '%s' not found.", capString(id, 100)))
-}
-
-// capString cuts s to at most n bytes at a rune boundary, marking the cut: ids and
-// names come from the client, and an error must not echo 100 KB of one.
-func capString(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && (s[i]&0xC0) == 0x80 {
-		i--
-	}
-	return s[:i] + "…"
+	return NotFound(param, CodeFileNotFound, fmt.Sprintf("File with id '%s' not found.", textcap.Cut(id, 100)))
 }
 
 // textDataPrefix starts the file_data of an input_file whose text hearth has read:
