@@ -236,6 +236,17 @@ func (b *Builder) CloseItem(status string) error {
 	return nil
 }
 
+// EndCall ends the open item of a kind as a search call ends: failed, with no event of
+// its own; or completed, reporting completedEvent first. Either way the item's
+// response.output_item.done follows.
+func (b *Builder) EndCall(completedEvent string, failed bool) error {
+	if failed {
+		return b.CloseItem(StatusFailed)
+	}
+	b.ItemEvent(Event{Type: completedEvent})
+	return b.CloseItem(StatusCompleted)
+}
+
 // KindState is a kind's own state on this Builder under key (what the response's
 // searches found, hooks its plan attached), made by make on first use.
 func (b *Builder) KindState(key any, make func() any) any {

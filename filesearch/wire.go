@@ -298,11 +298,7 @@ func EndCall(b *hearth.Builder, results, cite []FileSearchResult, text string, f
 	if len(c.cite) > 0 {
 		b.AddCiter(c)
 	}
-	if failed {
-		return b.CloseItem(hearth.StatusFailed)
-	}
-	b.ItemEvent(hearth.Event{Type: EventFileSearchCallCompleted})
-	return b.CloseItem(hearth.StatusCompleted)
+	return b.EndCall(EventFileSearchCallCompleted, failed)
 }
 
 func open(b *hearth.Builder) (*hearth.Item, *FileSearchCall, error) {
@@ -336,11 +332,7 @@ func ReemitCall(b *hearth.Builder, stored hearth.Item) error {
 		return b.CloseItem(hearth.StatusIncomplete)
 	}
 	b.ItemEvent(hearth.Event{Type: EventFileSearchCallSearching})
-	if stored.Status == hearth.StatusFailed {
-		return b.CloseItem(hearth.StatusFailed)
-	}
-	b.ItemEvent(hearth.Event{Type: EventFileSearchCallCompleted})
-	return b.CloseItem(hearth.StatusCompleted)
+	return b.EndCall(EventFileSearchCallCompleted, stored.Status == hearth.StatusFailed)
 }
 
 // citer annotates a response's output text with the files its searches found.

@@ -230,11 +230,7 @@ func EndCall(b *hearth.Builder, sources, cite []WebSearchSource, results string,
 	if len(c.cite) > 0 {
 		b.AddCiter(c)
 	}
-	if failed {
-		return b.CloseItem(hearth.StatusFailed)
-	}
-	b.ItemEvent(hearth.Event{Type: EventWebSearchCallCompleted})
-	return b.CloseItem(hearth.StatusCompleted)
+	return b.EndCall(EventWebSearchCallCompleted, failed)
 }
 
 func open(b *hearth.Builder) (*hearth.Item, *WebSearchAction, error) {
@@ -274,11 +270,7 @@ func ReemitCall(b *hearth.Builder, stored hearth.Item) error {
 		return b.CloseItem(hearth.StatusIncomplete)
 	}
 	b.ItemEvent(hearth.Event{Type: EventWebSearchCallSearching})
-	if status == hearth.StatusFailed {
-		return b.CloseItem(hearth.StatusFailed)
-	}
-	b.ItemEvent(hearth.Event{Type: EventWebSearchCallCompleted})
-	return b.CloseItem(hearth.StatusCompleted)
+	return b.EndCall(EventWebSearchCallCompleted, status == hearth.StatusFailed)
 }
 
 // citer annotates a response's output text with the URLs its searches found.
