@@ -36,6 +36,10 @@ func (s *Server) writeError(c *gin.Context, err error) {
 	if retry := errorRetryAfter(he); retry != "" {
 		c.Header("Retry-After", retry)
 	}
+	if d := s.doorOf(c.Request.URL.Path); d != nil {
+		d.WriteError(c, he)
+		return
+	}
 	c.AbortWithStatusJSON(errorStatus(he), he)
 }
 

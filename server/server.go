@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"hearth"
 	"hearth/engine"
 	"hearth/engine/pool"
 	"hearth/internal/admission"
@@ -21,6 +22,7 @@ import (
 	"hearth/internal/urlpolicy"
 	"hearth/respond"
 	"hearth/server/console"
+	"hearth/server/door"
 	"hearth/telemetry"
 	"hearth/vectorstores"
 )
@@ -128,7 +130,9 @@ const (
 
 // Server routes HTTP requests to hearth's parts.
 type Server struct {
-	rt Runtime
+	// doors are the APIs served over the core besides /v1/responses (doors.go).
+	doors []door.Door
+	rt    Runtime
 	// pool is rt as a pool (rt itself when it is one): the runtimes responses are
 	// placed on (placement.go).
 	pool *pool.Pool
@@ -189,7 +193,8 @@ func New(cfg Config) *Server {
 		log = slog.Default()
 	}
 	s := &Server{
-		rt: cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
+		doors: doors(),
+		rt:    cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
 		log: log, limits: cfg.Limits.WithDefaults(), fileURLs: cfg.FileURLs, logContent: cfg.LogContent,
 		wsLifetime:  cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
@@ -332,11 +337,10 @@ func New(cfg Config) *Server {
 			authed.POST(p, mw.passthroughAccess, s.admitPassthrough, s.passthrough)
 		}
 	}
+	s.serveDoors(authed)
 	r.NoRoute(func(c *gin.Context) {
-		c.JSON(http.StatusNotFound, gin.H{"error": gin.H{
-			"message": "no route for " + c.Request.Method + " " + c.Request.URL.Path,
-			"type":    "invalid_request_error", "param": nil, "code": "not_found",
-		}})
+		s.writeError(c, &hearth.Error{Status: http.StatusNotFound, Type: hearth.ErrTypeInvalidRequest, Code: "not_found",
+			Message: "no route for " + c.Request.Method + " " + c.Request.URL.Path})
 	})
 	s.router = r
 	return s
