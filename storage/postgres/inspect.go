@@ -58,7 +58,7 @@ func Inspect(ctx context.Context, url string) (*Inspection, error) {
 		Scan(&in.Server, &in.Database, &in.User); err != nil {
 		return nil, fmt.Errorf("storage: postgres: %w", classify(err))
 	}
-	ms, err := sqlstore.LoadMigrations(migrationFiles)
+	ms, err := sqlstore.Postgres.Migrations()
 	if err != nil {
 		return nil, err
 	}

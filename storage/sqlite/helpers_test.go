@@ -50,5 +50,5 @@ func turn(t testing.TB, db *DB, owner, id, prev string, input, output []storage.
 // applyMigration applies one migration to a file opened without the store, as an
 // older hearth left it.
 func applyMigration(ctx context.Context, w *sql.DB, m sqlstore.Migration) error {
-	return sqlstore.Apply(ctx, migrator(w), m)
+	return sqlstore.Apply(ctx, migrator{conn: conn{q: w}, w: w}, m)
 }

@@ -15,7 +15,7 @@ import (
 // database is upgraded (0006_key_roles.sql says why).
 func TestKeyRolesMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hearth.db")
-	ms, err := sqlstore.LoadMigrations(migrationFiles)
+	ms, err := sqlstore.SQLite.Migrations()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestBackfillPacks(t *testing.T) {
 		version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := sqlstore.LoadMigrations(migrationFiles)
+	ms, err := sqlstore.SQLite.Migrations()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func TestOpenSetsPragmasAndMigrates(t *testing.T) {
 	if _, err := db.r.ExecContext(ctx, `DELETE FROM responses`); err == nil {
 		t.Error("read pool accepted a write")
 	}
-	ms, err := sqlstore.LoadMigrations(migrationFiles)
+	ms, err := sqlstore.SQLite.Migrations()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"embed"
 	"fmt"
 	"io/fs"
 	"sort"
@@ -9,6 +10,13 @@ import (
 	"strings"
 	"time"
 )
+
+// The schemas of both stores, side by side: schema/sqlite and schema/postgres hold
+// each dialect's versions (the types differ), so a change to the tables is written and
+// reviewed in one place for both.
+//
+//go:embed schema/sqlite/*.sql schema/postgres/*.sql
+var schemas embed.FS
 
 // Migration is one version of a store's schema: a file NNNN_name.sql of its own
 // dialect (the schemas differ), embedded so that the binary carries its schema, and
@@ -19,13 +27,20 @@ type Migration struct {
 	body    *Stmt
 }
 
-// LoadMigrations reads the migrations in the directory migrations of files (a store
-// embeds its own), in order. It insists on
+// Migrations are the dialect's schema versions (schema/<dialect>), in order.
+func (d *Dialect) Migrations() ([]Migration, error) {
+	sub, err := fs.Sub(schemas, "schema/"+d.name)
+	if err != nil {
+		return nil, err
+	}
+	return LoadMigrations(sub)
+}
+
+// LoadMigrations reads the migrations NNNN_name.sql at the top of files, in order. It insists on
 // versions 1, 2, 3, ... without gaps or duplicates: a gap would mean a file was lost in
 // a merge, and applying the rest would build a schema nobody tested.
 func LoadMigrations(files fs.FS) ([]Migration, error) {
-	const dir = "migrations"
-	entries, err := fs.ReadDir(files, dir)
+	entries, err := fs.ReadDir(files, ".")
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +55,7 @@ func LoadMigrations(files fs.FS) ([]Migration, error) {
 		if !ok || err != nil {
 			return nil, fmt.Errorf("storage: migration %q: want NNNN_name.sql", name)
 		}
-		body, err := fs.ReadFile(files, dir+"/"+name)
+		body, err := fs.ReadFile(files, name)
 		if err != nil {
 			return nil, err
 		}
@@ -58,9 +73,9 @@ func LoadMigrations(files fs.FS) ([]Migration, error) {
 // Migrator is where a store migrates: Q runs statements on one connection (which the
 // store may hold a lock on, so that processes starting at once migrate in turn), and
 // InTx runs fn in a transaction on it.
-type Migrator struct {
-	Q    Querier
-	InTx func(ctx context.Context, fn func(Querier) error) error
+type Migrator interface {
+	Querier
+	InTx(ctx context.Context, fn func(Querier) error) error
 }
 
 var (
@@ -78,20 +93,20 @@ var (
 	sqlRecordMigration = SQL(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`)
 )
 
-// Migrate applies every migration of files (LoadMigrations) the database has not
-// recorded yet, each in its own transaction together with its schema_migrations row,
+// Migrate applies every migration of the dialect (Dialect.Migrations) the database has
+// not recorded yet, each in its own transaction together with its schema_migrations row,
 // so a crash mid-way leaves the database at a recorded version and the next start
 // resumes from there.
-func Migrate(ctx context.Context, m Migrator, files fs.FS) error {
-	ms, err := LoadMigrations(files)
+func Migrate(ctx context.Context, m Migrator, d *Dialect) error {
+	ms, err := d.Migrations()
 	if err != nil {
 		return err
 	}
-	if _, err := m.Q.Exec(ctx, sqlMigrationsTable); err != nil {
+	if _, err := m.Exec(ctx, sqlMigrationsTable); err != nil {
 		return fmt.Errorf("storage: create schema_migrations: %w", err)
 	}
 	var current int
-	if err := m.Q.QueryRow(ctx, sqlSchemaVersion).Scan(&current); err != nil {
+	if err := m.QueryRow(ctx, sqlSchemaVersion).Scan(&current); err != nil {
 		return fmt.Errorf("storage: read schema version: %w", err)
 	}
 	// A newer hearth has migrated this database; running old code against a schema it

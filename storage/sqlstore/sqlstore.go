@@ -180,6 +180,8 @@ type Backend interface {
 // statements declared with SQL: its placeholders, for the few statements whose
 // filters are chosen per call (list pages).
 type Dialect struct {
+	// name names the dialect's schema directory (schema/<name>).
+	name string
 	// placeholders are the first ones, made once.
 	placeholders []string
 	mark         string
@@ -194,10 +196,10 @@ type Dialect struct {
 
 // The two dialects.
 var (
-	SQLite = newDialect(Dialect{mark: "?", storedOrder: ` ORDER BY rowid`,
+	SQLite = newDialect(Dialect{name: "sqlite", mark: "?", storedOrder: ` ORDER BY rowid`,
 		schema: SQL(`SELECT m.name, p.name, lower(p.type) FROM sqlite_master AS m, pragma_table_info(m.name) AS p
 			WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' ORDER BY m.name, p.cid`)})
-	Postgres = newDialect(Dialect{mark: "$", arrays: true,
+	Postgres = newDialect(Dialect{name: "postgres", mark: "$", arrays: true,
 		schema: SQL(`SELECT table_name, column_name, lower(data_type) FROM information_schema.columns
 			WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position`)})
 )
