@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 
 	"hearth"
 	"hearth/internal/seal"
@@ -187,6 +189,30 @@ type OneFunction struct {
 	Strict bool
 	// Choice is the request's tool_choice in terms of the function, or nil.
 	Choice *hearth.ToolChoice
+}
+
+// Offer names the function the first of names that the request's own tools leave
+// free, and makes it strict where the runtime can generate its arguments under the
+// schema's grammar (log says why not). With every name taken, the kind's tool
+// (tools[i].type) is a 400 saying that what needs the names.
+func (f *OneFunction) Offer(r *HostedRequest, log *slog.Logger, what string, names ...string) error {
+	for _, n := range names {
+		if !r.Taken(n) {
+			f.Name = n
+			break
+		}
+	}
+	if f.Name == "" {
+		at := fmt.Sprintf("tools[%d].type", r.Tools[0])
+		return hearth.InvalidRequest(at, hearth.CodeInvalidValue, fmt.Sprintf(
+			"Invalid '%s': the request's own tools take the names %s and %s, which %s needs.", at, names[0], names[1], what))
+	}
+	if err := r.Grammar(f.Name, f.Parameters); err != nil {
+		log.Info(names[0]+" offered without a grammar", "reason", err)
+	} else {
+		f.Strict = true
+	}
+	return nil
 }
 
 // Tools shows the model the function.

@@ -120,21 +120,8 @@ func (k *Kind) Plan(ctx context.Context, r *engine.HostedRequest) (engine.Hosted
 		}
 	}
 	p := &plan{OneFunction: engine.OneFunction{Description: Description, Parameters: Parameters}, k: k, tool: tool, caller: r.Caller, results: r.Request.Includes(IncludeFileSearchResults)}
-	for _, n := range []string{FunctionName, "hearth_" + FunctionName} {
-		if !r.Taken(n) {
-			p.Name = n
-			break
-		}
-	}
-	if p.Name == "" {
-		p := fmt.Sprintf("tools[%d].type", r.Tools[0])
-		return nil, hearth.InvalidRequest(p, hearth.CodeInvalidValue, fmt.Sprintf(
-			"Invalid '%s': the request's own tools take the names %s and hearth_%s, which the file search needs.", p, FunctionName, FunctionName))
-	}
-	if err := r.Grammar(p.Name, Parameters); err != nil {
-		k.log.Info("file_search offered without a grammar", "reason", err)
-	} else {
-		p.Strict = true
+	if err := p.Offer(r, k.log, "the file search", FunctionName, "hearth_"+FunctionName); err != nil {
+		return nil, err
 	}
 	p.Choice = p.toolChoice(r.Request.ToolChoice)
 	return p, nil
@@ -248,47 +235,16 @@ func Render(found []FileSearchResult) string {
 // model read; a stored one (a later response of the chain) has its results when the
 // request that made it included them, rendered as the model read them then.
 func asCalls(name string, items []hearth.Item) []hearth.Item {
-	has := false
-	for i := range items {
-		if items[i].Type == ItemFileSearchCall {
-			has = true
-			break
+	return searchCall.AsCalls(name, items, func(fs *FileSearchCall) (string, bool) {
+		if fs == nil {
+			return "", true
 		}
-	}
-	if !has {
-		return items
-	}
-	out := make([]hearth.Item, 0, len(items)+1)
-	for _, it := range items {
-		if it.Type != ItemFileSearchCall {
-			out = append(out, it)
-			continue
+		return strings.Join(fs.Queries, "; "), true
+	}, func(fs *FileSearchCall) string {
+		if fs != nil && fs.Results != nil {
+			// The results the request included, kept in the item.
+			return Render(fs.Results)
 		}
-		args := it.Arguments
-		if args == "" {
-			var queries []string
-			if fs := CallOf(it); fs != nil {
-				queries = fs.Queries
-			}
-			a, _ := json.Marshal(map[string]string{"query": strings.Join(queries, "; ")})
-			args = string(a)
-		}
-		out = append(out,
-			hearth.Item{Type: hearth.ItemFunctionCall, CallID: it.ID, Name: name, Arguments: args, Status: hearth.StatusCompleted},
-			hearth.Item{Type: hearth.ItemFunctionCallOutput, CallID: it.ID, Output: hearth.ToolOutput{Text: storedResults(it)}})
-	}
-	return out
-}
-
-func storedResults(it hearth.Item) string {
-	switch {
-	case it.Output.Text != "":
-		return it.Output.Text
-	case it.Status == hearth.StatusFailed:
-		return "Error: the search failed."
-	case CallOf(it) != nil && CallOf(it).Results != nil:
-		// The results the request included, kept in the item.
-		return Render(CallOf(it).Results)
-	}
-	return "(The results of this search are not kept: the request did not include file_search_call.results. Search again to read them.)"
+		return "(The results of this search are not kept: the request did not include file_search_call.results. Search again to read them.)"
+	})
 }

@@ -88,10 +88,7 @@ func (c *FileSearchCall) CloneHosted() hearth.HostedData {
 
 // CallOf returns a file_search_call's queries and results (nil for an item of
 // another kind).
-func CallOf(it hearth.Item) *FileSearchCall {
-	c, _ := it.Hosted.(*FileSearchCall)
-	return c
-}
+func CallOf(it hearth.Item) *FileSearchCall { return searchCall.Of(it) }
 
 // ToolOf returns what a request's file_search tool asks for (nil for a tool of
 // another type).
@@ -168,12 +165,8 @@ func decodeItem(o hearth.Object, it *hearth.Item) error {
 	if elems, has, err := o.Array("queries"); err != nil {
 		return err
 	} else if has {
-		for i, e := range elems {
-			q, err := hearth.AsString(e, hearth.IndexPath(o.At("queries"), i))
-			if err != nil {
-				return err
-			}
-			fs.Queries = append(fs.Queries, q)
+		if fs.Queries, err = hearth.Strings(elems, o.At("queries")); err != nil {
+			return err
 		}
 	}
 	if raw, has := o.Get("results"); has {
@@ -251,29 +244,29 @@ func decodeTool(o hearth.Object) (any, error) {
 	return t, nil
 }
 
+// searchCall is the life of a file_search_call (hearth.SearchCall); its citations are
+// file_citation annotations.
+var searchCall = &hearth.SearchCall[*FileSearchCall, FileSearchResult]{
+	Type: ItemFileSearchCall, Prefix: PrefixFileSearchCall,
+	EventInProgress: EventFileSearchCallInProgress, EventSearching: EventFileSearchCallSearching,
+	EventCompleted: EventFileSearchCallCompleted,
+	New:            func() *FileSearchCall { return &FileSearchCall{Queries: []string{}} },
+	Cite:           fileCitations,
+	// File citations come after URL citations, as they did before the kinds had
+	// packages of their own.
+	CiteOrder: 1,
+}
+
 // StartCall completes the open item, if any, and starts a file_search_call hearth
 // runs itself: output_item.added, then response.file_search_call.in_progress. The
 // model's arguments (Builder.ArgumentsDelta) are kept out of the item, which reports
 // the query in its queries once Searching has it.
-func StartCall(b *hearth.Builder) error {
-	if err := b.OpenItem(hearth.Item{Type: ItemFileSearchCall, ID: hearth.NewID(PrefixFileSearchCall), Hosted: &FileSearchCall{Queries: []string{}}}); err != nil {
-		return err
-	}
-	b.ItemEvent(hearth.Event{Type: EventFileSearchCallInProgress})
-	return nil
-}
+func StartCall(b *hearth.Builder) error { return searchCall.Start(b) }
 
 // Searching sets the open file_search_call's queries and reports
 // response.file_search_call.searching: the search runs next.
 func Searching(b *hearth.Builder, queries []string) error {
-	it, fs, err := open(b)
-	if err != nil {
-		return err
-	}
-	fs.Queries = append([]string{}, queries...)
-	it.Status = "searching"
-	b.ItemEvent(hearth.Event{Type: EventFileSearchCallSearching})
-	return nil
+	return searchCall.Searching(b, func(fs *FileSearchCall) { fs.Queries = append([]string{}, queries...) })
 }
 
 // EndCall ends the open file_search_call: completed with its results (nil leaves them
@@ -285,66 +278,16 @@ func Searching(b *hearth.Builder, queries []string) error {
 // text is what the model reads of the search (not on the wire: the item's Output),
 // for the response's later turns.
 func EndCall(b *hearth.Builder, results, cite []FileSearchResult, text string, failed bool) error {
-	it, fs, err := open(b)
-	if err != nil {
-		return err
-	}
-	it.Output = hearth.ToolOutput{Text: text}
-	if results != nil {
-		fs.Results = append([]FileSearchResult{}, results...)
-	}
-	c := b.KindState(citerKey{}, func() any { return &citer{} }).(*citer)
-	c.cite = append(c.cite, cite...)
-	if len(c.cite) > 0 {
-		b.AddCiter(c)
-	}
-	return b.EndCall(EventFileSearchCallCompleted, failed)
-}
-
-func open(b *hearth.Builder) (*hearth.Item, *FileSearchCall, error) {
-	it, err := b.Open(ItemFileSearchCall)
-	if err != nil {
-		return nil, nil, err
-	}
-	fs := CallOf(*it)
-	if fs == nil {
-		fs = &FileSearchCall{Queries: []string{}}
-		it.Hosted = fs
-	}
-	return it, fs, nil
+	return searchCall.End(b, text, func(fs *FileSearchCall) {
+		if results != nil {
+			fs.Results = append([]FileSearchResult{}, results...)
+		}
+	}, cite, failed)
 }
 
 // ReemitCall reports a stored file_search_call as the live stream did: added,
 // in_progress, searching, completed (for a completed one), done, with its stored id.
-func ReemitCall(b *hearth.Builder, stored hearth.Item) error {
-	if err := b.OpenItem(hearth.Item{Type: ItemFileSearchCall, ID: stored.ID, Hosted: &FileSearchCall{Queries: []string{}}}); err != nil {
-		return err
-	}
-	b.ItemEvent(hearth.Event{Type: EventFileSearchCallInProgress})
-	cur, err := b.Open(ItemFileSearchCall)
-	if err != nil {
-		return err
-	}
-	if fs := CallOf(stored); fs != nil {
-		cur.Hosted = fs.CloneHosted()
-	}
-	if stored.Status == hearth.StatusIncomplete {
-		return b.CloseItem(hearth.StatusIncomplete)
-	}
-	b.ItemEvent(hearth.Event{Type: EventFileSearchCallSearching})
-	return b.EndCall(EventFileSearchCallCompleted, stored.Status == hearth.StatusFailed)
-}
-
-// citer annotates a response's output text with the files its searches found.
-type citer struct{ cite []FileSearchResult }
-
-type citerKey struct{}
-
-func (c *citer) Cite(text string) []hearth.Annotation { return fileCitations(text, c.cite) }
-
-// CiteOrder puts file citations after URL citations, as they were before the kinds
-// had packages of their own.
-func (c *citer) CiteOrder() int { return 1 }
+func ReemitCall(b *hearth.Builder, stored hearth.Item) error { return searchCall.Reemit(b, stored) }
 
 // fileCitations finds where text names the file of a result the response's searches
 // returned: one file_citation per occurrence of a file name standing as a word of

@@ -113,21 +113,8 @@ type plan struct {
 // own tools take it (then under the tool type's name).
 func (k *Kind) Plan(_ context.Context, r *engine.HostedRequest) (engine.HostedPlan, error) {
 	p := &plan{OneFunction: engine.OneFunction{Description: Description, Parameters: Parameters}, k: k, sources: r.Request.Includes(IncludeWebSearchSources)}
-	for _, n := range []string{FunctionName, k.toolType} {
-		if !r.Taken(n) {
-			p.Name = n
-			break
-		}
-	}
-	if p.Name == "" {
-		at := fmt.Sprintf("tools[%d].type", r.Tools[0])
-		return nil, hearth.InvalidRequest(at, hearth.CodeInvalidValue, fmt.Sprintf(
-			"Invalid '%s': the request's own tools take the names web_search and %s, which the search tool needs.", at, k.toolType))
-	}
-	if err := r.Grammar(p.Name, Parameters); err != nil {
-		k.log.Info("web_search offered without a grammar", "reason", err)
-	} else {
-		p.Strict = true
+	if err := p.Offer(r, k.log, "the search tool", FunctionName, k.toolType); err != nil {
+		return nil, err
 	}
 	if r.Request.ToolChoice.Type == k.toolType {
 		p.Choice = &hearth.ToolChoice{Type: hearth.ToolFunction, Name: p.Name}
@@ -261,56 +248,23 @@ func render(results []result) string {
 // read; a stored one (a later response of the chain) keeps only its sources, when
 // the request that made it included them.
 func asCalls(name string, items []hearth.Item) []hearth.Item {
-	has := false
-	for i := range items {
-		if items[i].Type == ItemWebSearchCall {
-			has = true
-			break
+	return searchCall.AsCalls(name, items, func(a *WebSearchAction) (string, bool) {
+		switch {
+		case a == nil:
+			return "", true
+		case a.Type != "" && a.Type != "search":
+			return "", false // another action (a client's item from elsewhere): nothing to show
 		}
-	}
-	if !has {
-		return items
-	}
-	out := make([]hearth.Item, 0, len(items)+1)
-	for _, it := range items {
-		if it.Type != ItemWebSearchCall {
-			out = append(out, it)
-			continue
+		return a.Query, true
+	}, func(a *WebSearchAction) string {
+		if a == nil || len(a.Sources) == 0 {
+			return "(The results of this search are not kept; search again to read them.)"
 		}
-		action := ActionOf(it)
-		if action != nil && action.Type != "" && action.Type != "search" {
-			continue // another action (a client's item from elsewhere): nothing to show
-		}
-		query := ""
-		if action != nil {
-			query = action.Query
-		}
-		args := it.Arguments
-		if args == "" {
-			a, _ := json.Marshal(map[string]string{"query": query})
-			args = string(a)
-		}
-		out = append(out,
-			hearth.Item{Type: hearth.ItemFunctionCall, CallID: it.ID, Name: name, Arguments: args, Status: hearth.StatusCompleted},
-			hearth.Item{Type: hearth.ItemFunctionCallOutput, CallID: it.ID, Output: hearth.ToolOutput{Text: storedResults(it)}})
-	}
-	return out
-}
-
-func storedResults(it hearth.Item) string {
-	if it.Output.Text != "" {
-		return it.Output.Text
-	}
-	if it.Status == hearth.StatusFailed {
-		return "Error: the search failed."
-	}
-	if a := ActionOf(it); a != nil && len(a.Sources) > 0 {
 		var sb strings.Builder
 		sb.WriteString("Results (their text is not kept):")
 		for i, s := range a.Sources {
 			fmt.Fprintf(&sb, "\n[%d] %s", i+1, s.URL)
 		}
 		return sb.String()
-	}
-	return "(The results of this search are not kept; search again to read them.)"
+	})
 }

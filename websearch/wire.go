@@ -65,10 +65,7 @@ func (a *WebSearchAction) CloneHosted() hearth.HostedData {
 }
 
 // ActionOf returns a web_search_call's action (nil for an item of another kind).
-func ActionOf(it hearth.Item) *WebSearchAction {
-	a, _ := it.Hosted.(*WebSearchAction)
-	return a
-}
+func ActionOf(it hearth.Item) *WebSearchAction { return searchCall.Of(it) }
 
 // WebSearchSource is one result of a search as action.sources reports it.
 // Title is not on the wire (OpenAI's source has type and url only): it serves
@@ -182,29 +179,29 @@ func decodeItem(o hearth.Object, it *hearth.Item) error {
 	return nil
 }
 
+// searchCall is the life of a web_search_call (hearth.SearchCall); its citations are
+// url_citation annotations.
+var searchCall = &hearth.SearchCall[*WebSearchAction, WebSearchSource]{
+	Type: ItemWebSearchCall, Prefix: PrefixWebSearchCall,
+	EventInProgress: EventWebSearchCallInProgress, EventSearching: EventWebSearchCallSearching,
+	EventCompleted: EventWebSearchCallCompleted,
+	New:            func() *WebSearchAction { return &WebSearchAction{Type: "search"} },
+	Cite:           citations,
+	// URL citations come before those of other kinds (file citations), as they did
+	// before the kinds had packages of their own.
+	CiteOrder: 0,
+}
+
 // StartCall completes the open item, if any, and starts a web_search_call hearth
 // runs itself: output_item.added, then response.web_search_call.in_progress. The
 // model's arguments (Builder.ArgumentsDelta) are kept out of the item, which reports
 // the query in its action once Searching has it.
-func StartCall(b *hearth.Builder) error {
-	if err := b.OpenItem(hearth.Item{Type: ItemWebSearchCall, ID: hearth.NewID(PrefixWebSearchCall), Hosted: &WebSearchAction{Type: "search"}}); err != nil {
-		return err
-	}
-	b.ItemEvent(hearth.Event{Type: EventWebSearchCallInProgress})
-	return nil
-}
+func StartCall(b *hearth.Builder) error { return searchCall.Start(b) }
 
 // Searching sets the open web_search_call's query and reports
 // response.web_search_call.searching: the search runs next.
 func Searching(b *hearth.Builder, query string) error {
-	it, a, err := open(b)
-	if err != nil {
-		return err
-	}
-	a.Query = query
-	it.Status = "searching"
-	b.ItemEvent(hearth.Event{Type: EventWebSearchCallSearching})
-	return nil
+	return searchCall.Searching(b, func(a *WebSearchAction) { a.Query = query })
 }
 
 // EndCall ends the open web_search_call: completed with its sources (nil leaves them
@@ -217,72 +214,16 @@ func Searching(b *hearth.Builder, query string) error {
 // results is what the model reads of the search (not on the wire: the item's Output),
 // for the response's later turns.
 func EndCall(b *hearth.Builder, sources, cite []WebSearchSource, results string, failed bool) error {
-	it, a, err := open(b)
-	if err != nil {
-		return err
-	}
-	it.Output = hearth.ToolOutput{Text: results}
-	if sources != nil {
-		a.Sources = append([]WebSearchSource{}, sources...)
-	}
-	c := b.KindState(citerKey{}, func() any { return &citer{} }).(*citer)
-	c.cite = append(c.cite, cite...)
-	if len(c.cite) > 0 {
-		b.AddCiter(c)
-	}
-	return b.EndCall(EventWebSearchCallCompleted, failed)
-}
-
-func open(b *hearth.Builder) (*hearth.Item, *WebSearchAction, error) {
-	it, err := b.Open(ItemWebSearchCall)
-	if err != nil {
-		return nil, nil, err
-	}
-	a := ActionOf(*it)
-	if a == nil {
-		a = &WebSearchAction{Type: "search"}
-		it.Hosted = a
-	}
-	return it, a, nil
+	return searchCall.End(b, results, func(a *WebSearchAction) {
+		if sources != nil {
+			a.Sources = append([]WebSearchSource{}, sources...)
+		}
+	}, cite, failed)
 }
 
 // ReemitCall reports a stored web_search_call as the live stream did: added,
 // in_progress, searching, completed (for a completed one), done, with its stored id.
-func ReemitCall(b *hearth.Builder, stored hearth.Item) error {
-	if err := b.OpenItem(hearth.Item{Type: ItemWebSearchCall, ID: stored.ID, Hosted: &WebSearchAction{Type: "search"}}); err != nil {
-		return err
-	}
-	b.ItemEvent(hearth.Event{Type: EventWebSearchCallInProgress})
-	cur, err := b.Open(ItemWebSearchCall)
-	if err != nil {
-		return err
-	}
-	if sa := ActionOf(stored); sa != nil {
-		a := *sa
-		a.Sources = append([]WebSearchSource(nil), sa.Sources...)
-		if sa.Sources != nil && a.Sources == nil {
-			a.Sources = []WebSearchSource{}
-		}
-		cur.Hosted = &a
-	}
-	status := stored.Status
-	if status == hearth.StatusIncomplete {
-		return b.CloseItem(hearth.StatusIncomplete)
-	}
-	b.ItemEvent(hearth.Event{Type: EventWebSearchCallSearching})
-	return b.EndCall(EventWebSearchCallCompleted, status == hearth.StatusFailed)
-}
-
-// citer annotates a response's output text with the URLs its searches found.
-type citer struct{ cite []WebSearchSource }
-
-type citerKey struct{}
-
-func (c *citer) Cite(text string) []hearth.Annotation { return citations(text, c.cite) }
-
-// CiteOrder puts URL citations before those of other kinds (file citations), as
-// they were before the kinds had packages of their own.
-func (c *citer) CiteOrder() int { return 0 }
+func ReemitCall(b *hearth.Builder, stored hearth.Item) error { return searchCall.Reemit(b, stored) }
 
 // citations finds where text names the URL of a result the response's searches
 // returned: one url_citation per occurrence, with start and end as indexes of
