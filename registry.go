@@ -194,6 +194,30 @@ func DecodeTool(raw json.RawMessage, path string) (Tool, error) {
 	return decodeTool(raw, path, false)
 }
 
+// Strings reads elems (the array at path) as strings; an element of another type is
+// an *Error naming it (path[i]).
+func Strings(elems []json.RawMessage, path string) ([]string, error) {
+	out := make([]string, 0, len(elems))
+	for i, e := range elems {
+		s, err := asString(e, indexPath(path, i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// AsCall is a kind's call in function-call terms, the shape every template knows: the
+// call of name with arguments, completed, and its output (a later turn, or a request
+// that no longer offers the kind's tools, shows the model its calls so).
+func AsCall(callID, name, arguments, output string) []Item {
+	return []Item{
+		{Type: ItemFunctionCall, CallID: callID, Name: name, Arguments: arguments, Status: StatusCompleted},
+		{Type: ItemFunctionCallOutput, CallID: callID, Output: ToolOutput{Text: output}},
+	}
+}
+
 // Builder hooks: what a kind's own Builder functions are made of.
 
 // OpenItem completes the open item, if any, and starts it, in progress: the kind sets

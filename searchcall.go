@@ -3,6 +3,7 @@ package hearth
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 )
 
 // SearchCall is the life of an item that reports a search hearth runs itself, as
@@ -153,9 +154,7 @@ func (s *SearchCall[F, R]) AsCalls(name string, items []Item, query func(F) (str
 		default:
 			text = stored(f)
 		}
-		out = append(out,
-			Item{Type: ItemFunctionCall, CallID: it.ID, Name: name, Arguments: args, Status: StatusCompleted},
-			Item{Type: ItemFunctionCallOutput, CallID: it.ID, Output: ToolOutput{Text: text}})
+		out = append(out, AsCall(it.ID, name, args, text)...)
 	}
 	return out
 }
@@ -172,16 +171,25 @@ type citerKey struct{ itemType string }
 func (c *citer[R]) Cite(text string) []Annotation { return c.cite(text, c.found) }
 func (c *citer[R]) CiteOrder() int                { return c.order }
 
-// Strings reads elems (the array at path) as strings; an element of another type is
-// an *Error naming it (path[i]).
-func Strings(elems []json.RawMessage, path string) ([]string, error) {
-	out := make([]string, 0, len(elems))
-	for i, e := range elems {
-		s, err := asString(e, indexPath(path, i))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
+// SearchQuery is the query of a search function's arguments ({"query": ...}); ok is
+// false where there is none to search for (arguments that do not read, a blank
+// query).
+func SearchQuery(arguments string) (query string, ok bool) {
+	var args struct {
+		Query string `json:"query"`
 	}
-	return out, nil
+	err := json.Unmarshal([]byte(arguments), &args)
+	return args.Query, err == nil && strings.TrimSpace(args.Query) != ""
+}
+
+// Shown is what a search call's item reports of what it found: all of it when the
+// request included it (an empty list for nothing), else nothing (nil).
+func Shown[R any](included bool, found []R) []R {
+	if !included {
+		return nil
+	}
+	if found == nil {
+		return []R{}
+	}
+	return found
 }

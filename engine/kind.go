@@ -177,7 +177,7 @@ func (e *Engine) HostedKindFor(toolType string) (HostedKind, bool) {
 }
 
 // OneFunction is the part of a hosted plan that shows the model a single function and
-// runs nothing before a turn (the search kinds: web_search, file_search). A kind's plan
+// runs nothing before a turn (the search kinds). A kind's plan
 // embeds it and adds its AsCalls and Call.
 type OneFunction struct {
 	// Name is the function's name this request (the kind's, or another where the

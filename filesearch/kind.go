@@ -156,32 +156,23 @@ func (p *plan) AsCalls(items, other []hearth.Item) []hearth.Item { return asCall
 // AsCalls renders file_search_call items as the call of file_search and its results.
 func (k *Kind) AsCalls(items, other []hearth.Item) []hearth.Item { return asCalls(FunctionName, items) }
 
-func (p *plan) Call(name string) (engine.HostedCall, bool) {
-	if name != p.Name {
-		return nil, false
-	}
-	return &call{p: p}, true
-}
+// Call returns the plan itself as the call of its function: each call is one search.
+func (p *plan) Call(name string) (engine.HostedCall, bool) { return p, name == p.Name }
 
-type call struct{ p *plan }
-
-func (c *call) Begin(b *hearth.Builder) error { return StartCall(b) }
+func (p *plan) Begin(b *hearth.Builder) error { return StartCall(b) }
 
 // End runs the search. A search that could not run (no query, a store gone, the
 // embedding model unavailable) ends the item failed and the model reads why; only
 // the client's leaving (ctx) ends the response.
-func (c *call) End(ctx context.Context, b *hearth.Builder, arguments string) (bool, error) {
-	p := c.p
-	var args struct {
-		Query string `json:"query"`
-	}
-	if err := json.Unmarshal([]byte(arguments), &args); err != nil || strings.TrimSpace(args.Query) == "" {
+func (p *plan) End(ctx context.Context, b *hearth.Builder, arguments string) (bool, error) {
+	query, ok := hearth.SearchQuery(arguments)
+	if !ok {
 		if err := Searching(b, nil); err != nil {
 			return true, err
 		}
-		return true, EndCall(b, p.shown(nil), nil, "Error: the search needs a query: call "+p.Name+" with {\"query\": \"...\"}.", true)
+		return true, EndCall(b, hearth.Shown[FileSearchResult](p.results, nil), nil, "Error: the search needs a query: call "+p.Name+" with {\"query\": \"...\"}.", true)
 	}
-	queries := []string{args.Query}
+	queries := []string{query}
 	if err := Searching(b, queries); err != nil {
 		return true, err
 	}
@@ -196,22 +187,10 @@ func (c *call) End(ctx context.Context, b *hearth.Builder, arguments string) (bo
 		p.k.log.Warn("file search failed", "error", err)
 		// The model (and the client, in the item) read why without the runtime's
 		// addresses and paths; the log keeps them.
-		return true, EndCall(b, p.shown(nil), nil, "Error: the search failed: "+scrub.HostDetails(err.Error()), true)
+		return true, EndCall(b, hearth.Shown[FileSearchResult](p.results, nil), nil, "Error: the search failed: "+scrub.HostDetails(err.Error()), true)
 	}
 	p.k.log.Info("file search", "stores", len(p.tool.VectorStoreIDs), "results", len(found))
-	return true, EndCall(b, p.shown(found), found, Render(found), false)
-}
-
-// shown is what the item reports of found: the results when the request included
-// them (an empty list for none), else nothing.
-func (p *plan) shown(found []FileSearchResult) []FileSearchResult {
-	if !p.results {
-		return nil
-	}
-	if found == nil {
-		return []FileSearchResult{}
-	}
-	return found
+	return true, EndCall(b, hearth.Shown(p.results, found), found, Render(found), false)
 }
 
 // Render is the results as the model reads them: numbered, each under its file's

@@ -385,9 +385,7 @@ func (st *plan) AsCalls(items, other []hearth.Item) []hearth.Item {
 			if Of(it).Error != "" {
 				result = "Error: " + Of(it).Error
 			}
-			out = append(out,
-				hearth.Item{Type: hearth.ItemFunctionCall, CallID: it.ID, Name: st.modelName(Of(it).ServerLabel, it.Name), Arguments: it.Arguments, Status: hearth.StatusCompleted},
-				hearth.Item{Type: hearth.ItemFunctionCallOutput, CallID: it.ID, Output: hearth.ToolOutput{Text: result}})
+			out = append(out, hearth.AsCall(it.ID, st.modelName(Of(it).ServerLabel, it.Name), it.Arguments, result)...)
 		case ItemMCPApprovalRequest:
 			reason, ok := denied[it.ID]
 			if !ok {
@@ -397,9 +395,7 @@ func (st *plan) AsCalls(items, other []hearth.Item) []hearth.Item {
 			if reason != "" {
 				result += " Reason: " + reason
 			}
-			out = append(out,
-				hearth.Item{Type: hearth.ItemFunctionCall, CallID: it.ID, Name: st.modelName(Of(it).ServerLabel, it.Name), Arguments: it.Arguments, Status: hearth.StatusCompleted},
-				hearth.Item{Type: hearth.ItemFunctionCallOutput, CallID: it.ID, Output: hearth.ToolOutput{Text: result}})
+			out = append(out, hearth.AsCall(it.ID, st.modelName(Of(it).ServerLabel, it.Name), it.Arguments, result)...)
 		default:
 			out = append(out, it)
 		}

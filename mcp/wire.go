@@ -323,12 +323,12 @@ func decodeTool(o hearth.Object) (any, error) {
 	if raw, ok := o.Get("allowed_tools"); ok {
 		p := o.At("allowed_tools")
 		var names []json.RawMessage
+		has := true
 		switch hearth.JSONType(raw) {
 		case "array":
 			names, _ = hearth.AsArray(raw, p)
 		case "object":
 			f, _ := hearth.AsObject(raw, p)
-			var has bool
 			if names, has, err = f.Array("tool_names"); err != nil {
 				return nil, err
 			}
@@ -337,23 +337,15 @@ func decodeTool(o hearth.Object) (any, error) {
 				return nil, err
 			}
 			m.AllowedReadOnly = ro != nil && *ro
-			if !has {
-				break // read_only alone filters; no names filter
-			}
 			p = f.At("tool_names")
-			m.AllowedTools = []string{}
 		default:
 			return nil, hearth.TypeError(p, "an array of tool names or an object with tool_names and read_only", raw)
 		}
-		if hearth.JSONType(raw) == "array" {
-			m.AllowedTools = []string{}
-		}
-		for i, n := range names {
-			s, err := hearth.AsString(n, hearth.IndexPath(p, i))
-			if err != nil {
+		// read_only alone filters: no names filter.
+		if has {
+			if m.AllowedTools, err = hearth.Strings(names, p); err != nil {
 				return nil, err
 			}
-			m.AllowedTools = append(m.AllowedTools, s)
 		}
 	}
 	if raw, ok := o.Get("require_approval"); ok {
@@ -386,18 +378,14 @@ func decodeTool(o hearth.Object) (any, error) {
 				if which == ApprovalNever && ro != nil && *ro {
 					m.Approval.NeverReadOnly = true
 				}
-				var names []string
-				for i, e := range elems {
-					s, err := hearth.AsString(e, hearth.IndexPath(w.At("tool_names"), i))
-					if err != nil {
-						return nil, err
-					}
-					names = append(names, s)
+				names, err := hearth.Strings(elems, w.At("tool_names"))
+				if err != nil {
+					return nil, err
 				}
 				if which == ApprovalAlways {
-					m.Approval.Always = append([]string{}, names...)
+					m.Approval.Always = names
 				} else {
-					m.Approval.Never = append([]string{}, names...)
+					m.Approval.Never = names
 				}
 			}
 		default:

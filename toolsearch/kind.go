@@ -13,7 +13,6 @@ package toolsearch
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"strings"
 
@@ -66,13 +65,11 @@ type toolKey struct{ namespace, name string }
 // plan is one turn's tool search: the function offered, the deferred tools it
 // searches, and the tools the conversation loaded so far.
 type plan struct {
-	k      *Kind
-	name   string
-	exec   string
-	desc   string
-	params json.RawMessage
-	strict bool
-	choice *hearth.ToolChoice
+	// The function offered: its description and parameters are the client's own
+	// for a client-executed search that gives them.
+	engine.OneFunction
+	k    *Kind
+	exec string
 
 	// deferred are the request's deferred tools, in order (a namespace's as
 	// documents with their namespace).
@@ -93,41 +90,27 @@ type loadedTool struct {
 // Plan offers the search function, under the name tool_search unless the request's
 // own tools take it, described with the deferred tools' names and descriptions.
 func (k *Kind) Plan(_ context.Context, r *engine.HostedRequest) (engine.HostedPlan, error) {
-	at := r.Tools[0]
-	spec := ToolOf(&r.Request.Tools[at])
+	spec := ToolOf(&r.Request.Tools[r.Tools[0]])
 	if spec == nil {
 		spec = &ToolSearch{Execution: ExecutionServer}
 	}
-	p := &plan{k: k, exec: spec.Execution, params: Parameters, loaded: map[toolKey]bool{}}
-	for _, n := range []string{FunctionName, "search_tools"} {
-		if !r.Taken(n) {
-			p.name = n
-			break
-		}
-	}
-	if p.name == "" {
-		field := fmt.Sprintf("tools[%d].type", at)
-		return nil, hearth.InvalidRequest(field, hearth.CodeInvalidValue, fmt.Sprintf(
-			"Invalid '%s': the request's own tools take the names tool_search and search_tools, which the search tool needs.", field))
-	}
+	p := &plan{k: k, exec: spec.Execution, loaded: map[toolKey]bool{}}
 	p.deferred = deferredDocuments(r.Request.Tools)
-	p.desc = describe(p.deferred)
+	p.Description, p.Parameters = describe(p.deferred), Parameters
 	if p.exec == ExecutionClient {
 		if spec.Description != "" {
-			p.desc = spec.Description
+			p.Description = spec.Description
 		}
 		if spec.Parameters != nil {
-			p.params = spec.Parameters
+			p.Parameters = spec.Parameters
 		}
+	}
+	if err := p.Offer(r, k.log, "the search tool", FunctionName, "search_tools"); err != nil {
+		return nil, err
 	}
 	p.load(r.History)
 	p.load(r.Input)
-	if err := r.Grammar(p.name, p.params); err != nil {
-		k.log.Info("tool_search offered without a grammar", "reason", err)
-	} else {
-		p.strict = true
-	}
-	p.choice = p.toolChoice(r.Request.ToolChoice)
+	p.Choice = p.toolChoice(r.Request.ToolChoice)
 	return p, nil
 }
 
@@ -170,7 +153,7 @@ func (p *plan) toolChoice(c hearth.ToolChoice) *hearth.ToolChoice {
 		}
 		return false
 	}
-	search := hearth.ToolRef{Type: hearth.ToolFunction, Name: p.name}
+	search := hearth.ToolRef{Type: hearth.ToolFunction, Name: p.Name}
 	switch c.Type {
 	case hearth.ToolFunction, hearth.ToolCustom:
 		if unloaded(c.Name) {
@@ -188,13 +171,6 @@ func (p *plan) toolChoice(c hearth.ToolChoice) *hearth.ToolChoice {
 	}
 	return nil
 }
-
-func (p *plan) Tools() []hearth.Tool {
-	strict := p.strict
-	return []hearth.Tool{{Type: hearth.ToolFunction, Name: p.name, Description: p.desc, Parameters: p.params, Strict: &strict}}
-}
-
-func (p *plan) ToolChoice() *hearth.ToolChoice { return p.choice }
 
 // OwnTools is the request's tools without its deferred ones, except those the
 // conversation loaded; loaded tools that the request does not have (a client's
@@ -260,7 +236,7 @@ func (p *plan) OwnTools(own []hearth.Tool) []hearth.Tool {
 }
 
 func (p *plan) AsCalls(items, other []hearth.Item) []hearth.Item {
-	return asCalls(p.name, items, other)
+	return asCalls(p.Name, items, other)
 }
 
 // AsCalls renders tool search items as calls of tool_search and their results.
@@ -268,17 +244,8 @@ func (k *Kind) AsCalls(items, other []hearth.Item) []hearth.Item {
 	return asCalls(FunctionName, items, other)
 }
 
-func (p *plan) Attach(*hearth.Builder) {}
-
-// Start does nothing before a turn: a search runs only when the model calls it.
-func (p *plan) Start(context.Context, *hearth.Builder) (int, error) { return 0, nil }
-
-func (p *plan) Call(name string) (engine.HostedCall, bool) {
-	if name != p.name {
-		return nil, false
-	}
-	return &call{p: p}, true
-}
+// Call returns the plan itself as the call of its function: each call is one search.
+func (p *plan) Call(name string) (engine.HostedCall, bool) { return p, name == p.Name }
 
 // Reemit reports a stored tool search item as the live stream did.
 func (k *Kind) Reemit(b *hearth.Builder, it hearth.Item) { ReemitItem(b, it) }
@@ -295,28 +262,26 @@ func (k *Kind) View(it hearth.Item) engine.HostedView {
 	return v
 }
 
-type call struct{ p *plan }
-
-func (c *call) Begin(b *hearth.Builder) error { return StartCall(b, c.p.exec) }
+func (p *plan) Begin(b *hearth.Builder) error { return StartCall(b, p.exec) }
 
 // End ends the call. A client-executed search waits for the client (the response
 // ends, as after a function call); hearth's own runs now and reports the tools it
 // found in a tool_search_output, which the model reads on the next turn. A query
 // that cannot be read loads nothing, and the model reads that.
-func (c *call) End(ctx context.Context, b *hearth.Builder, arguments string) (bool, error) {
+func (p *plan) End(ctx context.Context, b *hearth.Builder, arguments string) (bool, error) {
 	cur, _ := b.Current()
 	if err := EndCall(b); err != nil {
 		return false, err
 	}
-	if c.p.exec == ExecutionClient {
+	if p.exec == ExecutionClient {
 		return false, nil
 	}
 	var args struct {
 		Query string `json:"query"`
 	}
 	json.Unmarshal([]byte(arguments), &args)
-	found := search(c.p.deferred, args.Query, MaxResults)
-	c.p.k.log.Info("tool search", "query", args.Query, "found", len(found))
+	found := search(p.deferred, args.Query, MaxResults)
+	p.k.log.Info("tool search", "query", args.Query, "found", len(found))
 	return true, AddOutput(b, cur.CallID, found)
 }
 
@@ -347,14 +312,13 @@ func asCalls(name string, items, other []hearth.Item) []hearth.Item {
 	for _, it := range items {
 		switch it.Type {
 		case ItemToolSearchCall:
-			out = append(out, hearth.Item{Type: hearth.ItemFunctionCall, CallID: callID(it), Name: name,
-				Arguments: string(Arguments(it.Arguments)), Status: hearth.StatusCompleted})
+			out = append(out, hearth.AsCall(callID(it), name, string(Arguments(it.Arguments)), "")[0])
 		case ItemToolSearchOutput:
-			id := callID(it)
-			if !calls[id] {
-				out = append(out, hearth.Item{Type: hearth.ItemFunctionCall, CallID: id, Name: name, Arguments: "{}", Status: hearth.StatusCompleted})
+			pair := hearth.AsCall(callID(it), name, "{}", Loaded(Of(it).LoadedTools))
+			if calls[callID(it)] {
+				pair = pair[1:] // its call is shown already
 			}
-			out = append(out, hearth.Item{Type: hearth.ItemFunctionCallOutput, CallID: id, Output: hearth.ToolOutput{Text: Loaded(Of(it).LoadedTools)}})
+			out = append(out, pair...)
 		default:
 			out = append(out, it)
 		}

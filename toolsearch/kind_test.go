@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/engine"
 )
 
 func fn(name, desc string, deferred bool) hearth.Tool {
@@ -113,7 +114,7 @@ func TestOwnTools(t *testing.T) {
 
 // TestToolChoice: a choice of deferred tools not loaded yet also allows the search.
 func TestToolChoice(t *testing.T) {
-	p := &plan{name: FunctionName, loaded: map[toolKey]bool{}, deferred: deferredDocuments(requestTools())}
+	p := &plan{OneFunction: engine.OneFunction{Name: FunctionName}, loaded: map[toolKey]bool{}, deferred: deferredDocuments(requestTools())}
 	c := p.toolChoice(hearth.ToolChoice{Type: hearth.ToolFunction, Name: "get_time"})
 	if c == nil || c.Type != "allowed_tools" || c.Mode != hearth.ToolChoiceRequired || len(c.Allowed) != 2 || c.Allowed[1].Name != FunctionName {
 		t.Errorf("function choice of a deferred tool: %+v", c)

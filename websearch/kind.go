@@ -127,58 +127,40 @@ func (p *plan) AsCalls(items, other []hearth.Item) []hearth.Item { return asCall
 // AsCalls renders web_search_call items as the call of web_search and its results.
 func (k *Kind) AsCalls(items, other []hearth.Item) []hearth.Item { return asCalls(FunctionName, items) }
 
-func (p *plan) Call(name string) (engine.HostedCall, bool) {
-	if name != p.Name {
-		return nil, false
-	}
-	return &call{p: p}, true
-}
+// Call returns the plan itself as the call of its function: each call is one search.
+func (p *plan) Call(name string) (engine.HostedCall, bool) { return p, name == p.Name }
 
-type call struct{ p *plan }
-
-func (c *call) Begin(b *hearth.Builder) error { return StartCall(b) }
+func (p *plan) Begin(b *hearth.Builder) error { return StartCall(b) }
 
 // End runs the search. A search that could not run (no query, the server down, the
 // tool's error) ends the item failed and the model reads why; only the client's
 // leaving (ctx) ends the response.
-func (c *call) End(ctx context.Context, b *hearth.Builder, arguments string) (bool, error) {
-	k := c.p.k
-	var args struct {
-		Query string `json:"query"`
-	}
-	if err := json.Unmarshal([]byte(arguments), &args); err != nil || strings.TrimSpace(args.Query) == "" {
-		if err := Searching(b, args.Query); err != nil {
-			return true, err
-		}
-		return true, EndCall(b, nil, nil, "Error: the search needs a query: call web_search with {\"query\": \"...\"}.", true)
-	}
-	if err := Searching(b, args.Query); err != nil {
+func (p *plan) End(ctx context.Context, b *hearth.Builder, arguments string) (bool, error) {
+	k := p.k
+	query, ok := hearth.SearchQuery(arguments)
+	if err := Searching(b, query); err != nil {
 		return true, err
+	}
+	if !ok {
+		return true, EndCall(b, nil, nil, "Error: the search needs a query: call web_search with {\"query\": \"...\"}.", true)
 	}
 	toolArgs := map[string]any{}
 	for a, v := range k.cfg.Arguments {
 		toolArgs[a] = v
 	}
-	toolArgs[k.cfg.QueryArgument] = args.Query
+	toolArgs[k.cfg.QueryArgument] = query
 	raw, _ := json.Marshal(toolArgs)
 	out, isError, err := k.backend.Call(ctx, raw)
 	if ctx.Err() != nil {
 		return true, ctx.Err()
 	}
-	var shown []WebSearchSource
 	switch {
 	case err != nil:
 		k.log.Warn("web search failed", "error", err)
-		if c.p.sources {
-			shown = []WebSearchSource{}
-		}
-		return true, EndCall(b, shown, nil, "Error: "+err.Error(), true)
+		return true, EndCall(b, hearth.Shown[WebSearchSource](p.sources, nil), nil, "Error: "+err.Error(), true)
 	case isError:
 		k.log.Info("web search tool reported an error")
-		if c.p.sources {
-			shown = []WebSearchSource{}
-		}
-		return true, EndCall(b, shown, nil, "Error: "+out, true)
+		return true, EndCall(b, hearth.Shown[WebSearchSource](p.sources, nil), nil, "Error: "+out, true)
 	}
 	results, ok := k.cfg.parse(out)
 	text := out
@@ -189,11 +171,8 @@ func (c *call) End(ctx context.Context, b *hearth.Builder, arguments string) (bo
 	for _, r := range results {
 		cite = append(cite, WebSearchSource{URL: r.URL, Title: r.Title})
 	}
-	if c.p.sources {
-		shown = cite
-	}
 	k.log.Info("web search", "results", len(results))
-	return true, EndCall(b, shown, cite, text, false)
+	return true, EndCall(b, hearth.Shown(p.sources, cite), cite, text, false)
 }
 
 // result is one search result.

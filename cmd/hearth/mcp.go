@@ -121,32 +121,10 @@ func configMCPValue(v any) ([]mcp.Server, error) {
 
 func mcpTable(label string, t map[string]any) (mcp.Server, error) {
 	srv := mcp.Server{Label: label}
-	for k, v := range t {
-		key := strings.ReplaceAll(strings.ToLower(k), "-", "_")
-		p := "mcp." + label + "." + k
-		var err error
-		switch key {
-		case "command":
-			srv.Command, err = asString(p, v)
-		case "url":
-			srv.URL, err = asString(p, v)
-		case "args":
-			srv.Args, err = asStrings(p, v)
-		case "allowed_tools":
-			srv.AllowedTools, err = asStrings(p, v)
-			if srv.AllowedTools == nil {
-				srv.AllowedTools = []string{}
-			}
-		case "keys":
-			srv.Keys, err = asStrings(p, v)
-			if srv.Keys == nil {
-				srv.Keys = []string{}
-			}
-		case "env":
-			srv.Env, err = asStringMap(p, v)
-		case "headers":
-			srv.Headers, err = asStringMap(p, v)
-		case "timeout":
+	err := readTable("mcp."+label, t, "an [mcp.LABEL] table has "+strings.Join(mcpKeys, ", "), map[string]any{
+		"command": &srv.Command, "url": &srv.URL, "args": &srv.Args, "allowed_tools": &srv.AllowedTools, "keys": &srv.Keys,
+		"env": &srv.Env, "headers": &srv.Headers,
+		"timeout": func(v any) (err error) {
 			switch d := v.(type) {
 			case string:
 				srv.Timeout, err = time.ParseDuration(d)
@@ -162,17 +140,42 @@ func mcpTable(label string, t map[string]any) (mcp.Server, error) {
 			if err == nil && srv.Timeout <= 0 {
 				err = fmt.Errorf("want a positive duration")
 			}
-		default:
-			return srv, fmt.Errorf("%s: unknown key (an [mcp.LABEL] table has %s)", p, strings.Join(mcpKeys, ", "))
-		}
-		if err != nil {
-			return srv, fmt.Errorf("%s: %w", p, err)
-		}
-	}
-	return srv, nil
+			return err
+		},
+	})
+	return srv, err
 }
 
-func asString(p string, v any) (string, error) {
+// readTable reads the keys of the config file's table p (their case, and - for _,
+// aside) into the settings they name in fields: a *string takes a string, a *[]string
+// a list of strings (given empty, an empty list: for allowed_tools and keys, none, not
+// all), a *map[string]string a table of strings, a func(any) error reads the value
+// itself. An error names the key (p.KEY); a key
+// fields has not is unknown, and known says which are.
+func readTable(p string, t map[string]any, known string, fields map[string]any) error {
+	for k, v := range t {
+		kp := p + "." + k
+		var err error
+		switch dst := fields[strings.ReplaceAll(strings.ToLower(k), "-", "_")].(type) {
+		case *string:
+			*dst, err = asString(v)
+		case *[]string:
+			*dst, err = asStrings(v)
+		case *map[string]string:
+			*dst, err = asStringMap(v)
+		case func(any) error:
+			err = dst(v)
+		default:
+			return fmt.Errorf("%s: unknown key (%s)", kp, known)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", kp, err)
+		}
+	}
+	return nil
+}
+
+func asString(v any) (string, error) {
 	s, ok := v.(string)
 	if !ok {
 		return "", fmt.Errorf("want a string, not %T", v)
@@ -180,12 +183,12 @@ func asString(p string, v any) (string, error) {
 	return s, nil
 }
 
-func asStrings(p string, v any) ([]string, error) {
+func asStrings(v any) ([]string, error) {
 	list, ok := v.([]any)
 	if !ok {
 		return nil, fmt.Errorf("want a list of strings, not %T", v)
 	}
-	var out []string
+	out := []string{}
 	for _, e := range list {
 		s, ok := e.(string)
 		if !ok {
@@ -196,7 +199,7 @@ func asStrings(p string, v any) ([]string, error) {
 	return out, nil
 }
 
-func asStringMap(p string, v any) (map[string]string, error) {
+func asStringMap(v any) (map[string]string, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("want a table of strings, not %T", v)

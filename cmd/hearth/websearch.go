@@ -41,36 +41,19 @@ func configHostedValue(v any) (*webSearchConfig, error) {
 			return nil, fmt.Errorf("hosted.%s: want a table (%s)", k, strings.Join(webSearchKeys, ", "))
 		}
 		out = &webSearchConfig{}
-		for k2, v2 := range ws {
-			p := "hosted.web_search." + k2
-			var err error
-			switch strings.ReplaceAll(strings.ToLower(k2), "-", "_") {
-			case "mcp":
-				out.MCP, err = asString(p, v2)
-			case "tool":
-				out.Tool, err = asString(p, v2)
-			case "query_argument":
-				out.QueryArgument, err = asString(p, v2)
-			case "results":
-				out.Results, err = asString(p, v2)
-			case "url":
-				out.URL, err = asString(p, v2)
-			case "title":
-				out.Title, err = asString(p, v2)
-			case "snippet":
-				out.Snippet, err = asString(p, v2)
-			case "arguments":
-				a, ok := v2.(map[string]any)
-				if !ok {
-					err = fmt.Errorf("%s: want a table of arguments", p)
+		err := readTable("hosted.web_search", ws, "want "+strings.Join(webSearchKeys, ", "), map[string]any{
+			"mcp": &out.MCP, "tool": &out.Tool, "query_argument": &out.QueryArgument, "results": &out.Results,
+			"url": &out.URL, "title": &out.Title, "snippet": &out.Snippet,
+			"arguments": func(v any) (err error) {
+				var ok bool
+				if out.Arguments, ok = v.(map[string]any); !ok {
+					err = fmt.Errorf("want a table of arguments")
 				}
-				out.Arguments = a
-			default:
-				err = fmt.Errorf("%s: unknown key (want %s)", p, strings.Join(webSearchKeys, ", "))
-			}
-			if err != nil {
-				return nil, err
-			}
+				return err
+			},
+		})
+		if err != nil {
+			return nil, err
 		}
 		if out.MCP == "" || out.Tool == "" {
 			return nil, fmt.Errorf("hosted.web_search: want mcp (the label of an [mcp.LABEL] server) and tool (its search tool)")
