@@ -1,6 +1,7 @@
 package filesearch
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -127,10 +128,7 @@ type fileSearchCallJSON struct {
 
 // marshalItem writes a file_search_call.
 func marshalItem(it hearth.Item) ([]byte, error) {
-	out := fileSearchCallJSON{Type: it.Type, ID: it.ID, Status: it.Status, Queries: []string{}}
-	if out.Status == "" {
-		out.Status = hearth.StatusCompleted
-	}
+	out := fileSearchCallJSON{Type: it.Type, ID: it.ID, Status: cmp.Or(it.Status, hearth.StatusCompleted), Queries: []string{}}
 	fs := CallOf(it)
 	if fs != nil {
 		if fs.Queries != nil {

@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -97,9 +98,7 @@ func decodeTool(o hearth.Object) (any, error) {
 	if s.Execution, err = o.Enum("execution", enumExecution); err != nil {
 		return nil, err
 	}
-	if s.Execution == "" {
-		s.Execution = ExecutionServer
-	}
+	s.Execution = cmp.Or(s.Execution, ExecutionServer)
 	if raw, ok := o.Get("description"); ok {
 		if s.Description, err = hearth.AsString(raw, o.At("description")); err != nil {
 			return nil, err
@@ -135,13 +134,7 @@ type toolSearchOutputJSON struct {
 // marshalItem writes a tool_search_call or tool_search_output.
 func marshalItem(it hearth.Item) ([]byte, error) {
 	f := Of(it)
-	status, exec := it.Status, f.Execution
-	if status == "" {
-		status = hearth.StatusCompleted
-	}
-	if exec == "" {
-		exec = ExecutionServer
-	}
+	status, exec := cmp.Or(it.Status, hearth.StatusCompleted), cmp.Or(f.Execution, ExecutionServer)
 	var callID *string
 	if it.CallID != "" {
 		callID = &it.CallID
@@ -185,9 +178,7 @@ func decodeItem(o hearth.Object, it *hearth.Item) (err error) {
 			return err
 		}
 	}
-	if f.Execution == "" {
-		f.Execution = ExecutionServer
-	}
+	f.Execution = cmp.Or(f.Execution, ExecutionServer)
 	if it.Type == ItemToolSearchCall {
 		raw, has := o.Get("arguments")
 		if !has {
@@ -254,11 +245,7 @@ func ReemitItem(b *hearth.Builder, stored hearth.Item) error {
 	if err := b.OpenItem(stored.Clone()); err != nil {
 		return err
 	}
-	status := stored.Status
-	if status == "" {
-		status = hearth.StatusCompleted
-	}
-	return b.CloseItem(status)
+	return b.CloseItem(cmp.Or(stored.Status, hearth.StatusCompleted))
 }
 
 func init() {

@@ -10,6 +10,7 @@
 package websearch
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -48,16 +49,8 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	def := func(s *string, v string) {
-		if *s == "" {
-			*s = v
-		}
-	}
-	def(&c.QueryArgument, "query")
-	def(&c.Results, "results")
-	def(&c.URL, "url")
-	def(&c.Title, "title")
-	def(&c.Snippet, "snippet")
+	c.QueryArgument, c.Results = cmp.Or(c.QueryArgument, "query"), cmp.Or(c.Results, "results")
+	c.URL, c.Title, c.Snippet = cmp.Or(c.URL, "url"), cmp.Or(c.Title, "title"), cmp.Or(c.Snippet, "snippet")
 	return c
 }
 

@@ -1,6 +1,7 @@
 package websearch
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -100,10 +101,7 @@ func marshalWebSearchAction(a *WebSearchAction) (json.RawMessage, error) {
 	if a.Raw != nil {
 		return a.Raw, nil
 	}
-	out := webSearchActionJSON{Type: a.Type, Query: a.Query}
-	if out.Type == "" {
-		out.Type = "search"
-	}
+	out := webSearchActionJSON{Type: cmp.Or(a.Type, "search"), Query: a.Query}
 	if a.Sources != nil {
 		out.Sources = make([]webSearchSourceJSON, len(a.Sources))
 		for i, s := range a.Sources {
@@ -124,11 +122,7 @@ func marshalItem(it hearth.Item) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	status := it.Status
-	if status == "" {
-		status = hearth.StatusCompleted
-	}
-	return json.Marshal(webSearchCallJSON{it.Type, it.ID, status, action})
+	return json.Marshal(webSearchCallJSON{it.Type, it.ID, cmp.Or(it.Status, hearth.StatusCompleted), action})
 }
 
 // enumWebSearchCallStatus: OpenAI's statuses of a web_search_call.
