@@ -9,6 +9,7 @@
 package filesearch
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,10 +53,7 @@ type Kind struct {
 
 // NewKind returns the kind, searching stores.
 func NewKind(stores Stores, log *slog.Logger) *Kind {
-	if log == nil {
-		log = slog.Default()
-	}
-	return &Kind{stores: stores, log: log}
+	return &Kind{stores: stores, log: cmp.Or(log, slog.Default())}
 }
 
 var (

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -71,10 +72,7 @@ type Kind struct {
 // NewKind returns the MCP kind over servers; nil servers (none configured) makes a
 // request with mcp tools a 400 that says so.
 func NewKind(servers Servers, log *slog.Logger) *Kind {
-	if log == nil {
-		log = slog.Default()
-	}
-	return &Kind{servers: servers, log: log}
+	return &Kind{servers: servers, log: cmp.Or(log, slog.Default())}
 }
 
 var (

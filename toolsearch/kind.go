@@ -11,6 +11,7 @@
 package toolsearch
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -38,10 +39,7 @@ type Kind struct {
 
 // NewKind returns the tool_search kind.
 func NewKind(log *slog.Logger) *Kind {
-	if log == nil {
-		log = slog.Default()
-	}
-	return &Kind{log: log}
+	return &Kind{log: cmp.Or(log, slog.Default())}
 }
 
 var (

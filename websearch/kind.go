@@ -75,10 +75,7 @@ type Kind struct {
 // NewKind returns the kind of toolType (ToolWebSearch or
 // ToolWebSearchPreview) searching with backend.
 func NewKind(toolType string, backend Backend, cfg Config, log *slog.Logger) *Kind {
-	if log == nil {
-		log = slog.Default()
-	}
-	return &Kind{toolType: toolType, backend: backend, cfg: cfg.withDefaults(), log: log}
+	return &Kind{toolType: toolType, backend: backend, cfg: cfg.withDefaults(), log: cmp.Or(log, slog.Default())}
 }
 
 var (

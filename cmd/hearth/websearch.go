@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -69,9 +70,7 @@ func registerWebSearch(eng *engine.Engine, servers *mcp.Manager, cfg *webSearchC
 	if cfg == nil {
 		return nil
 	}
-	if log == nil {
-		log = slog.Default()
-	}
+	log = cmp.Or(log, slog.Default())
 	tool, err := servers.Bind(cfg.MCP, cfg.Tool)
 	if err != nil {
 		return fmt.Errorf("hosted.web_search: %w", err)
