@@ -302,10 +302,11 @@ func fileCitations(text string, cite []FileSearchResult) []hearth.Annotation {
 		}
 		seen[r.Filename] = true
 		for from := 0; from < len(text); {
-			i := indexFrom(text, r.Filename, from)
+			i := strings.Index(text[from:], r.Filename)
 			if i < 0 {
 				break
 			}
+			i += from
 			end := i + len(r.Filename)
 			from = end
 			if !nameBoundary(text, i, end) || taken[end] {
@@ -345,14 +346,6 @@ func nameBoundary(text string, start, end int) bool {
 		}
 	}
 	return true
-}
-
-func indexFrom(s, sub string, from int) int {
-	i := strings.Index(s[from:], sub)
-	if i < 0 {
-		return -1
-	}
-	return from + i
 }
 
 func init() {

@@ -231,10 +231,11 @@ func citations(text string, cite []WebSearchSource) []hearth.Annotation {
 			continue
 		}
 		for from := 0; from < len(text); {
-			i := indexFrom(text, s.URL, from)
+			i := strings.Index(text[from:], s.URL)
 			if i < 0 {
 				break
 			}
+			i += from
 			h := hit{i, i + len(s.URL)}
 			from = h.end
 			if taken[h] {
@@ -248,14 +249,6 @@ func citations(text string, cite []WebSearchSource) []hearth.Annotation {
 	}
 	slices.SortStableFunc(out, func(a, b hearth.Annotation) int { return a.StartIndex - b.StartIndex })
 	return out
-}
-
-func indexFrom(s, sub string, from int) int {
-	i := strings.Index(s[from:], sub)
-	if i < 0 {
-		return -1
-	}
-	return from + i
 }
 
 func init() {
