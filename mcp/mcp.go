@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -163,7 +164,7 @@ func (m *Manager) Labels() []string {
 // request-named URL is for every key the URL patterns admit).
 func (m *Manager) KeyAllowed(label, key string) bool {
 	c, ok := m.servers[label]
-	return !ok || c.cfg.Keys == nil || contains(c.cfg.Keys, key)
+	return !ok || c.cfg.Keys == nil || slices.Contains(c.cfg.Keys, key)
 }
 
 // Close stops every server hearth started and ends every session.
@@ -251,7 +252,7 @@ func (m *Manager) ListTools(ctx context.Context, s Ref) ([]Tool, error) {
 	}
 	var out []Tool
 	for _, t := range tools {
-		if c.cfg.AllowedTools != nil && !contains(c.cfg.AllowedTools, t.Name) {
+		if c.cfg.AllowedTools != nil && !slices.Contains(c.cfg.AllowedTools, t.Name) {
 			continue
 		}
 		schema, _ := json.Marshal(t.InputSchema)
@@ -271,7 +272,7 @@ func (m *Manager) CallTool(ctx context.Context, s Ref, name string, arguments js
 	if err != nil {
 		return Result{}, err
 	}
-	if c.cfg.AllowedTools != nil && !contains(c.cfg.AllowedTools, name) {
+	if c.cfg.AllowedTools != nil && !slices.Contains(c.cfg.AllowedTools, name) {
 		return Result{}, fmt.Errorf("the operator does not allow tool %q of server %q", name, c.cfg.Label)
 	}
 	timeout := c.cfg.Timeout
@@ -298,15 +299,6 @@ func (m *Manager) CallTool(ctx context.Context, s Ref, name string, arguments js
 		return Result{}, err
 	}
 	return Result{Output: capOutput(resultText(res), m.opts.OutputCap), IsError: res.IsError}, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // resultText renders a tool's result as the text the model reads: its text content,
@@ -566,7 +558,7 @@ func (m *Manager) Bind(label, name string) (*BoundTool, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, label)
 	}
-	if c.cfg.AllowedTools != nil && !contains(c.cfg.AllowedTools, name) {
+	if c.cfg.AllowedTools != nil && !slices.Contains(c.cfg.AllowedTools, name) {
 		return nil, fmt.Errorf("the operator does not allow tool %q of server %q (its allowed_tools)", name, label)
 	}
 	return &BoundTool{m: m, label: label, name: name}, nil
