@@ -29,7 +29,7 @@ type SearchCall[F interface {
 	CiteOrder int
 }
 
-// Of returns an item's fields (the zero F for an item of another type).
+// Of returns an item's fields (the zero F for an item of another kind).
 func (s *SearchCall[F, R]) Of(it Item) F {
 	f, _ := it.Hosted.(F)
 	return f

@@ -255,26 +255,19 @@ var searchCall = &hearth.SearchCall[*FileSearchCall, FileSearchResult]{
 	CiteOrder: 1,
 }
 
-// StartCall completes the open item, if any, and starts a file_search_call hearth
-// runs itself: output_item.added, then response.file_search_call.in_progress. The
-// model's arguments (Builder.ArgumentsDelta) are kept out of the item, which reports
-// the query in its queries once Searching has it.
+// StartCall starts a file_search_call hearth runs itself (hearth.SearchCall.Start):
+// response.file_search_call.in_progress follows output_item.added.
 func StartCall(b *hearth.Builder) error { return searchCall.Start(b) }
 
-// Searching sets the open file_search_call's queries and reports
-// response.file_search_call.searching: the search runs next.
+// Searching sets the open file_search_call's queries: the search runs next.
 func Searching(b *hearth.Builder, queries []string) error {
 	return searchCall.Searching(b, func(fs *FileSearchCall) { fs.Queries = append([]string{}, queries...) })
 }
 
-// EndCall ends the open file_search_call: completed with its results (nil leaves them
-// out of the item: the request did not include them), then
-// response.file_search_call.completed and output_item.done; or failed (the search
-// could not run), with no completed event. cite are the results the answer may cite:
-// output text that names one of their files gets a file_citation annotation.
-//
-// text is what the model reads of the search (not on the wire: the item's Output),
-// for the response's later turns.
+// EndCall ends the open file_search_call (hearth.SearchCall.End), completed or failed,
+// with its results (nil leaves them out of the item: the request did not include
+// them); cite are those the answer may cite (a file_citation where output text names
+// one's file), text what the model reads of the search.
 func EndCall(b *hearth.Builder, results, cite []FileSearchResult, text string, failed bool) error {
 	return searchCall.End(b, text, func(fs *FileSearchCall) {
 		if results != nil {
@@ -283,8 +276,7 @@ func EndCall(b *hearth.Builder, results, cite []FileSearchResult, text string, f
 	}, cite, failed)
 }
 
-// ReemitCall reports a stored file_search_call as the live stream did: added,
-// in_progress, searching, completed (for a completed one), done, with its stored id.
+// ReemitCall reports a stored file_search_call as the live stream did.
 func ReemitCall(b *hearth.Builder, stored hearth.Item) error { return searchCall.Reemit(b, stored) }
 
 // fileCitations finds where text names the file of a result the response's searches

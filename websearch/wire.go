@@ -186,27 +186,20 @@ var searchCall = &hearth.SearchCall[*WebSearchAction, WebSearchSource]{
 	CiteOrder: 0,
 }
 
-// StartCall completes the open item, if any, and starts a web_search_call hearth
-// runs itself: output_item.added, then response.web_search_call.in_progress. The
-// model's arguments (Builder.ArgumentsDelta) are kept out of the item, which reports
-// the query in its action once Searching has it.
+// StartCall starts a web_search_call hearth runs itself (hearth.SearchCall.Start):
+// response.web_search_call.in_progress follows output_item.added.
 func StartCall(b *hearth.Builder) error { return searchCall.Start(b) }
 
-// Searching sets the open web_search_call's query and reports
-// response.web_search_call.searching: the search runs next.
+// Searching sets the open web_search_call's query: the search runs next.
 func Searching(b *hearth.Builder, query string) error {
 	return searchCall.Searching(b, func(a *WebSearchAction) { a.Query = query })
 }
 
-// EndCall ends the open web_search_call: completed with its sources (nil leaves them
-// out of the item: the request did not include them), then
-// response.web_search_call.completed and output_item.done; or failed (the search did
-// not run or the tool reported an error), with no completed event. cite are the
-// results the answer may cite: output text that names one of their URLs gets a
-// url_citation annotation.
-//
-// results is what the model reads of the search (not on the wire: the item's Output),
-// for the response's later turns.
+// EndCall ends the open web_search_call (hearth.SearchCall.End), completed or failed
+// (the search did not run, the tool reported an error), with its sources (nil leaves
+// them out of the item: the request did not include them); cite are the results the
+// answer may cite (a url_citation where output text names one's URL), results what
+// the model reads of the search.
 func EndCall(b *hearth.Builder, sources, cite []WebSearchSource, results string, failed bool) error {
 	return searchCall.End(b, results, func(a *WebSearchAction) {
 		if sources != nil {
@@ -215,8 +208,7 @@ func EndCall(b *hearth.Builder, sources, cite []WebSearchSource, results string,
 	}, cite, failed)
 }
 
-// ReemitCall reports a stored web_search_call as the live stream did: added,
-// in_progress, searching, completed (for a completed one), done, with its stored id.
+// ReemitCall reports a stored web_search_call as the live stream did.
 func ReemitCall(b *hearth.Builder, stored hearth.Item) error { return searchCall.Reemit(b, stored) }
 
 // citations finds where text names the URL of a result the response's searches
