@@ -457,3 +457,36 @@ func TestChatErrorsE2E(t *testing.T) {
 		t.Errorf("unknown field: %d %q %s", resp.StatusCode, resp.Header.Get("x-hearth-ignored"), b)
 	}
 }
+
+// TestChatStoreE2E: a chat completion stores nothing unless the request says store:
+// true; then it is the hearth response named by x-hearth-response-id, whose random
+// part the completion's id shares.
+func TestChatStoreE2E(t *testing.T) {
+	srv := newHearthWithDB(t)
+	plain := testenv.Model(t, scriptmodel.PlainModel)
+	for _, store := range []bool{false, true} {
+		extra := `"messages":[{"role":"user","content":"hi"}]`
+		if store {
+			extra += `,"store":true`
+		}
+		resp, b := post(t, srv.URL+"/v1/chat/completions", chatBody(scriptmodel.PlainModel, extra))
+		id := resp.Header.Get("x-hearth-response-id")
+		var c chatCompletion
+		if err := json.Unmarshal(b, &c); err != nil || resp.StatusCode != 200 || !strings.HasPrefix(id, "resp_") ||
+			c.ID != "chatcmpl-"+strings.TrimPrefix(id, "resp_") {
+			t.Fatalf("store %v: %d id %q %s", store, resp.StatusCode, id, b)
+		}
+		got, err := http.Get(srv.URL + "/v1/responses/" + id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(got.Body)
+		got.Body.Close()
+		switch {
+		case !store && got.StatusCode != http.StatusNotFound:
+			t.Errorf("store false: GET %s: %d %s, want 404", id, got.StatusCode, body)
+		case store && (got.StatusCode != http.StatusOK || !strings.Contains(string(body), plain.Text(scriptmodel.EntryAssistant))):
+			t.Errorf("store true: GET %s: %d %s", id, got.StatusCode, body)
+		}
+	}
+}
