@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"hearth"
+	"hearth/engine"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 )
@@ -488,5 +491,91 @@ func TestChatStoreE2E(t *testing.T) {
 		case store && (got.StatusCode != http.StatusOK || !strings.Contains(string(body), plain.Text(scriptmodel.EntryAssistant))):
 			t.Errorf("store true: GET %s: %d %s", id, got.StatusCode, body)
 		}
+	}
+}
+
+// TestChatVisionLogprobsE2E: an image_url part (a data: URL) reaches the vision
+// model as an input_image (the answer names its colour; prompt_tokens count its
+// tokens, and the same request again finds them cached); logprobs and top_logprobs
+// come back per token of the content.
+func TestChatVisionLogprobsE2E(t *testing.T) {
+	srv := newHearth(t)
+	m := testenv.Model(t, scriptmodel.VisionModel)
+	img := testImage{64, 64, scriptmodel.Red, false}
+	const question = "Which colour is this?"
+	user, _ := json.Marshal(map[string]any{"role": "user", "content": []map[string]any{
+		{"type": "image_url", "image_url": map[string]string{"url": img.dataURL(t)}},
+		{"type": "text", "text": question},
+	}})
+	body := chatBody(scriptmodel.VisionModel, `"messages":[`+string(user)+`],"temperature":0,"logprobs":true,"top_logprobs":2`)
+	text, outTokens := m.Answer(scriptmodel.Red)
+	wantIn := m.CountTokens("<|user|>"+question+"<|end|>\n"+scriptmodel.EntryAssistant) + imageTokens([]testImage{img})
+	for turn := range 2 {
+		c := chat(t, srv, body)
+		ch := c.Choices[0]
+		if deref(ch.Message.Content) != text || c.Usage.CompletionTokens != outTokens || c.Usage.PromptTokens != wantIn {
+			t.Errorf("turn %d: content %q usage %+v, want %q in %d out %d", turn, deref(ch.Message.Content), c.Usage, text, wantIn, outTokens)
+		}
+		if turn == 1 && c.Usage.PromptTokensDetails.CachedTokens != wantIn-1 {
+			t.Errorf("turn %d: cached_tokens %d, want %d", turn, c.Usage.PromptTokensDetails.CachedTokens, wantIn-1)
+		}
+		if ch.Logprobs == nil {
+			t.Fatalf("turn %d: no logprobs", turn)
+		}
+		var joined strings.Builder
+		for i, lp := range ch.Logprobs.Content {
+			joined.WriteString(lp.Token)
+			if lp.Logprob > 0 || len(lp.TopLogprobs) != 2 {
+				t.Errorf("turn %d: token %d %+v, want a logprob <= 0 and 2 alternatives", turn, i, lp)
+			}
+		}
+		if joined.String() != text {
+			t.Errorf("turn %d: logprob tokens make %q, want %q", turn, joined.String(), text)
+		}
+	}
+}
+
+// TestChatDisconnectE2E: a client that leaves a chat stream stops the generation, as
+// on /v1/responses: the stored response (store true) ends incomplete, cut by the
+// disconnect, with a strict prefix of the script.
+func TestChatDisconnectE2E(t *testing.T) {
+	srv := newHearthWithDB(t)
+	m, long := testenv.BenchModel(t, scriptmodel.LongModel)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/chat/completions",
+		strings.NewReader(chatBody(long, `"messages":[{"role":"user","content":"a long story"}],"stream":true,"store":true`)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		var c streamChunk
+		if json.Unmarshal([]byte(strings.TrimPrefix(sc.Text(), "data: ")), &c) != nil || len(c.Choices) == 0 {
+			continue
+		}
+		id = "resp_" + strings.TrimPrefix(c.ID, "chatcmpl-")
+		if deref(c.Choices[0].Delta.Content) != "" {
+			break
+		}
+	}
+	cancel() // the client leaves after the first content delta
+	resp.Body.Close()
+	if id == "" {
+		t.Fatal("no chunk before the first content delta")
+	}
+	final := pollUntilDone(t, srv, id)
+	if final.Status != hearth.StatusIncomplete || final.IncompleteDetails == nil ||
+		final.IncompleteDetails.Reason != engine.IncompleteClientDisconnected {
+		t.Fatalf("stored response after disconnect: status %s details %+v error %+v", final.Status, final.IncompleteDetails, final.Error)
+	}
+	full := m.Text(scriptmodel.EntryAssistant)
+	if n := len(final.Output); n != 1 {
+		t.Fatalf("stored output %+v, want one incomplete message", final.Output)
+	}
+	if got := final.Output[0].Text(hearth.PartOutputText); got == full || !strings.HasPrefix(full, got) {
+		t.Errorf("stored text %q should be a strict prefix of the script", got)
 	}
 }
