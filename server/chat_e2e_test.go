@@ -579,3 +579,45 @@ func TestChatDisconnectE2E(t *testing.T) {
 		t.Errorf("stored text %q should be a strict prefix of the script", got)
 	}
 }
+
+// TestChatRuntimeKilledMidStreamE2E: a generation that fails once the stream is open
+// ends it with one error frame in OpenAI's shape (which OpenAI's clients raise), with
+// no [DONE] after it.
+func TestChatRuntimeKilledMidStreamE2E(t *testing.T) {
+	testenv.SkipIfExternal(t, "kills the embedded runtime's runners")
+	srv := newHearth(t)
+	_, long := testenv.BenchModel(t, scriptmodel.LongModel)
+	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(chatBody(long, `"messages":[{"role":"user","content":"tell me a story"}],"stream":true`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var frames []string
+	killed := false
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		frames = append(frames, data)
+		if !killed && strings.Contains(data, `"content":"`) && !strings.Contains(data, `"role"`) {
+			testenv.KillRunners()
+			killed = true
+		}
+	}
+	if !killed || len(frames) < 2 {
+		t.Fatalf("the stream ended before any content: %q", frames)
+	}
+	var e map[string]map[string]any
+	last := frames[len(frames)-1]
+	if err := json.Unmarshal([]byte(last), &e); err != nil || len(e) != 1 || e["error"]["type"] != "server_error" || e["error"]["message"] == "" {
+		t.Errorf("last frame %s, want one OpenAI error", last)
+	}
+	for _, f := range frames[:len(frames)-1] {
+		if f == "[DONE]" || strings.Contains(f, `"error"`) {
+			t.Errorf("frame %s before the error", f)
+		}
+	}
+}
