@@ -10,11 +10,14 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"hearth"
 	"hearth/engine"
 	"hearth/engine/ollama/testenv"
+	"hearth/internal/admission"
 	"hearth/scriptmodel"
+	"hearth/server"
 )
 
 // chatCompletion is what the tests read of a chat.completion.
@@ -619,5 +622,61 @@ func TestChatRuntimeKilledMidStreamE2E(t *testing.T) {
 		if f == "[DONE]" || strings.Contains(f, `"error"`) {
 			t.Errorf("frame %s before the error", f)
 		}
+	}
+}
+
+// TestChatAdmissionE2E: Chat Completions is an authed route whose errors are OpenAI's,
+// waits for a slot of its model like a response (the stream's role chunk comes while
+// it waits), and counts in the metrics as one response per request.
+func TestChatAdmissionE2E(t *testing.T) {
+	srv, h, _ := lanHearth(t, server.Config{APIKeys: []string{"k1"}, Admission: admission.Config{Slots: 1}})
+	m := testenv.Model(t, plain)
+	body := chatBody(plain, `"messages":[{"role":"user","content":"hi"}],"stream":true`)
+	st, _, b := call(t, nil, "POST", srv.URL+"/v1/chat/completions", "", body)
+	var e map[string]map[string]any
+	if json.Unmarshal(b, &e); st != 401 || e["error"]["code"] != "invalid_api_key" || e["error"]["type"] != "invalid_request_error" {
+		t.Errorf("without a key: %d %s", st, b)
+	}
+	release := server.HoldSlot(h, plain)
+	// A bound against a hang only: a server that sent nothing while queued would
+	// never be released.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer k1")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var frames []string
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			frames = append(frames, data)
+			if len(frames) == 1 {
+				// The role chunk came while the only slot is held.
+				if depth := metric(t, srv, "k1", "hearth_queue_depth", `model="`+plain+`"`); depth != 1 || !strings.Contains(data, `"role":"assistant"`) {
+					t.Errorf("first frame %s with queue depth %v, want the role chunk while queued", data, depth)
+				}
+				release()
+			}
+		}
+	}
+	var text strings.Builder
+	for _, c := range parseChunks(t, frames) {
+		if len(c.Choices) > 0 && c.Choices[0].Delta.Content != nil {
+			text.WriteString(*c.Choices[0].Delta.Content)
+		}
+	}
+	if text.String() != m.Text(scriptmodel.EntryAssistant) {
+		t.Errorf("streamed %q", text.String())
+	}
+	if n := metric(t, srv, "k1", "hearth_responses_total", `model="`+plain+`"`, `status="completed"`, `key="config-1"`); n != 1 {
+		t.Errorf("hearth_responses_total = %v after one chat completion", n)
+	}
+	if n := metric(t, srv, "k1", "hearth_output_tokens_total", `model="`+plain+`"`, `key="config-1"`); n != float64(m.EvalCount(scriptmodel.EntryAssistant)) {
+		t.Errorf("hearth_output_tokens_total = %v after one chat completion", n)
 	}
 }
