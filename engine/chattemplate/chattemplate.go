@@ -41,7 +41,7 @@ func Compile(source string) (*Template, error) {
 	if t, ok := cache.Load(key); ok {
 		return t.(*Template), nil
 	}
-	rewritten, err := rewriteToJSON(source)
+	rewritten, err := rewriteFilters(source)
 	if err != nil {
 		return nil, fmt.Errorf("chat template: %w", err)
 	}
@@ -90,6 +90,7 @@ func (t *Template) Render(in Inputs) (string, error) {
 		return jinja.NewString(strftime(now, args[0].AsString())), nil
 	})
 	vars[tojsonFunc] = tojsonCallable
+	vars[stringFunc] = stringCallable
 	out, err := t.compiled.RenderValues(vars)
 	if err != nil {
 		if raised != nil {

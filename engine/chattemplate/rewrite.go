@@ -5,17 +5,18 @@ import (
 	"strings"
 )
 
-// rewriteToJSON compiles every `EXPR | tojson(ARGS)` of a template into
+// rewriteFilters compiles every `EXPR | tojson(ARGS)` of a template into
 // `__hearth_tojson(EXPR, ARGS)`, a call of this package's encoder, which writes
 // Hugging Face's tojson byte for byte (key order kept with indent, floats as Python
-// writes them, ensure_ascii and sort_keys honoured). The library looks filters up only
+// writes them, ensure_ascii and sort_keys honoured); `| string` likewise becomes
+// Python's str(). The library looks filters up only
 // among its own builtins, so a call of a variable the render supplies is the one way to
 // put another tojson in place without changing the library.
 //
 // Jinja binds a filter tighter than any operator, so EXPR is the postfix chain before
 // the bar: names joined by dots, subscripts, calls, earlier filters, literals and
 // parenthesised groups, stopping at an operator or a keyword.
-func rewriteToJSON(src string) (string, error) {
+func rewriteFilters(src string) (string, error) {
 	var out strings.Builder
 	for i := 0; i < len(src); {
 		open := strings.Index(src[i:], "{")
@@ -162,6 +163,11 @@ func isNameByte(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
+// rewritten are the filters compiled into calls of this package's functions: tojson
+// (Hugging Face's json.dumps) and string (Python's str(), which writes floats as
+// repr does: 1.0, not the library's 1).
+var rewritten = map[string]string{"tojson": tojsonFunc, "string": stringFunc}
+
 // stopWords end an operand: Jinja's operators and statement words.
 var stopWords = map[string]bool{
 	"and": true, "or": true, "not": true, "in": true, "is": true, "if": true, "else": true,
@@ -172,7 +178,11 @@ var stopWords = map[string]bool{
 func rewriteOne(body string) (string, bool) {
 	toks := tokenize(body)
 	for p := 1; p+1 < len(toks); p++ {
-		if toks[p].kind != '|' || toks[p+1].kind != 'n' || toks[p+1].text != "tojson" {
+		if toks[p].kind != '|' || toks[p+1].kind != 'n' {
+			continue
+		}
+		fn, ok := rewritten[toks[p+1].text]
+		if !ok {
 			continue
 		}
 		// A bar of `||` is not a filter (Jinja has none); a name after tojson would be.
@@ -193,7 +203,7 @@ func rewriteOne(body string) (string, bool) {
 			end = toks[closeAt].end
 		}
 		operand := strings.TrimSpace(body[toks[first].start:toks[p].start])
-		call := tojsonFunc + "(" + operand
+		call := fn + "(" + operand
 		if argsText != "" {
 			call += ", " + argsText
 		}

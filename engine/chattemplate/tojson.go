@@ -13,7 +13,7 @@ import (
 )
 
 // tojsonFunc is the name each `| tojson` of a template is compiled into a call of (see
-// rewriteToJSON); no template names a variable so.
+// rewriteFilters); no template names a variable so.
 const tojsonFunc = "__hearth_tojson"
 
 var tojsonCallable = jinja.NewCallable("tojson", func(args []jinja.Value, kwargs map[string]jinja.Value) (jinja.Value, error) {
