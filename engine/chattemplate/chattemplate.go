@@ -91,6 +91,7 @@ func (t *Template) Render(in Inputs) (string, error) {
 	})
 	vars[tojsonFunc] = tojsonCallable
 	vars[stringFunc] = stringCallable
+	vars[printFunc] = printCallable
 	out, err := t.compiled.RenderValues(vars)
 	if err != nil {
 		if raised != nil {

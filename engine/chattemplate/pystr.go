@@ -7,6 +7,22 @@ import (
 	"github.com/ardanlabs/jinja"
 )
 
+// printFunc is the name the expression of each output tag is compiled into a call of.
+const printFunc = "__hearth_print"
+
+var printCallable = jinja.NewCallable("print", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+	if len(args) == 0 || args[0].IsString() {
+		// Text, nearly every output of a chat template, is written as it is.
+		if len(args) == 0 {
+			return jinja.NewString(""), nil
+		}
+		return args[0], nil
+	}
+	var b strings.Builder
+	pyStr(&b, args[0], false)
+	return jinja.NewString(b.String()), nil
+})
+
 // stringFunc is the name each `| string` of a template is compiled into a call of.
 const stringFunc = "__hearth_string"
 

@@ -73,6 +73,9 @@ func rewriteFilters(src string) (string, error) {
 			}
 			body = next
 		}
+		if closer == "}}" {
+			body = wrapPrint(body)
+		}
 		out.WriteString(body)
 		out.WriteString(closer)
 		i = end + 2
@@ -284,4 +287,24 @@ func matchForward(toks []tok, j int) int {
 		}
 	}
 	return -1
+}
+
+// wrapPrint makes the expression of an output tag a call of this package's printer, so
+// that a value is written as Python's str() writes it (None, True, 1.0, lists and dicts
+// as repr) where the library writes "", true, 1; the whitespace-control signs stay
+// outside.
+func wrapPrint(body string) string {
+	lead, expr, trail := "", body, ""
+	if t := strings.TrimLeft(expr, " \t\n\r"); strings.HasPrefix(t, "-") || strings.HasPrefix(t, "+") {
+		lead = expr[:len(expr)-len(t)+1]
+		expr = t[1:]
+	}
+	if t := strings.TrimRight(expr, " \t\n\r"); strings.HasSuffix(t, "-") {
+		trail = expr[len(t)-1:]
+		expr = t[:len(t)-1]
+	}
+	if strings.TrimSpace(expr) == "" {
+		return body
+	}
+	return lead + " " + printFunc + "(" + strings.TrimSpace(expr) + ") " + trail
 }
