@@ -16,6 +16,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,7 +42,7 @@ func Compile(source string) (*Template, error) {
 	if t, ok := cache.Load(key); ok {
 		return t.(*Template), nil
 	}
-	rewritten, err := rewriteFilters(source)
+	rewritten, err := rewriteFilters(jinja2Source(source))
 	if err != nil {
 		return nil, fmt.Errorf("chat template: %w", err)
 	}
@@ -51,6 +52,16 @@ func Compile(source string) (*Template, error) {
 	}
 	t, _ := cache.LoadOrStore(key, &Template{source: source, compiled: c})
 	return t.(*Template), nil
+}
+
+// jinja2Source is the text as Jinja2's lexer reads it: line ends normalised to "\n"
+// (newline_sequence) and one final newline dropped (keep_trailing_newline off).
+func jinja2Source(s string) string {
+	if strings.Contains(s, "\r") {
+		s = strings.ReplaceAll(s, "\r\n", "\n")
+		s = strings.ReplaceAll(s, "\r", "\n")
+	}
+	return strings.TrimSuffix(s, "\n")
 }
 
 // TemplateError is the error a template raises itself (raise_exception): the template
