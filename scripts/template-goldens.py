@@ -14,6 +14,7 @@ instant (the conversations file's "now") so the goldens do not change with the d
 Uses only Debian's python3-jinja2 (no other package). Usage:
 
   scripts/template-goldens.py                      # regenerate the committed goldens
+                                                   # (family templates and feature templates)
   scripts/template-goldens.py --templates DIR --out DIR2
 """
 
@@ -90,12 +91,23 @@ def render_all(template_text, conversations, env):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--templates", default=os.path.join(TESTDATA, "templates"),
-                    help="directory of *.jinja templates")
+    ap.add_argument("--templates", help="directory of *.jinja templates")
     ap.add_argument("--conversations", default=os.path.join(TESTDATA, "conversations.json"))
-    ap.add_argument("--out", default=os.path.join(TESTDATA, "goldens"),
-                    help="directory the NAME.json goldens are written to")
+    ap.add_argument("--out", help="directory the NAME.json goldens are written to")
     args = ap.parse_args()
+    if (args.templates is None) != (args.out is None):
+        sys.exit("--templates and --out go together")
+    if args.templates is None:
+        for templates, out in (("templates", "goldens"), ("features", "goldens-features")):
+            generate(os.path.join(TESTDATA, templates), args.conversations, os.path.join(TESTDATA, out))
+    else:
+        generate(args.templates, args.conversations, args.out)
+
+
+def generate(templates, conversations, out_dir):
+    class args:
+        pass
+    args.templates, args.conversations, args.out = templates, conversations, out_dir
 
     with open(args.conversations, encoding="utf-8") as f:
         spec = json.load(f)

@@ -42,7 +42,17 @@ func Compile(source string) (*Template, error) {
 	if t, ok := cache.Load(key); ok {
 		return t.(*Template), nil
 	}
-	rewritten, err := rewriteFilters(jinja2Source(source))
+	c, err := compile(source)
+	if err != nil {
+		return nil, err
+	}
+	t, _ := cache.LoadOrStore(key, c)
+	return t.(*Template), nil
+}
+
+// compile parses a template without the cache.
+func compile(source string) (*Template, error) {
+	rewritten, err := prepare(jinja2Source(source))
 	if err != nil {
 		return nil, fmt.Errorf("chat template: %w", err)
 	}
@@ -50,8 +60,7 @@ func Compile(source string) (*Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chat template: %w", err)
 	}
-	t, _ := cache.LoadOrStore(key, &Template{source: source, compiled: c})
-	return t.(*Template), nil
+	return &Template{source: source, compiled: c}, nil
 }
 
 // jinja2Source is the text as Jinja2's lexer reads it: line ends normalised to "\n"

@@ -195,3 +195,10 @@ func TestPublishedTemplateParity(t *testing.T) {
 	}
 	checkParity(t, dir, out, conversations)
 }
+
+// TestFeatureParity is TestTemplateParity for templates that stress one area each
+// (whitespace control, values as Python prints them) rather than a family.
+func TestFeatureParity(t *testing.T) {
+	checkParity(t, filepath.Join("testdata", "features"), filepath.Join("testdata", "goldens-features"),
+		filepath.Join("testdata", "conversations.json"))
+}
