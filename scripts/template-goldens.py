@@ -82,9 +82,9 @@ def render_all(template_text, conversations, env):
             out[conv["name"]] = {"prompt": template.render(**variables(conv["inputs"]))}
         except TemplateRaised as e:
             out[conv["name"]] = {"error": str(e)}
-        except jinja2.TemplateError as e:
-            # A fault of the template itself (an undefined attribute called, say): the Go
-            # side must fail too, with its own words.
+        except Exception as e:  # noqa: BLE001 - any fault of the template is recorded
+            # A fault of the template itself (an undefined attribute called, tojson of an
+            # undefined value): the Go side must fail too, in its own words.
             out[conv["name"]] = {"failure": "%s: %s" % (type(e).__name__, e)}
     return out
 

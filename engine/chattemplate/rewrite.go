@@ -41,7 +41,7 @@ func prepare(src string) (string, error) {
 		case segRaw:
 			writeLiteral(&out, sg.text)
 		case segExpr, segStmt:
-			body := sg.body
+			body := reencodeStrings(sg.body)
 			for {
 				next, changed := rewriteOne(body)
 				if !changed {
