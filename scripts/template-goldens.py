@@ -128,8 +128,9 @@ def generate(templates, conversations, out_dir):
         with open(path, "w", encoding="utf-8") as f:
             json.dump(goldens, f, ensure_ascii=False, indent=1, sort_keys=True)
             f.write("\n")
-        errors = sum(1 for g in goldens.values() if "error" in g)
-        print("%-24s %d conversations, %d raised" % (name, len(goldens), errors))
+        raised = sum(1 for g in goldens.values() if "error" in g)
+        failed = sum(1 for g in goldens.values() if "failure" in g)
+        print("%-24s %d conversations, %d raised, %d failed" % (name, len(goldens), raised, failed))
 
 
 if __name__ == "__main__":
