@@ -202,3 +202,29 @@ func TestFeatureParity(t *testing.T) {
 	checkParity(t, filepath.Join("testdata", "features"), filepath.Join("testdata", "goldens-features"),
 		filepath.Join("testdata", "conversations.json"))
 }
+
+// TestEveryFamilyHasATemplate: each family of models.json has a template written here
+// (emulated-hermes is hearth's own way of teaching tools to a model whose template has
+// none, so it has no template of its own).
+func TestEveryFamilyHasATemplate(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "models.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var models struct {
+		Formats []struct {
+			ID string `json:"id"`
+		} `json:"formats"`
+	}
+	if err := json.Unmarshal(raw, &models); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range models.Formats {
+		if f.ID == "emulated-hermes" {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("testdata", "templates", f.ID+".jinja")); err != nil {
+			t.Errorf("family %s has no template in testdata/templates", f.ID)
+		}
+	}
+}
