@@ -6,7 +6,8 @@ file, and the prompts (or the message of the error a template raises) are writte
 one JSON file per template: {"conversation name": {"prompt": ...} or {"error": ...}}.
 
 The environment is the one transformers' apply_chat_template builds: a sandboxed
-environment with trim_blocks and lstrip_blocks on and the loop-controls extension;
+environment with trim_blocks and lstrip_blocks on, the loop-controls extension and the
+{% generation %} tag;
 tojson is json.dumps with ensure_ascii off (indent, separators and sort_keys passed
 through); raise_exception raises the template's message; strftime_now formats a fixed
 instant (the conversations file's "now") so the goldens do not change with the day.
@@ -26,6 +27,7 @@ import sys
 
 import jinja2
 import jinja2.ext
+import jinja2.nodes
 import jinja2.sandbox
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -34,6 +36,21 @@ TESTDATA = os.path.join(HERE, "..", "engine", "chattemplate", "testdata")
 
 class TemplateRaised(Exception):
     """The error of a template's own raise_exception."""
+
+
+class GenerationTag(jinja2.ext.Extension):
+    """{% generation %}...{% endgeneration %}, which transformers' environment accepts
+    (it marks the assistant's tokens for training masks): renders its body as it is."""
+
+    tags = {"generation"}
+
+    def parse(self, parser):
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(["name:endgeneration"], drop_needle=True)
+        return jinja2.nodes.CallBlock(self.call_method("_render", []), [], [], body).set_lineno(lineno)
+
+    def _render(self, caller):
+        return caller()
 
 
 def environment(now):
@@ -48,7 +65,7 @@ def environment(now):
         return now.strftime(fmt)
 
     env = jinja2.sandbox.ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
+        trim_blocks=True, lstrip_blocks=True, extensions=[GenerationTag, jinja2.ext.loopcontrols])
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now

@@ -82,6 +82,7 @@ func TestPrepareFindsTheOperand(t *testing.T) {
 		{"{# x | tojson #}{{ '| tojson' }}", "{{ __hearth_print('| tojson') }}"},
 		{"{% raw %}{{ x | tojson }}{% endraw %}", "{{ '{{ x | tojson }}' }}"},
 		{"{{ x }}\n{% endfor %}", "{{ __hearth_print(x) }}{{ '\\n' }}{% endfor %}"},
+		{"k:{\n  {%- if x %}", "{{ 'k:{' }}{% if x %}"},
 		{"{{ a if b | tojson else c }}", "{{ __hearth_print(a if __hearth_tojson(b) else c) }}"},
 		{"{{ {'a': {'b': 1}} | tojson }}", "{{ __hearth_print(__hearth_tojson({'a': {'b': 1} })) }}"},
 	}

@@ -32,9 +32,12 @@ type golden struct {
 }
 
 type parityRow struct {
-	family         string
-	conversations  int
-	exact          int
+	family        string
+	conversations int
+	exact         int
+	// lenient are the conversations Jinja2 cannot render (the template fails on them:
+	// a list concatenated to a string, a filter HF lacks) where this package renders.
+	lenient        int
 	firstMismatch  string
 	templateBroken string
 }
@@ -104,6 +107,11 @@ func checkParity(t *testing.T, templatesDir, goldensDir, conversationsPath strin
 				continue
 			}
 			got, err := tmpl.Render(in)
+			if want.Failure != nil && err == nil {
+				row.lenient++
+				t.Logf("%s/%s: Jinja2 fails (%s), this package renders", family, c.Name, *want.Failure)
+				continue
+			}
 			if problem := compare(want, got, err); problem != "" {
 				t.Errorf("%s/%s: %s", family, c.Name, problem)
 				if row.firstMismatch == "" {
@@ -115,13 +123,13 @@ func checkParity(t *testing.T, templatesDir, goldensDir, conversationsPath strin
 		}
 		rows = append(rows, row)
 	}
-	t.Logf("%-20s %13s %11s", "family", "conversations", "byte-exact")
+	t.Logf("%-36s %13s %11s %26s", "template", "conversations", "byte-exact", "Jinja2 fails, Go renders")
 	for _, r := range rows {
 		note := ""
 		if r.templateBroken != "" {
 			note = "  (template does not compile: " + r.templateBroken + ")"
 		}
-		t.Logf("%-20s %13d %11d%s", r.family, r.conversations, r.exact, note)
+		t.Logf("%-36s %13d %11d %26d%s", r.family, r.conversations, r.exact, r.lenient, note)
 	}
 	return rows
 }
@@ -145,9 +153,7 @@ func compare(want golden, got string, err error) string {
 			return fmt.Sprintf("raised %q, Jinja2 raised %q", te.Message, *want.Error)
 		}
 	case want.Failure != nil:
-		if err == nil {
-			return fmt.Sprintf("Jinja2 fails (%s), this package renders %q", *want.Failure, got)
-		}
+		// Both fail; that Jinja2 fails where this package renders is counted apart.
 	}
 	return ""
 }

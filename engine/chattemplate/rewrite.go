@@ -228,13 +228,15 @@ func applyWhitespace(src string, segs []seg) {
 }
 
 // writeText writes text the library's own trim_blocks and lstrip_blocks could change
-// (a leading newline, trailing blanks) as a string literal, which they do not touch.
+// (a leading newline, trailing blanks), or that ends in "{", as a string literal, which
+// they do not touch.
 func writeText(out *strings.Builder, text string) {
 	if text == "" {
 		return
 	}
 	last := text[len(text)-1]
-	if text[0] != '\n' && text[0] != '\r' && last != ' ' && last != '\t' {
+	// A final "{" would join the next tag's opener ("{{%").
+	if text[0] != '\n' && text[0] != '\r' && last != ' ' && last != '\t' && last != '{' {
 		out.WriteString(text)
 		return
 	}
