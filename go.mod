@@ -3,6 +3,7 @@ module hearth
 go 1.26.8
 
 require (
+	github.com/ardanlabs/jinja v1.8.0
 	github.com/coder/websocket v1.8.14
 	github.com/google/go-cmp v0.7.0
 	github.com/jackc/pgx/v5 v5.12.0
@@ -120,7 +121,7 @@ require (
 	golang.org/x/mod v0.38.0 // indirect
 	golang.org/x/net v0.51.0
 	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/sys v0.41.0
+	golang.org/x/sys v0.43.0
 	golang.org/x/term v0.40.0 // indirect
 	golang.org/x/text v0.41.0
 	golang.org/x/xerrors v0.0.0-20200804184101-5ec99f83aff1 // indirect

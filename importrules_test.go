@@ -30,6 +30,8 @@ var floors = []struct {
 }{
 	// Leaf helpers: the standard library and third-party modules only.
 	{"internal", 0},
+	// Chat templates rendered as Hugging Face renders them (the Jinja library only).
+	{"engine/chattemplate", 0},
 	// The Open Responses domain types.
 	{"", 1},
 	// Model text -> items, pure.
