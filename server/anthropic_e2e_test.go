@@ -44,7 +44,9 @@ type anthropicMessage struct {
 
 // promptTokens is the whole prompt's count a message reports: Anthropic's
 // input_tokens leave out what the cache read.
-func (m anthropicMessage) promptTokens() int { return m.Usage.InputTokens + m.Usage.CacheReadInputTokens }
+func (m anthropicMessage) promptTokens() int {
+	return m.Usage.InputTokens + m.Usage.CacheReadInputTokens
+}
 
 // anthropicCall posts body to path with Anthropic's headers (x-api-key when key is
 // set) and returns the status, headers and body.
