@@ -59,6 +59,9 @@ type CreateResponseRequest struct {
 	// Anthropic's max_tokens means that, and its clients send the largest budget they
 	// accept whatever the model (Claude Code: 32000). Not part of the Responses API.
 	BudgetIsCap bool `json:"-"`
+	// TopK samples from the k likeliest tokens only (Anthropic's top_k); nil: the
+	// model's default. Not part of the Responses API.
+	TopK *int `json:"-"`
 
 	// Conversation is the conversation the response continues and is appended to
 	// (conversation.go); never set together with PreviousResponseID.

@@ -88,7 +88,7 @@ type GenerateRequest struct {
 }
 
 // Options are a generation's sampling and window settings. A runtime maps each onto its
-// own option (engine/ollama: num_ctx, num_predict, temperature, top_p,
+// own option (engine/ollama: num_ctx, num_predict, temperature, top_p, top_k,
 // presence_penalty, frequency_penalty); a zero or nil field is not sent, so the
 // runtime's or the model's default applies.
 type Options struct {
@@ -100,6 +100,8 @@ type Options struct {
 	// Temperature, TopP, PresencePenalty and FrequencyPenalty are the request's
 	// sampling fields as the client sent them; nil: not set.
 	Temperature, TopP, PresencePenalty, FrequencyPenalty *float64
+	// TopK samples from the k likeliest tokens; nil: not set.
+	TopK *int
 }
 
 // Chunk is one piece of a generation's output; the last has Done set and the counts.

@@ -227,7 +227,7 @@ func TestMessagesMaxTokensE2E(t *testing.T) {
 	plain := testenv.Model(t, scriptmodel.PlainModel)
 	pieces := plain.Pieces(scriptmodel.EntryAssistant)
 	for _, budget := range []int{1, 5} {
-		m := createMessage(t, srv, fmt.Sprintf(`{"model":%q,"max_tokens":%d,"messages":[{"role":"user","content":"hi"}]}`, scriptmodel.PlainModel, budget))
+		m := createMessage(t, srv, fmt.Sprintf(`{"model":%q,"max_tokens":%d,"top_k":1,"messages":[{"role":"user","content":"hi"}]}`, scriptmodel.PlainModel, budget))
 		want := strings.Join(pieces[:budget], "")
 		if m.StopReason != "max_tokens" || m.Usage.OutputTokens != budget || len(m.Content) != 1 || m.Content[0]["text"] != want {
 			t.Errorf("max_tokens %d: stop %q usage %+v content %v, want text %q", budget, m.StopReason, m.Usage, m.Content, want)

@@ -153,8 +153,7 @@ func decodeMessages(body []byte, count, searchable bool) (*decoded, error) {
 		if err := json.Unmarshal(raw, &k); err != nil || k < 0 {
 			return nil, invalid("top_k", "Input should be a non-negative integer")
 		}
-		// The engine's sampling options have no top_k: accepted, reported unused.
-		d.ignored = append(d.ignored, "top_k")
+		r.TopK = &k
 	}
 	if raw, ok := top["stop_sequences"]; ok && !isNull(raw) {
 		seqs, err := arr(raw, "stop_sequences")
@@ -261,7 +260,7 @@ func decodeMessages(body []byte, count, searchable bool) (*decoded, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec.MaxOutputTokens, dec.BudgetIsCap = r.MaxOutputTokens, true
+	dec.MaxOutputTokens, dec.BudgetIsCap, dec.TopK = r.MaxOutputTokens, true, r.TopK
 	d.req = dec
 	d.ignored = append(d.ignored, more...)
 	return d, nil
