@@ -550,3 +550,18 @@ func TestMessagesDeferredToolsE2E(t *testing.T) {
 		t.Errorf("stream:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestMessagesImageE2E: an image block of a base64 source reaches the vision model as
+// its pixels (the script answers with the image's colour).
+func TestMessagesImageE2E(t *testing.T) {
+	srv := newHearthWithDB(t)
+	m := testenv.Model(t, scriptmodel.VisionModel)
+	url := testImage{32, 32, scriptmodel.Red, false}.dataURL(t)
+	mediaType, data, _ := strings.Cut(strings.TrimPrefix(url, "data:"), ";base64,")
+	block := fmt.Sprintf(`{"type":"image","source":{"type":"base64","media_type":%q,"data":%q}}`, mediaType, data)
+	msg := createMessage(t, srv, msgBody(scriptmodel.VisionModel, `"messages":[{"role":"user","content":[`+block+`,{"type":"text","text":"Which colour is this?"}]}]`))
+	want, outTokens := m.Answer(scriptmodel.Red)
+	if len(msg.Content) != 1 || msg.Content[0]["text"] != want || msg.Usage.OutputTokens != outTokens {
+		t.Errorf("content %v usage %+v, want %q", msg.Content, msg.Usage, want)
+	}
+}
