@@ -549,6 +549,22 @@ func TestMessagesDeferredToolsE2E(t *testing.T) {
 	if got, want := shape(events), "message_start content_block_start(tool_use) input_json_delta content_block_stop message_delta message_stop"; got != want {
 		t.Errorf("stream:\n got %s\nwant %s", got, want)
 	}
+
+	// The client's own tool search (Claude Code's ToolSearch): a tool_reference in a
+	// tool result loads the tool it names, so the prompt is that of the tool never
+	// deferred.
+	turns := func(result string) string {
+		return `"messages":[{"role":"user","content":"What is the weather in Paris?"},` +
+			`{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"read_file","input":{"path":"tools"}}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[` + result + `]}]}]`
+	}
+	loaded := countTokens(t, srv, msgBody(scriptmodel.ToolSearchModel, turns(`{"type":"tool_reference","tool_name":"get_weather"}`)+`,`+tools))
+	shown := countTokens(t, srv, msgBody(scriptmodel.ToolSearchModel, turns(`{"type":"text","text":"Tool get_weather loaded: it can be called now."}`)+`,`+
+		strings.Replace(tools, `"input_schema":{"type":"object","properties":{"city":{"type":"string"}}},"defer_loading":true`, `"input_schema":{"type":"object","properties":{"city":{"type":"string"}}}`, 1)))
+	stillDeferred := countTokens(t, srv, msgBody(scriptmodel.ToolSearchModel, turns(`{"type":"text","text":"Tool get_weather loaded: it can be called now."}`)+`,`+tools))
+	if loaded != shown || loaded == stillDeferred {
+		t.Errorf("prompt tokens: loaded by tool_reference %d, never deferred %d, still deferred %d", loaded, shown, stillDeferred)
+	}
 }
 
 // TestMessagesImageE2E: an image block of a base64 source reaches the vision model as

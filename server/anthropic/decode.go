@@ -232,10 +232,18 @@ func decodeMessages(body []byte, count, searchable bool) (*decoded, error) {
 	if !ok {
 		return nil, invalid("messages", "Field required")
 	}
-	input, err := decodeConversation(raw)
+	input, loaded, err := decodeConversation(raw)
 	if err != nil {
 		return nil, err
 	}
+	for _, name := range loaded {
+		i := slices.IndexFunc(r.Tools, func(t hearth.Tool) bool { return t.Name == name })
+		if i < 0 {
+			return nil, invalid("messages", "a tool_reference names %q, which is not in tools", name)
+		}
+		r.Tools[i].DeferLoading = false
+	}
+	deferred = slices.ContainsFunc(r.Tools, func(t hearth.Tool) bool { return t.DeferLoading })
 	// The request is decoded by the Responses decoder too: one set of rules for what
 	// an item, a tool or a choice may hold, whatever API it came in by.
 	enc, err := r.MarshalJSON()
