@@ -581,3 +581,25 @@ func TestMessagesImageE2E(t *testing.T) {
 		t.Errorf("content %v usage %+v, want %q", msg.Content, msg.Usage, want)
 	}
 }
+
+// TestMessagesBrowserPreflightE2E: a page of an allowed origin may send Anthropic's
+// headers (the SDK in a browser sends x-api-key and anthropic-version) and read
+// request-id.
+func TestMessagesBrowserPreflightE2E(t *testing.T) {
+	srv, _, _ := lanHearth(t, server.Config{AllowOrigins: []string{"https://app.example"}})
+	st, h, _ := send(t, "OPTIONS", srv.URL+"/v1/messages", "", map[string]string{
+		"Origin": "https://app.example", "Access-Control-Request-Method": "POST",
+		"Access-Control-Request-Headers": "x-api-key,anthropic-version,anthropic-dangerous-direct-browser-access,content-type"})
+	allowed := strings.ToLower(h.Get("Access-Control-Allow-Headers"))
+	for _, want := range []string{"x-api-key", "anthropic-version", "anthropic-beta", "anthropic-dangerous-direct-browser-access"} {
+		if st != 204 || !strings.Contains(allowed, want) {
+			t.Errorf("preflight: %d, %s not in %q", st, want, allowed)
+		}
+	}
+	testenv.Model(t, scriptmodel.PlainModel)
+	st, h, b := send(t, "POST", srv.URL+"/v1/messages", msgBody(scriptmodel.PlainModel, `"messages":[{"role":"user","content":"hi"}]`),
+		map[string]string{"Origin": "https://app.example", "Content-Type": "application/json"})
+	if st != 200 || !strings.Contains(h.Get("Access-Control-Expose-Headers"), "request-id") {
+		t.Errorf("request: %d %s %v", st, b, h)
+	}
+}
