@@ -5,6 +5,7 @@ import (
 
 	"hearth"
 	"hearth/respond"
+	"hearth/server/anthropic"
 	"hearth/server/chatcompletions"
 	"hearth/server/door"
 )
@@ -14,6 +15,7 @@ import (
 func doors() []door.Door {
 	return []door.Door{
 		chatcompletions.New(),
+		anthropic.New(),
 	}
 }
 
