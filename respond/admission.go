@@ -52,6 +52,10 @@ func NewAdmissions(cfg AdmissionsConfig) *Admissions {
 		parents: cfg.Parents, metrics: cfg.Metrics, label: cfg.ModelName, log: cfg.Logger}
 }
 
+// Control is the admission controller the placements are admitted by: its slots and
+// queues, for the front doors' views of them (the console's live view).
+func (a *Admissions) Control() *admission.Controller { return a.control }
+
 // Place chooses the runtime a response runs on with the pool's placement policy
 // (engine/pool/placement.go): the runtime of its chain (previous_response_id's
 // response, else the latest of the owner's prompt_cache_key, else fallback: a

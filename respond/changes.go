@@ -3,6 +3,7 @@ package respond
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"hearth/storage"
@@ -12,22 +13,23 @@ import (
 // (storage.Changes): its own and, where several hearth processes share the store,
 // theirs. A reader following a response that another process runs wakes when its
 // journal grows; a cancel or a deletion stops the generation wherever it runs; the
-// rest (a key revoked anywhere) goes to the front door (Config.OnChange). The core
+// rest (a key revoked anywhere) goes to the front door (Service.OnChange). The core
 // does not know which store it has: SQLite tells its own commits in-process,
 // PostgreSQL every replica's.
 type changes struct {
 	mu sync.Mutex
 	// waiters wait for the journal of a response to change, by response id.
 	waiters map[string]map[chan struct{}]struct{}
-	// also hears what the core does not act on; nil: nothing does.
-	also func(storage.Change)
+	// also hears what the core does not act on; nil: nothing does. Set once the front
+	// door exists (OnChange), while the store's goroutine may already be telling.
+	also atomic.Pointer[func(storage.Change)]
 	stop func()
 }
 
 // watchChanges starts listening to the store's changes, for as long as the service
 // runs (Shutdown stops it).
-func (s *Service) watchChanges(also func(storage.Change)) {
-	s.changes = &changes{waiters: map[string]map[chan struct{}]struct{}{}, also: also, stop: func() {}}
+func (s *Service) watchChanges() {
+	s.changes = &changes{waiters: map[string]map[chan struct{}]struct{}{}, stop: func() {}}
 	if s.db == nil {
 		return
 	}
@@ -45,10 +47,16 @@ func (s *Service) heard(c storage.Change) {
 	case storage.ChangesLost:
 		s.changes.wake("")
 	}
-	if s.changes.also != nil {
-		s.changes.also(c)
+	if also := s.changes.also.Load(); also != nil {
+		(*also)(c)
 	}
 }
+
+// OnChange gives the changes of the store the core does not act on itself (keys
+// changed, changes lost) to hear, from now on: the front door's, which closes the
+// WebSockets of a key revoked anywhere. hear runs on the store's goroutine and must not
+// block.
+func (s *Service) OnChange(hear func(storage.Change)) { s.changes.also.Store(&hear) }
 
 // waitJournal returns a channel that receives when the journal of response id may
 // have changed, until stop is called.

@@ -185,9 +185,6 @@ type Config struct {
 	Logger   *slog.Logger
 	// LogContent logs each response's input and output text.
 	LogContent bool
-	// OnChange hears the changes of the store the core does not act on itself (keys
-	// changed, changes lost); it runs on the store's goroutine and must not block.
-	OnChange func(storage.Change)
 }
 
 // Service makes responses. Its methods are safe for concurrent use.
@@ -222,7 +219,7 @@ func New(cfg Config) *Service {
 		log: log, logContent: cfg.LogContent, jobs: newJobs(),
 		items: newItemCache(itemCacheBudget), contexts: newContextCache(contextCacheBudget), hot: newHotChains(hotChainBudget)}
 	s.convs = &Conversations{s: s}
-	s.watchChanges(cfg.OnChange)
+	s.watchChanges()
 	return s
 }
 

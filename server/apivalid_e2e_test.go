@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
@@ -22,7 +23,7 @@ import (
 // a vector store file's attributes. Unbounded, one request could store and echo
 // megabytes, and every list of stores would carry them.
 func TestStoredMetadataBoundsE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{})
+	srv, _, _ := lanHearth(t, wire.Config{})
 	testenv.Embedder(t)
 	var many []string
 	for i := range 17 {
@@ -93,7 +94,7 @@ func TestStoredMetadataBoundsE2E(t *testing.T) {
 // of an embedding model. The fields OpenAI takes that hearth does not model are still
 // taken and named.
 func TestCreateRefusesWhatItCannotAnswerE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{})
+	srv, _, _ := lanHearth(t, wire.Config{})
 	testenv.Embedder(t)
 	model := scriptmodel.PlainModel
 	for _, tc := range []struct {

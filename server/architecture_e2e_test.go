@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
-	"hearth/server"
 )
 
 // TestUnknownArchitectureE2E: a model whose GGUF architecture neither of the embedded
@@ -62,7 +62,7 @@ func TestUnsupportedArchitectureMovesInPoolE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	external := testenv.StartServer(t)
-	srv, _ := servePool(t, server.Config{}, embedded, external.Runtime)
+	srv, _ := servePool(t, wire.Config{}, embedded, external.Runtime)
 
 	for _, path := range []string{"/v1/responses", "/v1/embeddings"} {
 		body := reqBody(model, false, `"input":"hi"`)

@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
-	"hearth/server"
 )
 
 // TestRequestBodiesBudgetE2E: the bodies all requests hold together are bounded. While
 // one request's body of 900 KB is arriving, another of 200 KB does not fit a 1 MiB
 // budget: 429 with Retry-After. Once the first request ends, its bytes are free.
 func TestRequestBodiesBudgetE2E(t *testing.T) {
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), RequestBytesTotal: 1 << 20}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), RequestBytesTotal: 1 << 20}))
 	t.Cleanup(srv.Close)
 
 	pr, pw := io.Pipe()

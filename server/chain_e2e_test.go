@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage/sqlite"
 )
 
@@ -25,7 +25,7 @@ func TestChainContextE2E(t *testing.T) {
 	}
 	defer db.Close()
 	rt := testenv.Runtime(t)
-	srv := httptest.NewServer(server.New(server.Config{Runtime: rt, Database: db}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: rt, Database: db}))
 	defer srv.Close()
 
 	model := scriptmodel.PlainModel

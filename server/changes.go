@@ -13,7 +13,7 @@ import (
 )
 
 // changes is what the server does with the changes of the store the core does not act
-// on itself (respond.Config.OnChange): a key revoked anywhere (on this replica or any
+// on itself (respond.Service.OnChange): a key revoked anywhere (on this replica or any
 // other) closes the WebSockets that use it.
 type changes struct {
 	mu sync.Mutex

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"hearth/server"
+	"hearth/cmd/hearth/wire"
 	"hearth/storage"
 )
 
@@ -20,7 +20,7 @@ import (
 // stream ends with the response's end. On SQLite the store tells its own writes; the
 // server's waiter is the same for PostgreSQL, where they come from other replicas.
 func TestFollowStoredE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{})
+	srv, _, db := lanHearth(t, wire.Config{})
 	ctx := context.Background()
 	who := storage.OwnerOf("")
 	const id = "resp_elsewhere"

@@ -13,8 +13,8 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama"
-	"hearth/server"
 )
 
 // promptRecorder is fakeRuntime remembering the prompts it is sent.
@@ -46,7 +46,7 @@ func (r *promptRecorder) last() string {
 // whole chain.
 func TestCheckpointCacheSamePrompts(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hearth.db")
-	start := func() (*httptest.Server, *server.Server, *promptRecorder) {
+	start := func() (*httptest.Server, *wire.Hearth, *promptRecorder) {
 		rec := &promptRecorder{}
 		srv, h := fakeHearthOn(t, path, rec)
 		return srv, h, rec
@@ -116,12 +116,12 @@ func TestCheckpointCacheSamePrompts(t *testing.T) {
 	}
 
 	// Loaded: the checkpoint read whole, and kept decoded.
-	server.ForgetHotChains(h)
+	h.Core.ForgetHotChains()
 	second := post(srv, next)
 	same("loaded whole", second, rec.last())
 
 	hits := metric(t, srv, "", "hearth_checkpoint_cache_hits_total")
-	server.ForgetHotChains(h)
+	h.Core.ForgetHotChains()
 	third := post(srv, next) // from the kept checkpoint and the links after it
 	same("through the kept checkpoint", third, rec.last())
 	if n := metric(t, srv, "", "hearth_checkpoint_cache_hits_total"); n != hits+1 {

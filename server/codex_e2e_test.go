@@ -18,11 +18,11 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/schematest"
 	"hearth/internal/seal"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage/sqlite"
 )
 
@@ -257,7 +257,7 @@ type codexRun struct {
 // approvals bypassed (the test is the sandbox). With full false, Codex reads
 // testdata/codex/model-catalog.json, which must have an entry for model, and leaves
 // out its goal and sub-agent tools.
-func runCodex(t *testing.T, model string, full bool, prompt string, opts ...func(*server.Config)) codexRun {
+func runCodex(t *testing.T, model string, full bool, prompt string, opts ...func(*wire.Config)) codexRun {
 	t.Helper()
 	node, npm := lookNode(t)
 	dir, err := filepath.Abs(clientsDir)
@@ -499,18 +499,18 @@ func (w *teeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // newRecordedHearth serves hearth as `hearth serve` does (a database, a sealing key for
 // encrypted_content) with one API key, recording every exchange in rec.
-func newRecordedHearth(t *testing.T, rec *recorder, key string, opts ...func(*server.Config)) *httptest.Server {
+func newRecordedHearth(t *testing.T, rec *recorder, key string, opts ...func(*wire.Config)) *httptest.Server {
 	t.Helper()
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	cfg := server.Config{Runtime: testenv.Runtime(t), Database: db, Seal: seal.NewKey(), APIKeys: []string{key}}
+	cfg := wire.Config{Runtime: testenv.Runtime(t), Database: db, Seal: seal.NewKey(), APIKeys: []string{key}}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	h := server.New(cfg)
+	h := wire.New(cfg)
 	srv := httptest.NewServer(rec.wrap(h))
 	t.Cleanup(srv.Close)
 	return srv

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/admission"
@@ -241,12 +242,12 @@ func TestCompactRefusedE2E(t *testing.T) {
 // TestCompactAdmissionE2E: a compaction needs the keys like every route, waits for a
 // generation slot of its model like a response, and counts in the metrics like one.
 func TestCompactAdmissionE2E(t *testing.T) {
-	srv, h, _ := lanHearth(t, server.Config{APIKeys: []string{"k1"}, Admission: admission.Config{Slots: 1}})
+	srv, h, _ := lanHearth(t, wire.Config{APIKeys: []string{"k1"}, Admission: admission.Config{Slots: 1}})
 	body := `{"model":"` + plain + `","input":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`
 	if st, _, b := call(t, nil, "POST", srv.URL+"/v1/responses/compact", "", body); st != 401 {
 		t.Errorf("without a key: %d %s", st, b)
 	}
-	release := server.HoldSlot(h, plain)
+	release := server.HoldSlot(h.Server, plain)
 	done := make(chan int, 1)
 	go func() {
 		st, _, _ := call(t, nil, "POST", srv.URL+"/v1/responses/compact", "k1", body)

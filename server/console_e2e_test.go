@@ -26,9 +26,9 @@ import (
 	"github.com/coder/websocket"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage"
 	"hearth/storage/sqlite"
 )
@@ -52,7 +52,7 @@ func TestConsoleE2E(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db}))
 	defer srv.Close()
 
 	// The chain: a question answered with reasoning and two tool calls, the tool
@@ -518,7 +518,7 @@ func (b *browser) screenshot(t *testing.T, path, label string) {
 // form's next says: a path that leaves /console once cleaned, another host, or an
 // escaped dot-dot lands on /console; a page of the console is kept.
 func TestConsoleLoginNextE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{})
+	srv, _, db := lanHearth(t, wire.Config{})
 	_, admin, err := db.CreateKeyAs(context.Background(), "ops", storage.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/admission"
 	"hearth/scriptmodel"
@@ -92,7 +93,7 @@ func allItems(t *testing.T, srv *httptest.Server, key, id string) []hearth.Item 
 // shapes, item ids and statuses, paging, metadata, validation errors naming the field,
 // and 404s.
 func TestConversationsAPIE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{})
+	srv, _, _ := lanHearth(t, wire.Config{})
 	var c conversation
 	convDo(t, srv, "", "POST", "/v1/conversations", `{"metadata":{"topic":"demo"},"items":[
 		{"type":"message","role":"developer","content":"Be brief."},
@@ -243,7 +244,7 @@ func TestConversationsAPIE2E(t *testing.T) {
 // and WebSocket responses append the same way; an incomplete response is appended, a
 // cancelled one is not; and the conversation's errors.
 func TestConversationResponsesE2E(t *testing.T) {
-	srv, h, _ := lanHearth(t, server.Config{Admission: admission.Config{Slots: 1}})
+	srv, h, _ := lanHearth(t, wire.Config{Admission: admission.Config{Slots: 1}})
 	m := testenv.Model(t, plain)
 	reply := m.Text(scriptmodel.EntryAssistant)
 
@@ -332,7 +333,7 @@ func TestConversationResponsesE2E(t *testing.T) {
 
 	// While a response runs on the conversation (here: waits for the model), a second
 	// one, and direct item changes, are refused; the first then appends as usual.
-	release := server.HoldSlot(h, plain)
+	release := server.HoldSlot(h.Server, plain)
 	resp, events := openStream(t, context.Background(), srv.URL, "", reqBody(plain, true, `"input":"four","conversation":"`+c.ID+`"`))
 	defer resp.Body.Close()
 	if typ, _ := events.next(t); typ != "response.created" {
@@ -364,7 +365,7 @@ func TestConversationResponsesE2E(t *testing.T) {
 	if got := allItems(t, srv, "", c.ID); len(got) != 10 || got[9].ID != getStored(t, srv, bg.ID).Output[0].ID {
 		t.Errorf("after the background turn: %v", ids(got))
 	}
-	release = server.HoldSlot(h, plain)
+	release = server.HoldSlot(h.Server, plain)
 	convDo(t, srv, "", "POST", "/v1/responses", reqBody(plain, false, `"input":"never","background":true,"conversation":"`+c.ID+`"`), &bg)
 	convDo(t, srv, "", "POST", "/v1/responses/"+bg.ID+"/cancel", "", nil)
 	release()
@@ -430,7 +431,7 @@ func TestConversationResponsesE2E(t *testing.T) {
 // TestConversationOwnershipE2E: a conversation is its key's; another key gets 404s
 // everywhere, a response on it included, and changes nothing.
 func TestConversationOwnershipE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{APIKeys: []string{"key-alice", "key-bob"}})
+	srv, _, _ := lanHearth(t, wire.Config{APIKeys: []string{"key-alice", "key-bob"}})
 	var c conversation
 	convDo(t, srv, "key-alice", "POST", "/v1/conversations", `{"items":[{"role":"user","content":"mine"}]}`, &c)
 	item := allItems(t, srv, "key-alice", c.ID)[0].ID
@@ -461,13 +462,13 @@ func TestConversationOwnershipE2E(t *testing.T) {
 // bob's requests on it are answered as for an unknown conversation (404), not with the
 // 409 that would tell him it exists and is busy; alice still gets her 409.
 func TestConversationOwnerBeforeLockE2E(t *testing.T) {
-	srv, h, _ := lanHearth(t, server.Config{APIKeys: []string{"key-alice", "key-bob"}})
+	srv, h, _ := lanHearth(t, wire.Config{APIKeys: []string{"key-alice", "key-bob"}})
 	var c conversation
 	convDo(t, srv, "key-alice", "POST", "/v1/conversations", `{"items":[{"role":"user","content":"mine"}]}`, &c)
 	item := allItems(t, srv, "key-alice", c.ID)[0].ID
 	base := "/v1/conversations/" + c.ID
 
-	release := server.HoldSlot(h, plain)
+	release := server.HoldSlot(h.Server, plain)
 	resp, events := openStream(t, context.Background(), srv.URL, "key-alice", reqBody(plain, true, `"input":"busy","conversation":"`+c.ID+`"`))
 	defer resp.Body.Close()
 	for _, want := range []string{"response.created", "response.queued"} {
@@ -512,7 +513,7 @@ func TestConversationRestartE2E(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return httptest.NewServer(server.New(server.Config{Runtime: rt, Database: db})), db
+		return httptest.NewServer(wire.New(wire.Config{Runtime: rt, Database: db})), db
 	}
 	srv, db := serve()
 	var c conversation

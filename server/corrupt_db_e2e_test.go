@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage/sqlite"
 )
 
@@ -28,7 +28,7 @@ func TestDamagedDatabaseHealthE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db}))
 	t.Cleanup(srv.Close)
 	want := testenv.Model(t, scriptmodel.PlainModel).Text(scriptmodel.EntryAssistant)
 

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
-	"hearth/server"
 )
 
 type embeddingList struct {
@@ -46,7 +46,7 @@ func closeTo(a, b []float32) bool {
 // usage counting the inputs' tokens, the metrics counting them, and each bad request
 // a 400 naming its field.
 func TestEmbeddingsE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{})
+	srv, _, _ := lanHearth(t, wire.Config{})
 	m := testenv.Model(t, plain)
 	texts := []string{"The kettle ships on Tuesday.", "hello"}
 	if testenv.RunsLlamaServer(t) {
@@ -146,7 +146,7 @@ func grepLines(s, sub string) string {
 // mean pooling) and gives exactly the vectors scriptmodel.Embedder computes, so texts
 // sharing words are close and search results in tests are exact.
 func TestEmbedModelE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{})
+	srv, _, _ := lanHearth(t, wire.Config{})
 	e := testenv.Embedder(t)
 	texts := []string{"The kettle ships on Tuesday.", "New hires get 25 days of leave.", "kettle"}
 	body, _ := json.Marshal(map[string]any{"model": scriptmodel.EmbedModel, "input": texts})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
@@ -106,7 +107,7 @@ func hearthOnSmallFS(t *testing.T) (dir, dbPath string, db *sqlite.DB, srv *http
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	srv = httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db}))
+	srv = httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db}))
 	t.Cleanup(srv.Close)
 	return dir, dbPath, db, srv
 }
@@ -299,7 +300,7 @@ func TestReadOnlyDatabaseE2E(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db}))
 	before := createJSON(t, srv, reqBody(scriptmodel.PlainModel, false, `"input":"before read-only"`))
 	srv.Close()
 	if err := db.Close(); err != nil {
@@ -332,7 +333,7 @@ func TestReadOnlyDatabaseE2E(t *testing.T) {
 	if err := db.IntegrityCheck(context.Background()); err != nil {
 		t.Error(err)
 	}
-	srv = httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db}))
+	srv = httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db}))
 	defer srv.Close()
 	if got := getStored(t, srv, before.ID); got.Status != hearth.StatusCompleted {
 		t.Errorf("stored response after read-only spell: %s", got.Status)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 	"hearth/server"
@@ -78,7 +79,7 @@ func TestDatabaseDownE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db}))
 	t.Cleanup(srv.Close)
 
 	plain := testenv.Model(t, scriptmodel.PlainModel)

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/respond"
-	"hearth/server"
 )
 
 // uploadPart is one field of a multipart upload; a file when filename is set.
@@ -87,7 +87,7 @@ func (p filePage) ids() []string {
 }
 
 func TestFilesAPIE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{Limits: respond.Limits{MaxFileBytes: 4096}})
+	srv, _, db := lanHearth(t, wire.Config{Limits: respond.Limits{MaxFileBytes: 4096}})
 	ctx := context.Background()
 	_, alice, _ := db.CreateKey(ctx, "alice")
 	_, bob, _ := db.CreateKey(ctx, "bob")

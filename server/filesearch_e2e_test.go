@@ -10,24 +10,24 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama/testenv"
 	"hearth/filesearch"
 	"hearth/internal/schematest"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage"
 	"hearth/storage/sqlite"
 )
 
 // fileSearchHearth is hearth with a database and the file_search kind over its own
 // vector stores, as cmd/hearth wires it.
-func fileSearchHearth(t *testing.T, cfg server.Config) (*httptest.Server, *engine.Engine, *sqlite.DB) {
+func fileSearchHearth(t *testing.T, cfg wire.Config) (*httptest.Server, *engine.Engine, *sqlite.DB) {
 	t.Helper()
 	eng := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
 	cfg.Engine = eng
 	srv, h, db := lanHearth(t, cfg)
-	eng.RegisterHosted(filesearch.NewKind(h.VectorStores(), nil))
+	eng.RegisterHosted(filesearch.NewKind(h.VectorStores, nil))
 	return srv, eng, db
 }
 
@@ -143,7 +143,7 @@ func promptOf(t *testing.T, eng *engine.Engine, body string) string {
 // then the stored response, its replay, a continuation that replays the search,
 // a conversation, tool_choice and allowed_tools forcing the search.
 func TestFileSearchE2E(t *testing.T) {
-	srv, eng, db := fileSearchHearth(t, server.Config{})
+	srv, eng, db := fileSearchHearth(t, wire.Config{})
 	store, ids := fsStore(t, srv, "")
 	results, found := fsSearched(t, srv, "", store, 2)
 	if len(found) != 2 || found[0].Filename != "handbook.md" || found[0].Score <= found[1].Score {
@@ -254,8 +254,8 @@ func TestFileSearchE2E(t *testing.T) {
 	// A second hearth over the same database (a restart, another replica: no chain
 	// kept in memory) replays the stored search the same way.
 	eng2 := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
-	h2 := server.New(server.Config{Runtime: testenv.Runtime(t), Database: db, Engine: eng2})
-	eng2.RegisterHosted(filesearch.NewKind(h2.VectorStores(), nil))
+	h2 := wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db, Engine: eng2})
+	eng2.RegisterHosted(filesearch.NewKind(h2.VectorStores, nil))
 	srv2 := httptest.NewServer(h2)
 	t.Cleanup(srv2.Close)
 	cold := createFileSearchJSON(t, srv2, reqBody(model, false, `"previous_response_id":"`+r.ID+`","input":"Once more, please.",`+tool+","+fsInclude))
@@ -321,7 +321,7 @@ func TestFileSearchE2E(t *testing.T) {
 // two file_search tools and a bad field are 400s naming the field; a forced search on
 // a hearth without the kind is a 400, and there the tool is reported ignored.
 func TestFileSearchRequestErrorsE2E(t *testing.T) {
-	srv, _, db := fileSearchHearth(t, server.Config{})
+	srv, _, db := fileSearchHearth(t, wire.Config{})
 	ctx := context.Background()
 	_, alice, _ := db.CreateKey(ctx, "alice")
 	_, bob, _ := db.CreateKey(ctx, "bob")
@@ -371,7 +371,7 @@ func TestFileSearchRequestErrorsE2E(t *testing.T) {
 // stores); a filter that keeps nothing finds nothing: the item completes with no
 // results, the model reads "No results.", and its answer's file name cites nothing.
 func TestFileSearchStoresE2E(t *testing.T) {
-	srv, _, _ := fileSearchHearth(t, server.Config{})
+	srv, _, _ := fileSearchHearth(t, wire.Config{})
 	store, ids := fsStore(t, srv, "")
 	m := testenv.Model(t, scriptmodel.FileSearchModel)
 	var kettles hearth.VectorStore

@@ -3,9 +3,9 @@ package server_test
 import (
 	"testing"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
-	"hearth/server"
 )
 
 // TestOpenAISDKFileSearchE2E runs testdata/openai-sdk/filesearch.mjs: the official
@@ -17,7 +17,7 @@ import (
 func TestOpenAISDKFileSearchE2E(t *testing.T) {
 	ctx, node, dir := nodeProject(t, sdkDir)
 
-	srv, _, _ := fileSearchHearth(t, server.Config{})
+	srv, _, _ := fileSearchHearth(t, wire.Config{})
 	testenv.Model(t, scriptmodel.FileSearchModel)
 	expect := mustJSON(t, map[string]any{
 		"model":          scriptmodel.FileSearchModel,

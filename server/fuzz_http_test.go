@@ -19,12 +19,12 @@ import (
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/types/model"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/seal"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage/sqlite"
 )
 
@@ -83,7 +83,7 @@ func newFakeServer(f testing.TB, rt ollama.Client, key *seal.Key) http.Handler {
 		f.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return server.New(server.Config{
+	return wire.New(wire.Config{
 		Runtime: target, Engine: engine.New(ollama.Seam(rt), engine.DefaultFormats(), log),
 		Database: db, Logger: log, Seal: key,
 	})
@@ -122,7 +122,7 @@ func newRuntimeServer(f testing.TB) http.Handler {
 	}
 	f.Cleanup(func() { db.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return server.New(server.Config{Runtime: rt, Database: db, Logger: log})
+	return wire.New(wire.Config{Runtime: rt, Database: db, Logger: log})
 }
 
 // fuzzInputTime bounds one input over the runtime, below the fuzz worker's 10 s: an

@@ -26,6 +26,7 @@ import (
 	"github.com/coder/websocket"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/respond"
 	"hearth/scriptmodel"
@@ -871,7 +872,7 @@ const fuzzHeapSlack = (64 + 32 + 64) << 20
 func TestFuzzRoutesE2E(t *testing.T) {
 	testenv.SkipIfExternal(t, "the runner crash count reads the embedded runtime's log")
 	// hearth's own log (a line per request) is left out; the runtime's is read below.
-	srv, _, _ := fileSearchHearth(t, server.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, _, _ := fileSearchHearth(t, wire.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	testenv.Embedder(t)
 	// Count runner deaths from the runtime's log, from now on.
 	crashes, last := new(atomic.Int64), new(atomic.Value)

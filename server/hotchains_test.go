@@ -15,14 +15,14 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama"
-	"hearth/server"
 	"hearth/storage/sqlite"
 )
 
 // fakeHearth is hearth over a prompt recorder, with its own database.
-func fakeHearth(t *testing.T) (*httptest.Server, *server.Server, *promptRecorder) {
+func fakeHearth(t *testing.T) (*httptest.Server, *wire.Hearth, *promptRecorder) {
 	t.Helper()
 	rec := &promptRecorder{}
 	srv, h := fakeHearthOn(t, filepath.Join(t.TempDir(), "hearth.db"), rec)
@@ -30,7 +30,7 @@ func fakeHearth(t *testing.T) (*httptest.Server, *server.Server, *promptRecorder
 }
 
 // fakeHearthOn serves hearth over rt with the database at path, until t ends.
-func fakeHearthOn(t *testing.T, path string, rt ollama.Client) (*httptest.Server, *server.Server) {
+func fakeHearthOn(t *testing.T, path string, rt ollama.Client) (*httptest.Server, *wire.Hearth) {
 	t.Helper()
 	db, err := sqlite.Open(path)
 	if err != nil {
@@ -41,7 +41,7 @@ func fakeHearthOn(t *testing.T, path string, rt ollama.Client) (*httptest.Server
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h := server.New(server.Config{
+	h := wire.New(wire.Config{
 		Runtime: target, Engine: engine.New(ollama.Seam(rt), engine.DefaultFormats(), log), Database: db, Logger: log})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); db.Close() })
@@ -118,7 +118,7 @@ func TestHotChainsSamePrompts(t *testing.T) {
 		}
 		var hotUsage, coldUsage string
 		hotID, hotUsage = post(hot, body(hotID))
-		server.ForgetHotChains(coldServer)
+		coldServer.Core.ForgetHotChains()
 		coldID, coldUsage = post(cold, body(coldID))
 		if got, want := hotRec.last(), coldRec.last(); got != want {
 			n := 0
@@ -188,7 +188,7 @@ func TestHotChainsConversation(t *testing.T) {
 		var r struct{ ID string }
 		json.Unmarshal(b, &r)
 		if forget {
-			server.ForgetHotChains(h)
+			h.Core.ForgetHotChains()
 		}
 		status, _, b = call(t, nil, "POST", srv.URL+"/v1/responses", "",
 			`{"model":"hearth-fake-128k","input":"After it?","previous_response_id":"`+r.ID+`"}`)

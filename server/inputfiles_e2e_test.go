@@ -11,12 +11,12 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/pdftest"
 	"hearth/internal/urlpolicy"
 	"hearth/respond"
 	"hearth/scriptmodel"
-	"hearth/server"
 )
 
 // testPDF writes a real one-page PDF showing lines of text in Helvetica, its content
@@ -54,7 +54,7 @@ func onePrompt(user string) string {
 // the file was deleted replays the text as it was, and every bad file is a clear 400
 // naming the part.
 func TestInputFileE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{MaxBodyBytes: 256 << 10, Limits: respond.Limits{MaxFileBytes: 64 << 10}})
+	srv, _, db := lanHearth(t, wire.Config{MaxBodyBytes: 256 << 10, Limits: respond.Limits{MaxFileBytes: 64 << 10}})
 	m := testenv.Model(t, plain)
 	reply := m.Text(scriptmodel.EntryAssistant)
 	const question = "What ships on Tuesday?"
@@ -98,7 +98,7 @@ func TestInputFileE2E(t *testing.T) {
 	// file was deleted: the stored text is replayed; the same turns sent as plain text
 	// give the same prompt, token for token.
 	convDo(t, srv, "", "DELETE", "/v1/files/"+f.ID, "", nil)
-	srv2 := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db}))
+	srv2 := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db}))
 	t.Cleanup(srv2.Close)
 	second := createJSON(t, srv2, reqBody(plain, false, `"input":"And the price?","previous_response_id":"`+first.ID+`"`))
 	textTurn, _ := json.Marshal(question + "\n\n" + fileBlock)
@@ -159,7 +159,7 @@ func TestInputFileE2E(t *testing.T) {
 // TestInputImageFileE2E: an image uploaded to the Files API and sent by file_id, as
 // an input_image or an input_file, reaches the vision model as pixels.
 func TestInputImageFileE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{})
+	srv, _, _ := lanHearth(t, wire.Config{})
 	m := testenv.Model(t, scriptmodel.VisionModel)
 	img := testImage{32, 32, scriptmodel.Red, false}
 	_, data, _, err := hearth.ParseDataURL(img.dataURL(t))
@@ -218,7 +218,7 @@ func TestInputFileURLE2E(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, _, _ := lanHearth(t, server.Config{FileURLs: named, Limits: respond.Limits{MaxFileBytes: 4096}})
+	srv, _, _ := lanHearth(t, wire.Config{FileURLs: named, Limits: respond.Limits{MaxFileBytes: 4096}})
 	m := testenv.Model(t, plain)
 	const question = "What ships on Tuesday?"
 	r := createJSON(t, srv, reqBody(plain, false, `"input":[`+userWithFile(question, map[string]string{"file_url": files.URL + "/docs/notes.md"})+`]`))
@@ -227,7 +227,7 @@ func TestInputFileURLE2E(t *testing.T) {
 	}
 
 	wildcard, _ := urlpolicy.New("--file-allow-url", []string{"http://*/docs/*"})
-	srvWild, _, _ := lanHearth(t, server.Config{FileURLs: wildcard})
+	srvWild, _, _ := lanHearth(t, wire.Config{FileURLs: wildcard})
 	for _, tc := range []struct {
 		name, url string
 		srv       *httptest.Server

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/schematest"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage/sqlite"
 )
 
@@ -227,7 +227,7 @@ func TestResumeAfterRestartE2E(t *testing.T) {
 		if _, err := db.RecoverInFlight(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		h := server.New(server.Config{Runtime: testenv.Runtime(t), Database: db})
+		h := wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db})
 		srv := httptest.NewServer(h)
 		return srv, func() {
 			srv.Close()
@@ -272,7 +272,7 @@ func TestJournalPrunedOrCutE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	h := server.New(server.Config{Runtime: testenv.Runtime(t), Database: db})
+	h := wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	plain := testenv.Model(t, scriptmodel.PlainModel)
@@ -318,7 +318,7 @@ func TestJournalPrunedOrCutE2E(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go h.PruneJournals(ctx, time.Nanosecond) // the first pass runs at once
+	go h.Core.PruneJournals(ctx, time.Nanosecond) // the first pass runs at once
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
 		var n int
 		if err := raw.QueryRow(`SELECT count(*) FROM events WHERE response_id = ?`, pruned.ID).Scan(&n); err != nil {
@@ -415,7 +415,7 @@ func BenchmarkJournalDisk(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(b), Database: db}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(b), Database: db}))
 	defer srv.Close()
 	testenv.Model(b, scriptmodel.LongModel)
 	for b.Loop() {

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage"
 )
 
@@ -19,7 +19,7 @@ import (
 // deletes it by id, and after the adoption (hearth keys adopt) it is the user key's,
 // as if it had made it: readable, searchable, and a chain it continues.
 func TestKeylessRecordsE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{})
+	srv, _, db := lanHearth(t, wire.Config{})
 	ctx := context.Background()
 
 	// Made without keys.

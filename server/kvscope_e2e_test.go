@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage"
 	"hearth/storage/sqlite"
 )
@@ -42,7 +42,7 @@ func scopedServer(t *testing.T) (srv *httptest.Server, keys map[string]string) {
 		}
 		keys[name] = secret
 	}
-	srv = httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db}))
+	srv = httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db}))
 	t.Cleanup(srv.Close)
 	return srv, keys
 }
@@ -165,7 +165,7 @@ func BenchmarkCacheProbeE2E(b *testing.B) {
 		keys[name] = secret
 	}
 	_, model := testenv.BenchModel(b, scriptmodel.PlainModel)
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(b), Database: db}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(b), Database: db}))
 	defer srv.Close()
 
 	// About 300 tokens: the script models' tokenizer spends about a token per byte.

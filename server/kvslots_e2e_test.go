@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/admission"
 	"hearth/scriptmodel"
-	"hearth/server"
 )
 
 // cacheSlotUse matches the runner's debug line for each generation (Ollama 0.17.4 to 0.24.0,
@@ -30,7 +30,7 @@ var cacheSlotUse = regexp.MustCompile(`msg="loading cache slot" id=(\d+) .* used
 func TestKVSlotsCachedTokensE2E(t *testing.T) {
 	rt := testenv.StartServer(t, "OLLAMA_NUM_PARALLEL=2", "OLLAMA_DEBUG=1")
 	_, model := testenv.BenchModel(t, scriptmodel.LongModel)
-	srv, _ := servePool(t, server.Config{Admission: admission.Config{Slots: 2}}, rt.Runtime)
+	srv, _ := servePool(t, wire.Config{Admission: admission.Config{Slots: 2}}, rt.Runtime)
 
 	// Load the model before counting the runner's lines (a load generates nothing).
 	create := func(extra string) *hearth.Response {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/admission"
 	"hearth/respond"
@@ -30,7 +31,7 @@ import (
 
 // lanHearth serves hearth with cfg (runtime and a fresh database filled in) and returns
 // the server, the handler (for HoldSlot) and the database (for keys).
-func lanHearth(t *testing.T, cfg server.Config) (*httptest.Server, *server.Server, *sqlite.DB) {
+func lanHearth(t *testing.T, cfg wire.Config) (*httptest.Server, *wire.Hearth, *sqlite.DB) {
 	t.Helper()
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "hearth.db"))
 	if err != nil {
@@ -38,7 +39,7 @@ func lanHearth(t *testing.T, cfg server.Config) (*httptest.Server, *server.Serve
 	}
 	t.Cleanup(func() { db.Close() })
 	cfg.Runtime, cfg.Database = testenv.Runtime(t), db
-	h := server.New(cfg)
+	h := wire.New(cfg)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv, h, db
@@ -119,7 +120,7 @@ var plain = scriptmodel.PlainModel
 // TestKeysE2E: database keys and configured keys both work, a key revoked in the
 // database fails at once, and each key sees only its own responses.
 func TestKeysE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{})
+	srv, _, db := lanHearth(t, wire.Config{})
 	ctx := context.Background()
 	body := reqBody(plain, false, `"input":"hi"`)
 
@@ -169,7 +170,7 @@ func TestKeysE2E(t *testing.T) {
 	}
 
 	// Configured and database keys together; metrics and logs name the key.
-	srv2, _, db2 := lanHearth(t, server.Config{APIKeys: []string{"static-secret"}})
+	srv2, _, db2 := lanHearth(t, wire.Config{APIKeys: []string{"static-secret"}})
 	_, carol, _ := db2.CreateKey(ctx, "carol")
 	for _, k := range []string{"static-secret", carol} {
 		if st, h, b := call(t, nil, "POST", srv2.URL+"/v1/responses", k, body); st != 200 || h.Get("x-request-id") == "" {
@@ -241,8 +242,8 @@ func openStream(t *testing.T, ctx context.Context, url, key, body string) (*http
 // stored as queued) before response.in_progress, and generates only once admitted; the
 // queue depth shows in /metrics meanwhile.
 func TestQueuedStreamE2E(t *testing.T) {
-	srv, h, _ := lanHearth(t, server.Config{Admission: admission.Config{Slots: 1}})
-	release := server.HoldSlot(h, plain)
+	srv, h, _ := lanHearth(t, wire.Config{Admission: admission.Config{Slots: 1}})
+	release := server.HoldSlot(h.Server, plain)
 	resp, events := openStream(t, context.Background(), srv.URL, "", reqBody(plain, true, `"input":"hi"`))
 	defer resp.Body.Close()
 
@@ -291,8 +292,8 @@ func TestQueuedStreamE2E(t *testing.T) {
 // client that leaves the queue frees its place at once and its response is stored as
 // incomplete.
 func TestQueueBoundE2E(t *testing.T) {
-	srv, h, _ := lanHearth(t, server.Config{Admission: admission.Config{Slots: 1, MaxQueue: 1}})
-	release := server.HoldSlot(h, plain)
+	srv, h, _ := lanHearth(t, wire.Config{Admission: admission.Config{Slots: 1, MaxQueue: 1}})
+	release := server.HoldSlot(h.Server, plain)
 	defer release()
 	ctx, leave := context.WithCancel(context.Background())
 	resp, events := openStream(t, ctx, srv.URL, "", reqBody(plain, true, `"input":"hi"`))
@@ -334,12 +335,12 @@ func TestQueueBoundE2E(t *testing.T) {
 // TestFairShareE2E: with one slot busy, alice queues ten requests and then bob one;
 // bob's runs after at most one of alice's.
 func TestFairShareE2E(t *testing.T) {
-	srv, h, db := lanHearth(t, server.Config{Admission: admission.Config{Slots: 1}})
+	srv, h, db := lanHearth(t, wire.Config{Admission: admission.Config{Slots: 1}})
 	ctx := context.Background()
 	_, alice, _ := db.CreateKey(ctx, "alice")
 	_, bob, _ := db.CreateKey(ctx, "bob")
 	_, ops, _ := db.CreateKeyAs(ctx, "ops", storage.RoleAdmin) // reads /metrics
-	release := server.HoldSlot(h, plain)
+	release := server.HoldSlot(h.Server, plain)
 	var (
 		mu    sync.Mutex
 		order []string
@@ -382,7 +383,7 @@ func TestFairShareE2E(t *testing.T) {
 
 // TestLimitsE2E: each limit answers with a clear error naming what was exceeded.
 func TestLimitsE2E(t *testing.T) {
-	srv, h, _ := lanHearth(t, server.Config{
+	srv, h, _ := lanHearth(t, wire.Config{
 		MaxBodyBytes: 64 << 10,
 		Limits:       respond.Limits{MaxInputItems: 3, MaxTools: 1, MaxImageBytes: 1000, RequestTimeout: 500 * time.Millisecond},
 		Admission:    admission.Config{Slots: 1, RatePerMinute: 60},
@@ -408,7 +409,7 @@ func TestLimitsE2E(t *testing.T) {
 
 	// The request timeout covers the wait for a slot: a request that waits longer ends
 	// incomplete, and says why.
-	release := server.HoldSlot(h, plain)
+	release := server.HoldSlot(h.Server, plain)
 	st, _, b := call(t, nil, "POST", srv.URL+"/v1/responses", "", reqBody(plain, false, `"input":"hi"`))
 	release()
 	var r hearth.Response
@@ -422,7 +423,7 @@ func TestLimitsE2E(t *testing.T) {
 
 // TestRateLimitE2E: a key over its rate gets 429 with Retry-After; another key does not.
 func TestRateLimitE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{Admission: admission.Config{RatePerMinute: 2}})
+	srv, _, db := lanHearth(t, wire.Config{Admission: admission.Config{RatePerMinute: 2}})
 	_, alice, _ := db.CreateKey(context.Background(), "alice")
 	_, bob, _ := db.CreateKey(context.Background(), "bob")
 	body := reqBody(plain, false, `"input":"hi"`)
@@ -460,7 +461,7 @@ func TestRateLimitForwardedE2E(t *testing.T) {
 		return resp.StatusCode, b
 	}
 
-	srv, _, _ := lanHearth(t, server.Config{Admission: admission.Config{RatePerMinute: 2}})
+	srv, _, _ := lanHearth(t, wire.Config{Admission: admission.Config{RatePerMinute: 2}})
 	var got []int
 	for i, header := range []string{"X-Forwarded-For", "X-Real-IP", "X-Forwarded-For", "X-Real-IP"} {
 		st, _ := send(srv, header, fmt.Sprintf("203.0.113.%d", i+1))
@@ -470,7 +471,7 @@ func TestRateLimitForwardedE2E(t *testing.T) {
 		t.Errorf("forwarding headers from an untrusted peer: statuses %v, want %v", got, want)
 	}
 
-	srv, _, _ = lanHearth(t, server.Config{Admission: admission.Config{RatePerMinute: 2}, TrustedProxies: []string{"127.0.0.1"}})
+	srv, _, _ = lanHearth(t, wire.Config{Admission: admission.Config{RatePerMinute: 2}, TrustedProxies: []string{"127.0.0.1"}})
 	got = nil
 	for i := range 3 {
 		// The rightmost address not of a trusted proxy is the client's.
@@ -488,7 +489,7 @@ func TestRateLimitForwardedE2E(t *testing.T) {
 
 // TestMetricsE2E: the series move as requests run.
 func TestMetricsE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{})
+	srv, _, _ := lanHearth(t, wire.Config{})
 	m := testenv.Model(t, plain)
 	_ = m
 	before := metric(t, srv, "", "hearth_http_requests_total", `route="/v1/responses"`, `code="200"`)
@@ -536,8 +537,8 @@ func grep(s, sub string) string {
 // TestPassthroughAdmissionE2E: Ollama's own generate and chat routes wait for a slot
 // with /v1/responses, and answer 429 beyond the bound.
 func TestPassthroughAdmissionE2E(t *testing.T) {
-	srv, h, _ := lanHearth(t, server.Config{Admission: admission.Config{Slots: 1, MaxQueue: 1}})
-	release := server.HoldSlot(h, plain)
+	srv, h, _ := lanHearth(t, wire.Config{Admission: admission.Config{Slots: 1, MaxQueue: 1}})
+	release := server.HoldSlot(h.Server, plain)
 	done := make(chan int, 1)
 	go func() {
 		st, _, _ := call(t, nil, "POST", srv.URL+"/api/generate", "", `{"model":"`+plain+`","prompt":"hi","stream":false}`)
@@ -566,7 +567,7 @@ func TestPassthroughAdmissionE2E(t *testing.T) {
 // (a restart, or one evicted) loads it and decodes its items through the stored-item
 // cache. What each holds stays within its budget.
 func TestCacheMetricsE2E(t *testing.T) {
-	srv, h, _ := lanHearth(t, server.Config{})
+	srv, h, _ := lanHearth(t, wire.Config{})
 	id := ""
 	next := func() {
 		t.Helper()
@@ -588,7 +589,7 @@ func TestCacheMetricsE2E(t *testing.T) {
 	if n := metric(t, srv, "", "hearth_hot_chain_cache_entries"); n != 3 {
 		t.Errorf("hearth_hot_chain_cache_entries = %v after a 3-turn chain, want 3", n)
 	}
-	server.ForgetHotChains(h)
+	h.Core.ForgetHotChains()
 	hits := metric(t, srv, "", "hearth_item_cache_hits_total")
 	next()
 	if n := metric(t, srv, "", "hearth_item_cache_hits_total"); n <= hits {

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/internal/admission"
-	"hearth/server"
 )
 
 // loadDeadline bounds each load phase; a busy shared machine decodes the script model
@@ -209,7 +209,7 @@ func TestLoadE2E(t *testing.T) {
 	}
 	logs := &lockedBuffer{}
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv, _, db := lanHearth(t, server.Config{
+	srv, _, db := lanHearth(t, wire.Config{
 		Logger:    log,
 		Admission: admission.Config{Slots: 1, MaxQueue: clients},
 	})
@@ -262,7 +262,7 @@ func TestLoadE2E(t *testing.T) {
 	// A bound below the clients: 429s (each with Retry-After), still no 5xx, and a 429
 	// only when more than slot + bound requests were in flight.
 	const bound = 8
-	srv2, _, db2 := lanHearth(t, server.Config{Admission: admission.Config{Slots: 1, MaxQueue: bound}})
+	srv2, _, db2 := lanHearth(t, wire.Config{Admission: admission.Config{Slots: 1, MaxQueue: bound}})
 	_, k, _ := db2.CreateKey(ctx, "dev")
 	res2 := runLoad(t, srv2.URL, []string{k}, clients, min(total, 200))
 	if len(res2.serverErrors)+len(res2.clientErrors) > 0 {

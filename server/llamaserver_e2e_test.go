@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
-	"hearth/server"
 )
 
 // TestRuntimeWithoutLlamaServerE2E: Ollama 0.30 and later run models in a llama-server
@@ -25,7 +25,7 @@ func TestRuntimeWithoutLlamaServerE2E(t *testing.T) {
 		t.Skipf("needs %s=external with %s naming an Ollama %s or later", testenv.RuntimeEnv, testenv.OllamaBinEnv, testenv.LlamaServerSince)
 	}
 	bare := testenv.StartServerAlone(t)
-	srv, _ := servePool(t, server.Config{}, bare.Runtime)
+	srv, _ := servePool(t, wire.Config{}, bare.Runtime)
 	// The runtime refuses at once; the bound is for a loaded machine, not a timeout to wait out.
 	const bound = 10 * time.Second
 	const reason = "llama-server binary not found"

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/filesearch"
 	"hearth/scriptmodel"
-	"hearth/server"
 )
 
 // longWord is a word of 8,000 characters: the runtime's WordPiece tokenizer, given it,
@@ -33,7 +33,7 @@ const unknownWord = "\U00010330"
 // with the word as one [UNK] token: the vectors are those of the same text with an
 // unknown word in its place, and the usage counts one token for the word.
 func TestEmbeddingsLongWordE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{})
+	srv, _, _ := lanHearth(t, wire.Config{})
 	e := testenv.Embedder(t)
 	embed, framing := e.Embed, 0
 	if testenv.RunsLlamaServer(t) {
@@ -65,7 +65,7 @@ func TestEmbeddingsLongWordE2E(t *testing.T) {
 // chunks with the scores of the query with an unknown word in its place; a query over
 // 8,192 characters is a 400 naming it, and fails a file_search call.
 func TestVectorStoreLongWordE2E(t *testing.T) {
-	srv, hs, db := lanHearth(t, server.Config{})
+	srv, hs, db := lanHearth(t, wire.Config{})
 	_, alice, _ := db.CreateKey(context.Background(), "alice")
 	e := testenv.Embedder(t)
 	embed := e.Embed
@@ -115,7 +115,7 @@ func TestVectorStoreLongWordE2E(t *testing.T) {
 		}
 	}
 	// A file_search call's query over the bound fails the call; the model reads why.
-	_, err := hs.VectorStores().SearchVectorStores(context.Background(), "", filesearch.FileSearchQuery{VectorStoreIDs: []string{vs.ID}, Queries: []string{over}})
+	_, err := hs.VectorStores.SearchVectorStores(context.Background(), "", filesearch.FileSearchQuery{VectorStoreIDs: []string{vs.ID}, Queries: []string{over}})
 	if err == nil || !strings.Contains(err.Error(), "'query'") || !strings.Contains(err.Error(), "8192") {
 		t.Errorf("a file_search query of %d characters: %v, want its length refused", len(over), err)
 	}
@@ -131,7 +131,7 @@ var hostDetail = regexp.MustCompile(`\d+\.\d+\.\d+\.\d+|:\d{2,5}\b|://|/`)
 // failure, a 5xx, whose message names neither the runner's address nor its port nor
 // a path; a later request is served by a new runner.
 func TestEmbeddingsRunnerKilledE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{})
+	srv, _, _ := lanHearth(t, wire.Config{})
 	testenv.Embedder(t)
 	one := func(input any) (int, []byte) {
 		body, _ := json.Marshal(map[string]any{"model": scriptmodel.EmbedModel, "input": input})

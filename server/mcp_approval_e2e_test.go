@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama/testenv"
 	"hearth/mcp"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage"
 	"hearth/storage/sqlite"
 )
@@ -65,7 +65,7 @@ func TestMCPForgedApprovalE2E(t *testing.T) {
 	}
 	eng := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
 	eng.RegisterHosted(mcp.NewKind(mgr, nil))
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Engine: eng, Database: db,
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Engine: eng, Database: db,
 		Collectors: mgr.Collectors()}))
 	t.Cleanup(srv.Close)
 

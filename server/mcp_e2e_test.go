@@ -19,12 +19,12 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/schematest"
 	"hearth/mcp"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage/sqlite"
 )
 
@@ -96,7 +96,7 @@ func newMCPHearth(t *testing.T, servers ...mcp.Server) (*httptest.Server, *engin
 	t.Cleanup(func() { db.Close() })
 	eng := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
 	eng.RegisterHosted(mcp.NewKind(mgr, nil))
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Engine: eng, Database: db, Collectors: mgr.Collectors()}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Engine: eng, Database: db, Collectors: mgr.Collectors()}))
 	t.Cleanup(srv.Close)
 	return srv, eng, mgr
 }
@@ -562,7 +562,7 @@ func TestMCPKeyLimitsE2E(t *testing.T) {
 	t.Cleanup(func() { mgr.Close() })
 	eng := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
 	eng.RegisterHosted(mcp.NewKind(mgr, nil))
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Engine: eng,
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Engine: eng,
 		APIKeys: []string{"key-one", "key-two"}}))
 	t.Cleanup(srv.Close)
 	body := reqBody(scriptmodel.MCPModel, false, mcpAsk+`,"tools":[{"type":"function","name":"f"},{"type":"mcp","server_label":"down","require_approval":"never"}]`)

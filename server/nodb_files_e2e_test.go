@@ -7,14 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
-	"hearth/server"
 )
 
 // TestFilesWithoutDatabaseE2E: a server that keeps no database answers every route of
 // the files and vector stores APIs with a 500 that says so, before reading the request.
 func TestFilesWithoutDatabaseE2E(t *testing.T) {
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t)}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t)}))
 	t.Cleanup(srv.Close)
 	for _, r := range []struct{ method, path string }{
 		{"POST", "/v1/files"},

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/schematest"
@@ -17,7 +18,6 @@ import (
 	"hearth/mcp"
 	"hearth/mcp/mcptest"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage/sqlite"
 	"hearth/toolsearch"
 	"hearth/websearch"
@@ -58,7 +58,7 @@ func api2026Hearth(t *testing.T) *httptest.Server {
 	for _, typ := range websearch.WebSearchToolTypes {
 		eng.RegisterHosted(websearch.NewKind(typ, bound, websearch.Config{}, nil))
 	}
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Engine: eng, Database: db, Seal: key}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Engine: eng, Database: db, Seal: key}))
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"testing"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama"
-	"hearth/server"
 	"hearth/storage/postgres"
 	"hearth/storage/postgres/pgtest"
 )
@@ -61,7 +61,7 @@ func newPostgresFakeServer(tb testing.TB, c *pgtest.Cluster, trips *pgtest.Round
 		tb.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return server.New(server.Config{
+	return wire.New(wire.Config{
 		Runtime: target, Engine: engine.New(ollama.Seam(fakeRuntime{}), engine.DefaultFormats(), log),
 		Database: db, Logger: log,
 	}), u

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/server"
 )
@@ -62,7 +63,7 @@ func TestPassthroughIsACapability(t *testing.T) {
 		{"with", passingRuntime{bareRuntime{"passing:1"}, target}, http.StatusOK, "from-the-runtime"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := httptest.NewServer(server.New(server.Config{Runtime: tc.rt, Logger: quiet}))
+			srv := httptest.NewServer(wire.New(wire.Config{Runtime: tc.rt, Logger: quiet}))
 			defer srv.Close()
 			resp, err := http.Get(srv.URL + "/api/tags")
 			if err != nil {

@@ -14,11 +14,11 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama"
 	"hearth/engine/ollama/testenv"
 	"hearth/mcp/mcptest"
 	"hearth/scriptmodel"
-	"hearth/server"
 )
 
 // The test binary is also the search server the web search tests start over stdio.
@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 // newHearth serves hearth's handler over the shared embedded runtime.
 func newHearth(t *testing.T) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t)}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t)}))
 	t.Cleanup(srv.Close)
 	return srv
 }

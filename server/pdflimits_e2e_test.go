@@ -12,12 +12,12 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/filetext"
 	"hearth/internal/pdftest"
 	"hearth/internal/textchunk"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage"
 	"hearth/storage/sqlite"
 )
@@ -26,7 +26,7 @@ import (
 // to a GiB of spaces, sent as an input_file, is refused with 413 file_too_large naming
 // the part, after unpacking no more than the per-file bound; nothing runs.
 func TestInputFilePDFBombE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{})
+	srv, _, _ := lanHearth(t, wire.Config{})
 	testenv.Model(t, plain)
 	bomb := pdftest.Bomb(1024)
 	before := filetext.Unpacked()
@@ -45,7 +45,7 @@ func TestInputFilePDFBombE2E(t *testing.T) {
 // lists one page 200,000 times each fail with invalid_file and say why, while another
 // key's text file in another store completes.
 func TestVectorStoreHostilePDFE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{})
+	srv, _, db := lanHearth(t, wire.Config{})
 	ctx := context.Background()
 	_, alice, _ := db.CreateKey(ctx, "alice")
 	_, bob, _ := db.CreateKey(ctx, "bob")
@@ -84,7 +84,7 @@ func TestVectorStoreHostilePDFE2E(t *testing.T) {
 // deleted: the worker is free again, and another key's file completes while the
 // room is still held.
 func TestVectorStoreDeleteCancelsParseE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{IngestWorkers: 1})
+	srv, _, db := lanHearth(t, wire.Config{IngestWorkers: 1})
 	ctx := context.Background()
 	_, alice, _ := db.CreateKey(ctx, "alice")
 	_, bob, _ := db.CreateKey(ctx, "bob")
@@ -116,7 +116,7 @@ func TestVectorStoreDeleteCancelsParseE2E(t *testing.T) {
 	}
 }
 
-func httptestServer(t *testing.T, h *server.Server) *httptest.Server {
+func httptestServer(t *testing.T, h *wire.Hearth) *httptest.Server {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv
@@ -177,10 +177,10 @@ func TestVectorStoreAttemptsUsedUpE2E(t *testing.T) {
 	db.Close()
 
 	db = openData(t, dir)
-	h := server.New(server.Config{Runtime: testenv.Runtime(t), Database: db})
+	h := wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db})
 	srv := httptestServer(t, h)
 	before := filetext.Unpacked()
-	if n, err := h.VectorStores().ResumeIngestion(ctx); err != nil || n != 2 {
+	if n, err := h.VectorStores.ResumeIngestion(ctx); err != nil || n != 2 {
 		t.Fatalf("resumed %d, %v", n, err)
 	}
 	vs := waitVectorStore(t, func() hearth.VectorStore {
@@ -254,9 +254,9 @@ func TestVectorStoreResumeFromProgressE2E(t *testing.T) {
 	db.Close()
 
 	db = openData(t, dir)
-	h := server.New(server.Config{Runtime: testenv.Runtime(t), Database: db})
+	h := wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db})
 	srv := httptestServer(t, h)
-	if n, err := h.VectorStores().ResumeIngestion(ctx); err != nil || n != 1 {
+	if n, err := h.VectorStores.ResumeIngestion(ctx); err != nil || n != 1 {
 		t.Fatalf("resumed %d, %v", n, err)
 	}
 	vs := waitVectorStore(t, func() hearth.VectorStore {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/engine/pool"
 	"hearth/internal/schematest"
@@ -42,7 +43,7 @@ func newPoolHearth(t *testing.T) *poolHearth {
 	t.Helper()
 	first := testenv.Runtime(t)
 	second := testenv.StartServer(t)
-	srv, db := servePool(t, server.Config{}, first, second.Runtime)
+	srv, db := servePool(t, wire.Config{}, first, second.Runtime)
 	_, slow := testenv.BenchModel(t, scriptmodel.LongModel)
 	return &poolHearth{srv: srv, db: db, a: first.Label(), b: second.Runtime.Label(), second: second,
 		owner: storage.OwnerOf(""), ctx: context.Background(), model: scriptmodel.PlainModel, slowM: slow}
@@ -50,7 +51,7 @@ func newPoolHearth(t *testing.T) *poolHearth {
 
 // servePool serves hearth with cfg over a pool of rts, with a database of its own; both
 // close when the test ends.
-func servePool(t *testing.T, cfg server.Config, rts ...pool.Runtime) (*httptest.Server, *sqlite.DB) {
+func servePool(t *testing.T, cfg wire.Config, rts ...pool.Runtime) (*httptest.Server, *sqlite.DB) {
 	t.Helper()
 	p, err := pool.New(rts, nil)
 	if err != nil {
@@ -62,7 +63,7 @@ func servePool(t *testing.T, cfg server.Config, rts ...pool.Runtime) (*httptest.
 	}
 	t.Cleanup(func() { db.Close() })
 	cfg.Runtime, cfg.Database = p, db
-	srv := httptest.NewServer(server.New(cfg))
+	srv := httptest.NewServer(wire.New(cfg))
 	t.Cleanup(srv.Close)
 	return srv, db
 }
@@ -412,7 +413,7 @@ func TestRandomPlacementE2E(t *testing.T) {
 	first := testenv.Runtime(t)
 	second := testenv.StartServer(t)
 	for _, random := range []bool{false, true} {
-		srv, db := servePool(t, server.Config{RandomPlacement: random}, first, second.Runtime)
+		srv, db := servePool(t, wire.Config{RandomPlacement: random}, first, second.Runtime)
 		h := &poolHearth{srv: srv, db: db}
 		served, moves, prev, where := map[string]int{}, 0, "", ""
 		for turn := range 20 {

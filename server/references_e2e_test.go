@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
-	"hearth/server"
 )
 
 // toolOutputs answers the calls of r (in order) with outputs, as input items.
@@ -160,7 +160,7 @@ func TestItemReferenceE2E(t *testing.T) {
 // TestItemReferenceOwnerE2E: a reference resolves only among the caller's own items;
 // another key's item id is as unknown as a made-up one.
 func TestItemReferenceOwnerE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{APIKeys: []string{"alice-key", "bob-key"}})
+	srv, _, _ := lanHearth(t, wire.Config{APIKeys: []string{"alice-key", "bob-key"}})
 	url := srv.URL + "/v1/responses"
 	body := reqBody(scriptmodel.PlainModel, false, `"input":"hi"`)
 	status, _, b := call(t, nil, "POST", url, "alice-key", body)

@@ -20,10 +20,10 @@ import (
 	"testing"
 	"time"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/internal/admission"
-	"hearth/server"
 	"hearth/storage/postgres"
 	"hearth/storage/postgres/pgtest"
 )
@@ -76,7 +76,7 @@ func benchmarkReplicas(b *testing.B, c *pgtest.Cluster) {
 					b.Fatal(err)
 				}
 				log := slog.New(slog.NewTextHandler(io.Discard, nil))
-				srv := httptest.NewServer(server.New(server.Config{
+				srv := httptest.NewServer(wire.New(wire.Config{
 					Runtime: target, Engine: engine.New(ollama.Seam(fakeRuntime{}), engine.DefaultFormats(), log),
 					Database: db, Logger: log, Admission: admission.Config{Slots: replicaClients},
 				}))

@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama"
-	"hearth/server"
 	"hearth/storage"
 	"hearth/storage/sqlite"
 )
@@ -40,7 +40,7 @@ func newChainHearth(t *testing.T, path string) *chainHearth {
 	}
 	rec := &promptRecorder{}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h := server.New(server.Config{
+	h := wire.New(wire.Config{
 		Runtime: target, Engine: engine.New(ollama.Seam(rec), engine.DefaultFormats(), log), Database: db, Logger: log})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); db.Close() })

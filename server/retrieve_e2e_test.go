@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/schematest"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage/sqlite"
 )
 
@@ -168,7 +168,7 @@ func TestKeysAndOwnershipE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db, APIKeys: []string{"key-alice", "key-bob"}}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db, APIKeys: []string{"key-alice", "key-bob"}}))
 	defer srv.Close()
 	body := reqBody(scriptmodel.PlainModel, false, `"input":"hi"`)
 

@@ -10,12 +10,12 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/schematest"
 	"hearth/internal/seal"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage"
 	"hearth/storage/sqlite"
 )
@@ -33,7 +33,7 @@ func sealedHearth(t *testing.T, dir string) (srv *httptest.Server, db *sqlite.DB
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv = httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db, Seal: key}))
+	srv = httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db, Seal: key}))
 	stopped := false
 	stop = func() {
 		if !stopped {
@@ -257,7 +257,7 @@ func TestEncryptedContentRefusedE2E(t *testing.T) {
 	// A stored chain keeps its reasoning in the database: a server with another key
 	// continues it (the blob in the stored output is not needed, so not opened).
 	s1 := createJSON(t, srv, reqBody(model, false, `"include":["reasoning.encrypted_content"],"input":"hello"`))
-	other := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db, Seal: seal.NewKey()}))
+	other := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db, Seal: seal.NewKey()}))
 	defer other.Close()
 	s2 := createJSON(t, other, reqBody(model, false, `"input":"again","previous_response_id":"`+s1.ID+`"`))
 	if s2.Status != hearth.StatusCompleted {

@@ -20,11 +20,11 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/admission"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage"
 	"hearth/storage/sqlite"
 )
@@ -104,7 +104,7 @@ func contains(list []string, s string) bool {
 // Host is refused on loopback, and clients that are not browsers (no Origin, such as
 // the ollama CLI's client) work as before. Every refusal is the JSON envelope.
 func TestOriginAndHostE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{})
+	srv, _, _ := lanHearth(t, wire.Config{})
 	dest := "sec-origin-copy:latest"
 	copyBody := `{"source":"` + plain + `","destination":"` + dest + `"}`
 
@@ -169,7 +169,7 @@ func TestOriginAndHostE2E(t *testing.T) {
 
 	// The operator's settings: an allowed origin gets CORS answers (preflight first),
 	// an allowed host name passes.
-	srv2, _, _ := lanHearth(t, server.Config{AllowOrigins: []string{"https://App.example/"}, AllowHosts: []string{"hearth.lan"}})
+	srv2, _, _ := lanHearth(t, wire.Config{AllowOrigins: []string{"https://App.example/"}, AllowHosts: []string{"hearth.lan"}})
 	st, h, _ = send(t, "OPTIONS", srv2.URL+"/v1/responses", "", map[string]string{
 		"Origin": "https://app.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization,content-type"})
 	if st != 204 || h.Get("Access-Control-Allow-Origin") != "https://app.example" || !strings.Contains(h.Get("Access-Control-Allow-Headers"), "Authorization") {
@@ -223,7 +223,7 @@ func port(srv *httptest.Server) string {
 // text/plain, or no type with a Blob body, without a preflight); 405 is the JSON
 // envelope; the Bearer scheme is case-insensitive; x-hearth-ignored is bounded.
 func TestRequestShapeE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{})
+	srv, _, db := lanHearth(t, wire.Config{})
 	body := reqBody(plain, false, `"input":"hi"`)
 	for _, ct := range []string{"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "invalid"} {
 		hdr := map[string]string{"Content-Type": ct}
@@ -299,7 +299,7 @@ func TestRequestShapeE2E(t *testing.T) {
 // off with a 408 (hearth's routes and the passthrough alike), instead of holding the
 // connection for as long as it likes.
 func TestBodyTimeoutE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{BodyReadTimeout: 300 * time.Millisecond})
+	srv, _, _ := lanHearth(t, wire.Config{BodyReadTimeout: 300 * time.Millisecond})
 	for _, path := range []string{"/v1/responses", "/api/generate", "/api/create"} {
 		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 		if err != nil {
@@ -353,7 +353,7 @@ func TestBodyTimeoutE2E(t *testing.T) {
 // admin keys (created with --admin, or configured) do both. /healthz stays open and no
 // longer names the runtime's URL.
 func TestKeyRolesE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{APIKeys: []string{"operator-secret"}})
+	srv, _, db := lanHearth(t, wire.Config{APIKeys: []string{"operator-secret"}})
 	ctx := context.Background()
 	_, bob, err := db.CreateKey(ctx, "bob")
 	if err != nil {
@@ -451,7 +451,7 @@ func TestKeyRolesE2E(t *testing.T) {
 // TestSocketKeyRevokedE2E: a key revoked while its WebSocket is open stops working at
 // the next response.create, and the connection closes with the error.
 func TestSocketKeyRevokedE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{})
+	srv, _, db := lanHearth(t, wire.Config{})
 	ctx := context.Background()
 	_, bob, err := db.CreateKey(ctx, "bob")
 	if err != nil {
@@ -482,7 +482,7 @@ func TestSocketKeyRevokedE2E(t *testing.T) {
 // runtime has them. The attack was 120 requests with 500 KB names that grew /metrics to
 // 660 MB; now they count as model="unknown".
 func TestModelLabelsBoundedE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{})
+	srv, _, _ := lanHearth(t, wire.Config{})
 	if st, _, b := call(t, nil, "POST", srv.URL+"/v1/responses", "", reqBody(plain, false, `"input":"hi"`)); st != 200 {
 		t.Fatalf("%d %s", st, b)
 	}
@@ -538,7 +538,7 @@ func TestStalledSSEClientE2E(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	_, long := testenv.BenchModel(t, scriptmodel.LongModel)
-	h := server.New(server.Config{Runtime: testenv.Runtime(t), Database: db,
+	h := wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db,
 		Admission: admission.Config{Slots: 1}, WriteTimeout: 500 * time.Millisecond, Heartbeat: time.Hour})
 	srv := httptest.NewUnstartedServer(h)
 	srv.Listener = smallBufferListener{srv.Listener}

@@ -18,8 +18,6 @@ import (
 	"hearth/engine"
 	"hearth/engine/pool"
 	"hearth/internal/admission"
-	"hearth/internal/seal"
-	"hearth/internal/urlpolicy"
 	"hearth/respond"
 	"hearth/server/console"
 	"hearth/server/door"
@@ -31,17 +29,33 @@ import (
 // health, the model list, the loaded models (console, /v1/models); the same method set
 // a pool asks of each of its runtimes. A runtime that also has its own HTTP API to pass
 // through implements Passthrough. cmd/hearth gives it: a *pool.Pool of several
-// runtimes, or one *ollama.Runtime (which New serves as a pool of one).
+// runtimes, or one *ollama.Runtime (served as a pool of one: Config.Pool).
 type Runtime = pool.Runtime
 
-// Config wires a Server to its parts.
+// Config gives a Server its parts, which the wiring builds (cmd/hearth/wire), and its
+// HTTP settings.
 type Config struct {
 	Runtime Runtime
-	// Engine runs responses; it must run over Runtime's Seam, so that each response
-	// runs on the runtime the server places it on. nil: New builds one.
+	// Pool is Runtime as a pool (Runtime itself when it is one): the runtimes
+	// responses are placed on, and passthrough requests.
+	Pool *pool.Pool
+	// Engine runs responses (the passthrough's format checks use it too).
 	Engine *engine.Engine
-	// Collectors are more Prometheus series for /metrics (the MCP servers' calls).
-	Collectors []prometheus.Collector
+	// Core makes responses and serves conversations; the server hears the store's
+	// changes it does not act on (Service.OnChange).
+	Core *respond.Service
+	// VectorStores keeps files and vector stores (the Files and Vector stores APIs).
+	VectorStores *vectorstores.Service
+	// Admissions places and admits the generating requests the server runs itself
+	// (embeddings, the /api passthrough).
+	Admissions *respond.Admissions
+	// Metrics are /metrics' series (the server registers its own gauges there);
+	// Models labels them by model; Health is the runtimes' (/healthz); Recent the
+	// latest speeds per model (the console's live view).
+	Metrics *telemetry.Metrics
+	Models  *telemetry.ModelNames
+	Health  *telemetry.RuntimeHealth
+	Recent  *console.Recent
 	// Database stores responses; nil means nothing is stored (and previous_response_id
 	// finds nothing).
 	Database Store
@@ -52,20 +66,8 @@ type Config struct {
 	Heartbeat time.Duration
 	// MaxBodyBytes bounds a request body; zero means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// Admission bounds concurrent generations per model, their queue and each key's
-	// rate. Admission.Slots zero means 1; cmd/hearth passes the runtime's parallel
-	// slots (ollama.Runtime.Slots), so that server reads no environment.
-	Admission admission.Config
-	// RandomPlacement sends every response to a runtime drawn at random among those
-	// that have its model, ignoring where its chain lives and how loaded each is. It
-	// exists for `hearth bench pool`, to measure what placement by affinity is worth;
-	// no serving setup sets it.
-	RandomPlacement bool
 	// Limits bound a request's size and time.
 	Limits respond.Limits
-	// FileURLs are the URLs an input_file's file_url may name (--file-allow-url); nil
-	// or empty refuses every file_url.
-	FileURLs *urlpolicy.Policy
 	// WebSocketLifetime bounds a WebSocket connection on /v1/responses; zero means
 	// DefaultWebSocketLifetime (60 minutes).
 	WebSocketLifetime time.Duration
@@ -78,10 +80,6 @@ type Config struct {
 	// RequestBytesTotal bounds the bytes of HTTP request bodies hearth holds at once;
 	// zero means DefaultRequestBytesTotal.
 	RequestBytesTotal int64
-	// Seal is the key of encrypted_content blobs (encrypted reasoning, compaction
-	// items); a server keeps it in its data directory (seal.LoadOrCreate) so blobs
-	// clients hold outlive restarts. nil keeps the engine's key, which New makes fresh.
-	Seal *seal.Key
 	// AllowOrigins are the browser origins (scheme://host[:port]) besides hearth's own
 	// that may call hearth ("*": any). Requests without Origin (every non-browser
 	// client) are not affected.
@@ -101,31 +99,13 @@ type Config struct {
 	// DefaultWriteTimeout. A client that reads nothing for this long is cut off and its
 	// response stops.
 	WriteTimeout time.Duration
-	// EmbeddingModel is the embedding model of a vector store created without one
-	// (--embedding-model); "" picks the only embedding model the runtimes serve.
-	EmbeddingModel string
-	// IngestWorkers is how many vector store files are read and embedded at once;
-	// zero means vectorstores.DefaultIngestWorkers. IngestQueue bounds the files
-	// waiting; zero means vectorstores.DefaultIngestQueue.
-	IngestWorkers, IngestQueue int
-	// VectorIndexMemory bounds the memory of vector stores' search indexes kept
-	// between searches (--vector-index-memory); a store whose index would take more
-	// than half of it is not searched (vector_store_too_large). Zero means
-	// vectorstores.DefaultIndexMemory.
-	VectorIndexMemory int64
-	// LogContent logs each response's input and output text. Off by default: prompts
-	// are the team's business, not the log's.
-	LogContent bool
-	Logger     *slog.Logger
+	Logger       *slog.Logger
 }
 
 // Defaults for Config.
 const (
 	DefaultHeartbeat    = 15 * time.Second
 	DefaultMaxBodyBytes = 32 << 20 // room for a long agent history with a few images
-	// DefaultMaxQueue bounds how many requests wait per model: a team's burst, not a
-	// backlog that takes an hour to drain.
-	DefaultMaxQueue = 128
 )
 
 // Server routes HTTP requests to hearth's parts.
@@ -134,7 +114,7 @@ type Server struct {
 	doors []door.Door
 	rt    Runtime
 	// pool is rt as a pool (rt itself when it is one): the runtimes responses are
-	// placed on (placement.go).
+	// placed on.
 	pool *pool.Pool
 	// admissions places and admits generating requests (respond.Admissions).
 	admissions *respond.Admissions
@@ -159,9 +139,7 @@ type Server struct {
 	dbKeys     dbKeys
 	admission  *admission.Controller
 	limits     respond.Limits
-	fileURLs   *urlpolicy.Policy
 	metrics    *telemetry.Metrics
-	logContent bool
 	health     *telemetry.RuntimeHealth
 	wsLifetime time.Duration
 	// socketConnBytes and socketBytes bound what WebSocket messages hold, per
@@ -186,7 +164,7 @@ type Server struct {
 
 func init() { gin.SetMode(gin.ReleaseMode) }
 
-// New builds a Server and its routes.
+// New builds a Server and its routes over the parts cfg gives it.
 func New(cfg Config) *Server {
 	log := cfg.Logger
 	if log == nil {
@@ -194,9 +172,11 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{
 		doors: doors(),
-		rt:    cfg.Runtime, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
+		rt:    cfg.Runtime, pool: cfg.Pool, engine: cfg.Engine, db: cfg.Database, keys: newKeyring(cfg.APIKeys),
+		core: cfg.Core, vectorStores: cfg.VectorStores, admissions: cfg.Admissions, admission: cfg.Admissions.Control(),
+		metrics: cfg.Metrics, models: cfg.Models, health: cfg.Health, recent: cfg.Recent,
 		heartbeat: cmp.Or(cfg.Heartbeat, DefaultHeartbeat), maxBody: cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
-		log: log, limits: cfg.Limits.WithDefaults(), fileURLs: cfg.FileURLs, logContent: cfg.LogContent,
+		log: log, limits: cfg.Limits.WithDefaults(),
 		wsLifetime:  cmp.Or(cfg.WebSocketLifetime, DefaultWebSocketLifetime),
 		bodyTimeout: cmp.Or(cfg.BodyReadTimeout, DefaultBodyReadTimeout), writeTimeout: cmp.Or(cfg.WriteTimeout, DefaultWriteTimeout),
 	}
@@ -214,46 +194,6 @@ func New(cfg Config) *Server {
 		}
 	}
 	s.dbKeys.db = cfg.Database
-	if p, ok := cfg.Runtime.(*pool.Pool); ok {
-		s.pool = p
-	} else {
-		s.pool, _ = pool.New([]pool.Runtime{cfg.Runtime}, log)
-	}
-	adm := cfg.Admission
-	if adm.Slots == 0 {
-		adm.Slots = 1
-	}
-	if adm.MaxQueue == 0 {
-		adm.MaxQueue = DefaultMaxQueue
-	}
-	s.admission = admission.New(adm)
-	// A runtime that went down leaves its queue to the others.
-	s.pool.OnDown(func(label string) { s.admission.Move(label, s.pool.Candidates) })
-	s.models = telemetry.NewModelNames(func(ctx context.Context) ([]string, error) {
-		list, err := cfg.Runtime.Models(ctx)
-		if err != nil {
-			return nil, err
-		}
-		names := make([]string, len(list))
-		for i, m := range list {
-			names[i] = m.Name
-		}
-		return names, nil
-	})
-	s.metrics = telemetry.New(s.admission, s.models.Label)
-	s.health = telemetry.NewRuntimeHealth(s.pool, s.metrics, log)
-	var parents respond.ParentRuntimes
-	if s.db != nil {
-		parents = s.db
-	}
-	s.admissions = respond.NewAdmissions(respond.AdmissionsConfig{Pool: s.pool, Control: s.admission, Random: cfg.RandomPlacement,
-		Parents: parents, Metrics: s.metrics, ModelName: s.models.Label, Logger: log})
-	s.vectorStores = vectorstores.New(vectorstores.Config{Store: cfg.Database, Runtime: s.pool, Admit: s.admissions.Ingestion,
-		EmbeddingModel: cfg.EmbeddingModel, IngestWorkers: cfg.IngestWorkers, IngestQueue: cfg.IngestQueue, IndexMemory: cfg.VectorIndexMemory,
-		MaxFileBytes: s.limits.MaxFileBytes, MaxImageBytes: s.limits.MaxImageBytes, RequestFileBytes: requestFileBytes(s.limits.MaxFileBytes, s.maxBody),
-		FileURLs: cfg.FileURLs, Logger: log})
-	s.metrics.Reg.MustRegister(&telemetry.PoolCollector{Pool: s.pool, Admission: s.admission, Label: s.models.Label})
-	s.metrics.Reg.MustRegister(telemetry.CacheCollectors("vector_index", "vector stores' chunks and vectors kept between searches, by store and chunks version", s.vectorStores.IndexStats)...)
 	s.metrics.Reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "hearth_websocket_held_bytes",
 		Help: "Bytes of WebSocket messages received and not finished (waiting, or running), over all connections.",
@@ -262,20 +202,6 @@ func New(cfg Config) *Server {
 		Name: "hearth_request_body_held_bytes",
 		Help: "Bytes of HTTP request bodies read and held by requests in progress, over all requests (bounded by --request-bytes-total).",
 	}, func() float64 { return float64(s.requestBytes.used.Load()) }))
-	for _, c := range cfg.Collectors {
-		s.metrics.Reg.MustRegister(c)
-	}
-	if s.engine == nil {
-		s.engine = engine.New(s.pool, engine.DefaultFormats(), log)
-	}
-	if cfg.Seal != nil {
-		s.engine.Seal = cfg.Seal
-	}
-	if s.engine.KVSlots == nil {
-		// Admission's slots per runtime stand for the runtime's parallel slots, each
-		// holding a sequence of its own in the KV cache (cached_tokens).
-		s.engine.KVSlots = s.admission.Slots
-	}
 	s.proxies = map[string]*httputil.ReverseProxy{}
 	for _, l := range s.pool.Labels() {
 		if pt, ok := s.pool.Runtime(l).(Passthrough); ok {
@@ -285,17 +211,8 @@ func New(cfg Config) *Server {
 			}
 		}
 	}
-	s.recent = console.NewRecent()
 	s.changes = newChanges()
-	var coreStore respond.Store
-	if cfg.Database != nil {
-		coreStore = cfg.Database
-	}
-	s.core = respond.New(respond.Config{Engine: s.engine, Store: coreStore, Admitter: s.admissions, Files: coreFiles{s},
-		Metrics: coreMetrics{s}, Logger: log, LogContent: cfg.LogContent, OnChange: s.changes.heard})
-	for _, c := range s.core.CacheStats() {
-		s.metrics.Reg.MustRegister(telemetry.CacheCollectors(c.Name, c.What, c.Stats)...)
-	}
+	s.core.OnChange(s.changes.heard)
 	if cfg.Database != nil {
 		go s.recheckKeys()
 	}
@@ -344,19 +261,6 @@ func New(cfg Config) *Server {
 	})
 	s.router = r
 	return s
-}
-
-// VectorStores is the files and vector stores service the server serves, for the
-// wiring to hand the file_search kind and to run its background work.
-func (s *Server) VectorStores() *vectorstores.Service { return s.vectorStores }
-
-// requestFileBytes bounds the bytes of all the files one request reads: a request
-// body's bound, or one file's when that is larger (-1: no bound).
-func requestFileBytes(maxFile, maxBody int64) int64 {
-	if maxFile < 0 {
-		return -1
-	}
-	return max(maxBody, maxFile)
 }
 
 // middleware are the checks every request passes before its handler: a panic's
@@ -427,7 +331,3 @@ func (s *Server) healthz(c *gin.Context) {
 	}
 	c.JSON(status, body)
 }
-
-// Supervise checks the runtimes every interval until ctx ends, so /healthz, /metrics
-// and the log say when one went away or came back (telemetry.RuntimeHealth).
-func (s *Server) Supervise(ctx context.Context, every time.Duration) { s.health.Supervise(ctx, every) }

@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/admission"
@@ -451,7 +452,7 @@ func TestWebSocketLimitE2E(t *testing.T) {
 	}
 	defer db.Close()
 	const lifetime = 3 * time.Second
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db,
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db,
 		APIKeys: []string{"k1"}, WebSocketLifetime: lifetime, MaxBodyBytes: 64 << 10}))
 	defer srv.Close()
 	model := scriptmodel.PlainModel
@@ -509,14 +510,14 @@ func TestWebSocketAdmissionE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	h := server.New(server.Config{Runtime: testenv.Runtime(t), Database: db,
+	h := wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db,
 		Admission: admission.Config{Slots: 1, MaxQueue: 1}})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	model := scriptmodel.PlainModel
 	plain := testenv.Model(t, model)
 
-	release := server.HoldSlot(h, model)
+	release := server.HoldSlot(h.Server, model)
 	waiting := dialWS(t, srv, nil)
 	waiting.send(wsCreate(model, `"input":"hi"`), true)
 	var events []map[string]any
@@ -651,7 +652,7 @@ func TestWebSocketCompactE2E(t *testing.T) {
 // request_too_large and ends its connection; a closed connection's messages, waiting
 // or running, let their bytes go.
 func TestWebSocketQueueBytesE2E(t *testing.T) {
-	srv, h, _ := lanHearth(t, server.Config{MaxBodyBytes: 64 << 10, WebSocketQueueBytes: 128 << 10, WebSocketQueueBytesTotal: 192 << 10})
+	srv, h, _ := lanHearth(t, wire.Config{MaxBodyBytes: 64 << 10, WebSocketQueueBytes: 128 << 10, WebSocketQueueBytesTotal: 192 << 10})
 	// A create of n bytes; the padding is a field hearth ignores, so the model's
 	// prompt stays short.
 	create := func(input string, n int) string {
@@ -681,7 +682,7 @@ func TestWebSocketQueueBytesE2E(t *testing.T) {
 		}
 	}
 
-	release := server.HoldSlot(h, plain)
+	release := server.HoldSlot(h.Server, plain)
 	defer func() { release() }()
 	a := dialWS(t, srv, nil)
 	a.send(create("a1", size), false) // runs: waits for the slot

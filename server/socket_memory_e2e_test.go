@@ -12,6 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/server"
 )
 
@@ -28,8 +29,8 @@ func TestWebSocketMemoryE2E(t *testing.T) {
 	if os.Getenv("HEARTH_TEST_WS_MEMORY") == "" {
 		t.Skip("set HEARTH_TEST_WS_MEMORY=1 to measure (allocates about 400 MB)")
 	}
-	srv, h, _ := lanHearth(t, server.Config{})
-	release := server.HoldSlot(h, plain)
+	srv, h, _ := lanHearth(t, wire.Config{})
+	release := server.HoldSlot(h.Server, plain)
 	defer release()
 	const size, each = 16 << 20, 16
 	head := wsCreate(plain, `"input":"hi","pad":"`)

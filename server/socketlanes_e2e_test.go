@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/internal/admission"
 	"hearth/internal/schematest"
 	"hearth/scriptmodel"
@@ -214,10 +215,10 @@ func TestWebSocketStreamFailuresE2E(t *testing.T) {
 // websocket_stream_limit_reached (naming stream_id, on that lane), while a busy lane
 // still takes creates, and every lane's responses complete once the model is free.
 func TestWebSocketStreamLimitE2E(t *testing.T) {
-	srv, h, _ := lanHearth(t, server.Config{Admission: admission.Config{Slots: 1}})
+	srv, h, _ := lanHearth(t, wire.Config{Admission: admission.Config{Slots: 1}})
 	model := scriptmodel.PlainModel
 	createJSON(t, srv, reqBody(model, false, `"input":"warm up"`))
-	release := server.HoldSlot(h, model)
+	release := server.HoldSlot(h.Server, model)
 	ws := dialWS(t, srv, nil)
 	want := map[string]int{}
 	for i := 0; i < server.MaxSocketStreams; i++ {

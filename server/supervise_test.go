@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama"
-	"hearth/server"
 )
 
 // heartbeatOnly answers Ollama's heartbeat on addr until stopped.
@@ -45,12 +45,12 @@ func TestRuntimeSupervision(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := server.New(server.Config{Runtime: rt})
+	h := wire.New(wire.Config{Runtime: rt})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go h.Supervise(ctx, 20*time.Millisecond)
+	go h.Health.Supervise(ctx, 20*time.Millisecond)
 
 	health := func() (int, map[string]any) {
 		resp, err := http.Get(srv.URL + "/healthz")

@@ -11,11 +11,11 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/schematest"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage/sqlite"
 	"hearth/toolsearch"
 )
@@ -31,7 +31,7 @@ func newToolSearchHearth(t *testing.T) (*httptest.Server, *engine.Engine) {
 	t.Cleanup(func() { db.Close() })
 	eng := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
 	eng.RegisterHosted(toolsearch.NewKind(nil))
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Engine: eng, Database: db}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Engine: eng, Database: db}))
 	t.Cleanup(srv.Close)
 	return srv, eng
 }

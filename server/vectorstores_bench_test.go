@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage"
 	"hearth/storage/sqlite"
 )
@@ -33,7 +33,7 @@ func BenchmarkIngestE2E(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(b), Database: db}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(b), Database: db}))
 	defer srv.Close()
 	_, key, _ := db.CreateKey(context.Background(), "bench")
 	words := scriptmodel.DefaultEmbedWords

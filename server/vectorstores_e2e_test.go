@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/textchunk"
 	"hearth/scriptmodel"
@@ -49,7 +50,7 @@ func waitVectorStore(t *testing.T, get func() hearth.VectorStore) hearth.VectorS
 // error; searches answer the chunks in the order and with the scores the script
 // embedder's vectors give, filtered by attributes and bounded as asked.
 func TestVectorStoresE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{})
+	srv, _, db := lanHearth(t, wire.Config{})
 	ctx := context.Background()
 	_, alice, _ := db.CreateKey(ctx, "alice")
 	_, bob, _ := db.CreateKey(ctx, "bob")
@@ -375,7 +376,7 @@ func scriptTokens(e *scriptmodel.Embedder) textchunk.Counter {
 // 100 tokens a chunk with an overlap of 20 it is two chunks, whose boundaries follow
 // from those counts alone.
 func TestVectorStoreChunkTokensE2E(t *testing.T) {
-	srv, _, db := lanHearth(t, server.Config{})
+	srv, _, db := lanHearth(t, wire.Config{})
 	ctx := context.Background()
 	_, alice, _ := db.CreateKey(ctx, "alice")
 	e := testenv.Embedder(t)
@@ -421,7 +422,7 @@ func TestVectorStoreChunkTokensE2E(t *testing.T) {
 // nothing is kept; the bound is on /metrics.
 func TestVectorStoreTooLargeE2E(t *testing.T) {
 	const memory = 4096 // one chunk of the script model's vectors takes about 2 KiB
-	srv, _, db := lanHearth(t, server.Config{VectorIndexMemory: memory})
+	srv, _, db := lanHearth(t, wire.Config{VectorIndexMemory: memory})
 	ctx := context.Background()
 	_, alice, _ := db.CreateKey(ctx, "alice")
 	small := uploadFile(t, srv, alice, "small.txt", "assistants", []byte("kettle")).ID
@@ -459,7 +460,7 @@ func TestVectorStoreTooLargeE2E(t *testing.T) {
 // no search (400 vector_store_expired) until the sweeper deletes it (then 404, its files
 // kept); a store not yet expired is searched and kept, and goes when its time comes.
 func TestVectorStoreExpiryE2E(t *testing.T) {
-	srv, h, db := lanHearth(t, server.Config{})
+	srv, h, db := lanHearth(t, wire.Config{})
 	ctx := context.Background()
 	_, alice, _ := db.CreateKey(ctx, "alice")
 	who := storage.OwnerOf(alice)
@@ -494,7 +495,7 @@ func TestVectorStoreExpiryE2E(t *testing.T) {
 		t.Errorf("search of the fresh store: %+v", page.Data)
 	}
 
-	if n := h.VectorStores().DeleteExpired(ctx, time.Now()); n != 1 {
+	if n := h.VectorStores.DeleteExpired(ctx, time.Now()); n != 1 {
 		t.Errorf("swept %d stores, want the old one", n)
 	}
 	convRefused(t, srv, alice, "GET", "/v1/vector_stores/vs_old", "", 404, "vector_store_not_found", "vector_store_id")
@@ -502,7 +503,7 @@ func TestVectorStoreExpiryE2E(t *testing.T) {
 	convDo(t, srv, alice, "GET", "/v1/vector_stores/"+fresh.ID, "", nil)
 	// The fresh one goes a day after its last activity (the search above), with its
 	// chunks; its file stays.
-	if n := h.VectorStores().DeleteExpired(ctx, time.Now().Add(25*time.Hour)); n != 1 {
+	if n := h.VectorStores.DeleteExpired(ctx, time.Now().Add(25*time.Hour)); n != 1 {
 		t.Errorf("a day on: swept %d stores, want the fresh one", n)
 	}
 	convRefused(t, srv, alice, "GET", "/v1/vector_stores/"+fresh.ID, "", 404, "vector_store_not_found", "vector_store_id")
@@ -513,12 +514,12 @@ func TestVectorStoreExpiryE2E(t *testing.T) {
 // embedding model in admission like requests do: while the only slot is held the file
 // waits in the model's queue (on /metrics), in progress, and completes once it is freed.
 func TestVectorStoreIngestAdmissionE2E(t *testing.T) {
-	srv, h, db := lanHearth(t, server.Config{})
+	srv, h, db := lanHearth(t, wire.Config{})
 	ctx := context.Background()
 	_, alice, _ := db.CreateKey(ctx, "alice")
 	_, admin, _ := db.CreateKeyAs(ctx, "ops", storage.RoleAdmin)
 	f := uploadFile(t, srv, alice, "kettle.md", "assistants", []byte("The kettle ships on Tuesday."))
-	release := server.HoldSlot(h, scriptmodel.EmbedModel)
+	release := server.HoldSlot(h.Server, scriptmodel.EmbedModel)
 	defer func() { release() }()
 	var vs hearth.VectorStore
 	convDo(t, srv, alice, "POST", "/v1/vector_stores", fmt.Sprintf(`{"file_ids":[%q],"hearth":{"embedding_model":%q}}`,
@@ -546,7 +547,7 @@ func TestVectorStoreIngestAdmissionE2E(t *testing.T) {
 // straight to the database, as such a process leaves them) are read again by the
 // next one's ResumeIngestion, and complete; a file whose upload is gone fails.
 func TestVectorStoreResumeE2E(t *testing.T) {
-	srv, h, db := lanHearth(t, server.Config{})
+	srv, h, db := lanHearth(t, wire.Config{})
 	ctx := context.Background()
 	_, secret, _ := db.CreateKey(ctx, "alice")
 	who := storage.OwnerOf(secret)
@@ -566,7 +567,7 @@ func TestVectorStoreResumeE2E(t *testing.T) {
 	if err := db.DeleteFile(ctx, who, "file-gone"); err != nil {
 		t.Fatal(err)
 	}
-	n, err := h.VectorStores().ResumeIngestion(ctx)
+	n, err := h.VectorStores.ResumeIngestion(ctx)
 	if err != nil || n != 2 {
 		t.Fatalf("resumed %d, %v", n, err)
 	}

@@ -19,10 +19,10 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/respond"
 	"hearth/scriptmodel"
-	"hearth/server"
 )
 
 // testImage is a solid-colour image generated for a test, with its size and colour.
@@ -192,7 +192,7 @@ func TestVisionErrorsE2E(t *testing.T) {
 	full := red.dataURL(t)
 	truncated := full[:len("data:image/png;base64,")+64]
 	truncatedInput := `"input":[{"type":"message","role":"user","content":[{"type":"input_image","image_url":"` + truncated + `"}]}]`
-	limited := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t),
+	limited := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t),
 		Limits: respond.Limits{MaxImageBytes: 64}}))
 	t.Cleanup(limited.Close)
 	cases := []struct {

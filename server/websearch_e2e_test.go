@@ -11,13 +11,13 @@ import (
 	"testing"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/schematest"
 	"hearth/mcp"
 	"hearth/mcp/mcptest"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage/sqlite"
 	"hearth/websearch"
 )
@@ -56,7 +56,7 @@ func newSearchHearth(t *testing.T, tool string, keys, apiKeys []string, servers 
 	for _, typ := range websearch.WebSearchToolTypes {
 		eng.RegisterHosted(websearch.NewKind(typ, bound, websearch.Config{}, nil))
 	}
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Engine: eng, Database: db, APIKeys: apiKeys}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Engine: eng, Database: db, APIKeys: apiKeys}))
 	t.Cleanup(srv.Close)
 	return srv, eng
 }
@@ -333,7 +333,7 @@ func TestCodexWebSearchE2E(t *testing.T) {
 		eng.RegisterHosted(websearch.NewKind(typ, bound, websearch.Config{}, nil))
 	}
 	run := runCodex(t, "hearth-script-web-search", false, "What is hearth? Search the web.",
-		func(c *server.Config) { c.Engine = eng })
+		func(c *wire.Config) { c.Engine = eng })
 
 	if got := strings.TrimSpace(run.stdout); got != scriptmodel.WebSearchAnswerText {
 		t.Errorf("codex exec printed %q, want the model's answer %q", got, scriptmodel.WebSearchAnswerText)

@@ -201,9 +201,9 @@ func unreadableFile(at, name string, err error) error {
 	return hearth.InvalidRequest(at, code, fmt.Sprintf("The file '%s' in '%s' cannot be read: %v.", textcap.Cut(name, 200), at, err))
 }
 
-// FileTooLong rewords the window's 400 for a request whose new input carries files:
-// the largest file is named as the part that does not fit.
-func FileTooLong(err error, input []hearth.Item) error {
+// TooLong rewords the window's 400 for a request whose new input carries files: the
+// largest file is named as the part that does not fit (respond.Files).
+func (*Service) TooLong(err error, input []hearth.Item) error {
 	var he *hearth.Error
 	if !errors.As(err, &he) || he.Code != hearth.CodeContextLengthExceeded {
 		return err

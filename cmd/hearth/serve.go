@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/filesearch"
@@ -49,7 +50,7 @@ type serveOptions struct {
 	bodiesAll   int64
 	journalKeep time.Duration
 	// replicaLease is how long this replica's lease lasts without renewal
-	// (server.KeepLeases).
+	// (respond.Service.KeepLeases).
 	replicaLease time.Duration
 
 	logFormat     string
@@ -130,12 +131,12 @@ ollama serve.`,
 	f.Int64Var(&o.wsQueue, "websocket-queue-bytes", server.DefaultWebSocketQueueBytes, "bytes of response.create messages one WebSocket connection may hold (waiting, and the one running); a message beyond it is refused with websocket_queue_full")
 	f.Int64Var(&o.bodiesAll, "request-bytes-total", server.DefaultRequestBytesTotal, "bytes of HTTP request bodies all requests together may hold; a body beyond it is refused with 429 and Retry-After")
 	f.Int64Var(&o.wsQueueAll, "websocket-queue-total-bytes", server.DefaultWebSocketQueueBytesTotal, "bytes of response.create messages all WebSocket connections together may hold; a message beyond it is refused with websocket_queue_full")
-	f.DurationVar(&o.journalKeep, "journal-retention", server.DefaultJournalRetention, "how long the event journal of a finished response is kept for resuming and replaying its stream (0: as long as the response)")
-	f.DurationVar(&o.replicaLease, "replica-lease", server.DefaultReplicaLease, "on PostgreSQL, how long another replica waits after this one stops renewing its lease (killed, or cut off from the database) before it fails this one's in-flight responses; renewed every third of it")
+	f.DurationVar(&o.journalKeep, "journal-retention", respond.DefaultJournalRetention, "how long the event journal of a finished response is kept for resuming and replaying its stream (0: as long as the response)")
+	f.DurationVar(&o.replicaLease, "replica-lease", respond.DefaultReplicaLease, "on PostgreSQL, how long another replica waits after this one stops renewing its lease (killed, or cut off from the database) before it fails this one's in-flight responses; renewed every third of it")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.BoolVar(&o.logContent, "log-content", false, "log each response's input and output text (off: logs never hold prompts)")
 	f.IntVar(&o.maxConcurrent, "max-concurrent", 0, "generations per model at once (default: the runtime's parallel slots, $OLLAMA_NUM_PARALLEL or 1)")
-	f.IntVar(&o.maxQueue, "max-queue", server.DefaultMaxQueue, "requests that may wait per model; beyond it 429 with Retry-After (-1: none may wait)")
+	f.IntVar(&o.maxQueue, "max-queue", wire.DefaultMaxQueue, "requests that may wait per model; beyond it 429 with Retry-After (-1: none may wait)")
 	f.IntVar(&o.maxQueueKey, "max-queue-per-key", 0, "requests one key may have waiting per model (0: only --max-queue)")
 	f.IntVar(&o.rateLimit, "rate-limit", 0, "responses one key may start per minute, in bursts of as many (0: no limit)")
 	f.Int64Var(&o.maxBody, "max-body-bytes", server.DefaultMaxBodyBytes, "largest request body; larger is 413")
@@ -334,7 +335,7 @@ func serve(parent context.Context, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	h := server.New(server.Config{
+	h := wire.New(wire.Config{
 		FileURLs: fileURLs,
 		Runtime:  rt, Engine: eng, Database: db, Collectors: append(append(hosted.Collectors(), promptCacheCollectors()...), openedCacheCollectors()...),
 		APIKeys: o.apiKeys, Heartbeat: o.heartbeat, WebSocketLifetime: o.wsLifetime, WebSocketQueueBytes: o.wsQueue, WebSocketQueueBytesTotal: o.wsQueueAll, RequestBytesTotal: o.bodiesAll, Logger: log, LogContent: o.logContent,
@@ -344,8 +345,8 @@ func serve(parent context.Context, o serveOptions) error {
 		VectorIndexMemory: o.indexMemory,
 	})
 	// file_search searches the vector stores this server keeps, through the same
-	// service: the kind is registered once the server exists, before it serves.
-	vs := h.VectorStores()
+	// service: the kind is registered once it exists, before hearth serves.
+	vs := h.VectorStores
 	eng.RegisterHosted(filesearch.NewKind(vs, log))
 	// Vector store files a stopped run left in_progress are read again from the start.
 	if n, err := vs.ResumeIngestion(ctx); err != nil {
@@ -353,10 +354,10 @@ func serve(parent context.Context, o serveOptions) error {
 	} else if n > 0 {
 		log.Info("resumed vector store files left in progress by a previous run", "count", n)
 	}
-	go h.Supervise(ctx, o.checkEvery)
-	go h.PruneJournals(ctx, o.journalKeep)
+	go h.Health.Supervise(ctx, o.checkEvery)
+	go h.Core.PruneJournals(ctx, o.journalKeep)
 	go vs.Sweep(ctx)
-	go h.KeepLeases(ctx, o.replicaLease)
+	go h.Core.KeepLeases(ctx, o.replicaLease)
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/internal/cpubuild"
@@ -103,7 +104,7 @@ func Run(ctx context.Context, rt *ollama.Runtime, cfg Config) (*Report, error) {
 		return nil, err
 	}
 
-	base, stop, err := serveHearth(cfg.OpenStore, server.Config{
+	base, stop, err := serveHearth(cfg.OpenStore, wire.Config{
 		Runtime: rt, Engine: engine.New(rt.Seam(), engine.DefaultFormats(), quiet), Logger: quiet,
 	})
 	if err != nil {
@@ -149,7 +150,7 @@ func Run(ctx context.Context, rt *ollama.Runtime, cfg Config) (*Report, error) {
 
 // serveHearth serves hearth with cfg and a database in a temporary directory, in this
 // process on a loopback port; it returns the base URL and what stops it.
-func serveHearth(open func(string) (Store, error), cfg server.Config) (base string, stop func(), err error) {
+func serveHearth(open func(string) (Store, error), cfg wire.Config) (base string, stop func(), err error) {
 	if open == nil {
 		return "", nil, errors.New("bench: no store to serve with (Config.OpenStore)")
 	}
@@ -169,7 +170,7 @@ func serveHearth(open func(string) (Store, error), cfg server.Config) (base stri
 		return "", nil, err
 	}
 	cfg.Database = db
-	srv := &http.Server{Handler: server.New(cfg)}
+	srv := &http.Server{Handler: wire.New(cfg)}
 	go srv.Serve(ln)
 	return "http://" + ln.Addr().String(), func() {
 		srv.Close()

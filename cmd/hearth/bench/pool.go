@@ -13,12 +13,12 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/engine/pool"
 	"hearth/internal/admission"
 	"hearth/scriptmodel"
-	"hearth/server"
 )
 
 // PoolConfig sizes the pool workload: Conversations conversations at once, each of
@@ -262,7 +262,7 @@ func runPoolSetup(ctx context.Context, rts []*ollama.Runtime, random bool, model
 	if err != nil {
 		return nil, err
 	}
-	base, stop, err := serveHearth(cfg.OpenStore, server.Config{
+	base, stop, err := serveHearth(cfg.OpenStore, wire.Config{
 		Runtime: p, Engine: engine.New(p.Seam(), engine.DefaultFormats(), quiet), Logger: quiet,
 		Admission: adm, RandomPlacement: random,
 	})
