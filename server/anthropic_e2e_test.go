@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage/sqlite"
 )
 
@@ -423,7 +423,7 @@ func TestMessagesErrorsE2E(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	const key = "sk-anthropic-door"
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db, APIKeys: []string{key}}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db, APIKeys: []string{key}}))
 	t.Cleanup(srv.Close)
 	testenv.Model(t, scriptmodel.PlainModel)
 	hi := `"messages":[{"role":"user","content":"hi"}]`
@@ -586,7 +586,7 @@ func TestMessagesImageE2E(t *testing.T) {
 // headers (the SDK in a browser sends x-api-key and anthropic-version) and read
 // request-id.
 func TestMessagesBrowserPreflightE2E(t *testing.T) {
-	srv, _, _ := lanHearth(t, server.Config{AllowOrigins: []string{"https://app.example"}})
+	srv, _, _ := lanHearth(t, wire.Config{AllowOrigins: []string{"https://app.example"}})
 	st, h, _ := send(t, "OPTIONS", srv.URL+"/v1/messages", "", map[string]string{
 		"Origin": "https://app.example", "Access-Control-Request-Method": "POST",
 		"Access-Control-Request-Headers": "x-api-key,anthropic-version,anthropic-dangerous-direct-browser-access,content-type"})

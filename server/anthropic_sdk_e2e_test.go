@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
-	"hearth/server"
 	"hearth/storage/sqlite"
 )
 
@@ -25,7 +25,7 @@ func TestAnthropicSDKE2E(t *testing.T) {
 	}
 	t.Cleanup(func() { db.Close() })
 	const key = "sk-anthropic-sdk"
-	srv := httptest.NewServer(server.New(server.Config{Runtime: testenv.Runtime(t), Database: db, APIKeys: []string{key}}))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db, APIKeys: []string{key}}))
 	t.Cleanup(srv.Close)
 
 	plain := testenv.Model(t, scriptmodel.PlainModel)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"hearth"
+	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/admission"
@@ -629,7 +630,7 @@ func TestChatRuntimeKilledMidStreamE2E(t *testing.T) {
 // waits for a slot of its model like a response (the stream's role chunk comes while
 // it waits), and counts in the metrics as one response per request.
 func TestChatAdmissionE2E(t *testing.T) {
-	srv, h, _ := lanHearth(t, server.Config{APIKeys: []string{"k1"}, Admission: admission.Config{Slots: 1}})
+	srv, h, _ := lanHearth(t, wire.Config{APIKeys: []string{"k1"}, Admission: admission.Config{Slots: 1}})
 	m := testenv.Model(t, plain)
 	body := chatBody(plain, `"messages":[{"role":"user","content":"hi"}],"stream":true`)
 	st, _, b := call(t, nil, "POST", srv.URL+"/v1/chat/completions", "", body)
@@ -637,7 +638,7 @@ func TestChatAdmissionE2E(t *testing.T) {
 	if json.Unmarshal(b, &e); st != 401 || e["error"]["code"] != "invalid_api_key" || e["error"]["type"] != "invalid_request_error" {
 		t.Errorf("without a key: %d %s", st, b)
 	}
-	release := server.HoldSlot(h, plain)
+	release := server.HoldSlot(h.Server, plain)
 	// A bound against a hang only: a server that sent nothing while queued would
 	// never be released.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -14,7 +14,3 @@ func HoldSlot(s *Server, model string) (release func()) {
 	}
 	return t.Done
 }
-
-// ForgetHotChains drops every chain s keeps of responses finished here (the core's
-// hot chains), so that the next continuation loads its chain from storage.
-func ForgetHotChains(s *Server) { s.core.ForgetHotChains() }
