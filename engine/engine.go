@@ -70,6 +70,11 @@ type Engine struct {
 	// cached_tokens (kvslots.go); nil means one. The server sets admission's slots.
 	KVSlots func(runtime string) int
 
+	// Aliases serve models under other names (--model-alias): the core resolves a
+	// request's model with them before anything else reads it, and an unknown name's
+	// error says how to add one. nil: none.
+	Aliases *Aliases
+
 	mu     sync.Mutex
 	models map[string]cachedModel
 	kv     map[string]*kvSlots
@@ -147,7 +152,7 @@ func (e *Engine) model(ctx context.Context, rt Runtime, name string) (*Model, er
 	}
 	info, err := rt.Model(ctx, name)
 	if errors.Is(err, ErrModelNotFound) {
-		return nil, hearth.ModelNotFound(name)
+		return nil, e.Aliases.ModelNotFound(name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("runtime show %s: %w", name, err)
