@@ -549,5 +549,9 @@ func modelAliases(settings []string) (*engine.Aliases, error) {
 		}
 		list = append(list, a)
 	}
-	return engine.NewAliases(list)
+	a, err := engine.NewAliases(list)
+	if err != nil {
+		return nil, fmt.Errorf("--model-alias: %w", err)
+	}
+	return a, nil
 }
