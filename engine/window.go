@@ -369,3 +369,21 @@ func SharedPrefixLen(a, b string) int {
 	}
 	return i
 }
+
+// PromptTokens counts the tokens of the job's prompt (with its images) the way its
+// generation will: the runtime evaluates the rendered prompt with the model's own
+// tokenizer, on the runtime the job runs on, and reports prompt_eval_count, which is
+// what the response's usage reports as its input tokens. The evaluated prompt stays in
+// the runtime's KV cache, where a generation of the same prompt finds it again.
+func (j *Job) PromptTokens(ctx context.Context) (int, error) {
+	f := promptFit{e: j.e, rt: j.rt, gen: j.gen, window: j.window}
+	n, tooLong, err := f.count(ctx, j.Prompt, j.gen.Images)
+	if err != nil {
+		return 0, err
+	}
+	if tooLong {
+		return 0, hearth.ContextLengthExceeded(fmt.Sprintf(
+			"The input does not fit the model's context window of %d tokens.", j.window))
+	}
+	return n, nil
+}

@@ -82,7 +82,7 @@ type dbKeys struct {
 	seen atomic.Bool
 }
 
-// authenticate requires `Authorization: Bearer <key>` when keys are configured or the
+// authenticate requires `Authorization: Bearer <key>` (or `x-api-key: <key>`) when keys are configured or the
 // database has any, and records who calls: the storage owner (OwnerOf(key)) and the
 // key's name for logs and metrics. Database keys are looked up on every request (one
 // read of a unique index), so a key revoked with `hearth keys revoke` fails at once.
@@ -99,6 +99,11 @@ func (s middleware) authenticate(c *gin.Context) {
 	key = strings.TrimSpace(key)
 	if !ok {
 		key = ""
+	}
+	if x := strings.TrimSpace(c.GetHeader("X-Api-Key")); key == "" && x != "" {
+		// Anthropic's clients (Claude Code, the SDKs) send the key as x-api-key: the
+		// same key, on every path.
+		key, h = x, x
 	}
 	configured := 0
 	if key != "" {

@@ -5,13 +5,14 @@ import (
 
 	"hearth"
 	"hearth/respond"
+	"hearth/server/anthropic"
 	"hearth/server/door"
 )
 
 // doors are the APIs the server serves over the core besides /v1/responses, each in
 // its own package (server/door says what a door is given and what it owns).
 func doors() []door.Door {
-	return []door.Door{}
+	return []door.Door{anthropic.New()}
 }
 
 // serveDoors registers every door's routes on r, behind the server's middleware.
@@ -32,6 +33,7 @@ func (s *Server) serveDoors(r gin.IRoutes) {
 		APIError: func(c *gin.Context, err error) *hearth.Error {
 			return apiError(s.log, err, "path", c.Request.URL.Path)
 		},
+		Heartbeat: s.heartbeat,
 	}
 	for _, d := range s.doors {
 		d.Routes(r, host)

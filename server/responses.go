@@ -188,6 +188,23 @@ func (s responsesAPI) compactResponse(c *gin.Context) {
 	c.JSON(http.StatusOK, res.Response)
 }
 
+// inputTokens serves POST /v1/responses/input_tokens: the input tokens a create
+// request would take, counted over the prompt the engine renders with the model's own
+// tokenizer (respond.Service.InputTokens); the same request run reports the same
+// usage.input_tokens. Nothing is stored or generated.
+func (s responsesAPI) inputTokens(c *gin.Context) {
+	req, ok := s.readRequest(c, hearth.DecodeCreateRequest)
+	if !ok {
+		return
+	}
+	n, err := s.core.InputTokens(c.Request.Context(), request(c, req))
+	if err != nil {
+		s.writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"object": "response.input_tokens", "input_tokens": n})
+}
+
 // readBody reads a request body bounded by http.MaxBytesReader; too large is a 413,
 // anything else unreadable a 400.
 func readBody(r io.Reader) ([]byte, error) { return readBodySized(r, -1) }

@@ -319,6 +319,7 @@ func New(cfg Config) *Server {
 	authed.POST("/v1/responses", mw.requestTimeout, responses.createResponse)
 	authed.GET("/v1/responses", responses.responsesSocket)
 	authed.POST("/v1/responses/compact", mw.requestTimeout, responses.compactResponse)
+	authed.POST("/v1/responses/input_tokens", mw.requestTimeout, responses.inputTokens)
 	authed.GET("/v1/responses/:id", responses.getResponse)
 	authed.DELETE("/v1/responses/:id", responses.deleteResponse)
 	authed.GET("/v1/responses/:id/input_items", responses.listInputItems)

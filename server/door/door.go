@@ -12,6 +12,8 @@
 package door
 
 import (
+	"time"
+
 	"github.com/gin-gonic/gin"
 
 	"hearth"
@@ -38,6 +40,9 @@ type Host struct {
 	// code, a message naming the field), logging hearth's own faults; a door writes
 	// the result in its API's shape.
 	APIError func(c *gin.Context, err error) *hearth.Error
+	// Heartbeat is the silence after which a stream sends its keep-alive (an SSE
+	// comment, Anthropic's ping event), as /v1/responses streams do.
+	Heartbeat time.Duration
 }
 
 // A Door is one API over the core.

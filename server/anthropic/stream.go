@@ -1,0 +1,240 @@
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"hearth"
+)
+
+// streamSink encodes the core's events as Anthropic's stream: message_start, then per
+// content block content_block_start, its deltas (text_delta, thinking_delta,
+// signature_delta, input_json_delta) and content_block_stop, then message_delta (the
+// stop reason and usage) and message_stop; ping while nothing else is written (the
+// model loading or reading a long prompt), and an error event when the response fails.
+type streamSink struct {
+	c         *gin.Context
+	model     string
+	d         *decoded
+	heartbeat time.Duration
+
+	mu      sync.Mutex
+	rc      *http.ResponseController
+	started bool
+	ended   bool
+	last    time.Time
+	stop    chan struct{}
+	once    sync.Once
+	// blocks are the open blocks by item id; next is the next block's index.
+	blocks map[string]*openBlock
+	next   int
+}
+
+type openBlock struct {
+	index int
+	// sent: the block's deltas so far carried something (a call's arguments).
+	sent bool
+}
+
+func newStreamSink(c *gin.Context, model string, d *decoded, heartbeat time.Duration) *streamSink {
+	return &streamSink{c: c, model: model, d: d, heartbeat: heartbeat, blocks: map[string]*openBlock{}}
+}
+
+// Open starts the stream once the response has started (respond.Opener): an error
+// before that is answered as a JSON error.
+func (s *streamSink) Open(ctx context.Context, runtime string, background bool) context.Context {
+	s.start()
+	return ctx
+}
+
+func (s *streamSink) opened() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.started
+}
+
+func (s *streamSink) start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started {
+		return
+	}
+	s.started = true
+	h := s.c.Writer.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	s.c.Writer.WriteHeader(http.StatusOK)
+	s.rc = http.NewResponseController(s.c.Writer)
+	s.stop = make(chan struct{})
+	if s.heartbeat > 0 {
+		go s.pings(s.heartbeat)
+	}
+}
+
+// pings sends a ping whenever the stream has been silent for half the heartbeat.
+func (s *streamSink) pings(every time.Duration) {
+	t := time.NewTicker(every / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.mu.Lock()
+			if !s.ended && time.Since(s.last) >= every/2 {
+				s.writeLocked("ping", map[string]string{"type": "ping"})
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// Close stops the pings.
+func (s *streamSink) Close() {
+	s.once.Do(func() {
+		if s.stop != nil {
+			close(s.stop)
+		}
+	})
+}
+
+func (s *streamSink) write(event string, data any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writeLocked(event, data)
+}
+
+func (s *streamSink) writeLocked(event string, data any) {
+	if s.ended {
+		return
+	}
+	b, _ := json.Marshal(data)
+	frame := make([]byte, 0, len(b)+len(event)+16)
+	frame = append(frame, "event: "...)
+	frame = append(frame, event...)
+	frame = append(frame, "\ndata: "...)
+	frame = append(frame, b...)
+	frame = append(frame, "\n\n"...)
+	_, _ = s.c.Writer.Write(frame)
+	_ = s.rc.Flush()
+	s.last = time.Now()
+}
+
+// Done: message_stop was written with the terminal event.
+func (s *streamSink) Done() {}
+
+// fail ends the stream with an error event.
+func (s *streamSink) fail(he *hearth.Error) {
+	s.write("error", errorBody(he))
+	s.mu.Lock()
+	s.ended = true
+	s.mu.Unlock()
+}
+
+func (s *streamSink) startBlock(id string, b block) {
+	i := s.next
+	s.next++
+	s.blocks[id] = &openBlock{index: i}
+	s.write("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": b})
+}
+
+func (s *streamSink) delta(id string, d map[string]any) {
+	ob := s.blocks[id]
+	if ob == nil {
+		return
+	}
+	ob.sent = true
+	s.write("content_block_delta", map[string]any{"type": "content_block_delta", "index": ob.index, "delta": d})
+}
+
+func (s *streamSink) stopBlock(id string) {
+	ob := s.blocks[id]
+	if ob == nil {
+		return
+	}
+	delete(s.blocks, id)
+	s.write("content_block_stop", map[string]any{"type": "content_block_stop", "index": ob.index})
+}
+
+// Event encodes one core event (the core calls it from one goroutine).
+func (s *streamSink) Event(e hearth.Event) {
+	switch e.Type {
+	case hearth.EventResponseCreated:
+		s.start()
+		msg := messageJSON{ID: messageID(e.Response.ID), Type: "message", Role: "assistant", Model: s.model, Content: []block{}}
+		// The prompt's count is known when its evaluation ends: message_start says 0,
+		// message_delta carries the response's input tokens (clients take them from
+		// there, as they do Anthropic's own updated counts).
+		s.write("message_start", map[string]any{"type": "message_start", "message": msg})
+	case hearth.EventOutputItemAdded:
+		it := e.Item
+		switch it.Type {
+		case hearth.ItemReasoning:
+			s.startBlock(it.ID, block{Type: "thinking", Thinking: ptr(""), Signature: ptr("")})
+		case hearth.ItemFunctionCall:
+			s.startBlock(it.ID, block{Type: "tool_use", ID: it.CallID, Name: it.Name, Input: json.RawMessage(`{}`)})
+		}
+	case hearth.EventContentPartAdded:
+		if e.Part != nil && (e.Part.Type == hearth.PartOutputText || e.Part.Type == hearth.PartRefusal) {
+			s.startBlock(partKey(e), block{Type: "text", Text: ptr("")})
+		}
+	case hearth.EventOutputTextDelta, hearth.EventRefusalDelta:
+		s.delta(partKey(e), map[string]any{"type": "text_delta", "text": e.Delta})
+	case hearth.EventContentPartDone:
+		s.stopBlock(partKey(e))
+	case hearth.EventReasoningDelta, hearth.EventReasoningTextDelta:
+		if !s.d.omitThinking {
+			s.delta(e.ItemID, map[string]any{"type": "thinking_delta", "thinking": e.Delta})
+		}
+	case hearth.EventFunctionCallArgumentsDelta:
+		s.delta(e.ItemID, map[string]any{"type": "input_json_delta", "partial_json": e.Delta})
+	case hearth.EventOutputItemDone:
+		it := e.Item
+		switch it.Type {
+		case hearth.ItemReasoning:
+			if it.EncryptedContent != "" {
+				s.delta(it.ID, map[string]any{"type": "signature_delta", "signature": it.EncryptedContent})
+			}
+		case hearth.ItemFunctionCall:
+			if ob := s.blocks[it.ID]; ob != nil && !ob.sent && it.Arguments != "" {
+				s.delta(it.ID, map[string]any{"type": "input_json_delta", "partial_json": it.Arguments})
+			}
+		}
+		s.stopBlock(it.ID)
+	case hearth.EventResponseCompleted, hearth.EventResponseIncomplete:
+		r := e.Response
+		u := usageOf(r.Usage)
+		s.write("message_delta", map[string]any{"type": "message_delta",
+			"delta": map[string]any{"stop_reason": stopReason(r), "stop_sequence": nil},
+			"usage": u})
+		s.write("message_stop", map[string]string{"type": "message_stop"})
+		s.mu.Lock()
+		s.ended = true
+		s.mu.Unlock()
+	case hearth.EventResponseFailed:
+		he := &hearth.Error{Status: http.StatusInternalServerError, Message: "The response failed."}
+		if e.Response != nil && e.Response.Error != nil {
+			he.Message = e.Response.Error.Message
+		}
+		s.fail(he)
+	case hearth.EventError:
+		he := e.Error
+		if he == nil {
+			he = &hearth.Error{Status: http.StatusInternalServerError, Message: "The response failed."}
+		}
+		s.fail(he)
+	}
+}
+
+// partKey names a message's content part as a block.
+func partKey(e hearth.Event) string {
+	return e.ItemID + "#" + strconv.Itoa(e.ContentIndex)
+}
