@@ -62,6 +62,9 @@ var floors = []struct {
 	{"telemetry", 8},
 	// HTTP.
 	{"server/console", 9},
+	// Front doors: other APIs over the core (server/door is what the server lends them).
+	{"server/door", 9},
+	{"server/chatcompletions", 9},
 	{"server", 10},
 	// Commands and what only they run (the bench harness); the build's scripts.
 	{"cmd", 11},

@@ -56,6 +56,14 @@ type CreateResponseRequest struct {
 	// Conversation is the conversation the response continues and is appended to
 	// (conversation.go); never set together with PreviousResponseID.
 	Conversation *ConversationRef `json:"conversation,omitempty"`
+
+	// Stop and Seed are settings of other APIs' front doors (Chat Completions' stop
+	// and seed) that the Responses API has no field for: strings that end the
+	// generation where the model writes them (not written out), and the sampler's
+	// seed. Not part of a Responses body, so not marshalled: a stored request
+	// decodes as the Responses request it is.
+	Stop []string `json:"-"`
+	Seed *int     `json:"-"`
 }
 
 // MarshalJSON writes a CreateResponseBody. Tools and the text format are

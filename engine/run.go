@@ -172,7 +172,7 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 		Prompt:  j.Prompt,
 		Images:  conv.Images,
 		Options: generationOptions(req, j.window),
-		Stop:    generationStops(m),
+		Stop:    generationStops(m, req.Stop),
 		// Budgets and the context are hearth's to enforce: the runtime must refuse a
 		// prompt that does not fit, not silently drop its middle (truncate) or half of
 		// the context mid-generation (shift).
@@ -280,7 +280,7 @@ var noSilentCuts = false
 // sent: the window hearth checked is the one the runtime uses.
 func generationOptions(req *hearth.CreateResponseRequest, window int) Options {
 	o := Options{ContextWindow: window, Temperature: req.Temperature, TopP: req.TopP,
-		PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty}
+		PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty, Seed: req.Seed}
 	if req.MaxOutputTokens != nil {
 		o.MaxTokens = *req.MaxOutputTokens
 	}
@@ -288,10 +288,11 @@ func generationOptions(req *hearth.CreateResponseRequest, window int) Options {
 }
 
 // generationStops are the model's own stop strings and its format's: raw generation
-// does not apply the model's, so the engine sends them.
-func generationStops(m *Model) []string {
+// does not apply the model's, so the engine sends them; then the request's own (a
+// front door's stop), which end the output where the model writes them.
+func generationStops(m *Model, asked []string) []string {
 	stops := append([]string(nil), m.Stop...)
-	for _, s := range m.Format.Stop {
+	for _, s := range slices.Concat(m.Format.Stop, asked) {
 		if !slices.Contains(stops, s) {
 			stops = append(stops, s)
 		}

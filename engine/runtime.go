@@ -100,6 +100,8 @@ type Options struct {
 	// Temperature, TopP, PresencePenalty and FrequencyPenalty are the request's
 	// sampling fields as the client sent them; nil: not set.
 	Temperature, TopP, PresencePenalty, FrequencyPenalty *float64
+	// Seed is the sampler's seed (the request's Seed); nil: the runtime's own.
+	Seed *int
 }
 
 // Chunk is one piece of a generation's output; the last has Done set and the counts.

@@ -18,7 +18,7 @@ import (
 // starves the team.
 var generatingPaths = map[string]bool{
 	"/api/generate": true, "/api/chat": true, "/api/embed": true, "/api/embeddings": true,
-	"/v1/chat/completions": true, "/v1/completions": true, "/v1/embeddings": true,
+	"/v1/completions": true, "/v1/embeddings": true,
 }
 
 // admitPassthrough holds a generating passthrough request until its model has a slot

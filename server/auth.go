@@ -230,7 +230,7 @@ var userPassthrough = map[string]bool{
 	"GET /api/tags": true, "HEAD /api/tags": true, "GET /api/ps": true,
 	"POST /api/show": true, "POST /api/generate": true, "POST /api/chat": true,
 	"POST /api/embed": true, "POST /api/embeddings": true,
-	"POST /v1/chat/completions": true, "POST /v1/completions": true, "POST /v1/embeddings": true,
+	"POST /v1/completions": true, "POST /v1/embeddings": true,
 }
 
 // passthroughAccess refuses a user key what userPassthrough does not list.

@@ -6,17 +6,22 @@ import (
 	"hearth"
 	"hearth/respond"
 	"hearth/server/anthropic"
+	"hearth/server/chatcompletions"
 	"hearth/server/door"
 )
 
 // doors are the APIs the server serves over the core besides /v1/responses, each in
 // its own package (server/door says what a door is given and what it owns).
 func doors() []door.Door {
-	return []door.Door{anthropic.New()}
+	return []door.Door{
+		anthropic.New(),
+		chatcompletions.New(),
+	}
 }
 
-// serveDoors registers every door's routes on r, behind the server's middleware.
-func (s *Server) serveDoors(r gin.IRoutes) {
+// serveDoors registers every door's routes on r, behind the server's middleware and
+// the request timeout.
+func (s *Server) serveDoors(r *gin.RouterGroup) {
 	host := door.Host{
 		Core: s.core,
 		ReadBody: func(c *gin.Context) ([]byte, error) {
@@ -33,10 +38,11 @@ func (s *Server) serveDoors(r gin.IRoutes) {
 		APIError: func(c *gin.Context, err error) *hearth.Error {
 			return apiError(s.log, err, "path", c.Request.URL.Path)
 		},
-		Heartbeat: s.heartbeat,
+		Heartbeat: s.heartbeat, WriteTimeout: s.writeTimeout,
 	}
+	timed := r.Group("", middleware{s}.requestTimeout)
 	for _, d := range s.doors {
-		d.Routes(r, host)
+		d.Routes(timed, host)
 	}
 }
 

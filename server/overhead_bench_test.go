@@ -81,6 +81,48 @@ func benchmarkResponseOverhead(b *testing.B, newServer func(testing.TB) http.Han
 			post(b, `{`+model+`,"stream":true}`)
 		}
 	})
+	// The same turn over Chat Completions (a door over the same core), side by side
+	// with /v1/responses storing nothing, as a chat completion stores nothing.
+	chat := func(b *testing.B, body string) {
+		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(raw, []byte(`"finish_reason":"stop"`)) {
+			b.Fatalf("%s: %s", resp.Status, raw)
+		}
+	}
+	const chatModel = `"model":"hearth-fake-128k","messages":[{"role":"user","content":"What route would you suggest through the south of France?"}]`
+	b.Run("json-nostore", func(b *testing.B) {
+		defer clock.start(b)()
+		defer probe(b, probes)()
+		for b.Loop() {
+			post(b, `{`+model+`,"store":false}`)
+		}
+	})
+	b.Run("chat-json", func(b *testing.B) {
+		defer clock.start(b)()
+		defer probe(b, probes)()
+		for b.Loop() {
+			chat(b, `{`+chatModel+`}`)
+		}
+	})
+	b.Run("stream-nostore", func(b *testing.B) {
+		defer clock.start(b)()
+		defer probe(b, probes)()
+		for b.Loop() {
+			post(b, `{`+model+`,"stream":true,"store":false}`)
+		}
+	})
+	b.Run("chat-stream", func(b *testing.B) {
+		defer clock.start(b)()
+		defer probe(b, probes)()
+		for b.Loop() {
+			chat(b, `{`+chatModel+`,"stream":true}`)
+		}
+	})
 	// A turn that continues a chain: the chain is kept from the previous turn
 	// (server/hotchains.go) or loaded, and its prompt spliced onto the previous
 	// turn's (engine/ollama/incremental.go). turnN continues the same response every

@@ -15,7 +15,7 @@ import (
 
 // Passthrough is a capability a runtime may have: its own HTTP API, which the server
 // forwards unchanged under /api and on the OpenAI-compatible routes it does not serve
-// itself (/v1/chat/completions, ...), so that the runtime's own clients work against
+// itself (/v1/completions), so that the runtime's own clients work against
 // hearth (`OLLAMA_HOST=<hearth> ollama list` for engine/ollama). The server finds it by
 // a type assertion on each runtime of the pool; a runtime without it is left out of
 // the passthrough, and with no runtime that has it those routes are not served.

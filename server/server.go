@@ -331,12 +331,11 @@ func New(cfg Config) *Server {
 	authed.GET("/v1/models/*model", modelsAPI{s}.getModel)
 	// Ollama's own API, and its OpenAI-compatible endpoints hearth does not serve
 	// itself, pass through so ollama clients (`OLLAMA_HOST=<hearth> ollama list`) work.
+	// hearth answers /v1/embeddings itself (embeddings.go), and /v1/chat/completions
+	// is a door over the core (doors.go).
 	if s.proxy != nil {
 		authed.Any("/api/*path", mw.passthroughAccess, s.admitPassthrough, s.passthrough)
-		// hearth answers /v1/embeddings itself (embeddings.go).
-		for _, p := range []string{"/v1/chat/completions", "/v1/completions"} {
-			authed.POST(p, mw.passthroughAccess, s.admitPassthrough, s.passthrough)
-		}
+		authed.POST("/v1/completions", mw.passthroughAccess, s.admitPassthrough, s.passthrough)
 	}
 	s.serveDoors(authed)
 	r.NoRoute(func(c *gin.Context) {

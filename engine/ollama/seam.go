@@ -199,6 +199,9 @@ func apiOptions(o engine.Options) map[string]any {
 	if o.FrequencyPenalty != nil {
 		opts["frequency_penalty"] = *o.FrequencyPenalty
 	}
+	if o.Seed != nil {
+		opts["seed"] = *o.Seed
+	}
 	return opts
 }
 

@@ -40,9 +40,10 @@ type Host struct {
 	// code, a message naming the field), logging hearth's own faults; a door writes
 	// the result in its API's shape.
 	APIError func(c *gin.Context, err error) *hearth.Error
-	// Heartbeat is the silence after which a stream sends its keep-alive (an SSE
-	// comment, Anthropic's ping event), as /v1/responses streams do.
-	Heartbeat time.Duration
+	// Heartbeat is the silence after which a stream sends a keep-alive (clients give
+	// up on a silent stream while a model loads), WriteTimeout the bound of one
+	// stream write: the server's settings, the same on every door.
+	Heartbeat, WriteTimeout time.Duration
 }
 
 // A Door is one API over the core.
