@@ -152,7 +152,11 @@ func (e *Engine) model(ctx context.Context, rt Runtime, name string) (*Model, er
 	}
 	info, err := rt.Model(ctx, name)
 	if errors.Is(err, ErrModelNotFound) {
-		return nil, e.Aliases.ModelNotFound(name)
+		he := e.Aliases.ModelNotFound(name)
+		// Claude Code shows its own words for a 404 ("There's an issue with the
+		// selected model"), not the server's: the operator finds the fix here.
+		e.log.Warn("unknown model", "model", name, "fix", he.Message)
+		return nil, he
 	}
 	if err != nil {
 		return nil, fmt.Errorf("runtime show %s: %w", name, err)
