@@ -24,6 +24,9 @@ const continueDir = "../testdata/continue"
 const (
 	continueKey   = "continue-test-key"
 	continueModel = "hearth-script-continue"
+	// continueName is the model name Continue's config gives, which an alias serves
+	// with continueModel: a shared configuration that names an OpenAI model.
+	continueName = "gpt-4o"
 )
 
 // continueConfig is the config.yaml that points Continue at hearth, as
@@ -78,10 +81,10 @@ func TestContinueCLIE2E(t *testing.T) {
 	}
 
 	rec := &recorder{}
-	srv := newRecordedHearth(t, rec, continueKey)
+	srv := newRecordedHearth(t, rec, continueKey, withAliases(t, continueName+"="+continueModel))
 	home, work := t.TempDir(), t.TempDir()
 	config := filepath.Join(home, "hearth.yaml")
-	if err := os.WriteFile(config, []byte(fmt.Sprintf(continueConfig, continueModel, srv.URL+"/v1", continueKey)), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte(fmt.Sprintf(continueConfig, continueName, srv.URL+"/v1", continueKey)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "node_modules/@continuedev/cli/dist/cn.js"),
@@ -139,6 +142,14 @@ func TestContinueCLIE2E(t *testing.T) {
 	if first.toolName != "Bash" || compactJSON(t, first.toolArgs) != `{"command":"`+claudeCodeCommand+`"}` {
 		t.Errorf("turn 1: tool call %s %s, want Bash with the script's command", first.toolName, first.toolArgs)
 	}
+	for i, tr := range []*exchange{turns[0], turns[1]} {
+		if got := bodyModel(tr.request); got != continueName {
+			t.Errorf("request %d: model %q, want the config's %q", i, got, continueName)
+		}
+	}
+	if first.model != continueModel {
+		t.Errorf("turn 1: model %q, want the model the alias served, %q", first.model, continueModel)
+	}
 	if first.finish != "tool_calls" {
 		t.Errorf("turn 1: finish_reason %q, want tool_calls", first.finish)
 	}
@@ -175,7 +186,7 @@ func TestContinueCLIE2E(t *testing.T) {
 
 // chatTurn is what a Chat Completions answer held, streamed or not.
 type chatTurn struct {
-	text, finish               string
+	model, text, finish        string
 	toolID, toolName, toolArgs string
 	usage                      bool
 	completionTokens           int
@@ -194,6 +205,7 @@ func readChatTurn(t *testing.T, x *exchange) chatTurn {
 		} `json:"function"`
 	}
 	type body struct {
+		Model   string `json:"model"`
 		Choices []struct {
 			Message, Delta struct {
 				Content   *string `json:"content"`
@@ -208,6 +220,7 @@ func readChatTurn(t *testing.T, x *exchange) chatTurn {
 	var tr chatTurn
 	var args strings.Builder
 	take := func(b body, streamed bool) {
+		tr.model = b.Model
 		if b.Usage != nil {
 			tr.usage, tr.completionTokens = true, b.Usage.CompletionTokens
 		}
