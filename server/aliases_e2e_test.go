@@ -14,10 +14,12 @@ import (
 	"hearth/scriptmodel"
 	"hearth/server"
 	"hearth/storage/sqlite"
+	"hearth/toolsearch"
 )
 
 // withAliases serves the test's hearth with model aliases (settings as --model-alias
-// takes them), on an engine over the test runtime as hearth serve builds it.
+// takes them), on an engine over the test runtime as hearth serve builds it: with the
+// tool_search kind, which Claude Code's deferred tools use.
 func withAliases(t *testing.T, settings ...string) func(*server.Config) {
 	t.Helper()
 	var list []engine.Alias
@@ -35,6 +37,7 @@ func withAliases(t *testing.T, settings ...string) func(*server.Config) {
 	return func(cfg *server.Config) {
 		cfg.Engine = engine.New(cfg.Runtime.Seam(), engine.DefaultFormats(), nil)
 		cfg.Engine.Aliases = aliases
+		cfg.Engine.RegisterHosted(toolsearch.NewKind(nil))
 	}
 }
 
