@@ -53,6 +53,16 @@ type CreateResponseRequest struct {
 	User    string   `json:"user,omitempty"`
 	Include []string `json:"include,omitempty"`
 
+	// BudgetIsCap makes MaxOutputTokens a cap on the output that is not reserved in
+	// the context window: a prompt that leaves less room than the budget still runs,
+	// and its output ends at the window (incomplete, as the budget would end it).
+	// Anthropic's max_tokens means that, and its clients send the largest budget they
+	// accept whatever the model (Claude Code: 32000). Not part of the Responses API.
+	BudgetIsCap bool `json:"-"`
+	// TopK samples from the k likeliest tokens only (Anthropic's top_k); nil: the
+	// model's default. Not part of the Responses API.
+	TopK *int `json:"-"`
+
 	// Conversation is the conversation the response continues and is appended to
 	// (conversation.go); never set together with PreviousResponseID.
 	Conversation *ConversationRef `json:"conversation,omitempty"`

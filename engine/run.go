@@ -280,7 +280,7 @@ var noSilentCuts = false
 // sent: the window hearth checked is the one the runtime uses.
 func generationOptions(req *hearth.CreateResponseRequest, window int) Options {
 	o := Options{ContextWindow: window, Temperature: req.Temperature, TopP: req.TopP,
-		PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty, Seed: req.Seed}
+		PresencePenalty: req.PresencePenalty, FrequencyPenalty: req.FrequencyPenalty, Seed: req.Seed, TopK: req.TopK}
 	if req.MaxOutputTokens != nil {
 		o.MaxTokens = *req.MaxOutputTokens
 	}

@@ -88,7 +88,7 @@ type GenerateRequest struct {
 }
 
 // Options are a generation's sampling and window settings. A runtime maps each onto its
-// own option (engine/ollama: num_ctx, num_predict, temperature, top_p,
+// own option (engine/ollama: num_ctx, num_predict, temperature, top_p, top_k,
 // presence_penalty, frequency_penalty); a zero or nil field is not sent, so the
 // runtime's or the model's default applies.
 type Options struct {
@@ -102,6 +102,8 @@ type Options struct {
 	Temperature, TopP, PresencePenalty, FrequencyPenalty *float64
 	// Seed is the sampler's seed (the request's Seed); nil: the runtime's own.
 	Seed *int
+	// TopK samples from the k likeliest tokens; nil: not set.
+	TopK *int
 }
 
 // Chunk is one piece of a generation's output; the last has Done set and the counts.

@@ -189,7 +189,7 @@ func (c *Conversation) withoutTurns(turns [][2]int) *Conversation {
 // the code clients such as Codex react to by compacting.
 func (j *Job) fitWindow(ctx context.Context, render func(*Conversation) (string, error)) error {
 	f := &promptFit{e: j.e, rt: j.rt, gen: j.gen, window: j.window, reserve: 1, bound: j.Model.Info.Tokens}
-	if j.req.MaxOutputTokens != nil {
+	if j.req.MaxOutputTokens != nil && !j.req.BudgetIsCap {
 		f.reserve = *j.req.MaxOutputTokens
 	}
 	ok, n, err := f.fits(ctx, j.Prompt, j.conv.Images)

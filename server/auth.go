@@ -139,7 +139,7 @@ func (s middleware) authenticate(c *gin.Context) {
 	if key == "" {
 		msg := "Incorrect API key provided."
 		if h == "" {
-			msg = "You didn't provide an API key. Send it as 'Authorization: Bearer <key>'."
+			msg = "You didn't provide an API key. Send it as 'Authorization: Bearer <key>' or 'x-api-key: <key>'."
 		}
 		s.writeError(c, hearth.InvalidAPIKey(msg))
 		return

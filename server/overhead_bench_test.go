@@ -161,6 +161,33 @@ func benchmarkResponseOverhead(b *testing.B, newServer func(testing.TB) http.Han
 			}
 		})
 	}
+	// The Anthropic Messages door: the same question as json and stream, through the
+	// door's decoding into the core and its encoding of the answer.
+	messages := func(b *testing.B, stream bool) {
+		body := fmt.Sprintf(`{"model":"hearth-fake-128k","max_tokens":4096,"stream":%t,"messages":[{"role":"user","content":"What route would you suggest through the south of France?"}]}`, stream)
+		resp, err := http.Post(srv.URL+"/v1/messages", "application/json", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		want := `"stop_reason":"end_turn"`
+		if stream {
+			want = "event: message_stop"
+		}
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(raw, []byte(want)) {
+			b.Fatalf("%s: %.2000s", resp.Status, raw)
+		}
+	}
+	for _, stream := range []bool{false, true} {
+		b.Run(map[bool]string{false: "messages-json", true: "messages-stream"}[stream], func(b *testing.B) {
+			defer clock.start(b)()
+			defer probe(b, probes)()
+			for b.Loop() {
+				messages(b, stream)
+			}
+		})
+	}
 }
 
 // BenchmarkCodexHistory measures hearth's own time for the request Codex CLI sends on

@@ -193,6 +193,9 @@ func apiOptions(o engine.Options) map[string]any {
 	if o.TopP != nil {
 		opts["top_p"] = *o.TopP
 	}
+	if o.TopK != nil {
+		opts["top_k"] = *o.TopK
+	}
 	if o.PresencePenalty != nil {
 		opts["presence_penalty"] = *o.PresencePenalty
 	}

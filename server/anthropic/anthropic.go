@@ -8,11 +8,13 @@ package anthropic
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"hearth"
+	"hearth/engine"
 	"hearth/respond"
 	"hearth/server/door"
 )
@@ -159,7 +161,8 @@ func (h handler) read(c *gin.Context, count bool) (*hearth.CreateResponseRequest
 		h.fail(c, err)
 		return nil, nil, false
 	}
-	d, err := decodeMessages(body, count)
+	searchable := slices.ContainsFunc(h.host.Core.HostedKinds(), func(k engine.HostedKind) bool { return k.ToolType() == "tool_search" })
+	d, err := decodeMessages(body, count, searchable)
 	if err != nil {
 		h.fail(c, err)
 		return nil, nil, false

@@ -16,33 +16,38 @@ import (
 //	assistant thinking            a reasoning item; its signature is encrypted_content
 //	assistant redacted_thinking   a reasoning item of encrypted_content alone
 //	system (mid-conversation)     a system message at that place
-func decodeConversation(raw json.RawMessage) ([]any, error) {
+//
+// It also returns the tools the client's own tool search loaded: the tool_reference
+// blocks of its tool results (Anthropic's client-side tool search, which Claude Code's
+// ToolSearch tool is).
+func decodeConversation(raw json.RawMessage) ([]any, []string, error) {
+	var loaded []string
 	msgs, err := arr(raw, "messages")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var items []any
 	for i, m := range msgs {
 		p := at("messages", i)
 		o, err := obj(m, p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := only(o, p, "role", "content"); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		role, err := str(o["role"], p+".role")
 		if err != nil {
-			return nil, invalid(p+".role", "Field required")
+			return nil, nil, invalid(p+".role", "Field required")
 		}
 		content, ok := o["content"]
 		if !ok || isNull(content) {
-			return nil, invalid(p+".content", "Field required")
+			return nil, nil, invalid(p+".content", "Field required")
 		}
 		var more []any
 		switch role {
 		case "user":
-			more, err = userItems(content, p+".content")
+			more, err = userItems(content, p+".content", &loaded)
 		case "assistant":
 			more, err = assistantItems(content, p+".content")
 		case "system":
@@ -53,17 +58,17 @@ func decodeConversation(raw json.RawMessage) ([]any, error) {
 				more = []any{message("system", []any{part("input_text", text)})}
 			}
 		default:
-			return nil, invalid(p+".role", "Input should be 'user' or 'assistant'")
+			return nil, nil, invalid(p+".role", "Input should be 'user' or 'assistant'")
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		items = append(items, more...)
 	}
 	if len(items) == 0 {
-		return nil, invalid("messages", "at least one message is required")
+		return nil, nil, invalid("messages", "at least one message is required")
 	}
-	return items, nil
+	return items, loaded, nil
 }
 
 func message(role string, parts []any) map[string]any {
@@ -103,7 +108,7 @@ func blockType(b map[string]json.RawMessage, path string) (string, error) {
 // userItems maps a user message: its tool results (function_call_output items, which
 // answer the assistant's calls and so come first), then its text and images as one
 // user message.
-func userItems(raw json.RawMessage, path string) ([]any, error) {
+func userItems(raw json.RawMessage, path string, loaded *[]string) ([]any, error) {
 	bs, err := blocks(raw, path)
 	if err != nil {
 		return nil, err
@@ -129,7 +134,7 @@ func userItems(raw json.RawMessage, path string) ([]any, error) {
 			}
 			parts = append(parts, img)
 		case "tool_result":
-			it, err := toolResult(b, p)
+			it, err := toolResult(b, p, loaded)
 			if err != nil {
 				return nil, err
 			}
@@ -185,7 +190,10 @@ func imagePart(b map[string]json.RawMessage, path string) (map[string]any, error
 // toolResult is a function_call_output. An error result (is_error) reaches the model
 // as its content with "Error: " before it: the Responses item has no error flag, and
 // the words are what a model reads.
-func toolResult(b map[string]json.RawMessage, path string) (map[string]any, error) {
+//
+// A tool_reference block (the result of the client's own tool search) loads the tool
+// it names: the tool is shown to the model from then on, and the result says so.
+func toolResult(b map[string]json.RawMessage, path string, loaded *[]string) (map[string]any, error) {
 	if err := only(b, path, "type", "tool_use_id", "content", "is_error", "cache_control"); err != nil {
 		return nil, err
 	}
@@ -229,8 +237,20 @@ func toolResult(b map[string]json.RawMessage, path string) (map[string]any, erro
 				}
 				images = true
 				parts = append(parts, img)
+			case "tool_reference":
+				if err := only(cb, p, "type", "tool_name", "cache_control"); err != nil {
+					return nil, err
+				}
+				name, err := str(cb["tool_name"], p+".tool_name")
+				if err != nil || name == "" {
+					return nil, invalid(p+".tool_name", "Field required")
+				}
+				*loaded = append(*loaded, name)
+				s := "Tool " + name + " loaded: it can be called now."
+				texts = append(texts, s)
+				parts = append(parts, part("input_text", s))
 			default:
-				return nil, invalid(p+".type", "hearth does not accept %q blocks in a tool_result (text and image only)", t)
+				return nil, invalid(p+".type", "hearth does not accept %q blocks in a tool_result (text, image and tool_reference only)", t)
 			}
 		}
 		if images {

@@ -84,7 +84,11 @@ func at(path string, i int) string { return path + "." + strconv.Itoa(i) }
 // decodeMessages decodes a Messages body (count: a count_tokens body, which has no
 // max_tokens and no stream) into the hearth request the core runs. Every problem is a
 // 400 naming the field in Anthropic's dotted form (messages.1.content.0.type).
-func decodeMessages(body []byte, count bool) (*decoded, error) {
+//
+// searchable says whether the server runs tool_search, which keeps deferred tools
+// out of the prompt until the model loads them; without it they are shown like any
+// other, and defer_loading is reported unused.
+func decodeMessages(body []byte, count, searchable bool) (*decoded, error) {
 	top, err := obj(body, "body")
 	if err != nil {
 		return nil, &hearth.Error{Status: http.StatusBadRequest, Type: hearth.ErrTypeInvalidRequest, Code: "invalid_json",
@@ -101,8 +105,11 @@ func decodeMessages(body []byte, count bool) (*decoded, error) {
 		"context_management", "metadata", "temperature", "top_p", "top_k", "stop_sequences", "cache_control", "mcp_servers",
 		"container", "service_tier", "inference_geo", "speed"}
 	if !count {
-		fields = append(fields, "max_tokens", "stream")
+		fields = append(fields, "stream")
 	}
+	// count_tokens takes no max_tokens, but a client that sends the same body to
+	// both (as the SDKs' users do) must not be refused for it.
+	fields = append(fields, "max_tokens")
 	if err := only(top, "", fields...); err != nil {
 		return nil, err
 	}
@@ -146,8 +153,7 @@ func decodeMessages(body []byte, count bool) (*decoded, error) {
 		if err := json.Unmarshal(raw, &k); err != nil || k < 0 {
 			return nil, invalid("top_k", "Input should be a non-negative integer")
 		}
-		// The engine's sampling options have no top_k: accepted, reported unused.
-		d.ignored = append(d.ignored, "top_k")
+		r.TopK = &k
 	}
 	if raw, ok := top["stop_sequences"]; ok && !isNull(raw) {
 		seqs, err := arr(raw, "stop_sequences")
@@ -226,10 +232,18 @@ func decodeMessages(body []byte, count bool) (*decoded, error) {
 	if !ok {
 		return nil, invalid("messages", "Field required")
 	}
-	input, err := decodeConversation(raw)
+	input, loaded, err := decodeConversation(raw)
 	if err != nil {
 		return nil, err
 	}
+	for _, name := range loaded {
+		i := slices.IndexFunc(r.Tools, func(t hearth.Tool) bool { return t.Name == name })
+		if i < 0 {
+			return nil, invalid("messages", "a tool_reference names %q, which is not in tools", name)
+		}
+		r.Tools[i].DeferLoading = false
+	}
+	deferred = slices.ContainsFunc(r.Tools, func(t hearth.Tool) bool { return t.DeferLoading })
 	// The request is decoded by the Responses decoder too: one set of rules for what
 	// an item, a tool or a choice may hold, whatever API it came in by.
 	enc, err := r.MarshalJSON()
@@ -244,7 +258,7 @@ func decodeMessages(body []byte, count bool) (*decoded, error) {
 	// Anthropic allows any budget from 1 token; the Responses decoder's floor of 16 is
 	// OpenAI's rule, not the engine's.
 	delete(rb, "max_output_tokens")
-	if deferred {
+	if deferred && searchable {
 		// Deferred tools stay out of the prompt until the model loads them: hearth's
 		// tool_search does that, run on the server.
 		tools, _ := rb["tools"].([]any)
@@ -254,7 +268,7 @@ func decodeMessages(body []byte, count bool) (*decoded, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec.MaxOutputTokens = r.MaxOutputTokens
+	dec.MaxOutputTokens, dec.BudgetIsCap, dec.TopK = r.MaxOutputTokens, true, r.TopK
 	d.req = dec
 	d.ignored = append(d.ignored, more...)
 	return d, nil

@@ -97,8 +97,12 @@ func (s *streamSink) pings(every time.Duration) {
 	}
 }
 
-// Close stops the pings.
+// Close ends the stream's writes and stops the pings: nothing is written to the
+// response once its handler has returned.
 func (s *streamSink) Close() {
+	s.mu.Lock()
+	s.ended = true
+	s.mu.Unlock()
 	s.once.Do(func() {
 		if s.stop != nil {
 			close(s.stop)
