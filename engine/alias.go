@@ -66,7 +66,7 @@ func NewAliases(list []Alias) (*Aliases, error) {
 	return a, nil
 }
 
-// Resolve returns the model name is served as, and whether an alias matched.
+// Resolve returns the model that serves name, and whether an alias matched.
 func (a *Aliases) Resolve(name string) (string, bool) {
 	if a == nil || name == "" {
 		return name, false
