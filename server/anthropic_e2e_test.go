@@ -581,3 +581,71 @@ func TestMessagesImageE2E(t *testing.T) {
 		t.Errorf("content %v usage %+v, want %q", msg.Content, msg.Usage, want)
 	}
 }
+
+// TestMessagesBrowserPreflightE2E: a page of an allowed origin may send Anthropic's
+// headers (the SDK in a browser sends x-api-key and anthropic-version) and read
+// request-id.
+func TestMessagesBrowserPreflightE2E(t *testing.T) {
+	srv, _, _ := lanHearth(t, server.Config{AllowOrigins: []string{"https://app.example"}})
+	st, h, _ := send(t, "OPTIONS", srv.URL+"/v1/messages", "", map[string]string{
+		"Origin": "https://app.example", "Access-Control-Request-Method": "POST",
+		"Access-Control-Request-Headers": "x-api-key,anthropic-version,anthropic-dangerous-direct-browser-access,content-type"})
+	allowed := strings.ToLower(h.Get("Access-Control-Allow-Headers"))
+	for _, want := range []string{"x-api-key", "anthropic-version", "anthropic-beta", "anthropic-dangerous-direct-browser-access"} {
+		if st != 204 || !strings.Contains(allowed, want) {
+			t.Errorf("preflight: %d, %s not in %q", st, want, allowed)
+		}
+	}
+	testenv.Model(t, scriptmodel.PlainModel)
+	st, h, b := send(t, "POST", srv.URL+"/v1/messages", msgBody(scriptmodel.PlainModel, `"messages":[{"role":"user","content":"hi"}]`),
+		map[string]string{"Origin": "https://app.example", "Content-Type": "application/json"})
+	if st != 200 || !strings.Contains(h.Get("Access-Control-Expose-Headers"), "request-id") {
+		t.Errorf("request: %d %s %v", st, b, h)
+	}
+}
+
+// TestMessagesStreamErrorE2E: a generation that fails after the stream started ends it
+// with Anthropic's error event, {"type":"error","error":{...}}, and no message_stop.
+func TestMessagesStreamErrorE2E(t *testing.T) {
+	srv := newHearthWithDB(t)
+	_, long := testenv.BenchModel(t, scriptmodel.LongModel)
+	createMessage(t, srv, `{"model":"`+long+`","max_tokens":16,"messages":[{"role":"user","content":"warm up"}]}`)
+	resp, err := http.Post(srv.URL+"/v1/messages", "application/json",
+		strings.NewReader(`{"model":"`+long+`","max_tokens":4096,"stream":true,"messages":[{"role":"user","content":"tell me a story"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var raw strings.Builder
+	killed := false
+	r := bufio.NewReader(resp.Body)
+	for {
+		line, err := r.ReadString('\n')
+		raw.WriteString(line)
+		if !killed && strings.Contains(line, `"type":"text_delta"`) {
+			testenv.KillRunners()
+			killed = true
+		}
+		if err != nil {
+			break
+		}
+	}
+	if !killed {
+		t.Fatalf("the stream ended before any text: %s", raw.String())
+	}
+	s := strings.TrimSpace(raw.String())
+	frames := strings.Split(s, "\n\n")
+	last := frames[len(frames)-1]
+	name, data, _ := strings.Cut(last, "\n")
+	var e struct {
+		Type  string `json:"type"`
+		Error struct {
+			Type    string `json:"type"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	json.Unmarshal([]byte(strings.TrimPrefix(data, "data: ")), &e)
+	if name != "event: error" || e.Type != "error" || e.Error.Type == "" || e.Error.Message == "" || strings.Contains(s, "message_stop") {
+		t.Errorf("stream ended with %q; want an error event and no message_stop:\n%s", last, s)
+	}
+}

@@ -64,12 +64,12 @@ func (s middleware) boundary(c *gin.Context) {
 			h := c.Writer.Header()
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Add("Vary", "Origin")
-			h.Set("Access-Control-Expose-Headers", "x-request-id, x-hearth-ignored, retry-after, "+HeaderCompactionFallback)
+			h.Set("Access-Control-Expose-Headers", "x-request-id, request-id, x-hearth-ignored, retry-after, "+HeaderCompactionFallback)
 			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
 				// A preflight carries no credentials; it only asks what the real request may
 				// send, which then meets authentication like any other.
 				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, HEAD")
-				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Request-Id, OpenAI-Beta, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout")
+				h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Request-Id, OpenAI-Beta, X-Stainless-Lang, X-Stainless-Package-Version, X-Stainless-OS, X-Stainless-Arch, X-Stainless-Runtime, X-Stainless-Runtime-Version, X-Stainless-Retry-Count, X-Stainless-Timeout, X-Api-Key, Anthropic-Version, Anthropic-Beta, Anthropic-Dangerous-Direct-Browser-Access")
 				h.Set("Access-Control-Max-Age", "600")
 				c.AbortWithStatus(http.StatusNoContent)
 				return

@@ -103,13 +103,10 @@ func decodeMessages(body []byte, count, searchable bool) (*decoded, error) {
 
 	fields := []string{"model", "messages", "system", "tools", "tool_choice", "thinking", "output_config",
 		"context_management", "metadata", "temperature", "top_p", "top_k", "stop_sequences", "cache_control", "mcp_servers",
-		"container", "service_tier", "inference_geo", "speed"}
-	if !count {
-		fields = append(fields, "stream")
-	}
-	// count_tokens takes no max_tokens, but a client that sends the same body to
-	// both (as the SDKs' users do) must not be refused for it.
-	fields = append(fields, "max_tokens")
+		"container", "service_tier", "inference_geo", "speed",
+		// count_tokens takes neither, but a client that sends the same body to both
+		// must not be refused for them.
+		"max_tokens", "stream"}
 	if err := only(top, "", fields...); err != nil {
 		return nil, err
 	}

@@ -74,9 +74,6 @@ func (s *streamSink) start() {
 	s.c.Writer.WriteHeader(http.StatusOK)
 	s.rc = http.NewResponseController(s.c.Writer)
 	s.stop = make(chan struct{})
-	if s.heartbeat > 0 {
-		go s.pings(s.heartbeat)
-	}
 }
 
 // pings sends a ping whenever the stream has been silent for half the heartbeat.
@@ -178,6 +175,10 @@ func (s *streamSink) Event(e hearth.Event) {
 		// message_delta carries the response's input tokens (clients take them from
 		// there, as they do Anthropic's own updated counts).
 		s.write("message_start", map[string]any{"type": "message_start", "message": msg})
+		if s.heartbeat > 0 {
+			// Pings come after message_start, as Anthropic's do.
+			go s.pings(s.heartbeat)
+		}
 	case hearth.EventOutputItemAdded:
 		it := e.Item
 		switch it.Type {
