@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,9 +10,14 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"hearth"
+	"hearth/engine"
 	"hearth/engine/ollama/testenv"
+	"hearth/internal/admission"
 	"hearth/scriptmodel"
+	"hearth/server"
 )
 
 // chatCompletion is what the tests read of a chat.completion.
@@ -488,5 +494,189 @@ func TestChatStoreE2E(t *testing.T) {
 		case store && (got.StatusCode != http.StatusOK || !strings.Contains(string(body), plain.Text(scriptmodel.EntryAssistant))):
 			t.Errorf("store true: GET %s: %d %s", id, got.StatusCode, body)
 		}
+	}
+}
+
+// TestChatVisionLogprobsE2E: an image_url part (a data: URL) reaches the vision
+// model as an input_image (the answer names its colour; prompt_tokens count its
+// tokens, and the same request again finds them cached); logprobs and top_logprobs
+// come back per token of the content.
+func TestChatVisionLogprobsE2E(t *testing.T) {
+	srv := newHearth(t)
+	m := testenv.Model(t, scriptmodel.VisionModel)
+	img := testImage{64, 64, scriptmodel.Red, false}
+	const question = "Which colour is this?"
+	user, _ := json.Marshal(map[string]any{"role": "user", "content": []map[string]any{
+		{"type": "image_url", "image_url": map[string]string{"url": img.dataURL(t)}},
+		{"type": "text", "text": question},
+	}})
+	body := chatBody(scriptmodel.VisionModel, `"messages":[`+string(user)+`],"temperature":0,"logprobs":true,"top_logprobs":2`)
+	text, outTokens := m.Answer(scriptmodel.Red)
+	wantIn := m.CountTokens("<|user|>"+question+"<|end|>\n"+scriptmodel.EntryAssistant) + imageTokens([]testImage{img})
+	for turn := range 2 {
+		c := chat(t, srv, body)
+		ch := c.Choices[0]
+		if deref(ch.Message.Content) != text || c.Usage.CompletionTokens != outTokens || c.Usage.PromptTokens != wantIn {
+			t.Errorf("turn %d: content %q usage %+v, want %q in %d out %d", turn, deref(ch.Message.Content), c.Usage, text, wantIn, outTokens)
+		}
+		if turn == 1 && c.Usage.PromptTokensDetails.CachedTokens != wantIn-1 {
+			t.Errorf("turn %d: cached_tokens %d, want %d", turn, c.Usage.PromptTokensDetails.CachedTokens, wantIn-1)
+		}
+		if ch.Logprobs == nil {
+			t.Fatalf("turn %d: no logprobs", turn)
+		}
+		var joined strings.Builder
+		for i, lp := range ch.Logprobs.Content {
+			joined.WriteString(lp.Token)
+			if lp.Logprob > 0 || len(lp.TopLogprobs) != 2 {
+				t.Errorf("turn %d: token %d %+v, want a logprob <= 0 and 2 alternatives", turn, i, lp)
+			}
+		}
+		if joined.String() != text {
+			t.Errorf("turn %d: logprob tokens make %q, want %q", turn, joined.String(), text)
+		}
+	}
+}
+
+// TestChatDisconnectE2E: a client that leaves a chat stream stops the generation, as
+// on /v1/responses: the stored response (store true) ends incomplete, cut by the
+// disconnect, with a strict prefix of the script.
+func TestChatDisconnectE2E(t *testing.T) {
+	srv := newHearthWithDB(t)
+	m, long := testenv.BenchModel(t, scriptmodel.LongModel)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/chat/completions",
+		strings.NewReader(chatBody(long, `"messages":[{"role":"user","content":"a long story"}],"stream":true,"store":true`)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		var c streamChunk
+		if json.Unmarshal([]byte(strings.TrimPrefix(sc.Text(), "data: ")), &c) != nil || len(c.Choices) == 0 {
+			continue
+		}
+		id = "resp_" + strings.TrimPrefix(c.ID, "chatcmpl-")
+		if deref(c.Choices[0].Delta.Content) != "" {
+			break
+		}
+	}
+	cancel() // the client leaves after the first content delta
+	resp.Body.Close()
+	if id == "" {
+		t.Fatal("no chunk before the first content delta")
+	}
+	final := pollUntilDone(t, srv, id)
+	if final.Status != hearth.StatusIncomplete || final.IncompleteDetails == nil ||
+		final.IncompleteDetails.Reason != engine.IncompleteClientDisconnected {
+		t.Fatalf("stored response after disconnect: status %s details %+v error %+v", final.Status, final.IncompleteDetails, final.Error)
+	}
+	full := m.Text(scriptmodel.EntryAssistant)
+	if n := len(final.Output); n != 1 {
+		t.Fatalf("stored output %+v, want one incomplete message", final.Output)
+	}
+	if got := final.Output[0].Text(hearth.PartOutputText); got == full || !strings.HasPrefix(full, got) {
+		t.Errorf("stored text %q should be a strict prefix of the script", got)
+	}
+}
+
+// TestChatRuntimeKilledMidStreamE2E: a generation that fails once the stream is open
+// ends it with one error frame in OpenAI's shape (which OpenAI's clients raise), with
+// no [DONE] after it.
+func TestChatRuntimeKilledMidStreamE2E(t *testing.T) {
+	testenv.SkipIfExternal(t, "kills the embedded runtime's runners")
+	srv := newHearth(t)
+	_, long := testenv.BenchModel(t, scriptmodel.LongModel)
+	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(chatBody(long, `"messages":[{"role":"user","content":"tell me a story"}],"stream":true`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var frames []string
+	killed := false
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		frames = append(frames, data)
+		if !killed && strings.Contains(data, `"content":"`) && !strings.Contains(data, `"role"`) {
+			testenv.KillRunners()
+			killed = true
+		}
+	}
+	if !killed || len(frames) < 2 {
+		t.Fatalf("the stream ended before any content: %q", frames)
+	}
+	var e map[string]map[string]any
+	last := frames[len(frames)-1]
+	if err := json.Unmarshal([]byte(last), &e); err != nil || len(e) != 1 || e["error"]["type"] != "server_error" || e["error"]["message"] == "" {
+		t.Errorf("last frame %s, want one OpenAI error", last)
+	}
+	for _, f := range frames[:len(frames)-1] {
+		if f == "[DONE]" || strings.Contains(f, `"error"`) {
+			t.Errorf("frame %s before the error", f)
+		}
+	}
+}
+
+// TestChatAdmissionE2E: Chat Completions is an authed route whose errors are OpenAI's,
+// waits for a slot of its model like a response (the stream's role chunk comes while
+// it waits), and counts in the metrics as one response per request.
+func TestChatAdmissionE2E(t *testing.T) {
+	srv, h, _ := lanHearth(t, server.Config{APIKeys: []string{"k1"}, Admission: admission.Config{Slots: 1}})
+	m := testenv.Model(t, plain)
+	body := chatBody(plain, `"messages":[{"role":"user","content":"hi"}],"stream":true`)
+	st, _, b := call(t, nil, "POST", srv.URL+"/v1/chat/completions", "", body)
+	var e map[string]map[string]any
+	if json.Unmarshal(b, &e); st != 401 || e["error"]["code"] != "invalid_api_key" || e["error"]["type"] != "invalid_request_error" {
+		t.Errorf("without a key: %d %s", st, b)
+	}
+	release := server.HoldSlot(h, plain)
+	// A bound against a hang only: a server that sent nothing while queued would
+	// never be released.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer k1")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	var frames []string
+	for sc.Scan() {
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			frames = append(frames, data)
+			if len(frames) == 1 {
+				// The role chunk came while the only slot is held.
+				if depth := metric(t, srv, "k1", "hearth_queue_depth", `model="`+plain+`"`); depth != 1 || !strings.Contains(data, `"role":"assistant"`) {
+					t.Errorf("first frame %s with queue depth %v, want the role chunk while queued", data, depth)
+				}
+				release()
+			}
+		}
+	}
+	var text strings.Builder
+	for _, c := range parseChunks(t, frames) {
+		if len(c.Choices) > 0 && c.Choices[0].Delta.Content != nil {
+			text.WriteString(*c.Choices[0].Delta.Content)
+		}
+	}
+	if text.String() != m.Text(scriptmodel.EntryAssistant) {
+		t.Errorf("streamed %q", text.String())
+	}
+	if n := metric(t, srv, "k1", "hearth_responses_total", `model="`+plain+`"`, `status="completed"`, `key="config-1"`); n != 1 {
+		t.Errorf("hearth_responses_total = %v after one chat completion", n)
+	}
+	if n := metric(t, srv, "k1", "hearth_output_tokens_total", `model="`+plain+`"`, `key="config-1"`); n != float64(m.EvalCount(scriptmodel.EntryAssistant)) {
+		t.Errorf("hearth_output_tokens_total = %v after one chat completion", n)
 	}
 }

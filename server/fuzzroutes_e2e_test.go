@@ -73,7 +73,11 @@ func fuzzSeeds() []fuzzCase {
 		return fuzzCase{Route: route, Method: method, Path: path, Body: body}
 	}
 	r := func(body string) fuzzCase { return j("responses", "POST", "/v1/responses", body) }
+	chat := func(body string) fuzzCase { return j("chat", "POST", "/v1/chat/completions", body) }
 	seeds := []fuzzCase{
+		chat(`{"model":"` + plainM + `","messages":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"text","text":"hi"}]}],"max_tokens":8,"stop":["x"],"seed":1}`),
+		chat(`{"model":"` + toolsM + `","messages":[{"role":"user","content":"weather?"}],"stream":true,"stream_options":{"include_usage":true},"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}}}}}],"tool_choice":"required"}`),
+		chat(`{"model":"` + toolsM + `","messages":[{"role":"user","content":"weather?"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},{"role":"tool","tool_call_id":"c1","content":"sunny"}],"response_format":{"type":"json_schema","json_schema":{"name":"n","strict":true,"schema":{"type":"object","properties":{"a":{"type":"string"}},"required":["a"]}}},"logprobs":true,"top_logprobs":2}`),
 		r(`{"model":"` + plainM + `","input":"hi","max_output_tokens":16}`),
 		r(`{"model":"` + plainM + `","input":"hi","stream":true}`),
 		r(`{"model":"` + plainM + `","instructions":"be brief","input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]},{"role":"assistant","content":"hello"},{"type":"message","role":"user","content":"again"}],"metadata":{"k":"v"},"temperature":0,"top_p":1}`),

@@ -411,6 +411,18 @@ func TestKeyRolesE2E(t *testing.T) {
 	if st, _, _ := call(t, nil, "GET", srv.URL+"/v1/models", bob, ""); st != 200 {
 		t.Errorf("user /v1/models: %d", st)
 	}
+	// Chat Completions is a user's route like /v1/responses, its stored response the
+	// user's own.
+	st, hd, b := call(t, nil, "POST", srv.URL+"/v1/chat/completions", bob, `{"model":"`+plain+`","store":true,"messages":[{"role":"user","content":"hi"}]}`)
+	if st != 200 {
+		t.Fatalf("user /v1/chat/completions: %d %s", st, b)
+	}
+	if st, _, _ := call(t, nil, "GET", srv.URL+"/v1/responses/"+hd.Get("x-hearth-response-id"), bob, ""); st != 200 {
+		t.Errorf("user reads own chat completion's response: %d", st)
+	}
+	if st, _, _ := call(t, nil, "GET", srv.URL+"/v1/responses/"+hd.Get("x-hearth-response-id"), ops, ""); st != 404 {
+		t.Errorf("another key reads the user's chat completion's response: %d", st)
+	}
 
 	// Admins: a database admin key copies and deletes; the configured key reads metrics.
 	if st, _, b := call(t, nil, "POST", srv.URL+"/api/copy", ops, admin[0].body); st != 200 {

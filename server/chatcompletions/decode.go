@@ -3,6 +3,7 @@ package chatcompletions
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -213,6 +214,9 @@ func decodeChat(body []byte) (*chatRequest, error) {
 		return nil, hearth.ServerError("The request could not be encoded: " + err.Error())
 	}
 	req, ignored, err := hearth.DecodeCreateRequest(b)
+	if he := (*hearth.Error)(nil); errors.As(err, &he) {
+		return nil, inChatTerms(he, out.paths)
+	}
 	if err != nil {
 		return nil, err
 	}
