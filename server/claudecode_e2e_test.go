@@ -68,7 +68,7 @@ const claudeCodeSystem = "You are a coding agent on the user's machine. Run comm
 // which skips it.
 func TestClaudeCodeE2E(t *testing.T) {
 	full := *claudeCodeFull || os.Getenv("HEARTH_CLAUDE_CODE") == "full"
-	_, npm := lookNode(t) // the claude binary is native; npm installs it
+	node, npm := lookNode(t)
 	dir, err := filepath.Abs(claudeCodeDir)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +76,12 @@ func TestClaudeCodeE2E(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	npmCI(ctx, t, npm, dir)
-	claude := filepath.Join(dir, "node_modules/@anthropic-ai/claude-code/bin/claude.exe")
+	// The package's install script puts the native binary over the bin/claude.exe
+	// placeholder; where npm did not run it, the package's wrapper finds the binary.
+	claude, pre := filepath.Join(dir, "node_modules/@anthropic-ai/claude-code/bin/claude.exe"), []string(nil)
+	if fi, err := os.Stat(claude); err != nil || fi.Size() < 1<<20 {
+		claude, pre = node, []string{filepath.Join(dir, "node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs")}
+	}
 
 	// Claude Code asks for thinking (adaptive, effort high), which turns the template's
 	// thinking on: the output starts in reasoning unless it opens and closes it, so
@@ -108,7 +113,7 @@ func TestClaudeCodeE2E(t *testing.T) {
 	if !full {
 		args = append(args, "--tools", "Bash", "--system-prompt", claudeCodeSystem)
 	}
-	cmd := exec.CommandContext(ctx, claude, args...)
+	cmd := exec.CommandContext(ctx, claude, append(pre, args...)...)
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(),
 		"HOME="+home,
