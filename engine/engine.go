@@ -70,6 +70,11 @@ type Engine struct {
 	// cached_tokens (kvslots.go); nil means one. The server sets admission's slots.
 	KVSlots func(runtime string) int
 
+	// Aliases serve models under other names (--model-alias): the core resolves a
+	// request's model with them before anything else reads it, and an unknown name's
+	// error says how to add one. nil: none.
+	Aliases *Aliases
+
 	mu     sync.Mutex
 	models map[string]cachedModel
 	kv     map[string]*kvSlots
@@ -147,7 +152,11 @@ func (e *Engine) model(ctx context.Context, rt Runtime, name string) (*Model, er
 	}
 	info, err := rt.Model(ctx, name)
 	if errors.Is(err, ErrModelNotFound) {
-		return nil, hearth.ModelNotFound(name)
+		he := e.Aliases.ModelNotFound(name)
+		// Claude Code shows its own words for a 404 ("There's an issue with the
+		// selected model"), not the server's: the operator finds the fix here.
+		e.log.Warn("unknown model", "model", name, "fix", he.Message)
+		return nil, he
 	}
 	if err != nil {
 		return nil, fmt.Errorf("runtime show %s: %w", name, err)

@@ -16,7 +16,8 @@ import (
 //
 //  1. Decoding, validation and limits, in the front door (server's decodeRequest),
 //     which hands the core a Request (Create, Compact).
-//  2. The prologue, prepare: the chain behind previous_response_id (chainHistory: a
+//  2. The prologue, prepare: the model name through the aliases (ResolveModel), the
+//     chain behind previous_response_id (chainHistory: a
 //     hot chain, a WebSocket connection's own state, or a load from storage with its
 //     checkpoint depth and saved prompt), item references, the conversation turn,
 //     the hosted tools' items' access, the placement on a runtime, and the engine's job.
@@ -57,6 +58,11 @@ func (p *prepared) close() {
 // failed to start).
 func (s *Service) prepare(ctx context.Context, in *Request, compaction bool) (*prepared, error) {
 	req := in.Body
+	if _, ok := s.ResolveModel(req); ok && in.Meta.Log != nil {
+		// The log lines already name the model the client sent; they add the one
+		// that runs.
+		in.Meta.Log = in.Meta.Log.With("resolved_model", req.Model)
+	}
 	p := &prepared{req: req}
 	chain, err := s.chainHistory(ctx, in.Owner, req.PreviousResponseID, in.Local, in.Epoch, !compaction)
 	if err == nil {
@@ -112,4 +118,23 @@ func (s *Service) prepare(ctx context.Context, in *Request, compaction bool) (*p
 	}
 	p.ctx, p.chain = ctx, chain
 	return p, nil
+}
+
+// ResolveModel serves req under the model its name is an alias of (engine.Aliases):
+// req.Model becomes that model, from is the name the client sent. Everything after the
+// prologue (placement, admission, the engine, metrics, the stored response) sees the
+// model that runs, and the response reports it, as OpenAI's and Anthropic's APIs
+// report the snapshot an alias they serve resolved to. A door that reads the model
+// before the prologue (to count tokens) calls it itself; resolving twice is harmless,
+// since no alias's model is sent elsewhere by another (engine.NewAliases).
+func (s *Service) ResolveModel(req *hearth.CreateResponseRequest) (from string, ok bool) {
+	if s.engine == nil {
+		return req.Model, false
+	}
+	to, ok := s.engine.Aliases.Resolve(req.Model)
+	if !ok || to == req.Model {
+		return req.Model, false
+	}
+	from, req.Model = req.Model, to
+	return from, true
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Provides Node.js and npm for the tests that run real JavaScript clients against hearth
-# (server: TestOpenAISDKE2E, TestCodexCLIE2E, TestCodexApplyPatchE2E, TestAgentsSDKE2E).
+# (server: TestOpenAISDKE2E, TestCodexCLIE2E, TestCodexApplyPatchE2E, TestAgentsSDKE2E,
+# TestClaudeCodeE2E, TestContinueCLIE2E).
 # Those packages (openai 7.x, @openai/agents) need Node.js 20 or newer. Installs the
 # Debian packages nodejs and npm when it may (root, or sudo without a password) and
 # Debian's Node.js is new enough; otherwise prints what to run and fails.

@@ -109,6 +109,7 @@ func (s modelsAPI) listModels(c *gin.Context) {
 		runtimeUnavailable(c, err)
 		return
 	}
+	list = s.engine.Aliases.Listed(list)
 	loaded := s.loadedModels(c.Request.Context())
 	data := make([]openAIModel, 0, len(list))
 	for _, m := range list {
@@ -124,7 +125,7 @@ func (s modelsAPI) getModel(c *gin.Context) {
 		runtimeUnavailable(c, err)
 		return
 	}
-	for _, m := range list {
+	for _, m := range s.engine.Aliases.Listed(list) {
 		if m.Name == name || m.Model == name || strings.TrimSuffix(m.Name, ":latest") == name {
 			c.JSON(http.StatusOK, s.modelEntry(m, s.loadedModels(c.Request.Context())))
 			return

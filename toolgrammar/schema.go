@@ -423,6 +423,17 @@ func needsRoot(v *oval) bool {
 	return found
 }
 
+// MaxRepetition is the largest repetition bound llama.cpp's grammar parser accepts
+// (its MAX_REPETITION_THRESHOLD).
+const MaxRepetition = 2000
+
+// withinRepetition reports whether the JSON number n is a bound the grammar parser
+// accepts as a repetition count.
+func withinRepetition(n string) bool {
+	v, err := strconv.ParseFloat(n, 64)
+	return err == nil && v <= MaxRepetition
+}
+
 var allowedFormats = map[string]bool{"date": true, "time": true, "date-time": true, "uuid": true}
 
 // clean keeps only what the grammar converter supports.
@@ -438,7 +449,17 @@ func (b *schemaBuilder) clean(v *oval, depth int) *oval {
 	out := &oval{kind: 'o'}
 	for _, m := range v.obj {
 		switch m.key {
-		case "type", "enum", "const", "required", "minItems", "maxItems", "minLength", "maxLength", "pattern":
+		case "type", "enum", "const", "required", "minItems", "minLength", "pattern":
+			out.obj = append(out.obj, m)
+		case "maxItems", "maxLength":
+			// The runtime's grammar parser refuses a repetition bound above
+			// MaxRepetition, and the converter writes these bounds as one
+			// (Claude Code's Workflow tool has maxLength 524288): such a bound is
+			// left open in the grammar, and the client's schema, which checks every
+			// call after generation, still holds it.
+			if m.val.kind == 'n' && !withinRepetition(m.val.raw) {
+				continue
+			}
 			out.obj = append(out.obj, m)
 		case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
 			// The converter supports bounds on integers only.

@@ -443,3 +443,28 @@ func TestArgumentsSchemaDescribesRequired(t *testing.T) {
 }
 
 const anyJSON = `{"type":["string","number","boolean","object","array","null"]}`
+
+// TestArgumentsSchemaLeavesLongBoundsOpen: an upper length bound above what the
+// runtime's grammar parser accepts as a repetition is left out of the grammar's schema
+// (the client's schema still checks the call); bounds within it, and lower bounds,
+// stay.
+func TestArgumentsSchemaLeavesLongBoundsOpen(t *testing.T) {
+	for _, c := range []struct{ params, want string }{
+		{`{"type":"object","properties":{"script":{"type":"string","maxLength":524288}}}`,
+			`{"type":"object","properties":{"script":{"type":"string"}}}`},
+		{`{"type":"object","properties":{"ids":{"type":"array","items":{"type":"string"},"maxItems":2001}}}`,
+			`{"type":"object","properties":{"ids":{"type":"array","items":{"type":"string"}}}}`},
+		{`{"type":"object","properties":{"s":{"type":"string","minLength":1,"maxLength":2000}}}`,
+			`{"type":"object","properties":{"s":{"type":"string","minLength":1,"maxLength":2000}}}`},
+		{`{"type":"object","properties":{"s":{"type":"string","maxLength":1e6}}}`,
+			`{"type":"object","properties":{"s":{"type":"string"}}}`},
+	} {
+		got, err := ArgumentsSchema(Tool{Name: "t", Parameters: []byte(c.params)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != c.want {
+			t.Errorf("ArgumentsSchema(%s)\n got %s\nwant %s", c.params, got, c.want)
+		}
+	}
+}

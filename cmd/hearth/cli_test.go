@@ -111,7 +111,7 @@ func TestConfigFile(t *testing.T) {
 	dir := t.TempDir()
 	fromFile, fromEnv, fromFlag := filepath.Join(dir, "file"), filepath.Join(dir, "env"), filepath.Join(dir, "flag")
 	toml := filepath.Join(dir, "hearth.toml")
-	os.WriteFile(toml, []byte("data = \""+fromFile+"\"\nmax_queue = 7\napi-key = [\"a\", \"b\"]\ntrusted_proxies = [\"10.0.0.0/8\", \"192.0.2.1\"]\n"), 0o600)
+	os.WriteFile(toml, []byte("data = \""+fromFile+"\"\nmax_queue = 7\napi-key = [\"a\", \"b\"]\ntrusted_proxies = [\"10.0.0.0/8\", \"192.0.2.1\"]\nmodel-alias = [\"claude-haiku-*=qwen3:0.6b\", \"claude-*=qwen3:8b\"]\n"), 0o600)
 	yaml := filepath.Join(dir, "hearth.yaml")
 	os.WriteFile(yaml, []byte("data: "+fromFile+"\n"), 0o600)
 
@@ -154,6 +154,19 @@ func TestConfigFile(t *testing.T) {
 	vals, err := loadConfig(rootCommand(), toml)
 	if err != nil || vals["max-queue"] != "7" || vals["api-key"] != "a,b" || vals["trusted-proxies"] != "10.0.0.0/8,192.0.2.1" {
 		t.Errorf("loadConfig = %v, %v", vals, err)
+	}
+	// Model aliases are a list, in order: the first glob that matches wins.
+	if vals["model-alias"] != "claude-haiku-*=qwen3:0.6b,claude-*=qwen3:8b" {
+		t.Errorf("model-alias from the file = %q", vals["model-alias"])
+	}
+	aliases, err := modelAliases(strings.Split(vals["model-alias"], ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"claude-haiku-4-5": "qwen3:0.6b", "claude-sonnet-4-5": "qwen3:8b"} {
+		if got, _ := aliases.Resolve(name); got != want {
+			t.Errorf("%s resolves to %q, want %q", name, got, want)
+		}
 	}
 }
 
@@ -229,6 +242,10 @@ func TestServeRejectsBadSettings(t *testing.T) {
 		{"--admin-key", ","},
 		{"--admin-key", "good, "},
 		{"--admin-key", " ", "--addr", "0.0.0.0:0"},
+		{"--model-alias", "claude-*"},
+		{"--model-alias", "claude-*=qwen*"},
+		// A chain would serve another model than the list reads.
+		{"--model-alias", "claude-*=qwen3:8b,qwen3:*=llama3.2:1b"},
 	} {
 		all := append([]string{"serve", "--data", t.TempDir(), "--addr", "127.0.0.1:0"}, args...)
 		if _, _, err := runCLI(t, all...); err == nil || !strings.Contains(err.Error(), args[0]) {

@@ -77,6 +77,7 @@ type serveOptions struct {
 	ingestWorkers int
 	indexMemory   int64
 	mcpOutputCap  int
+	modelAliases  []string
 }
 
 func serveCommand() *cobra.Command {
@@ -160,6 +161,7 @@ ollama serve.`,
 	f.Int64Var(&o.indexMemory, "vector-index-memory", vectorstores.DefaultIndexMemory, "bytes of vector stores' search indexes kept in memory; a store whose index needs more than half is not searched (400 vector_store_too_large)")
 	f.StringSliceVar(&o.fileAllowURL, "file-allow-url", nil, "URL patterns ('*' matches anything) an input_file's file_url may name; hearth fetches it (at most --max-file-bytes, no redirects); a loopback or private host must be named without a wildcard (default: none)")
 	f.StringSliceVar(&o.mcpAllowURL, "mcp-allow-url", nil, "URL patterns ('*' matches anything) of MCP servers a request may name itself as server_url; a loopback or private host must be named without a wildcard (default: none)")
+	f.StringSliceVar(&o.modelAliases, "model-alias", nil, "serve a model under other names: 'PATTERN=MODEL', PATTERN an exact name or a glob ('claude-*=qwen3:8b' serves Claude Code's names); an exact name wins, then the first glob that matches (repeat, or comma-separate; a list in the config file)")
 	f.IntVar(&o.mcpOutputCap, "mcp-output-cap", mcp.DefaultOutputCap, "largest MCP tool output in bytes the model reads; longer output is cut, with a note")
 	bindEnv(cmd)
 	return cmd
@@ -254,6 +256,10 @@ func serve(parent context.Context, o serveOptions) error {
 	if err != nil {
 		return err
 	}
+	aliases, err := modelAliases(o.modelAliases)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
@@ -313,6 +319,10 @@ func serve(parent context.Context, o serveOptions) error {
 	adm.MaxQueue, adm.MaxQueuePerKey, adm.RatePerMinute = o.maxQueue, o.maxQueueKey, o.rateLimit
 
 	eng := engine.New(rt.Seam(), formats, log)
+	eng.Aliases = aliases
+	if len(o.modelAliases) > 0 {
+		log.Info("model aliases", "aliases", o.modelAliases)
+	}
 	// The hosted tool kinds requests may use, one line each. MCP is always registered:
 	// with no servers configured, a request's mcp tool is a 400 that says so.
 	var mcpBackend mcp.Servers
@@ -527,4 +537,22 @@ func promptCacheCollectors() []prometheus.Collector {
 		st := ollama.ReadPromptCacheStats()
 		return telemetry.CacheStats{Entries: st.Entries, Bytes: st.Bytes, Budget: st.Budget, Hits: st.Incremental, Misses: st.Full}
 	})
+}
+
+// modelAliases reads --model-alias settings, in the order given (the first glob that
+// matches wins).
+func modelAliases(settings []string) (*engine.Aliases, error) {
+	list := make([]engine.Alias, 0, len(settings))
+	for _, s := range settings {
+		a, err := engine.ParseAlias(s)
+		if err != nil {
+			return nil, fmt.Errorf("--model-alias: %w", err)
+		}
+		list = append(list, a)
+	}
+	a, err := engine.NewAliases(list)
+	if err != nil {
+		return nil, fmt.Errorf("--model-alias: %w", err)
+	}
+	return a, nil
 }

@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 
@@ -102,7 +103,7 @@ func reasoningText(it *hearth.Item) string {
 // blocks (the signature is the sealed reasoning), message text to text blocks, calls
 // to tool_use blocks. Hosted tool calls hearth ran (tool_search) are not shown.
 func encodeMessage(r *hearth.Response, model string, d *decoded) messageJSON {
-	m := messageJSON{ID: messageID(r.ID), Type: "message", Role: "assistant", Model: model,
+	m := messageJSON{ID: messageID(r.ID), Type: "message", Role: "assistant", Model: cmp.Or(r.Model, model),
 		Content: []block{}, StopReason: ptr(stopReason(r)), Usage: usageOf(r.Usage)}
 	for i := range r.Output {
 		it := &r.Output[i]

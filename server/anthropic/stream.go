@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -170,7 +171,7 @@ func (s *streamSink) Event(e hearth.Event) {
 	switch e.Type {
 	case hearth.EventResponseCreated:
 		s.start()
-		msg := messageJSON{ID: messageID(e.Response.ID), Type: "message", Role: "assistant", Model: s.model, Content: []block{}}
+		msg := messageJSON{ID: messageID(e.Response.ID), Type: "message", Role: "assistant", Model: cmp.Or(e.Response.Model, s.model), Content: []block{}}
 		// The prompt's count is known when its evaluation ends: message_start says 0,
 		// message_delta carries the response's input tokens (clients take them from
 		// there, as they do Anthropic's own updated counts).
