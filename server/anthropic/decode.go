@@ -157,8 +157,17 @@ func decodeMessages(body []byte, count, searchable bool) (*decoded, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(seqs) > 0 {
-			return nil, invalid("stop_sequences", "hearth does not support stop sequences on this API yet; send the request without them")
+		for i, raw := range seqs {
+			path := at("stop_sequences", i)
+			seq, err := str(raw, path)
+			if err != nil {
+				return nil, err
+			}
+			if strings.TrimSpace(seq) == "" {
+				// Anthropic refuses these too: an empty one would end every output.
+				return nil, invalid(path, "stop sequences must contain non-whitespace")
+			}
+			r.Stop = append(r.Stop, seq)
 		}
 	}
 	if raw, ok := top["metadata"]; ok && !isNull(raw) {
