@@ -435,7 +435,7 @@ func TestMessagesErrorsE2E(t *testing.T) {
 		{"missing max_tokens", "/v1/messages", key, `{"model":"` + scriptmodel.PlainModel + `",` + hi + `}`, 400, "invalid_request_error", "max_tokens"},
 		{"bad role", "/v1/messages", key, msgBody(scriptmodel.PlainModel, `"messages":[{"role":"robot","content":"hi"}]`), 400, "invalid_request_error", "messages.0.role"},
 		{"unknown field", "/v1/messages", key, msgBody(scriptmodel.PlainModel, hi+`,"frobnicate":true`), 400, "invalid_request_error", "frobnicate"},
-		{"stop sequences", "/v1/messages", key, msgBody(scriptmodel.PlainModel, hi+`,"stop_sequences":["x"]`), 400, "invalid_request_error", "stop_sequences"},
+		{"blank stop sequence", "/v1/messages", key, msgBody(scriptmodel.PlainModel, hi+`,"stop_sequences":["x"," "]`), 400, "invalid_request_error", "stop_sequences.1"},
 		{"server tool", "/v1/messages", key, msgBody(scriptmodel.PlainModel, hi+`,"tools":[{"type":"web_search_20250305","name":"web_search"}]`), 400, "invalid_request_error", "tools.0.type"},
 		{"wrong x-api-key", "/v1/messages", "sk-wrong", msgBody(scriptmodel.PlainModel, hi), 401, "authentication_error", "API key"},
 		{"no key", "/v1/messages/count_tokens", "", `{"model":"x",` + hi + `}`, 401, "authentication_error", "API key"},

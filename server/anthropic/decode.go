@@ -274,7 +274,7 @@ func decodeMessages(body []byte, count, searchable bool) (*decoded, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec.MaxOutputTokens, dec.BudgetIsCap, dec.TopK = r.MaxOutputTokens, true, r.TopK
+	dec.MaxOutputTokens, dec.BudgetIsCap, dec.TopK, dec.Stop = r.MaxOutputTokens, true, r.TopK, r.Stop
 	d.req = dec
 	d.ignored = append(d.ignored, more...)
 	return d, nil
