@@ -424,6 +424,9 @@ func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 		j.kv.keep(j.Prompt+out.String(), j.gen.Images,
 			cacheMark{len(j.Prompt), final.PromptEvalCount},
 			cacheMark{len(j.Prompt) + out.Len(), inCache(final.PromptEvalCount, final.EvalCount)})
+	} else if stopped && err == nil {
+		// The prompt's count ran last and left the prompt in the runtime's cache.
+		j.kv.keep(j.Prompt, j.gen.Images, cacheMark{len(j.Prompt), final.PromptEvalCount})
 	}
 	// Released before a hosted turn goes on from here: the runtime's slot is free.
 	j.e.releaseKV(j.kv)
