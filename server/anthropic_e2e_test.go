@@ -436,6 +436,7 @@ func TestMessagesErrorsE2E(t *testing.T) {
 		{"bad role", "/v1/messages", key, msgBody(scriptmodel.PlainModel, `"messages":[{"role":"robot","content":"hi"}]`), 400, "invalid_request_error", "messages.0.role"},
 		{"unknown field", "/v1/messages", key, msgBody(scriptmodel.PlainModel, hi+`,"frobnicate":true`), 400, "invalid_request_error", "frobnicate"},
 		{"blank stop sequence", "/v1/messages", key, msgBody(scriptmodel.PlainModel, hi+`,"stop_sequences":["x"," "]`), 400, "invalid_request_error", "stop_sequences.1"},
+		{"too many stop sequences", "/v1/messages", key, msgBody(scriptmodel.PlainModel, hi+`,"stop_sequences":["x"`+strings.Repeat(`,"x"`, 1024)+`]`), 400, "invalid_request_error", "at most 1024 stop sequences"},
 		{"server tool", "/v1/messages", key, msgBody(scriptmodel.PlainModel, hi+`,"tools":[{"type":"web_search_20250305","name":"web_search"}]`), 400, "invalid_request_error", "tools.0.type"},
 		{"wrong x-api-key", "/v1/messages", "sk-wrong", msgBody(scriptmodel.PlainModel, hi), 401, "authentication_error", "API key"},
 		{"no key", "/v1/messages/count_tokens", "", `{"model":"x",` + hi + `}`, 401, "authentication_error", "API key"},

@@ -157,6 +157,10 @@ func decodeMessages(body []byte, count, searchable bool) (*decoded, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(seqs) > maxStopSequences {
+			// The engine checks every output byte against each of them.
+			return nil, invalid("stop_sequences", "at most %d stop sequences are accepted, got %d", maxStopSequences, len(seqs))
+		}
 		for i, raw := range seqs {
 			path := at("stop_sequences", i)
 			seq, err := str(raw, path)
@@ -279,6 +283,10 @@ func decodeMessages(body []byte, count, searchable bool) (*decoded, error) {
 	d.ignored = append(d.ignored, more...)
 	return d, nil
 }
+
+// maxStopSequences bounds stop_sequences: far more than a client uses, few enough that
+// watching the output for each of them costs little.
+const maxStopSequences = 1024
 
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)
