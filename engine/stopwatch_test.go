@@ -57,3 +57,14 @@ func TestStopWatch(t *testing.T) {
 		t.Error("a watch of no stop strings is not nil")
 	}
 }
+
+// BenchmarkStopWatch is the watch's cost per output chunk: four stop strings (Chat
+// Completions' most) over token-sized chunks that never complete one.
+func BenchmarkStopWatch(b *testing.B) {
+	chunks := strings.Fields("Hello from hearth. This reply comes from a script model, and it goes on a while")
+	w := newStopWatch([]string{"\n\nHuman:", "</answer>", "STOP", "from a script model."})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w.feed(" " + chunks[i%len(chunks)])
+	}
+}
