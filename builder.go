@@ -439,6 +439,9 @@ func (b *Builder) Complete(usage Usage) error {
 	return nil
 }
 
+// StoppedAt records the request's stop string that ended the output, before Complete.
+func (b *Builder) StoppedAt(stop string) { b.resp.StopSequence = stop }
+
 // Incomplete ends the response as incomplete for reason (an Incomplete
 // constant, such as IncompleteMaxOutputTokens); the open item, if any, ends
 // incomplete.

@@ -69,6 +69,12 @@ type CreateResponseRequest struct {
 	// decodes as the Responses request it is.
 	Stop []string `json:"-"`
 	Seed *int     `json:"-"`
+	// ReportStop asks which of Stop ended the output (Response.StopSequence), as
+	// Anthropic's stop_sequence says. hearth then watches for the strings itself and
+	// stops reading the runtime there; without it the runtime ends the generation at
+	// them cleanly, which an external runtime does sooner (Chat Completions, whose
+	// finish_reason is "stop" either way).
+	ReportStop bool `json:"-"`
 
 	// Conversation is the conversation the response continues and is appended to
 	// (conversation.go); never set together with PreviousResponseID.

@@ -44,6 +44,10 @@ type Response struct {
 	// Conversation is the conversation the response was appended to (OpenAI's field;
 	// not in the Open Responses schema, whose objects allow more properties).
 	Conversation *ConversationRef `json:"conversation,omitempty"`
+	// StopSequence is the request's own stop string that ended the output (a front
+	// door's stop or stop_sequences), "" when none did. The Responses API has no field
+	// for it: the doors that report it read it here.
+	StopSequence string `json:"-"`
 }
 
 // IncompleteDetails says why a response stopped early.

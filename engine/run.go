@@ -51,6 +51,9 @@ type Job struct {
 	// compaction, when set, runs before the job's generation, which is then prepared
 	// again from the compacted window (autocompact.go).
 	compaction *pendingCompaction
+	// watch are the request's own stop strings when the engine watches for them
+	// itself (stopwatch.go) rather than the runtime.
+	watch []string
 }
 
 // Prepare resolves the model, builds the conversation (history, then the request's own
@@ -207,6 +210,13 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	if j.conv != untruncated {
 		j.policy = newToolPolicy(req, j.conv, j.tools)
 	}
+	if j.policy == nil && len(req.Stop) > 0 && req.ReportStop {
+		// One plain generation: the engine finds the request's stop strings itself,
+		// so that it knows when one of them (not the end of turn) ended the output.
+		// The enforced path leaves them to the runtime, which cuts the output there.
+		j.watch = req.Stop
+		j.gen.Stop = generationStops(m, nil)
+	}
 	// Asked only now: the prompt's token counts above need none.
 	if wantsLogprobs(req) {
 		j.gen.Logprobs = true
@@ -348,24 +358,57 @@ func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 	var final Chunk
 	var out strings.Builder
 	reasoning := 0
+	// raw counts the runtime's output bytes, out what was parsed: out falls behind
+	// by what the stop watch holds back.
+	var raw int64
+	chunks := 0
+	w := newStopWatch(j.watch)
 	j.gen.Stream = true
 	err := j.rt.Generate(ctx, &j.gen, func(r Chunk) error {
 		if r.Text != "" {
-			s.tokens.add(int64(out.Len()), r.Text, r.Logprobs)
-			out.WriteString(r.Text)
+			chunks++
+			s.tokens.add(raw, r.Text, r.Logprobs)
+			raw += int64(len(r.Text))
+			text, stopped := w.feed(r.Text)
+			out.WriteString(text)
 			before := s.reasoningEvents
-			if err := s.apply(p.Feed(r.Text)); err != nil {
+			if err := s.apply(p.Feed(text)); err != nil {
 				return err
 			}
 			if s.reasoningEvents > before {
 				reasoning++
 			}
+			if stopped {
+				return errStopSequence
+			}
 		}
 		if r.Done {
 			final = r
+			text := w.flush()
+			out.WriteString(text)
+			return s.apply(p.Feed(text))
 		}
 		return nil
 	})
+	stopped := errors.Is(err, errStopSequence)
+	if stopped {
+		// Left before its done chunk, which would have counted the tokens: each
+		// chunk the runtime streams is one token (or a few it held back together),
+		// and the prompt is counted as count_tokens counts it (its tokens are in
+		// the runtime's cache by now: one decode step).
+		err = nil
+		final.EvalCount = chunks
+		f := &promptFit{e: j.e, rt: j.rt, gen: j.gen, window: j.window}
+		n, tooLong, cerr := f.count(ctx, j.Prompt, j.gen.Images)
+		switch {
+		case cerr != nil:
+			err = cerr
+		case tooLong:
+			err = errors.New("the prompt no longer fits the context window")
+		default:
+			final.PromptEvalCount = n
+		}
+	}
 	if err == nil {
 		err = s.apply(p.Close())
 	}
@@ -381,6 +424,9 @@ func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 		j.kv.keep(j.Prompt+out.String(), j.gen.Images,
 			cacheMark{len(j.Prompt), final.PromptEvalCount},
 			cacheMark{len(j.Prompt) + out.Len(), inCache(final.PromptEvalCount, final.EvalCount)})
+	} else if stopped && err == nil {
+		// The prompt's count ran last and left the prompt in the runtime's cache.
+		j.kv.keep(j.Prompt, j.gen.Images, cacheMark{len(j.Prompt), final.PromptEvalCount})
 	}
 	// Released before a hosted turn goes on from here: the runtime's slot is free.
 	j.e.releaseKV(j.kv)
@@ -398,6 +444,11 @@ func (j *Job) runDirect(ctx context.Context, b *hearth.Builder) error {
 	case err != nil:
 		b.Fail(runtimeError(err), &usage)
 		return err
+	case stopped:
+		// The request's stop string ended the output: the response is complete
+		// there, without another turn of hosted calls.
+		b.StoppedAt(w.matched)
+		b.Complete(usage)
 	case !final.Done:
 		// The runtime closed the stream without a done chunk (reported for runaway
 		// repetition): the output is cut, not complete.

@@ -14,7 +14,6 @@ import (
 // its own package (server/door says what a door is given and what it owns).
 func doors() []door.Door {
 	return []door.Door{
-		anthropic.New(),
 		chatcompletions.New(),
 		anthropic.New(),
 	}

@@ -157,8 +157,21 @@ func decodeMessages(body []byte, count, searchable bool) (*decoded, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(seqs) > 0 {
-			return nil, invalid("stop_sequences", "hearth does not support stop sequences on this API yet; send the request without them")
+		if len(seqs) > maxStopSequences {
+			// The engine checks every output byte against each of them.
+			return nil, invalid("stop_sequences", "at most %d stop sequences are accepted, got %d", maxStopSequences, len(seqs))
+		}
+		for i, raw := range seqs {
+			path := at("stop_sequences", i)
+			seq, err := str(raw, path)
+			if err != nil {
+				return nil, err
+			}
+			if strings.TrimSpace(seq) == "" {
+				// Anthropic refuses these too: an empty one would end every output.
+				return nil, invalid(path, "stop sequences must contain non-whitespace")
+			}
+			r.Stop = append(r.Stop, seq)
 		}
 	}
 	if raw, ok := top["metadata"]; ok && !isNull(raw) {
@@ -265,11 +278,16 @@ func decodeMessages(body []byte, count, searchable bool) (*decoded, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec.MaxOutputTokens, dec.BudgetIsCap, dec.TopK = r.MaxOutputTokens, true, r.TopK
+	dec.MaxOutputTokens, dec.BudgetIsCap, dec.TopK, dec.Stop = r.MaxOutputTokens, true, r.TopK, r.Stop
+	dec.ReportStop = len(r.Stop) > 0
 	d.req = dec
 	d.ignored = append(d.ignored, more...)
 	return d, nil
 }
+
+// maxStopSequences bounds stop_sequences: far more than a client uses, few enough that
+// watching the output for each of them costs little.
+const maxStopSequences = 1024
 
 func mustJSON(v any) []byte {
 	b, _ := json.Marshal(v)

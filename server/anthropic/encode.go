@@ -59,8 +59,12 @@ func usageOf(u *hearth.Usage) usageJSON {
 }
 
 // stopReason is the response's stop_reason: max_tokens when the budget cut it,
-// tool_use when it ends in calls for the client, end_turn otherwise.
+// stop_sequence when one of the request's stop_sequences ended it, tool_use when it
+// ends in calls for the client, end_turn otherwise.
 func stopReason(r *hearth.Response) string {
+	if r.StopSequence != "" {
+		return "stop_sequence"
+	}
 	if r.Status == hearth.StatusIncomplete {
 		if r.IncompleteDetails != nil && r.IncompleteDetails.Reason == hearth.IncompleteMaxOutputTokens {
 			return "max_tokens"
@@ -73,6 +77,14 @@ func stopReason(r *hearth.Response) string {
 		}
 	}
 	return "end_turn"
+}
+
+// stopSequence is the response's stop_sequence: the one that ended it, or null.
+func stopSequence(r *hearth.Response) *string {
+	if r.StopSequence == "" {
+		return nil
+	}
+	return ptr(r.StopSequence)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -104,7 +116,7 @@ func reasoningText(it *hearth.Item) string {
 // to tool_use blocks. Hosted tool calls hearth ran (tool_search) are not shown.
 func encodeMessage(r *hearth.Response, model string, d *decoded) messageJSON {
 	m := messageJSON{ID: messageID(r.ID), Type: "message", Role: "assistant", Model: cmp.Or(r.Model, model),
-		Content: []block{}, StopReason: ptr(stopReason(r)), Usage: usageOf(r.Usage)}
+		Content: []block{}, StopReason: ptr(stopReason(r)), StopSequence: stopSequence(r), Usage: usageOf(r.Usage)}
 	for i := range r.Output {
 		it := &r.Output[i]
 		switch it.Type {

@@ -219,7 +219,7 @@ func (s *streamSink) Event(e hearth.Event) {
 		r := e.Response
 		u := usageOf(r.Usage)
 		s.write("message_delta", map[string]any{"type": "message_delta",
-			"delta": map[string]any{"stop_reason": stopReason(r), "stop_sequence": nil},
+			"delta": map[string]any{"stop_reason": stopReason(r), "stop_sequence": stopSequence(r)},
 			"usage": u})
 		s.write("message_stop", map[string]string{"type": "message_stop"})
 		s.mu.Lock()
