@@ -1,14 +1,20 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
+	"hearth/internal/admission"
 	"hearth/scriptmodel"
+	"hearth/server"
 	"hearth/storage"
 )
 
@@ -82,5 +88,59 @@ func TestEveryDoorCountsOnceE2E(t *testing.T) {
 	}
 	if st, _, b := call(t, nil, "GET", srv.URL+"/v1/responses/"+id, eve, ""); st != http.StatusNotFound {
 		t.Errorf("another user key reads it: %d %.300s", st, b)
+	}
+}
+
+// TestMessagesPingWhileQueuedE2E: a Messages stream waiting for its model's only slot
+// is not silent: message_start, then Anthropic's ping events, come while it waits (a
+// client that hears nothing gives up, or looks hung), and the message follows once
+// the slot is free.
+func TestMessagesPingWhileQueuedE2E(t *testing.T) {
+	srv, h, _ := lanHearth(t, wire.Config{APIKeys: []string{"k1"}, Admission: admission.Config{Slots: 1}, Heartbeat: 20 * time.Millisecond})
+	m := testenv.Model(t, plain)
+	release := sync.OnceFunc(server.HoldSlot(h.Server, plain))
+	defer release()
+	// A bound against a hang only: a stream that sent nothing while queued would
+	// never release the slot.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/v1/messages", strings.NewReader(
+		`{"model":"`+plain+`","max_tokens":256,"stream":true,"messages":[{"role":"user","content":"hi"}]}`))
+	req.Header.Set("x-api-key", "k1")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var events []string
+	var text strings.Builder
+	pingsWhileQueued := 0
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if ev, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+			events = append(events, ev)
+			if ev == "ping" && pingsWhileQueued >= 0 {
+				if pingsWhileQueued++; pingsWhileQueued == 2 {
+					// Two pings, and the request still waits: the slot is held.
+					if depth := metric(t, srv, "k1", "hearth_queue_depth", `model="`+plain+`"`); depth != 1 {
+						t.Errorf("queue depth %v while pinging, want 1", depth)
+					}
+					release()
+					pingsWhileQueued = -1
+				}
+			}
+		}
+		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(data, `"text_delta"`) {
+			var d struct{ Delta struct{ Text string } }
+			json.Unmarshal([]byte(data), &d)
+			text.WriteString(d.Delta.Text)
+		}
+	}
+	if len(events) == 0 || events[0] != "message_start" || pingsWhileQueued != -1 {
+		t.Fatalf("events %v: want message_start, then pings while queued", events)
+	}
+	if events[len(events)-1] != "message_stop" || text.String() != m.Text(scriptmodel.EntryAssistant) {
+		t.Errorf("after the wait: events %v, text %q", events, text.String())
 	}
 }
