@@ -187,7 +187,7 @@ func (h handler) messages(c *gin.Context) {
 	var sink respond.Sink
 	var stream *streamSink
 	if req.Stream {
-		stream = newStreamSink(c, req.Model, d, h.host.Heartbeat)
+		stream = newStreamSink(c, req.Model, d, h.host)
 		defer stream.Close()
 		sink = stream
 	}
@@ -196,7 +196,7 @@ func (h handler) messages(c *gin.Context) {
 		c.Header("Retry-After", out.Retry)
 	}
 	if err != nil {
-		if stream != nil && stream.opened() {
+		if stream != nil && stream.Started() {
 			stream.fail(h.host.APIError(c, err))
 			return
 		}

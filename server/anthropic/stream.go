@@ -6,12 +6,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"sync"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"hearth"
+	"hearth/server/door"
 )
 
 // streamSink encodes the core's events as Anthropic's stream: message_start, then per
@@ -20,18 +19,11 @@ import (
 // stop reason and usage) and message_stop; ping while nothing else is written (the
 // model loading or reading a long prompt), and an error event when the response fails.
 type streamSink struct {
-	c         *gin.Context
-	model     string
-	d         *decoded
-	heartbeat time.Duration
-
-	mu      sync.Mutex
-	rc      *http.ResponseController
-	started bool
-	ended   bool
-	last    time.Time
-	stop    chan struct{}
-	once    sync.Once
+	*door.SSE
+	model string
+	d     *decoded
+	// ended: message_stop or an error was written; nothing follows.
+	ended bool
 	// blocks are the open blocks by item id; next is the next block's index.
 	blocks map[string]*openBlock
 	next   int
@@ -43,91 +35,35 @@ type openBlock struct {
 	sent bool
 }
 
-func newStreamSink(c *gin.Context, model string, d *decoded, heartbeat time.Duration) *streamSink {
-	return &streamSink{c: c, model: model, d: d, heartbeat: heartbeat, blocks: map[string]*openBlock{}}
+// pingFrame is Anthropic's keep-alive, sent while nothing else is written (the
+// model loading or reading a long prompt, a request waiting for its slot).
+var pingFrame = []byte("event: ping\ndata: {\"type\":\"ping\"}\n\n")
+
+func newStreamSink(c *gin.Context, model string, d *decoded, host door.Host) *streamSink {
+	return &streamSink{SSE: door.NewSSE(c.Writer, host.Heartbeat, host.WriteTimeout, pingFrame),
+		model: model, d: d, blocks: map[string]*openBlock{}}
 }
 
 // Open starts the stream once the response has started (respond.Opener): an error
-// before that is answered as a JSON error.
+// before that is answered as a JSON error. Its frames get the write deadline, and
+// unless it runs in the background the response stops when a write fails.
 func (s *streamSink) Open(ctx context.Context, runtime string, background bool) context.Context {
-	s.start()
-	return ctx
-}
-
-func (s *streamSink) opened() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.started
-}
-
-func (s *streamSink) start() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.started {
-		return
-	}
-	s.started = true
-	h := s.c.Writer.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
-	h.Set("X-Accel-Buffering", "no")
-	s.c.Writer.WriteHeader(http.StatusOK)
-	s.rc = http.NewResponseController(s.c.Writer)
-	s.stop = make(chan struct{})
-}
-
-// pings sends a ping whenever the stream has been silent for half the heartbeat.
-func (s *streamSink) pings(every time.Duration) {
-	t := time.NewTicker(every / 2)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			s.mu.Lock()
-			if !s.ended && time.Since(s.last) >= every/2 {
-				s.writeLocked("ping", map[string]string{"type": "ping"})
-			}
-			s.mu.Unlock()
-		}
-	}
-}
-
-// Close ends the stream's writes and stops the pings: nothing is written to the
-// response once its handler has returned.
-func (s *streamSink) Close() {
-	s.mu.Lock()
-	s.ended = true
-	s.mu.Unlock()
-	s.once.Do(func() {
-		if s.stop != nil {
-			close(s.stop)
-		}
-	})
+	s.Start()
+	return s.Bound(ctx, !background)
 }
 
 func (s *streamSink) write(event string, data any) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.writeLocked(event, data)
-}
-
-func (s *streamSink) writeLocked(event string, data any) {
 	if s.ended {
 		return
 	}
 	b, _ := json.Marshal(data)
-	frame := make([]byte, 0, len(b)+len(event)+16)
-	frame = append(frame, "event: "...)
-	frame = append(frame, event...)
-	frame = append(frame, "\ndata: "...)
-	frame = append(frame, b...)
-	frame = append(frame, "\n\n"...)
-	_, _ = s.c.Writer.Write(frame)
-	_ = s.rc.Flush()
-	s.last = time.Now()
+	s.Frame(event, b)
+}
+
+// end writes nothing more: no ping may follow message_stop or an error.
+func (s *streamSink) end() {
+	s.ended = true
+	s.StopBeats()
 }
 
 // Done: message_stop was written with the terminal event.
@@ -136,9 +72,7 @@ func (s *streamSink) Done() {}
 // fail ends the stream with an error event.
 func (s *streamSink) fail(he *hearth.Error) {
 	s.write("error", errorBody(he))
-	s.mu.Lock()
-	s.ended = true
-	s.mu.Unlock()
+	s.end()
 }
 
 func (s *streamSink) startBlock(id string, b block) {
@@ -170,16 +104,14 @@ func (s *streamSink) stopBlock(id string) {
 func (s *streamSink) Event(e hearth.Event) {
 	switch e.Type {
 	case hearth.EventResponseCreated:
-		s.start()
+		s.Start()
 		msg := messageJSON{ID: messageID(e.Response.ID), Type: "message", Role: "assistant", Model: cmp.Or(e.Response.Model, s.model), Content: []block{}}
 		// The prompt's count is known when its evaluation ends: message_start says 0,
 		// message_delta carries the response's input tokens (clients take them from
 		// there, as they do Anthropic's own updated counts).
 		s.write("message_start", map[string]any{"type": "message_start", "message": msg})
-		if s.heartbeat > 0 {
-			// Pings come after message_start, as Anthropic's do.
-			go s.pings(s.heartbeat)
-		}
+		// Pings come after message_start, as Anthropic's do.
+		s.Beat()
 	case hearth.EventOutputItemAdded:
 		it := e.Item
 		switch it.Type {
@@ -222,9 +154,7 @@ func (s *streamSink) Event(e hearth.Event) {
 			"delta": map[string]any{"stop_reason": stopReason(r), "stop_sequence": stopSequence(r)},
 			"usage": u})
 		s.write("message_stop", map[string]string{"type": "message_stop"})
-		s.mu.Lock()
-		s.ended = true
-		s.mu.Unlock()
+		s.end()
 	case hearth.EventResponseFailed:
 		he := &hearth.Error{Status: http.StatusInternalServerError, Message: "The response failed."}
 		if e.Response != nil && e.Response.Error != nil {

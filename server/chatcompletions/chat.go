@@ -89,7 +89,7 @@ func (h handler) create(c *gin.Context) {
 		c.Header("Retry-After", out.Retry)
 	}
 	if err != nil {
-		if stream != nil && stream.started {
+		if stream != nil && stream.Started() {
 			// The stream is open: the failure is its last frame.
 			stream.fail(openAIError(inChatTerms(h.host.APIError(c, err), cr.paths)))
 			return

@@ -3,10 +3,6 @@ package chatcompletions
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"net/http"
-	"sync"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -46,14 +42,12 @@ type delta struct {
 var nullUsage = json.RawMessage("null")
 
 // chunkStream frames a response's events as Chat Completions chunks over SSE
-// (`data: {chunk}`, then `data: [DONE]`). It opens when the core starts the response
-// (respond.Opener), so a request error before that is an ordinary JSON error; while
-// nothing else is written it sends comment heartbeats, as /v1/responses' streams do.
+// (`data: {chunk}`, then `data: [DONE]`; door.SSE: keep-alive comments, a write
+// deadline). It opens when the core starts the response (respond.Opener), so a request
+// error before that is an ordinary JSON error.
 type chunkStream struct {
-	w       gin.ResponseWriter
-	cr      *chatRequest
-	host    door.Host
-	started bool
+	*door.SSE
+	cr *chatRequest
 	// The chunks' common fields, from the response once it is created.
 	id, model string
 	created   int64
@@ -62,79 +56,20 @@ type chunkStream struct {
 	// ended: the finish chunk or an error was sent; failed: an error, after which
 	// no [DONE] follows.
 	ended, failed bool
-
-	mu      sync.Mutex
-	rc      *http.ResponseController
-	last    time.Time
-	err     error
-	timeout time.Duration
-	cancel  context.CancelCauseFunc
-	stop    chan struct{}
-	done    chan struct{}
-	stopped sync.Once
-	closed  sync.Once
 }
 
-// errClientStalled is the cause of a response stopped because its client stopped
-// reading the stream.
-var errClientStalled = errors.New("the client stopped reading the stream")
-
 func newChunkStream(c *gin.Context, host door.Host, cr *chatRequest) *chunkStream {
-	return &chunkStream{w: c.Writer, cr: cr, host: host, calls: map[string]int{}}
+	return &chunkStream{SSE: door.NewSSE(c.Writer, host.Heartbeat, host.WriteTimeout, []byte(": keep-alive\n\n")),
+		cr: cr, calls: map[string]int{}}
 }
 
 // Open starts the stream of a response that has started on runtime; it returns the
 // context the response runs under, which ends when a write fails (respond.Opener).
 func (s *chunkStream) Open(ctx context.Context, runtime string, background bool) context.Context {
-	s.w.Header().Set("x-hearth-runtime", runtime)
-	s.start()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.timeout = s.host.WriteTimeout
-	if background {
-		return ctx
-	}
-	ctx, s.cancel = context.WithCancelCause(ctx)
-	return ctx
-}
-
-func (s *chunkStream) start() {
-	if s.started {
-		return
-	}
-	s.started = true
-	h := s.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
-	// Reverse proxies such as nginx buffer responses unless told not to.
-	h.Set("X-Accel-Buffering", "no")
-	s.w.WriteHeader(http.StatusOK)
-	s.rc, s.last = http.NewResponseController(s.w), time.Now()
-	s.stop, s.done = make(chan struct{}), make(chan struct{})
-	s.rc.Flush()
-	go s.heartbeats(s.host.Heartbeat)
-}
-
-func (s *chunkStream) heartbeats(every time.Duration) {
-	defer close(s.done)
-	if every <= 0 {
-		return
-	}
-	t := time.NewTicker(every / 2)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			s.mu.Lock()
-			if time.Since(s.last) >= every {
-				s.writeLocked([]byte(": keep-alive\n\n"))
-			}
-			s.mu.Unlock()
-		}
-	}
+	s.Header().Set("x-hearth-runtime", runtime)
+	s.Start()
+	s.Beat()
+	return s.Bound(ctx, !background)
 }
 
 // Event encodes one of the core's events as the chunk it makes, if any.
@@ -229,13 +164,7 @@ func (s *chunkStream) frame(v any) {
 	if err != nil {
 		return
 	}
-	f := make([]byte, 0, len(b)+8)
-	f = append(f, "data: "...)
-	f = append(f, b...)
-	f = append(f, "\n\n"...)
-	s.mu.Lock()
-	s.writeLocked(f)
-	s.mu.Unlock()
+	s.Frame("", b)
 }
 
 // fail ends the stream with an error in OpenAI's shape, the frame OpenAI's clients
@@ -250,64 +179,9 @@ func (s *chunkStream) fail(he *hearth.Error) {
 
 // Done ends the stream with `data: [DONE]` (respond.Sink).
 func (s *chunkStream) Done() {
-	s.stopHeartbeats()
+	s.StopBeats()
 	if !s.failed {
-		s.mu.Lock()
-		s.writeLocked([]byte("data: [DONE]\n\n"))
-		s.mu.Unlock()
+		s.Write([]byte("data: [DONE]\n\n"))
 	}
 	s.Close()
-}
-
-// Close stops the heartbeats and lifts the write deadline; handlers defer it, so an
-// early return leaves no heartbeat writing to a finished response.
-func (s *chunkStream) Close() {
-	if !s.started {
-		return
-	}
-	s.stopHeartbeats()
-	s.closed.Do(func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.timeout > 0 {
-			s.rc.SetWriteDeadline(time.Time{})
-		}
-		if s.cancel != nil {
-			s.cancel(context.Canceled)
-		}
-	})
-}
-
-func (s *chunkStream) stopHeartbeats() {
-	if !s.started {
-		return
-	}
-	s.stopped.Do(func() {
-		close(s.stop)
-		<-s.done
-	})
-}
-
-func (s *chunkStream) writeLocked(b []byte) {
-	if s.err != nil {
-		return
-	}
-	if s.timeout > 0 {
-		s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
-	}
-	_, err := s.w.Write(b)
-	if err == nil {
-		if err = s.rc.Flush(); errors.Is(err, http.ErrNotSupported) {
-			err = nil
-		}
-	}
-	if err != nil {
-		s.err = err
-		if s.cancel != nil {
-			// The client stopped reading: the response stops and frees its slot.
-			s.cancel(errClientStalled)
-		}
-		return
-	}
-	s.last = time.Now()
 }
