@@ -71,7 +71,10 @@ func TestRuntimeIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-h.exited
-	deadline := killed.Add(10 * time.Second)
+	// A bound against a runner that never ends, not a timing: the kernel signals the
+	// runners once hearth's exit is torn down, which on a loaded machine (a CI run's
+	// parallel builds and tests) took more than 10 s once.
+	deadline := killed.Add(time.Minute)
 	for {
 		var alive []int
 		for _, r := range runners {
@@ -87,7 +90,7 @@ func TestRuntimeIsolation(t *testing.T) {
 			for _, r := range alive {
 				syscall.Kill(r, syscall.SIGKILL)
 			}
-			t.Fatalf("model runners %v still run 10 s after hearth was killed", alive)
+			t.Fatalf("model runners %v still run a minute after hearth was killed", alive)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
