@@ -131,26 +131,8 @@ func TestClaudeCodeE2E(t *testing.T) {
 		"CLAUDE_CODE_MAX_OUTPUT_TOKENS=4096",
 		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 	)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	start := time.Now()
-	err = cmd.Run()
-	t.Logf("claude -p took %v\nstdout:\n%s\nstderr:\n%s", time.Since(start).Round(time.Millisecond), &stdout, &stderr)
-	xs := rec.all()
-	for i, x := range xs {
-		t.Logf("request %d: %s %s model %s -> %d in %v", i, x.method, x.path, bodyModel(x.request), x.status, x.took.Round(time.Millisecond))
-		if testing.Verbose() {
-			t.Logf("answer %d:\n%s", i, x.response)
-		}
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("claude -p did not finish: %v", ctx.Err())
-	}
-	if err != nil {
-		t.Fatalf("claude -p: %v", err)
-	}
-	if got := strings.TrimSpace(stdout.String()); got != claudeCodeAnswer {
+	printed, xs := runAgent(t, ctx, cmd, rec, "claude -p")
+	if got := printed; got != claudeCodeAnswer {
 		t.Errorf("claude -p printed %q, want the model's answer %q", got, claudeCodeAnswer)
 	}
 
@@ -328,4 +310,31 @@ func readAnthropicTurn(t *testing.T, x *exchange) anthropicTurn {
 		}
 	}
 	return tr
+}
+
+// runAgent runs an agent's command (name in messages) against hearth, logs its output
+// and every request rec recorded, and fails the test unless it finished in time and
+// exited 0; it returns what the agent printed, trimmed, and the requests.
+func runAgent(t *testing.T, ctx context.Context, cmd *exec.Cmd, rec *recorder, name string) (string, []*exchange) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	start := time.Now()
+	err := cmd.Run()
+	t.Logf("%s took %v\nstdout:\n%s\nstderr:\n%s", name, time.Since(start).Round(time.Millisecond), &stdout, &stderr)
+	xs := rec.all()
+	for i, x := range xs {
+		t.Logf("request %d: %s %s model %s -> %d in %v", i, x.method, x.path, bodyModel(x.request), x.status, x.took.Round(time.Millisecond))
+		if testing.Verbose() {
+			t.Logf("answer %d:\n%s", i, x.response)
+		}
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("%s did not finish: %v", name, ctx.Err())
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return strings.TrimSpace(stdout.String()), xs
 }

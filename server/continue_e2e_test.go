@@ -97,26 +97,8 @@ func TestContinueCLIE2E(t *testing.T) {
 		"CONTINUE_CLI_ENABLE_TELEMETRY=0", "CONTINUE_METRICS_ENABLED=0",
 		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 	)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = 5 * time.Second
-	start := time.Now()
-	err = cmd.Run()
-	t.Logf("cn -p took %v\nstdout:\n%s\nstderr:\n%s", time.Since(start).Round(time.Millisecond), &stdout, &stderr)
-	xs := rec.all()
-	for i, x := range xs {
-		t.Logf("request %d: %s %s model %s -> %d in %v", i, x.method, x.path, bodyModel(x.request), x.status, x.took.Round(time.Millisecond))
-		if testing.Verbose() {
-			t.Logf("answer %d:\n%s", i, x.response)
-		}
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("cn -p did not finish: %v", ctx.Err())
-	}
-	if err != nil {
-		t.Fatalf("cn -p: %v", err)
-	}
-	if got := strings.TrimSpace(stdout.String()); got != claudeCodeAnswer {
+	printed, xs := runAgent(t, ctx, cmd, rec, "cn -p")
+	if got := printed; got != claudeCodeAnswer {
 		t.Errorf("cn -p printed %q, want the model's answer %q", got, claudeCodeAnswer)
 	}
 
