@@ -18,6 +18,7 @@ import (
 	"github.com/ollama/ollama/version"
 
 	"hearth/internal/cpubuild"
+	"hearth/internal/parentdeath"
 )
 
 // RunnerCommand is the sub-command the embedded runtime re-executes this binary with to
@@ -38,7 +39,8 @@ func RunRunner(args []string) error {
 	if args[0] == GrammarCheckCommand {
 		return runGrammarWorker()
 	}
-	dieWithParent()
+	// End with hearth, however it ends; the CPU variant this may become arms again.
+	parentdeath.Arm()
 	// Before any thread of the runner exists: see runnerstack.go.
 	restart := raiseRunnerStack()
 	if err := cpubuild.ExecRunner(os.Args); err != nil {
@@ -100,7 +102,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Runtime, error) {
 	}
 	ln := newPrivateListener()
 	embeddedStarted = true
-	os.Setenv(runnerParentEnv, strconv.Itoa(os.Getpid()))
+	os.Setenv(parentdeath.Env, strconv.Itoa(os.Getpid()))
 
 	if cfg.ModelsDir != "" {
 		os.Setenv("OLLAMA_MODELS", cfg.ModelsDir)

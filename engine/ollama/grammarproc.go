@@ -10,10 +10,11 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"hearth/internal/parentdeath"
 )
 
 // The grammar check runs llama.cpp's C++ conversion, and C++ that crashes takes the
@@ -52,7 +53,7 @@ var (
 
 // runGrammarWorker is the child's side: it answers checks until stdin closes.
 func runGrammarWorker() error {
-	dieWithParent()
+	parentdeath.Arm()
 	in := bufio.NewReader(os.Stdin)
 	out := bufio.NewWriter(os.Stdout)
 	if _, err := out.WriteString(grammarHello); err != nil {
@@ -268,7 +269,7 @@ func startGrammarWorker(ctx context.Context) (*grammarWorker, error) {
 		return nil, err
 	}
 	cmd := exec.Command(exe, GrammarCheckCommand)
-	cmd.Env = append(os.Environ(), grammarWorkerEnv+"=1", runnerParentEnv+"="+strconv.Itoa(os.Getpid()))
+	cmd.Env = append(os.Environ(), grammarWorkerEnv+"=1", parentdeath.Name())
 	stderr := &headWriter{}
 	cmd.Stderr = stderr
 	in, err := cmd.StdinPipe()

@@ -11,6 +11,8 @@ import (
 	"os"
 
 	"github.com/ollama/ollama/runner"
+
+	"hearth/internal/parentdeath"
 )
 
 func main() {
@@ -18,6 +20,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "this is a model runner of hearth's embedded runtime; hearth starts it as `hearth runner ...`")
 		os.Exit(2)
 	}
+	// hearth's runner armed the parent-death signal before it became this program, and
+	// an exec keeps it; arming again here costs nothing and does not depend on that.
+	parentdeath.Arm()
 	if err := runner.Execute(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "runner:", err)
 		os.Exit(1)

@@ -1,8 +1,0 @@
-//go:build !linux
-
-package ollama
-
-// parentDeathSignalArmed: no parent-death signal outside Linux; dieWithParent polls.
-const parentDeathSignalArmed = false
-
-func armParentDeathSignal() {}
