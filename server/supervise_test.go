@@ -65,6 +65,9 @@ func TestRuntimeSupervision(t *testing.T) {
 	if st, _ := health(); st != 200 {
 		t.Fatalf("healthz with the runtime up: %d", st)
 	}
+	// A heartbeat that times out on a loaded machine is a real (short) outage, so
+	// the count is compared with the one before the runtime is stopped.
+	before := metric(t, srv, "", "hearth_runtime_restarts_total")
 	stop()
 	waitFor(t, "the runtime to be seen down", func() bool { return metric(t, srv, "", "hearth_runtime_up") == 0 })
 	st, body := health()
@@ -74,10 +77,11 @@ func TestRuntimeSupervision(t *testing.T) {
 	stop = heartbeatOnly(t, addr)
 	defer stop()
 	waitFor(t, "the runtime to be seen back", func() bool { return metric(t, srv, "", "hearth_runtime_up") == 1 })
-	if st, body := health(); st != 200 || body["runtime"].(map[string]any)["restarts"] != float64(1) {
-		t.Errorf("healthz after the runtime came back: %d %v", st, body)
+	after := metric(t, srv, "", "hearth_runtime_restarts_total")
+	if after < before+1 {
+		t.Errorf("hearth_runtime_restarts_total went from %v to %v across an outage", before, after)
 	}
-	if n := metric(t, srv, "", "hearth_runtime_restarts_total"); n != 1 {
-		t.Errorf("hearth_runtime_restarts_total = %v", n)
+	if st, body := health(); st != 200 || body["runtime"].(map[string]any)["restarts"].(float64) < after {
+		t.Errorf("healthz after the runtime came back: %d %v (metric says %v restarts)", st, body, after)
 	}
 }
