@@ -146,12 +146,17 @@ func objectFields(b []byte) ([]Field, error) {
 	return fields, nil
 }
 
-// values are the template's variables.
-func (in Inputs) values() map[string]jinja.Value {
+// values are the template's variables; shared says the messages' values may come from
+// (and go to) the cache of converted messages.
+func (in Inputs) values(shared bool) map[string]jinja.Value {
 	vars := make(map[string]jinja.Value, 16)
 	msgs := make([]jinja.Value, len(in.Messages))
 	for i, m := range in.Messages {
-		msgs[i] = m.value()
+		if shared {
+			msgs[i] = cachedValue(m)
+		} else {
+			msgs[i] = m.value()
+		}
 	}
 	vars["messages"] = jinja.NewList(msgs)
 	vars["tools"] = jinja.None()
