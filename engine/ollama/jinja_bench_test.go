@@ -42,7 +42,12 @@ func benchFamilies(b *testing.B) []benchFamily {
 	}
 	var out []benchFamily
 	for _, f := range models.Formats {
-		src, err := os.ReadFile(filepath.Join("..", "chattemplate", "testdata", "templates", f.ID+".jinja"))
+		// The family's template: embedded beside chattemplate, or (before they were
+		// embedded) in its test data.
+		src, err := os.ReadFile(filepath.Join("..", "chattemplate", "templates", f.ID+".jinja"))
+		if os.IsNotExist(err) {
+			src, err = os.ReadFile(filepath.Join("..", "chattemplate", "testdata", "templates", f.ID+".jinja"))
+		}
 		if os.IsNotExist(err) {
 			continue // a format without a template (the emulated one)
 		} else if err != nil {
@@ -108,15 +113,18 @@ func benchTurn(b *testing.B, n int) (chattemplate.Inputs, []api.Message, []api.T
 }
 
 // BenchmarkFamilyRender is the time to render one turn's whole prompt per family at
-// turn 1 and turn 1,000 of an agent loop (4,002 messages), by the family's Jinja
+// turn 1, turn 2 and turn 1,000 of an agent loop (4,002 messages), by the family's Jinja
 // template (engine/chattemplate) and by the renderer that renders it today, the one
 // the runtime module's registry has under the family's renderer name (a family without
-// one, or a name the registry no longer knows, has only the Jinja side).
+// one, or a name the registry no longer knows, has only the Jinja side). Turn 2 (six
+// messages) is about the size of each of the two reduced conversations the incremental
+// renderer (incremental.go) renders at any later turn instead of the whole one, so twice
+// its time is what a spliced turn 1,000 pays for rendering.
 //
 //	go test ./engine/ollama -run '^$' -bench FamilyRender -benchtime 20x
 func BenchmarkFamilyRender(b *testing.B) {
 	families := benchFamilies(b)
-	for _, turn := range []int{1, 1000} {
+	for _, turn := range []int{1, 2, 1000} {
 		in, msgs, tools := benchTurn(b, turn)
 		for _, f := range families {
 			b.Run(fmt.Sprintf("turn=%d/%s/jinja", turn, f.id), func(b *testing.B) {

@@ -381,7 +381,16 @@ func measure(root string) (*result, error) {
 	if len(published) == 0 {
 		return nil, fmt.Errorf("no published templates in %s", r.publishedDir)
 	}
-	ours, _ := filepath.Glob(filepath.Join(root, "engine", "chattemplate", "testdata", "templates", "*.jinja"))
+	// hearth's family templates: embedded beside the package, or (before they were
+	// embedded) in its test data.
+	var ours []string
+	for _, dir := range []string{"templates", filepath.Join("testdata", "templates")} {
+		found, _ := filepath.Glob(filepath.Join(root, "engine", "chattemplate", dir, "*.jinja"))
+		ours = append(ours, found...)
+	}
+	if len(ours) == 0 {
+		return nil, fmt.Errorf("no family templates under %s", filepath.Join(root, "engine", "chattemplate"))
+	}
 	r.templates, err = compareTemplates(ours, published)
 	return r, err
 }
