@@ -146,14 +146,14 @@ func objectFields(b []byte) ([]Field, error) {
 	return fields, nil
 }
 
-// values are the template's variables; shared says the messages' values may come from
-// (and go to) the cache of converted messages.
+// values are the template's variables; shared says the messages' and tools' values may
+// come from (and go to) the cache of converted values.
 func (in Inputs) values(shared bool) map[string]jinja.Value {
 	vars := make(map[string]jinja.Value, 16)
 	msgs := make([]jinja.Value, len(in.Messages))
 	for i, m := range in.Messages {
 		if shared {
-			msgs[i] = cachedValue(m)
+			msgs[i] = cachedValue(m.cacheKey(), m.value)
 		} else {
 			msgs[i] = m.value()
 		}
@@ -163,7 +163,11 @@ func (in Inputs) values(shared bool) map[string]jinja.Value {
 	if in.Tools != nil {
 		tools := make([]jinja.Value, len(in.Tools))
 		for i, t := range in.Tools {
-			tools[i] = t.value()
+			if shared {
+				tools[i] = cachedValue(t.cacheKey(), t.value)
+			} else {
+				tools[i] = t.value()
+			}
 		}
 		vars["tools"] = jinja.NewList(tools)
 	}

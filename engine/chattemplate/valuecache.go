@@ -9,10 +9,10 @@ import (
 	"github.com/ardanlabs/jinja"
 )
 
-// Converted messages are kept between renders. Turn N+1 of a chain hands the template
-// the messages of turn N again, and converting a message into template values (dicts,
-// the tool calls' arguments decoded from JSON) is about 40% of the time of a long
-// render. The key is the message's whole content, so a hit is the same message, never a
+// Converted messages and tools are kept between renders. Turn N+1 of a chain hands the
+// template the messages and tools of turn N again, and converting them into template
+// values (dicts, the tool calls' arguments and the tools' schemas decoded from JSON) is
+// about 40% of the time of a long render and half the allocations of a short one. The key is the message's whole content, so a hit is the same message, never a
 // lookalike; the cache keeps two generations and drops the older when the newer has
 // grown past half the budget, so it holds at least the messages of the chains rendered
 // lately and never more than valueCacheBudget bytes of keys.
@@ -34,9 +34,8 @@ type valueCache struct {
 
 var messageValues = valueCache{cur: map[string]jinja.Value{}, old: map[string]jinja.Value{}}
 
-// cachedValue returns m as a template value, converted once per distinct message.
-func cachedValue(m Message) jinja.Value {
-	key := m.cacheKey()
+// cachedValue returns the value convert makes for key, converted once per distinct key.
+func cachedValue(key string, convert func() jinja.Value) jinja.Value {
 	c := &messageValues
 	c.Lock()
 	if v, ok := c.cur[key]; ok {
@@ -52,7 +51,7 @@ func cachedValue(m Message) jinja.Value {
 	}
 	c.miss++
 	c.Unlock()
-	v := m.value()
+	v := convert()
 	c.Lock()
 	c.put(key, v)
 	c.Unlock()
@@ -75,6 +74,7 @@ func (c *valueCache) put(key string, v jinja.Value) {
 // messages have the same key only when they are the same message.
 func (m Message) cacheKey() string {
 	var b strings.Builder
+	b.WriteByte('m')
 	num := func(n int) {
 		var buf [binary.MaxVarintLen64]byte
 		b.Write(buf[:binary.PutUvarint(buf[:], uint64(n))])
@@ -121,6 +121,21 @@ func (m Message) cacheKey() string {
 	}
 	field(m.ToolCallID)
 	field(m.Name)
+	return b.String()
+}
+
+// cacheKey is every field of the tool, as Message.cacheKey writes a message's.
+func (t Tool) cacheKey() string {
+	var b strings.Builder
+	b.WriteByte('t')
+	for _, s := range []string{t.Type, t.Function.Name, t.Function.Description, string(t.Function.Parameters)} {
+		var buf [binary.MaxVarintLen64]byte
+		b.Write(buf[:binary.PutUvarint(buf[:], uint64(len(s)))])
+		b.WriteString(s)
+	}
+	if t.Function.Parameters == nil {
+		b.WriteByte(0) // no parameters, apart from empty ones
+	}
 	return b.String()
 }
 

@@ -88,3 +88,35 @@ func TestValueCacheNotShared(t *testing.T) {
 		}
 	}
 }
+
+// TestValueCacheTools: tools are cached as messages are, and a tool that differs in any
+// field (a description, its schema, no schema) renders as itself.
+func TestValueCacheTools(t *testing.T) {
+	tmpl, err := Compile(`{% for t in tools %}{{ t | tojson }};{% endfor %}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := func(desc, params string) Tool {
+		x := Tool{Type: "function"}
+		x.Function.Name, x.Function.Description = "f", desc
+		if params != "" {
+			x.Function.Parameters = json.RawMessage(params)
+		}
+		return x
+	}
+	for _, tc := range []struct {
+		tools []Tool
+		want  string
+	}{
+		{[]Tool{tool("d", `{"type": "object"}`)}, `{"type": "function", "function": {"name": "f", "description": "d", "parameters": {"type": "object"}}};`},
+		{[]Tool{tool("d", `{"type": "object"}`)}, `{"type": "function", "function": {"name": "f", "description": "d", "parameters": {"type": "object"}}};`},
+		{[]Tool{tool("e", `{"type": "object"}`)}, `{"type": "function", "function": {"name": "f", "description": "e", "parameters": {"type": "object"}}};`},
+		{[]Tool{tool("d", `{"type": "object", "properties": {}}`)}, `{"type": "function", "function": {"name": "f", "description": "d", "parameters": {"type": "object", "properties": {}}}};`},
+		{[]Tool{tool("d", "")}, `{"type": "function", "function": {"name": "f", "description": "d"}};`},
+	} {
+		got, err := tmpl.Render(Inputs{Tools: tc.tools})
+		if err != nil || got != tc.want {
+			t.Errorf("render: %q, %v; want %q", got, err, tc.want)
+		}
+	}
+}
