@@ -22,23 +22,24 @@ const (
 {{- end }}
 {{- range $i, $m := .Messages }}
 {{- $last := slice $.Messages $i | len | eq 1 }}
-{{- if eq $m.Role "user" }}
-{{- "<|im_start|>user\n" }}{{ $m.Content }}
+{{- if eq .Role "user" }}
+{{- "<|im_start|>user\n" }}{{ .Content }}
 {{- if and $.IsThinkSet (eq $i $lastQuery) }}{{ if $.Think }} /think{{ else }} /no_think{{ end }}{{ end }}
 {{- "<|im_end|>\n" }}
-{{- else if eq $m.Role "assistant" }}
+{{- else if eq .Role "assistant" }}
 {{- "<|im_start|>assistant\n" }}
-{{- if and $.IsThinkSet $m.Thinking (or $last (gt $i $lastQuery)) }}{{ "<think>" }}{{ $m.Thinking }}{{ "</think>\n" }}{{ end }}
-{{- if $m.Content }}{{ $m.Content }}
-{{- else if $m.ToolCalls }}{{ "<tool_call>" }}
-{{- range $m.ToolCalls }}{{ "\n{\"name\": \"" }}{{ .Function.Name }}{{ "\", \"arguments\": " }}{{ .Function.Arguments }}{{ "}" }}{{ end }}
+{{- if and $.IsThinkSet .Thinking (or $last (gt $i $lastQuery)) }}<think>{{ .Thinking }}</think>
+{{ end }}
+{{- if .Content }}{{ .Content }}
+{{- else if .ToolCalls }}{{ "<tool_call>" }}
+{{- range .ToolCalls }}{{ "\n" }}{"name": "{{ .Function.Name }}", "arguments": {{ .Function.Arguments }}{{ "}" }}{{ end }}
 {{- "</tool_call>" }}
 {{- end }}
 {{- if not $last }}{{ "<|im_end|>\n" }}{{ end }}
-{{- else if eq $m.Role "tool" }}
-{{- "<|im_start|>user\n<tool_response>\n" }}{{ $m.Content }}{{ "\n</tool_response><|im_end|>\n" }}
+{{- else if eq .Role "tool" }}
+{{- "<|im_start|>user\n<tool_response>\n" }}{{ .Content }}{{ "\n</tool_response><|im_end|>\n" }}
 {{- end }}
-{{- if and $last (ne $m.Role "assistant") }}
+{{- if and $last (ne .Role "assistant") }}
 {{- "<|im_start|>assistant\n" }}
 {{- if and $.IsThinkSet (not $.Think) }}{{ "<think>\n\n</think>\n\n" }}{{ end }}
 {{- end }}
