@@ -2,6 +2,9 @@ package chattemplate
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -119,4 +122,39 @@ func TestValueCacheTools(t *testing.T) {
 			t.Errorf("render: %q, %v; want %q", got, err, tc.want)
 		}
 	}
+}
+
+// TestValueCacheConcurrent: renders share cached values from several goroutines at once
+// (go test -race checks that nothing writes them) and agree.
+func TestValueCacheConcurrent(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("testdata", "templates", "qwen3.jinja"))
+	if os.IsNotExist(err) {
+		src, err = os.ReadFile(filepath.Join("templates", "qwen3.jinja"))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := Compile(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := benchConversation(42)
+	want, err := tmpl.Render(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				if got, err := tmpl.Render(in); err != nil || got != want {
+					t.Errorf("concurrent render differs: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
