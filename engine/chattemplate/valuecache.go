@@ -22,8 +22,10 @@ import (
 // Face's immutable sandbox, runs list.append, dict.update and `set x.y = ...` on any
 // dict) are rendered without the cache (see mutatesValues).
 
-// valueCacheBudget bounds the bytes of message keys kept, over both generations.
-const valueCacheBudget = 32 << 20
+// valueCacheBudget bounds the bytes of keys kept, over both generations (the values
+// take a few times their keys): a 1,000-turn chain's 4,000 messages are about 600 KB of
+// keys, so several long chains stay cached.
+const valueCacheBudget = 8 << 20
 
 type valueCache struct {
 	sync.Mutex
