@@ -21,6 +21,12 @@
 # older Debian or Ubuntu. Debian's llama.cpp is not the commit the release pins: its
 # flags and HTTP API are those of its own version (docs/runtime.md says what was checked).
 # Nothing is installed on the system; apt reads its package lists into DIR/debian/apt.
+#
+# The Debian archive is the one the system's apt already uses (the first source whose
+# release file says origin Debian, label Debian, in `apt-cache policy`), or
+# DEBIAN_ARCHIVE=URL when set (a mirror, a proxy, a snapshot); DEBIAN_SUITE names the
+# suite (default sid) and DEBIAN_KEYRING the keyring that signs it (default Debian's
+# archive keyring).
 set -euo pipefail
 
 if [ $# -lt 2 ] || [ $# -gt 3 ]; then
@@ -52,7 +58,24 @@ deb="$dir/debian"
 apt="$deb/apt"
 mkdir -p "$apt/etc/sources.list.d" "$apt/etc/preferences.d" "$apt/state/lists/partial" \
 	"$apt/cache/archives/partial" "$deb/pkgs" "$deb/root"
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian sid main" >"$apt/etc/sources.list"
+archive=${DEBIAN_ARCHIVE:-}
+if [ -z "$archive" ]; then
+	# apt-cache policy prints each source's address, then its release line
+	# ("release v=12.15,o=Debian,a=oldstable,n=bookworm,l=Debian,c=main,b=amd64").
+	archive=$(apt-cache policy 2>/dev/null | awk '
+		$1 ~ /^[0-9]+$/ && $2 ~ /^[a-z+]+:\/\// { uri = $2; next }
+		$1 == "release" && uri != "" && $0 ~ /[ ,]o=Debian(,|$)/ && $0 ~ /,l=Debian(,|$)/ { print uri; exit }
+		{ uri = "" }') || true
+fi
+if [ -z "$archive" ]; then
+	echo "$0: no Debian archive in this system's apt sources (apt-cache policy);" \
+		"set DEBIAN_ARCHIVE to one, e.g. DEBIAN_ARCHIVE=https://<a Debian mirror>/debian" >&2
+	exit 1
+fi
+suite=${DEBIAN_SUITE:-sid}
+keyring=${DEBIAN_KEYRING:-/usr/share/keyrings/debian-archive-keyring.gpg}
+echo "Debian $suite from $archive"
+echo "deb [signed-by=$keyring] $archive $suite main" >"$apt/etc/sources.list"
 opts=(-o "Dir::Etc=$apt/etc" -o "Dir::State=$apt/state" -o "Dir::Cache=$apt/cache"
 	-o "Dir::Etc::SourceList=$apt/etc/sources.list" -o "Dir::Etc::SourceParts=$apt/etc/sources.list.d"
 	-o "Dir::Etc::PreferencesParts=$apt/etc/preferences.d" -o APT::Architecture=amd64

@@ -27,6 +27,9 @@ import (
 type Template struct {
 	source   string
 	compiled *jinja.Template
+	// shareValues says the template cannot change the values it is handed, so the
+	// messages' converted values may be shared between renders (valuecache.go).
+	shareValues bool
 }
 
 // Source is the template text as the model published it.
@@ -60,7 +63,7 @@ func compile(source string) (*Template, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chat template: %w", err)
 	}
-	return &Template{source: source, compiled: c}, nil
+	return &Template{source: source, compiled: c, shareValues: !mutatesValues(source)}, nil
 }
 
 // jinja2Source is the text as Jinja2's lexer reads it: line ends normalised to "\n"
@@ -89,7 +92,7 @@ func IsTemplateError(err error) bool {
 // Render renders the template over in. The error of a template's raise_exception is a
 // *TemplateError.
 func (t *Template) Render(in Inputs) (string, error) {
-	vars := in.values()
+	vars := in.values(t.shareValues)
 	now := in.Now
 	if now.IsZero() {
 		now = time.Now()

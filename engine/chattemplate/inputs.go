@@ -146,19 +146,28 @@ func objectFields(b []byte) ([]Field, error) {
 	return fields, nil
 }
 
-// values are the template's variables.
-func (in Inputs) values() map[string]jinja.Value {
+// values are the template's variables; shared says the messages' and tools' values may
+// come from (and go to) the cache of converted values.
+func (in Inputs) values(shared bool) map[string]jinja.Value {
 	vars := make(map[string]jinja.Value, 16)
 	msgs := make([]jinja.Value, len(in.Messages))
 	for i, m := range in.Messages {
-		msgs[i] = m.value()
+		if shared {
+			msgs[i] = cachedValue(m.cacheKey(), m.value)
+		} else {
+			msgs[i] = m.value()
+		}
 	}
 	vars["messages"] = jinja.NewList(msgs)
 	vars["tools"] = jinja.None()
 	if in.Tools != nil {
 		tools := make([]jinja.Value, len(in.Tools))
 		for i, t := range in.Tools {
-			tools[i] = t.value()
+			if shared {
+				tools[i] = cachedValue(t.cacheKey(), t.value)
+			} else {
+				tools[i] = t.value()
+			}
 		}
 		vars["tools"] = jinja.NewList(tools)
 	}

@@ -35,15 +35,21 @@ func ResolveRenderer(name string, show *api.ShowResponse) (*api.ShowResponse, er
 	return &resolved, nil
 }
 
+// gemma4Sizes are the size tags in Gemma 4 model names and the renderer each means, in
+// the order they are looked for (the small ones first).
+var gemma4Sizes = []struct{ tag, renderer string }{
+	{"e2b", "gemma4-small"}, {"e4b", "gemma4-small"},
+	{"26b", "gemma4-large"}, {"31b", "gemma4-large"},
+}
+
 func resolveGemma4(name, parameterSize string) string {
 	n := model.ParseName(name)
 	for _, s := range []string{n.DisplayShortest(), n.String(), name} {
 		lower := strings.ToLower(s)
-		switch {
-		case strings.Contains(lower, "e2b"), strings.Contains(lower, "e4b"):
-			return "gemma4-small"
-		case strings.Contains(lower, "26b"), strings.Contains(lower, "31b"):
-			return "gemma4-large"
+		for _, size := range gemma4Sizes {
+			if strings.Contains(lower, size.tag) {
+				return size.renderer
+			}
 		}
 	}
 	if n, ok := humanParameterCount(parameterSize); ok && n >= gemma4LargeMinParameters {

@@ -4,72 +4,45 @@ package ollama
 // style). Each is close to the template Ollama's library ships for that
 // family, so parity covers the shapes real models use.
 const (
-	// qwen3ParityTemplate is Ollama's qwen3 template: ChatML, tools in the
-	// system turn, thinking kept only after the last user message, /think and
-	// /no_think switches, an empty <think></think> when thinking is off.
-	qwen3ParityTemplate = `{{- $lastUserIdx := -1 -}}
-{{- range $idx, $msg := .Messages -}}
-{{- if eq $msg.Role "user" }}{{ $lastUserIdx = $idx }}{{ end -}}
-{{- end }}
-{{- if or .System .Tools }}<|im_start|>system
-{{ if .System }}
-{{ .System }}
-{{- end }}
+	// qwen3ParityTemplate is a Go template of the qwen3 family's format, written
+	// here: ChatML, tools in the system turn, thinking kept only after the last
+	// user message, /think and /no_think switches, an empty <think></think> when
+	// thinking is off.
+	qwen3ParityTemplate = `{{- $lastQuery := -1 }}
+{{- range $i, $m := .Messages }}{{ if eq $m.Role "user" }}{{ $lastQuery = $i }}{{ end }}{{ end }}
+{{- if or .System .Tools }}
+{{- "<|im_start|>system\n" }}
+{{- with .System }}{{ "\n" }}{{ . }}{{ end }}
 {{- if .Tools }}
-
-# Tools
-
-You may call one or more functions to assist with the user query.
-
-You are provided with function signatures within <tools></tools> XML tags:
-<tools>
-{{- range .Tools }}
-{"type": "function", "function": {{ .Function }}}
+{{- "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>" }}
+{{- range .Tools }}{{ "\n{\"type\": \"function\", \"function\": " }}{{ .Function }}{{ "}" }}{{ end }}
+{{- "\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>" }}
 {{- end }}
-</tools>
-
-For each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:
-<tool_call>
-{"name": <function-name>, "arguments": <args-json-object>}
-</tool_call>
-{{- end -}}
-<|im_end|>
+{{- "<|im_end|>\n" }}
+{{- end }}
+{{- range $i, $m := .Messages }}
+{{- $last := slice $.Messages $i | len | eq 1 }}
+{{- if eq .Role "user" }}
+{{- "<|im_start|>user\n" }}{{ .Content }}
+{{- if and $.IsThinkSet (eq $i $lastQuery) }}{{ if $.Think }} /think{{ else }} /no_think{{ end }}{{ end }}
+{{- "<|im_end|>\n" }}
+{{- else if eq .Role "assistant" }}
+{{- "<|im_start|>assistant\n" }}
+{{- if and $.IsThinkSet .Thinking (or $last (gt $i $lastQuery)) }}<think>{{ .Thinking }}</think>
 {{ end }}
-{{- range $i, $_ := .Messages }}
-{{- $last := eq (len (slice $.Messages $i)) 1 -}}
-{{- if eq .Role "user" }}<|im_start|>user
-{{ .Content }}
-{{- if and $.IsThinkSet (eq $i $lastUserIdx) }}
-   {{- if $.Think -}}
-      {{- " "}}/think
-   {{- else -}}
-      {{- " "}}/no_think
-   {{- end -}}
-{{- end }}<|im_end|>
-{{ else if eq .Role "assistant" }}<|im_start|>assistant
-{{ if (and $.IsThinkSet (and .Thinking (or $last (gt $i $lastUserIdx)))) -}}
-<think>{{ .Thinking }}</think>
-{{ end -}}
-{{ if .Content }}{{ .Content }}
-{{- else if .ToolCalls }}<tool_call>
-{{- range .ToolCalls }}
-{"name": "{{ .Function.Name }}", "arguments": {{ .Function.Arguments }}}
-{{- end }}</tool_call>
-{{- end }}{{ if not $last }}<|im_end|>
-{{ end }}
-{{- else if eq .Role "tool" }}<|im_start|>user
-<tool_response>
-{{ .Content }}
-</tool_response><|im_end|>
-{{ end }}
-{{- if and (ne .Role "assistant") $last }}<|im_start|>assistant
-{{ if and $.IsThinkSet (not $.Think) -}}
-<think>
-
-</think>
-
-{{ end -}}
-{{ end }}
+{{- if .Content }}{{ .Content }}
+{{- else if .ToolCalls }}{{ "<tool_call>" }}
+{{- range .ToolCalls }}{{ "\n" }}{"name": "{{ .Function.Name }}", "arguments": {{ .Function.Arguments }}{{ "}" }}{{ end }}
+{{- "</tool_call>" }}
+{{- end }}
+{{- if not $last }}{{ "<|im_end|>\n" }}{{ end }}
+{{- else if eq .Role "tool" }}
+{{- "<|im_start|>user\n<tool_response>\n" }}{{ .Content }}{{ "\n</tool_response><|im_end|>\n" }}
+{{- end }}
+{{- if and $last (ne .Role "assistant") }}
+{{- "<|im_start|>assistant\n" }}
+{{- if and $.IsThinkSet (not $.Think) }}{{ "<think>\n\n</think>\n\n" }}{{ end }}
+{{- end }}
 {{- end }}`
 
 	// llama31ParityTemplate is shaped like Ollama's llama3.1 template: tools

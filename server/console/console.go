@@ -1,8 +1,8 @@
 // Package console is hearth's web console at /console: what runs now, the stored
 // responses, chains as people read them, and usage per key and model. Pages are
 // html/template (escaped everywhere: items hold user and model text); the only script is
-// console.js and the vendored uPlot, both served from the binary under a
-// Content-Security-Policy that allows nothing else.
+// console.js (which also draws the usage charts, on canvases), served from the binary
+// under a Content-Security-Policy that allows nothing else.
 package console
 
 import (

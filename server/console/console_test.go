@@ -174,7 +174,7 @@ func TestOpenWithoutKeys(t *testing.T) {
 		t.Error("an open console offers to log out")
 	}
 	// Assets are embedded and served with their types.
-	for path, typ := range map[string]string{"/console/assets/console.js": "text/javascript", "/console/assets/uplot.iife.min.js": "text/javascript", "/console/assets/console.css": "text/css"} {
+	for path, typ := range map[string]string{"/console/assets/console.js": "text/javascript", "/console/assets/console.css": "text/css"} {
 		resp, body := do(t, f.client(), "GET", f.srv.URL+path, nil)
 		if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), typ) || len(body) < 100 {
 			t.Errorf("%s: %d %q, %d bytes", path, resp.StatusCode, resp.Header.Get("Content-Type"), len(body))
