@@ -15,7 +15,6 @@ import (
 	"hearth"
 	"hearth/engine"
 	"hearth/engine/ollama"
-	"hearth/engine/ollama/laterrenderers"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 )
@@ -238,7 +237,7 @@ func TestRenderPromptParity(t *testing.T) {
 	}
 	convs := parityConversations(t)
 	for _, m := range parityModels {
-		if m.create != nil && testenv.External() && slices.Contains(append(laterrenderers.Names(), laterrenderers.Overrides()...), m.create.Renderer) {
+		if m.create != nil && testenv.External() && slices.Contains(ollama.JinjaRegistered(), m.create.Renderer) {
 			// A stock `ollama serve` of the module's release renders this name with its
 			// own v0.24.0 renderer, or knows no such renderer: hearth's registrations of
 			// v0.32.15's renderers live in hearth's process only.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -21,9 +22,9 @@ import (
 //  1. the model's own chat template, tokenizer.chat_template of its GGUF file, when
 //     hearth can read the file (seam.go puts it into show's model_info, which /api/show
 //     leaves it out of);
-//  2. else, for a model the runtime renders with a built-in renderer (a RENDERER line),
-//     the template of the models.json format that names that renderer (or its parser):
-//     the family's format, written in Jinja;
+//  2. else, for a model the runtime renders with one of the renderers hearth renders
+//     as templates (jinjaRegistered: this year's families), the template of the
+//     models.json format that names that renderer: the family's format, in Jinja;
 //  3. else what the runtime itself renders with: the module's renderer of that name, or
 //     the Modelfile's Go TEMPLATE.
 //
@@ -93,7 +94,7 @@ func TemplateSources(show *api.ShowResponse) ([]TemplateSource, error) {
 		out = append(out, TemplateSource{Kind: SourceGGUF, Text: t, BOS: bos, EOS: eos})
 	}
 	if rendererName != "" {
-		if f := formatOfRenderer(rendererName, parserName); f != nil {
+		if f := formatOfRenderer(rendererName, parserName); f != nil && slices.Contains(jinjaRegistered, rendererName) {
 			if text, ok := chattemplate.Builtin(f.Template); ok {
 				out = append(out, TemplateSource{Kind: SourceFormat, Name: f.ID, Text: text, BOS: bos, EOS: eos})
 			}
