@@ -60,7 +60,7 @@ the variable, which wins over the file.`,
 	}
 	root.PersistentFlags().StringVar(&configPath, "config", "", "TOML or YAML file of settings, keys named as flags [$HEARTH_CONFIG]")
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(serveCommand(), keysCommand(), modelsCommand(), pullCommand(), doctorCommand(), dbCommand(), benchCommand(), scriptModelsCommand(), versionCommand())
+	root.AddCommand(serveCommand(), keysCommand(), modelsCommand(), showCommand(), pullCommand(), doctorCommand(), dbCommand(), benchCommand(), scriptModelsCommand(), versionCommand())
 	return root
 }
 

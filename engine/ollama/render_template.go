@@ -13,6 +13,7 @@ import (
 	"github.com/ollama/ollama/template"
 
 	"hearth"
+	"hearth/engine"
 	"hearth/engine/chattemplate"
 	"hearth/toolgrammar"
 )
@@ -248,4 +249,27 @@ func cloneForTags(msgs []api.Message) []api.Message {
 		}
 	}
 	return msgs
+}
+
+// ModelTemplate is the source that renders the model info describes (a model of this
+// package's seam): the first of TemplateSources whose template compiles. false when
+// info is not this package's.
+func ModelTemplate(info *engine.ModelInfo) (TemplateSource, bool) {
+	r, ok := info.Prompt.(renderer)
+	if !ok {
+		return TemplateSource{}, false
+	}
+	sources, err := TemplateSources(r.show)
+	if err != nil {
+		return TemplateSource{}, false
+	}
+	for _, s := range sources {
+		if s.jinja() {
+			if _, err := jinjaFor(s); err != nil {
+				continue
+			}
+		}
+		return s, true
+	}
+	return TemplateSource{}, false
 }
