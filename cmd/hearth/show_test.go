@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +33,9 @@ func TestShowTemplateE2E(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	const published = "{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}<|assistant|>"
-	scripts := []scriptmodel.Script{{Entry: "<|assistant|>", Text: "Hi."}}
-	goTemplate := "{{ range .Messages }}<|{{ .Role }}|>{{ .Content }}{{ end }}<|assistant|>"
+	// Each model's own answer, so that no two GGUF files are the same blob.
+	scripts := func(text string) []scriptmodel.Script { return []scriptmodel.Script{{Entry: "<|assistant|>", Text: text}} }
+	plain := scriptmodel.Catalog()[scriptmodel.PlainModel]
 	ornith, _ := chattemplate.Builtin("ornith.jinja")
 	for _, c := range []struct {
 		name     string
@@ -41,16 +43,16 @@ func TestShowTemplateE2E(t *testing.T) {
 		source   string
 		template string
 	}{
-		{"hearth-show-gguf:latest", scriptmodel.Spec{Template: goTemplate, ChatTemplate: published, Scripts: scripts}, "gguf", published},
-		{"hearth-show-ornith:latest", scriptmodel.Spec{Renderer: "ornith", Parser: "ornith", Scripts: scripts}, "models.json:ornith", ornith},
-		{"hearth-show-go:latest", scriptmodel.Spec{Template: goTemplate, Scripts: scripts}, "Modelfile template", goTemplate},
-		{"hearth-show-coder:latest", scriptmodel.Spec{Renderer: "qwen3-coder", Parser: "qwen3-coder", Scripts: scripts}, "module renderer qwen3-coder", ""},
+		{"hearth-show-gguf:latest", scriptmodel.Spec{Template: plain.Template, ChatTemplate: published, Scripts: scripts("From the GGUF.")}, "gguf", published},
+		{"hearth-show-ornith:latest", scriptmodel.Spec{Renderer: "ornith", Parser: "ornith", Scripts: scripts("From models.json.")}, "models.json:ornith", ornith},
+		{"hearth-show-go:latest", plain, "Modelfile template", plain.Template},
+		{"hearth-show-coder:latest", scriptmodel.Spec{Renderer: "qwen3-coder", Parser: "qwen3-coder", Scripts: scripts("From the module.")}, "module renderer qwen3-coder", ""},
 	} {
 		if _, err := scriptmodel.Create(ctx, client, c.name, c.spec); err != nil {
 			t.Fatal(err)
 		}
 		out, _, err := runCLI(t, "show", c.name, "--host", h.base)
-		if err != nil || !strings.Contains(out, "template  "+c.source+"\n") {
+		if err != nil || !regexp.MustCompile(`(?m)^template\s+`+regexp.QuoteMeta(c.source)+`$`).MatchString(out) {
 			t.Errorf("hearth show %s: %v, want template %s:\n%s", c.name, err, c.source, out)
 		}
 		out, _, err = runCLI(t, "show", c.name, "--template", "--host", h.base)
