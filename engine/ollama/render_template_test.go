@@ -169,3 +169,26 @@ func TestReadGGUFChat(t *testing.T) {
 		t.Fatalf("a model the directory lacks: %v", err)
 	}
 }
+
+// TestJinjaImagesTagged: a Jinja template sees each image as an [img-N] tag in its
+// message's text, N counting across the prompt (replacing an "[img]" placeholder where
+// the text has one), which is where the runtime puts the image; the caller's messages
+// are not changed.
+func TestJinjaImagesTagged(t *testing.T) {
+	show := &api.ShowResponse{ModelInfo: map[string]any{chatTemplateKey: "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"}}
+	conv := &engine.Conversation{Messages: []engine.Message{
+		{Role: "user", Content: "What is this?", Images: [][]byte{[]byte("a")}},
+		{Role: "assistant", Content: "A cat."},
+		{Role: "user", Content: "And [img] versus this?", Images: [][]byte{[]byte("b"), []byte("c")}},
+	}}
+	got, err := RenderPrompt(show, conv, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "<user>[img-0]What is this?<assistant>A cat.<user>[img-2]And [img-1] versus this?"; got != want {
+		t.Fatalf("prompt\n got %q\nwant %q", got, want)
+	}
+	if conv.Messages[0].Content != "What is this?" {
+		t.Fatalf("the conversation was changed: %q", conv.Messages[0].Content)
+	}
+}
