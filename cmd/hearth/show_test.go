@@ -34,7 +34,9 @@ func TestShowTemplateE2E(t *testing.T) {
 	defer cancel()
 	const published = "{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}<|assistant|>"
 	// Each model's own answer, so that no two GGUF files are the same blob.
-	scripts := func(text string) []scriptmodel.Script { return []scriptmodel.Script{{Entry: "<|assistant|>", Text: text}} }
+	scripts := func(text string) []scriptmodel.Script {
+		return []scriptmodel.Script{{Entry: "<|assistant|>", Text: text}}
+	}
 	plain := scriptmodel.Catalog()[scriptmodel.PlainModel]
 	ornith, _ := chattemplate.Builtin("ornith.jinja")
 	for _, c := range []struct {
