@@ -106,7 +106,7 @@ func TestNewerRendererIsABadRequest(t *testing.T) {
 // TestLaterRenderersHaveFormats: a model whose Modelfile names one of the renderers and
 // parsers Ollama added after v0.24.0 that hearth has a format for (cohere, glimmer)
 // gets that format by its renderer, with its stops, and no unknown-markup warning: a
-// runtime with no template for it (v0.32's, or v0.24.0 with laterrenderers) says only
+// runtime with no template for it (v0.32's, or v0.24.0 with its registered templates) says only
 // its renderer's name.
 func TestLaterRenderersHaveFormats(t *testing.T) {
 	for _, c := range []struct{ renderer, stop string }{

@@ -62,6 +62,9 @@ func (m *Model) WriteGGUF(f *os.File) error {
 		"tokenizer.ggml.padding_token_id":  uint32(eosID),
 	}
 
+	if m.ChatTemplate != "" {
+		kv["tokenizer.chat_template"] = m.ChatTemplate
+	}
 	if m.Vision != nil {
 		visionKV(kv)
 	}

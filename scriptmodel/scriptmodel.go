@@ -67,6 +67,9 @@ type Spec struct {
 	// writes its BOS as text, as real models of some families are.
 	BOS    string
 	AddBOS bool
+	// ChatTemplate, when set, is the GGUF's tokenizer.chat_template: the Jinja template
+	// a real model's file carries, which hearth renders from before anything else.
+	ChatTemplate string
 	// Vision, when set, makes a vision model (architecture mistral3) whose answer
 	// after Vision.After names the colour of the images in its context.
 	Vision *Vision

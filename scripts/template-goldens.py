@@ -32,6 +32,8 @@ import jinja2.sandbox
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTDATA = os.path.join(HERE, "..", "engine", "chattemplate", "testdata")
+# The family templates are embedded in the binary (engine/chattemplate/builtin.go).
+TEMPLATES = os.path.join(HERE, "..", "engine", "chattemplate", "templates")
 
 
 class TemplateRaised(Exception):
@@ -115,8 +117,8 @@ def main():
     if (args.templates is None) != (args.out is None):
         sys.exit("--templates and --out go together")
     if args.templates is None:
-        for templates, out in (("templates", "goldens"), ("features", "goldens-features")):
-            generate(os.path.join(TESTDATA, templates), args.conversations, os.path.join(TESTDATA, out))
+        for templates, out in ((TEMPLATES, "goldens"), (os.path.join(TESTDATA, "features"), "goldens-features")):
+            generate(templates, args.conversations, os.path.join(TESTDATA, out))
     else:
         generate(args.templates, args.conversations, args.out)
 

@@ -6,15 +6,15 @@ import (
 	"hearth/scriptmodel"
 )
 
-// Cohere's renderer (Ollama v0.32.15 model/renderers/cohere.go, hearth's laterrenderers)
-// ends every prompt with the chatbot's turn and, thinking on (its default),
-// <|START_THINKING|>; the user's turn ends with <|END_TEXT|>, a tool result's with
-// <|END_TOOL_RESULT|>, which tells the script model's two entry tokens apart. Its calls
+// Cohere's template (models.json's cohere, for the cohere renderer) ends every prompt
+// with the chatbot's turn and, thinking on (its default), <|START_THINKING|>; the user's
+// turn ends with its text, a tool result's with <|END_TOOL_RESULT|>, which tells the
+// script model's two entry tokens apart. Its calls
 // are a JSON array between <|START_ACTION|> and <|END_ACTION|>; its text is wrapped in
 // <|START_TEXT|> and <|END_TEXT|>.
 const (
 	cohereTurn        = "<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|><|START_THINKING|>"
-	cohereTurnEntry   = "?<|END_TEXT|>" + cohereTurn
+	cohereTurnEntry   = "?" + cohereTurn
 	cohereAnswerEntry = "]<|END_TOOL_RESULT|>" + cohereTurn
 	cohereCallText    = "The user wants the weather in Paris.<|END_THINKING|><|START_ACTION|>[" +
 		`{"tool_call_id": "0", "tool_name": "get_weather", "parameters": {"city": "Paris"}}]<|END_ACTION|>`

@@ -9,19 +9,15 @@ import (
 	"hearth/scriptmodel"
 )
 
-// Gemma 4's renderer (model/renderers/gemma4.go, Ollama v0.32.15's, which hearth takes
-// over v0.24.0's; resolved to gemma4-small for a model of this name and size) ends a
-// prompt with the model's turn, "<|turn>model\n", thinking or not. Tool results it
-// writes into the calling turn, right after the calls, as
-// <|tool_response>response:NAME{value:...}<tool_response|>; that turn's text follows
-// them, and when there is text the turn is closed with "<turn|>\n" and no new model turn
-// is opened. A thinking prompt (a model with the thinking capability thinks unless told
-// not to) then opens the thought channel, "<|channel>thought\n", so the answer starts in
-// reasoning; without thinking "<turn|>\n" ends the prompt. Those are the script's entry
-// tokens. Its call is Gemma's bare-key syntax with <|"|> string quotes.
+// Gemma 4's template (models.json's gemma4, rendered for the gemma4 renderer and its
+// sizes) ends a prompt with the model's turn, "<|turn>model\n", thinking or not. Tool
+// results it writes into the calling turn, right after the calls, as
+// <|tool_response>response:NAME{value:...}<tool_response|>, and the prompt ends there:
+// the model goes on in the same turn. Those are the script's entry tokens. Its call is
+// Gemma's bare-key syntax with <|"|> string quotes.
 const (
 	gemma4TurnEntry   = "<|turn>model\n"
-	gemma4AnswerEntry = "<turn|>\n"
+	gemma4AnswerEntry = "<tool_response|>"
 	// gemma4ThoughtEntry is the last token of "<|channel>thought\n" (the script's
 	// tokens are matched longest first, so "<|channel>" is another).
 	gemma4ThoughtEntry = "thought\n"
@@ -90,7 +86,6 @@ func TestGemma4RendererE2E(t *testing.T) {
 	result := `,"input":[{"type":"function_call_output","call_id":"` + callID + `","output":"sunny, 21C"}]`
 	answer := createJSON(t, srv, reqBody(model, false, `"previous_response_id":"`+first.ID+`","temperature":0,`+toolsJSON+result))
 	sameItems(t, "after the tool result", answer.Output, []item{
-		{Type: "reasoning", Status: "completed", Text: "The tool says sunny."},
 		{Type: "message", Status: "completed", Text: gemma4AnswerText}})
 	quiet := createJSON(t, srv, reqBody(model, false, `"previous_response_id":"`+first.ID+`","temperature":0,"reasoning":{"effort":"none"},`+toolsJSON+result))
 	sameItems(t, "after the tool result, not thinking", quiet.Output, []item{{Type: "message", Status: "completed", Text: gemma4AnswerText}})

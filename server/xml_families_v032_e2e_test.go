@@ -12,14 +12,13 @@ import (
 	"hearth/scriptmodel"
 )
 
-// The families whose renderers Ollama added after v0.24.0 (engine/ollama/laterrenderers,
-// Ollama v0.32.15's code) and whose calls are XML: Qwen 3.8 and Ornith (Qwen 3.5's
-// prompt and calls), Nemotron 3.5 Nano (Nemotron 3 Nano's) and Poolside v1 (Laguna's
-// pairs). The embedded runtime renders them with the same registered renderers, and a
-// model on Ornith's, Nemotron 3.5's or Poolside's parser is a thinking model, as the
-// release that added the parser lists it. Laguna and Nemotron 3 Nano, whose renderers
-// v0.24.0 has too, are here with v0.32.15's renderers, which hearth takes over
-// v0.24.0's (laterrenderers.Overrides).
+// The families whose renderers Ollama added after v0.24.0 and whose calls are XML:
+// Qwen 3.8 and Ornith (Qwen 3.5's prompt and calls), Nemotron 3.5 Nano (Nemotron 3
+// Nano's) and Poolside v1 (Laguna's pairs), rendered from their models.json templates.
+// The embedded runtime renders them with the same registered templates, and a model on
+// Ornith's, Nemotron 3.5's or Poolside's parser is a thinking model, as its format's
+// reasoning says. Laguna and Nemotron 3 Nano, whose renderers v0.24.0 has too, are here
+// rendered from their templates as well.
 
 // familyServer creates spec as the script model named model on the tests' runtime and
 // serves hearth over it: where each family's tool loop starts.
@@ -195,35 +194,33 @@ func TestPoolsideV1RendererE2E(t *testing.T) {
 	}, poolsideThinkingEntry, poolsideAnswerEntry, true)
 }
 
-// TestRendererBOSOnceE2E: Poolside's renderer writes the model's BOS as text
-// (〈|EOS|〉) first in every prompt. A model whose tokenizer also adds its BOS token
-// (tokenizer.ggml.add_bos_token) is sent the prompt without that text, as Ollama's own
-// chat does since v0.24.0, so it sees one BOS as the same model without the flag does:
-// the two count the same input tokens. (Sent as rendered, the runtime's tokenizer adds
-// a second: one more input token.)
+// TestRendererBOSOnceE2E: Cohere's template writes the model's BOS as text
+// ({{ bos_token }}, the GGUF's <BOS_TOKEN>) first in every prompt. A model whose
+// tokenizer also adds its BOS token (tokenizer.ggml.add_bos_token) is sent the prompt
+// without that text, as Ollama's own chat does since v0.32, so it sees one BOS as the
+// same model without the flag does: the two count the same input tokens. (Sent as
+// rendered, the runtime's tokenizer adds a second: one more input token.)
 func TestRendererBOSOnceE2E(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	scripts := []scriptmodel.Script{
-		{Entry: poolsideThinkingEntry, Text: poolsideCallText},
-		{Entry: poolsideAnswerEntry, Text: qwen35AnswerText},
+		{Entry: cohereTurnEntry, Text: cohereCallText},
+		{Entry: cohereAnswerEntry, Text: cohereAnswerText},
 	}
 	inputTokens := map[bool]int{}
 	srv := newHearthWithDB(t)
 	for _, addBOS := range []bool{false, true} {
-		model := "hearth-script-poolside-bos:latest"
+		model := "hearth-script-cohere-bos:latest"
 		if addBOS {
-			model = "hearth-script-poolside-addbos:latest"
+			model = "hearth-script-cohere-addbos:latest"
 		}
-		spec := scriptmodel.Spec{Renderer: "poolside-v1", Parser: "poolside-v1", Stop: []string{"</assistant>", "<user>"},
-			BOS: "〈|EOS|〉", AddBOS: addBOS, Scripts: scripts}
+		spec := scriptmodel.Spec{Renderer: "cohere", Parser: "cohere", Stop: []string{"<|END_OF_TURN_TOKEN|>"},
+			BOS: "<BOS_TOKEN>", AddBOS: addBOS, Scripts: scripts}
 		if _, err := scriptmodel.Create(ctx, testenv.Runtime(t).Client, model, spec); err != nil {
 			t.Fatal(err)
 		}
-		resp := createJSON(t, srv, reqBody(model, false, `"input":"Weather in Paris?","temperature":0,`+toolsJSON))
-		sameItems(t, model, resp.Output, []item{
-			{Type: "reasoning", Status: "completed", Text: "The user wants the weather in Paris."},
-			{Type: "message", Status: "completed", Text: "Let me check."},
+		resp := createJSON(t, srv, reqBody(model, false, weatherRequest))
+		sameItems(t, model, resp.Output, []item{weatherReasoning,
 			{Type: "function_call", Status: "completed", Name: "get_weather", Arguments: `{"city":"Paris"}`}})
 		inputTokens[addBOS] = resp.Usage.InputTokens
 	}

@@ -45,6 +45,10 @@ type Format struct {
 	ID     string `json:"id"`
 	Source string `json:"source"`
 	Notes  string `json:"notes,omitempty"`
+	// Template names the family's chat template among hearth's built-in ones
+	// (engine/chattemplate's templates/ directory): the prompt of a model whose own file
+	// carries no template is rendered from it. Empty for a family without one.
+	Template string `json:"template,omitempty"`
 
 	Match MatchRules `json:"match"`
 	Tools Envelope   `json:"tools"`

@@ -35,6 +35,7 @@ the variable, which wins over the file.`,
   hearth keys list                              # every key, revoked ones too
   hearth keys revoke alice                      # alice's key stops working at once
   hearth models                                 # models of a running hearth, with their formats
+  hearth show qwen3:8b --template               # the chat template that renders a model
   hearth pull qwen3:0.6b                        # download a model through a running hearth
   hearth doctor                                 # check runtime, database, models and formats
   hearth db copy --from sqlite://hearth.db --to postgres://db/hearth   # move to PostgreSQL
@@ -60,7 +61,7 @@ the variable, which wins over the file.`,
 	}
 	root.PersistentFlags().StringVar(&configPath, "config", "", "TOML or YAML file of settings, keys named as flags [$HEARTH_CONFIG]")
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(serveCommand(), keysCommand(), modelsCommand(), pullCommand(), doctorCommand(), dbCommand(), benchCommand(), scriptModelsCommand(), versionCommand())
+	root.AddCommand(serveCommand(), keysCommand(), modelsCommand(), showCommand(), pullCommand(), doctorCommand(), dbCommand(), benchCommand(), scriptModelsCommand(), versionCommand())
 	return root
 }
 

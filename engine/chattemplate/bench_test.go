@@ -40,7 +40,7 @@ func benchConversation(n int) Inputs {
 // messages) and at turn 250 of an agent loop (a 1,002-message conversation); the template is compiled
 // once, as a model's is.
 func BenchmarkRender(b *testing.B) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", "templates", "*.jinja"))
+	paths, _ := filepath.Glob(filepath.Join("templates", "*.jinja"))
 	for _, n := range []int{2, 1002} {
 		in := benchConversation(n)
 		for _, path := range paths {
@@ -70,7 +70,7 @@ func BenchmarkRender(b *testing.B) {
 
 // BenchmarkCompile is the cost Compile's cache saves on every turn after the first.
 func BenchmarkCompile(b *testing.B) {
-	src, err := os.ReadFile(filepath.Join("testdata", "templates", "qwen3.jinja"))
+	src, err := os.ReadFile(filepath.Join("templates", "qwen3.jinja"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -173,7 +173,7 @@ func firstDifference(want, got string) string {
 // requires the prompts Python's Jinja2 rendered into the committed goldens, byte for
 // byte. It needs no Python: scripts/template-goldens.py made the goldens.
 func TestTemplateParity(t *testing.T) {
-	checkParity(t, filepath.Join("testdata", "templates"), filepath.Join("testdata", "goldens"),
+	checkParity(t, filepath.Join("templates"), filepath.Join("testdata", "goldens"),
 		filepath.Join("testdata", "conversations.json"))
 }
 
@@ -209,9 +209,9 @@ func TestFeatureParity(t *testing.T) {
 		filepath.Join("testdata", "conversations.json"))
 }
 
-// TestEveryFamilyHasATemplate: each family of models.json has a template written here
-// (emulated-hermes is hearth's own way of teaching tools to a model whose template has
-// none, so it has no template of its own).
+// TestEveryFamilyHasATemplate: each family of models.json names a built-in template
+// that exists and compiles (emulated-hermes is hearth's own way of teaching tools to a
+// model whose template has none, so it has no template of its own).
 func TestEveryFamilyHasATemplate(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join("..", "..", "models.json"))
 	if err != nil {
@@ -219,7 +219,8 @@ func TestEveryFamilyHasATemplate(t *testing.T) {
 	}
 	var models struct {
 		Formats []struct {
-			ID string `json:"id"`
+			ID       string `json:"id"`
+			Template string `json:"template"`
 		} `json:"formats"`
 	}
 	if err := json.Unmarshal(raw, &models); err != nil {
@@ -229,8 +230,17 @@ func TestEveryFamilyHasATemplate(t *testing.T) {
 		if f.ID == "emulated-hermes" {
 			continue
 		}
-		if _, err := os.Stat(filepath.Join("testdata", "templates", f.ID+".jinja")); err != nil {
-			t.Errorf("family %s has no template in testdata/templates", f.ID)
+		if f.Template == "" {
+			t.Errorf("family %s names no template in models.json", f.ID)
+			continue
+		}
+		src, ok := Builtin(f.Template)
+		if !ok {
+			t.Errorf("family %s: template %q is not among the built-in templates %v", f.ID, f.Template, BuiltinNames())
+			continue
+		}
+		if _, err := Compile(src); err != nil {
+			t.Errorf("family %s: %v", f.ID, err)
 		}
 	}
 }

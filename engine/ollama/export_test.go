@@ -41,3 +41,11 @@ func ChatMessages(t testing.TB, conv *engine.Conversation) ([]api.Message, api.T
 	}
 	return msgs, tools
 }
+
+// JinjaRegistered lists the renderer names registered with the module's registry as
+// their family's Jinja template.
+func JinjaRegistered() []string { return jinjaRegistered }
+
+// ShowOf is the model description the seam's Model renders with: /api/show's, with what
+// the seam added (the GGUF's chat template, capabilities of the format).
+func ShowOf(info *engine.ModelInfo) *api.ShowResponse { return info.Prompt.(renderer).show }

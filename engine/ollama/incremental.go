@@ -195,6 +195,17 @@ func (k *keyHasher) sum() promptKey {
 // reads of show, the think value and the tools.
 func (k *keyHasher) context(show *api.ShowResponse, rendererName, parserName string, tools []engine.Tool, think *api.ThinkValue) {
 	k.str(show.Template)
+	// The Jinja templates that render the model (the GGUF's, the family's), with the
+	// tokenizer's BOS and EOS texts they are handed: a prompt kept from another
+	// template is no prefix of this one's.
+	if sources, err := TemplateSources(show); err == nil {
+		for _, s := range sources {
+			k.str(s.Kind)
+			k.str(s.Text)
+			k.str(s.BOS)
+			k.str(s.EOS)
+		}
+	}
 	k.str(show.System)
 	k.str(rendererName)
 	k.str(parserName)

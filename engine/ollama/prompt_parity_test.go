@@ -15,7 +15,6 @@ import (
 	"hearth"
 	"hearth/engine"
 	"hearth/engine/ollama"
-	"hearth/engine/ollama/laterrenderers"
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
 )
@@ -72,15 +71,15 @@ var parityModels = []parityModel{
 		thinks: []*api.ThinkValue{nil}},
 	{name: "parity-lfm2thinking:latest", create: &api.CreateRequest{Renderer: "lfm2-thinking", Parser: "lfm2-thinking"},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
-	// Ollama v0.32.15's cohere and glimmer renderers (laterrenderers), registered with
-	// the module's registry: the embedded runtime renders them with the same code.
+	// The cohere and glimmer templates, registered with the module's registry: the
+	// embedded runtime renders them with the same template.
 	{name: "parity-cohere:latest", create: &api.CreateRequest{Renderer: "cohere", Parser: "cohere"},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
 	{name: "parity-glimmer:latest", create: &api.CreateRequest{Renderer: "glimmer", Parser: "glimmer"},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true), thinkValue("low")}},
 	// Renderers the module has too; laguna, nemotron-3-nano and qwen3.5 (like gemma4
-	// and lfm2 above) are Ollama v0.32.15's (laterrenderers.Overrides), which replace
-	// the module's in the registry the embedded runtime renders through as well.
+	// and lfm2 above) are rendered from their templates, which replace the module's
+	// renderers in the registry the embedded runtime renders through as well.
 	{name: "parity-qwen35:latest", create: &api.CreateRequest{Renderer: "qwen3.5", Parser: "qwen3.5"},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
 	{name: "parity-nemotron3nano:latest", create: &api.CreateRequest{Renderer: "nemotron-3-nano", Parser: "nemotron-3-nano"},
@@ -91,8 +90,8 @@ var parityModels = []parityModel{
 		thinks: []*api.ThinkValue{nil}},
 	{name: "parity-deepseek31:latest", create: &api.CreateRequest{Renderer: "deepseek3.1", Parser: "deepseek3"},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true)}},
-	// Renderers of Ollama v0.32.15 (engine/ollama/laterrenderers), which the embedded
-	// runtime renders through the same registry.
+	// Renderer names the module lacks, rendered from their templates, which the
+	// embedded runtime renders through the same registry.
 	{name: "parity-qwen38:latest", create: &api.CreateRequest{Renderer: "qwen3.8", Parser: "qwen3.5"},
 		thinks: []*api.ThinkValue{nil, thinkValue(false), thinkValue(true), thinkValue("low"), thinkValue("high")}},
 	{name: "parity-ornith:latest", create: &api.CreateRequest{Renderer: "ornith", Parser: "ornith"},
@@ -238,7 +237,7 @@ func TestRenderPromptParity(t *testing.T) {
 	}
 	convs := parityConversations(t)
 	for _, m := range parityModels {
-		if m.create != nil && testenv.External() && slices.Contains(append(laterrenderers.Names(), laterrenderers.Overrides()...), m.create.Renderer) {
+		if m.create != nil && testenv.External() && slices.Contains(ollama.JinjaRegistered(), m.create.Renderer) {
 			// A stock `ollama serve` of the module's release renders this name with its
 			// own v0.24.0 renderer, or knows no such renderer: hearth's registrations of
 			// v0.32.15's renderers live in hearth's process only.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ollama/ollama/api"
 	"github.com/ollama/ollama/model/parsers"
-	"github.com/ollama/ollama/model/renderers"
 	modelfile "github.com/ollama/ollama/parser"
 	"github.com/ollama/ollama/template"
 	"github.com/ollama/ollama/thinking"
@@ -20,7 +19,6 @@ import (
 	// the parsers that read what the overriding renderers' prompts make a model write,
 	// for the embedded runtime's own chat.
 	_ "hearth/engine/ollama/laterparsers"
-	_ "hearth/engine/ollama/laterrenderers"
 )
 
 // NewRenderer returns the engine's PromptRenderer of the model /api/show described as
@@ -91,7 +89,7 @@ func RenderPrompt(show *api.ShowResponse, conv *engine.Conversation, think *api.
 	if show.RemoteHost != "" {
 		return "", fmt.Errorf("engine: model %s is remote (%s); hearth cannot render its prompt", show.RemoteModel, show.RemoteHost)
 	}
-	rendererName, parserName, err := ModelRenderer(show)
+	_, parserName, err := ModelRenderer(show)
 	if err != nil {
 		return "", err
 	}
@@ -135,24 +133,11 @@ func RenderPrompt(show *api.ShowResponse, conv *engine.Conversation, think *api.
 		}
 	}
 
-	if rendererName != "" {
-		return renderers.RenderWithRenderer(rendererName, msgs, tools, think)
-	}
-
-	tagImages(msgs)
-	tmpl, err := parseTemplate(show.Template)
+	sources, err := TemplateSources(show)
 	if err != nil {
 		return "", err
 	}
-	v := template.Values{Messages: msgs, Tools: tools, IsThinkSet: think != nil}
-	if think != nil {
-		v.Think, v.ThinkLevel = think.Bool(), think.String()
-	}
-	var b strings.Builder
-	if err := tmpl.Execute(&b, v); err != nil {
-		return "", fmt.Errorf("engine: render the model's template: %w", err)
-	}
-	return b.String(), nil
+	return renderSources(sources, msgs, tools, think)
 }
 
 // ModelRenderer returns the model's built-in renderer and output parser.
@@ -221,8 +206,10 @@ func cutThinkTags(msgs []api.Message) {
 // for template models (server.chatPrompt): [img-N], N counting images across
 // the prompt, replacing the first "[img]" placeholder if there is one, else
 // prefixed to the content.
-func tagImages(msgs []api.Message) {
-	n := 0
+func tagImages(msgs []api.Message) { tagImagesFrom(msgs, 0) }
+
+// tagImagesFrom is tagImages with the first image numbered n.
+func tagImagesFrom(msgs []api.Message, n int) {
 	for i := range msgs {
 		var prefix string
 		content := msgs[i].Content

@@ -9,6 +9,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/engine/chattemplate"
 	"hearth/scriptmodel"
 )
 
@@ -71,7 +72,7 @@ func BenchmarkRenderContinuation(b *testing.B) {
 		history = append(history, itUser(fmt.Sprintf("Question %d: what route would you suggest through the south of France?", i)),
 			itAssistant(fmt.Sprintf("Answer %d: go from Nice to Marseille along the coast, then inland to Avignon.", i)))
 	}
-	for _, tc := range []struct{ name, tmpl string }{{"script", scriptmodel.Template}, {"qwen3", qwen3ParityTemplate}} {
+	for _, tc := range benchShows() {
 		for _, tools := range []bool{false, true} {
 			name := tc.name
 			reqTools := []hearth.Tool(nil)
@@ -79,7 +80,7 @@ func BenchmarkRenderContinuation(b *testing.B) {
 				name, reqTools = name+"-codex-tools", req.Tools
 			}
 			b.Run(name, func(b *testing.B) {
-				show := &api.ShowResponse{Template: tc.tmpl}
+				show := tc.show
 				r := NewRenderer(show)
 				parent, err := engine.BuildConversation("", history[:len(history)-1], nil, reqTools, r)
 				if err != nil {
@@ -110,7 +111,7 @@ func BenchmarkRenderContinuation(b *testing.B) {
 			})
 			// The same render whole, as every turn rendered before splicing.
 			b.Run(name+"-whole", func(b *testing.B) {
-				show := &api.ShowResponse{Template: tc.tmpl}
+				show := tc.show
 				conv, err := engine.BuildConversation("", history, []hearth.Item{itUser("Follow-up?")}, reqTools, NewRenderer(show))
 				if err != nil {
 					b.Fatal(err)
@@ -126,7 +127,7 @@ func BenchmarkRenderContinuation(b *testing.B) {
 			// chain's checkpoint 31 turns back (engine.SavedPrompt) to splice onto.
 			b.Run(name+"-resumed", func(b *testing.B) {
 				defer func(p *promptCache) { prompts = p }(prompts)
-				show := &api.ShowResponse{Template: tc.tmpl}
+				show := tc.show
 				r := NewRenderer(show)
 				checkpoint, err := engine.BuildConversation("", history[:len(history)-62], nil, reqTools, r)
 				if err != nil {
@@ -157,6 +158,25 @@ func BenchmarkRenderContinuation(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// benchShows are the models the render benchmarks render for: the script and qwen3 Go
+// templates, and Jinja templates (qwen3's as a GGUF would carry it, qwen3.5's as its
+// RENDERER names it).
+func benchShows() []struct {
+	name string
+	show *api.ShowResponse
+} {
+	qwen3, _ := chattemplate.Builtin("qwen3.jinja")
+	return []struct {
+		name string
+		show *api.ShowResponse
+	}{
+		{"script", &api.ShowResponse{Template: scriptmodel.Template}},
+		{"qwen3", &api.ShowResponse{Template: qwen3ParityTemplate}},
+		{"qwen3-jinja", &api.ShowResponse{ModelInfo: map[string]any{chatTemplateKey: qwen3}}},
+		{"qwen3.5-jinja", &api.ShowResponse{Renderer: "qwen3.5", Parser: "qwen3.5"}},
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/envconfig"
 	"github.com/ollama/ollama/types/model"
 
 	"hearth/engine"
@@ -119,6 +120,7 @@ func (s seam) Model(ctx context.Context, name string) (*engine.ModelInfo, error)
 	if show, err = withParserCapabilities(show); err != nil {
 		return nil, err
 	}
+	show = withGGUFChat(show, s.ggufChat(ctx, name))
 	renderer, parser, err := ModelRenderer(show)
 	if err != nil {
 		return nil, err
@@ -494,3 +496,36 @@ func (r *Runtime) Label() string {
 
 // IsEmbedded reports whether the runtime runs inside this process.
 func (r *Runtime) IsEmbedded() bool { return r.Embedded }
+
+// ggufChat reads the chat template and BOS/EOS texts of the model's GGUF file from the
+// models directory (OLLAMA_MODELS, else ~/.ollama/models: the embedded runtime's, and
+// an external runtime's when it shares it), nil when hearth cannot read it. For an
+// external runtime the file counts only when the runtime lists the model with the
+// manifest's digest: its models directory may be another one, holding another model of
+// that name.
+func (s seam) ggufChat(ctx context.Context, name string) *ggufChat {
+	c, err := readGGUFChat(envconfig.Models(), name)
+	if err != nil {
+		return nil
+	}
+	if s.embedded {
+		return c
+	}
+	l, ok := s.c.(interface {
+		List(context.Context) (*api.ListResponse, error)
+	})
+	if !ok {
+		return nil
+	}
+	list, err := l.List(ctx)
+	if err != nil {
+		return nil
+	}
+	want := model.ParseName(name)
+	for _, m := range list.Models {
+		if (model.ParseName(m.Name).EqualFold(want) || model.ParseName(m.Model).EqualFold(want)) && m.Digest == c.Digest {
+			return c
+		}
+	}
+	return nil
+}

@@ -12,13 +12,13 @@ import (
 )
 
 // TestThinkLevelsReachTheRenderer: reasoning.effort, through the format's thinking
-// levels, renders what Ollama v0.32.15's renderers write for the think value: Qwen 3.8's
+// levels, renders what the families' templates write for the think value: Qwen 3.8's
 // effort sentence in the system turn and Nemotron 3.5's efficient mode, with none
 // rendering no reasoning.
 func TestThinkLevelsReachTheRenderer(t *testing.T) {
 	const (
-		low   = "Reasoning effort is set to low."
-		xhigh = "Reasoning effort is set to xhigh."
+		low   = "Think briefly before answering."
+		xhigh = "Think thoroughly before answering."
 	)
 	conv, err := engine.BuildConversation("", nil, []hearth.Item{itUser("Hello")}, nil, nil)
 	if err != nil {
@@ -37,7 +37,7 @@ func TestThinkLevelsReachTheRenderer(t *testing.T) {
 		{"qwen3.8", "qwen3.5", "high", []string{xhigh}, []string{low}, "<think>\n"},
 		{"qwen3.8", "qwen3.5", "max", []string{xhigh}, []string{low}, "<think>\n"},
 		{"nemotron-3.5-nano", "nemotron-3.5-nano", "", nil, []string{"efficient"}, "<think>\n"},
-		{"nemotron-3.5-nano", "nemotron-3.5-nano", "medium", []string{"Hello\n\n{reasoning effort: efficient}"}, nil, "<think>\n"},
+		{"nemotron-3.5-nano", "nemotron-3.5-nano", "medium", []string{"Hello {reasoning effort: efficient}"}, nil, "<think>\n"},
 		{"nemotron-3.5-nano", "nemotron-3.5-nano", "high", nil, []string{"efficient"}, "<think>\n"},
 		{"nemotron-3.5-nano", "nemotron-3.5-nano", "none", nil, []string{"efficient"}, "<think></think>"},
 	} {

@@ -55,7 +55,7 @@ func main() {
 	agree, total := 0, 0
 	// The fixture directories (format ids of models.json) whose v0.32.15 parser, of the
 	// same name, is read beside them: the renderers v0.24.0 lacks, and those whose
-	// v0.32.15 renderer hearth takes over v0.24.0's (laterrenderers.Overrides).
+	// renderer hearth renders from its template instead of v0.24.0's (render_register.go).
 	for _, format := range []string{"cohere", "glimmer", "laguna", "lfm2", "lfm2-thinking", "gemma4", "nemotron-3-nano", "qwen3.5"} {
 		files, _ := filepath.Glob(filepath.Join(dir, format, "*.txt"))
 		for _, f := range files {
