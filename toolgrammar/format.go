@@ -181,8 +181,10 @@ type ReasoningDelims struct {
 	// still check the rendered prompt: see Format.PromptOpensReasoning.
 	PromptOpens bool `json:"prompt_opens,omitempty"`
 	// PromptOpensAfter lists the roles of a last message after which the
-	// template ends a thinking prompt with Open, for a family that does so
-	// only then (Gemma 4 opens the thought channel after a tool result).
+	// template ends a thinking prompt with Open besides PromptOpens: a family
+	// that opens reasoning only then (Gemma 4 opens the thought channel after a
+	// tool result), or one that opens a fresh turn after an assistant message
+	// rather than continuing it (Poolside v1).
 	PromptOpensAfter []string `json:"prompt_opens_after,omitempty"`
 	// MayOmitOpen is true when the model is known to start reasoning without
 	// writing Open; the engine should then start the parser in reasoning when
@@ -308,14 +310,15 @@ func (f *Format) StartInReasoning(prompt string, thinkingRequested bool) bool {
 // rendered prompt, only the role of the conversation's last message: whether the
 // template ends the prompt in reasoning is then what models.json says of it
 // (PromptOpens, PromptOpensAfter). The embedded runtime's own chat needs it: it
-// sets up its output parser before it renders the prompt. An assistant message last
-// is continued (prefill), so nothing opens reasoning after it.
+// sets up its output parser before it renders the prompt. PromptOpens does not
+// cover an assistant message last: a template continues it (prefill), unless
+// PromptOpensAfter names the role.
 func (f *Format) StartInReasoningAfter(lastRole string, thinkingRequested bool) bool {
 	if f == nil || f.Reasoning == nil || !thinkingRequested {
 		return false
 	}
 	r := f.Reasoning
-	if lastRole != "assistant" && (r.PromptOpens || contains(r.PromptOpensAfter, lastRole)) {
+	if (r.PromptOpens && lastRole != "assistant") || contains(r.PromptOpensAfter, lastRole) {
 		return true
 	}
 	return r.MayOmitOpen

@@ -19,7 +19,7 @@ import (
 	// Renderers of Ollama releases after the module, registered with its registry, and
 	// the parsers that read what the overriding renderers' prompts make a model write,
 	// for the embedded runtime's own chat.
-	_ "hearth/engine/ollama/laterparsers"
+	_ "hearth/engine/ollama/chatparser"
 	_ "hearth/engine/ollama/laterrenderers"
 )
 
