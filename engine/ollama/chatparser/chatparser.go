@@ -173,12 +173,12 @@ func (p *Parser) Add(s string, done bool) (content, thinking string, calls []api
 }
 
 // arguments reads a call's canonical JSON object into the runtime's ordered map, the
-// keys in the model's order and numbers as written (json.Number), so that the
-// arguments chat returns are the ones the Responses API returns as text.
+// keys in the model's order and each value its JSON text (nested keys in their order,
+// numbers as written), so that the arguments chat returns are the text the Responses
+// API returns. The runtime only marshals them.
 func arguments(canonical string) (api.ToolCallFunctionArguments, error) {
 	args := api.NewToolCallFunctionArguments()
 	dec := json.NewDecoder(strings.NewReader(canonical))
-	dec.UseNumber()
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return args, fmt.Errorf("arguments are not a JSON object: %.80q", canonical)
 	}
@@ -188,7 +188,7 @@ func arguments(canonical string) (api.ToolCallFunctionArguments, error) {
 			return args, err
 		}
 		key, _ := tok.(string)
-		var v any
+		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
 			return args, err
 		}
