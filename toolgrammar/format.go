@@ -184,7 +184,7 @@ type ReasoningDelims struct {
 	// template ends a thinking prompt with Open besides PromptOpens: a family
 	// that opens reasoning only then (Gemma 4 opens the thought channel after a
 	// tool result), or one that opens a fresh turn after an assistant message
-	// rather than continuing it (Poolside v1).
+	// rather than continuing it (Poolside v1, Nemotron 3.5 Nano).
 	PromptOpensAfter []string `json:"prompt_opens_after,omitempty"`
 	// MayOmitOpen is true when the model is known to start reasoning without
 	// writing Open; the engine should then start the parser in reasoning when
