@@ -236,3 +236,30 @@ func TestChatParserDoneOnce(t *testing.T) {
 		t.Fatalf("after done: %q %q %v %v", content, thinking, calls, err)
 	}
 }
+
+// TestRegisterUserFormats: a user's models.json (merged over the built-in one) that
+// lists a parser name in chat_parsers gets the runtime's chat reading that name with
+// its format, and a format it replaces reads the built-in names it lists.
+func TestRegisterUserFormats(t *testing.T) {
+	r := formats(t)
+	if err := r.Merge([]byte(`{"formats":[{"id":"hearth-test-family","source":"a test",
+		"match":{"parsers":["hearth-test-parser"]},
+		"tools":{"kind":"json_object","open":["<call>"],"close":"</call>"},
+		"reasoning":{"open":"<r>","close":"</r>","prompt_opens":true},
+		"chat_parsers":[{"name":"hearth-test-parser","thinking":true}]}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	Register(r)
+	if !slices.Contains(Names(r), "hearth-test-parser") || !slices.Contains(Names(r), "laguna") {
+		t.Fatalf("names %v", Names(r))
+	}
+	p, ok := parsers.ParserForName("hearth-test-parser").(*Parser)
+	if !ok || !p.HasThinkingSupport() {
+		t.Fatalf("hearth-test-parser: %T", parsers.ParserForName("hearth-test-parser"))
+	}
+	p.Init(weatherTools(), user, thinkOn)
+	content, thinking, calls, err := p.Add(`Hmm.</r>Ok.<call>{"name":"get_weather","arguments":{"city":"Paris"}}</call>`, true)
+	if err != nil || content != "Ok." || thinking != "Hmm." || len(calls) != 1 || calls[0].Function.Name != "get_weather" {
+		t.Fatalf("%q %q %v %v", content, thinking, calls, err)
+	}
+}
