@@ -263,3 +263,24 @@ func TestRegisterUserFormats(t *testing.T) {
 		t.Fatalf("%q %q %v %v", content, thinking, calls, err)
 	}
 }
+
+// BenchmarkChatParser: one laguna turn (reasoning, text, a call) read in 4-byte pieces,
+// about a token each, as the runtime's chat hands them over.
+func BenchmarkChatParser(b *testing.B) {
+	out := "\nThe user wants the weather in Paris.\n</think>\nLet me check.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>"
+	tools := weatherTools()
+	b.SetBytes(int64(len(out)))
+	b.ReportAllocs()
+	for b.Loop() {
+		p := parsers.ParserForName("laguna")
+		p.Init(tools, user, thinkOn)
+		for i := 0; i < len(out); i += 4 {
+			if _, _, _, err := p.Add(out[i:min(i+4, len(out))], false); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, _, _, err := p.Add("", true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
