@@ -12,8 +12,11 @@ import (
 // Gemma 4's template (models.json's gemma4, rendered for the gemma4 renderer and its
 // sizes) ends a prompt with the model's turn, "<|turn>model\n", thinking or not. Tool
 // results it writes into the calling turn, right after the calls, as
-// <|tool_response>response:NAME{value:...}<tool_response|>, and the prompt ends there:
-// the model goes on in the same turn. Those are the script's entry tokens. Its call is
+// <|tool_response>response:NAME{value:...}<tool_response|>, and the model goes on in
+// the same turn: a thinking prompt (a model with the thinking capability thinks unless
+// told not to) then opens the thought channel, "<|channel>thought\n", so the answer
+// starts in reasoning; without thinking the prompt ends at "<tool_response|>". Those
+// are the script's entry tokens. Its call is
 // Gemma's bare-key syntax with <|"|> string quotes.
 const (
 	gemma4TurnEntry   = "<|turn>model\n"
@@ -86,6 +89,7 @@ func TestGemma4RendererE2E(t *testing.T) {
 	result := `,"input":[{"type":"function_call_output","call_id":"` + callID + `","output":"sunny, 21C"}]`
 	answer := createJSON(t, srv, reqBody(model, false, `"previous_response_id":"`+first.ID+`","temperature":0,`+toolsJSON+result))
 	sameItems(t, "after the tool result", answer.Output, []item{
+		{Type: "reasoning", Status: "completed", Text: "The tool says sunny."},
 		{Type: "message", Status: "completed", Text: gemma4AnswerText}})
 	quiet := createJSON(t, srv, reqBody(model, false, `"previous_response_id":"`+first.ID+`","temperature":0,"reasoning":{"effort":"none"},`+toolsJSON+result))
 	sameItems(t, "after the tool result, not thinking", quiet.Output, []item{{Type: "message", Status: "completed", Text: gemma4AnswerText}})

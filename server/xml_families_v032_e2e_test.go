@@ -270,11 +270,11 @@ func TestNemotron3NanoRendererE2E(t *testing.T) {
 }
 
 // TestEmbeddedChatReadsLagunaE2E: the embedded runtime's own chat (/api/chat through
-// hearth's /api passthrough) renders a laguna model's prompt with v0.32.15's renderer,
-// which opens the reasoning when thinking, and reads the output with v0.32.15's parser
-// (engine/ollama/laterparsers), which starts in that reasoning: the thinking, the text
-// and the call come apart as Ollama v0.32.15 serves them. (v0.24.0's parser, which
-// does not start in reasoning, would return the reasoning and its </think> as content.)
+// hearth's /api passthrough) renders a laguna model's prompt, which opens the reasoning
+// when thinking, and reads the output with the laguna format (engine/ollama/chatparser),
+// which starts in that reasoning: the thinking, the text and the call come apart as the
+// Responses API reads them. (v0.24.0's parser, which does not start in reasoning, would
+// return the reasoning and its </think> as content.)
 func TestEmbeddedChatReadsLagunaE2E(t *testing.T) {
 	testenv.SkipIfExternal(t, "a stock ollama serve reads laguna output with its own parser; hearth registers v0.32.15's in its own process")
 	const model = "hearth-script-laguna-chat:latest"

@@ -159,6 +159,11 @@ func (f *Format) compile() error {
 		text = append(text, delim{s, aStrip})
 		reason = append(reason, delim{s, aStrip})
 	}
+	for i, cp := range f.ChatParsers {
+		if cp.Name == "" {
+			return fmt.Errorf("chat_parsers[%d] has no name", i)
+		}
+	}
 	if r := f.Reasoning; r != nil {
 		if r.Open == "" || r.Close == "" {
 			return errors.New("reasoning needs open and close")

@@ -68,8 +68,23 @@ type Format struct {
 	SystemPrompt string `json:"system_prompt,omitempty"`
 	// Emulated is true when the family has no native tool format.
 	Emulated bool `json:"emulated,omitempty"`
+	// ChatParsers are the runtime's parser names (Ollama's PARSER) under which the
+	// embedded runtime's own chat (/api/chat) reads this family's output with this
+	// format, in place of the runtime's parser of that name or where it has none, so
+	// that chat returns what the Responses API does.
+	ChatParsers []ChatParser `json:"chat_parsers,omitempty"`
 
 	compiled *compiled
+}
+
+// ChatParser is one runtime parser name read with a format (Format.ChatParsers).
+type ChatParser struct {
+	Name string `json:"name"`
+	// Thinking: the parser reports thinking support, which the runtime turns into
+	// the model's "thinking" capability (and a request's think, when unset, into
+	// true). False for a name that stands for the family's models that do not reason
+	// (gemma4-no-thinking, lfm2).
+	Thinking bool `json:"thinking,omitempty"`
 }
 
 // MatchRules say how to recognise a model. Template fingerprints win over
@@ -164,10 +179,17 @@ type Envelope struct {
 type ReasoningDelims struct {
 	Open  string `json:"open"`
 	Close string `json:"close"`
-	// PromptOpens is true when the family's template itself ends the prompt
-	// with Open, so the output starts inside reasoning. The engine should
+	// PromptOpens is true when the family's template itself ends a thinking
+	// prompt with Open (after any last message but an assistant message it
+	// continues), so the output starts inside reasoning. The engine should
 	// still check the rendered prompt: see Format.PromptOpensReasoning.
 	PromptOpens bool `json:"prompt_opens,omitempty"`
+	// PromptOpensAfter lists the roles of a last message after which the
+	// template ends a thinking prompt with Open besides PromptOpens: a family
+	// that opens reasoning only then (Gemma 4 opens the thought channel after a
+	// tool result), or one that opens a fresh turn after an assistant message
+	// rather than continuing it (Poolside v1, Nemotron 3.5 Nano).
+	PromptOpensAfter []string `json:"prompt_opens_after,omitempty"`
 	// MayOmitOpen is true when the model is known to start reasoning without
 	// writing Open; the engine should then start the parser in reasoning when
 	// thinking was requested.
@@ -286,6 +308,24 @@ func (f *Format) StartInReasoning(prompt string, thinkingRequested bool) bool {
 		return true
 	}
 	return thinkingRequested && f.Reasoning != nil && f.Reasoning.MayOmitOpen
+}
+
+// StartInReasoningAfter is StartInReasoning for a caller that has not seen the
+// rendered prompt, only the role of the conversation's last message: whether the
+// template ends the prompt in reasoning is then what models.json says of it
+// (PromptOpens, PromptOpensAfter). The embedded runtime's own chat needs it: it
+// sets up its output parser before it renders the prompt. PromptOpens does not
+// cover an assistant message last: a template continues it (prefill), unless
+// PromptOpensAfter names the role.
+func (f *Format) StartInReasoningAfter(lastRole string, thinkingRequested bool) bool {
+	if f == nil || f.Reasoning == nil || !thinkingRequested {
+		return false
+	}
+	r := f.Reasoning
+	if (r.PromptOpens && lastRole != "assistant") || contains(r.PromptOpensAfter, lastRole) {
+		return true
+	}
+	return r.MayOmitOpen
 }
 
 // EmulatedSystemPrompt renders SystemPrompt for tools, or "" when the format

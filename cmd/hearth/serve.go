@@ -19,6 +19,7 @@ import (
 	"hearth/cmd/hearth/wire"
 	"hearth/engine"
 	"hearth/engine/ollama"
+	"hearth/engine/ollama/chatparser"
 	"hearth/filesearch"
 	"hearth/internal/cpubuild"
 	"hearth/internal/urlpolicy"
@@ -256,6 +257,9 @@ func serve(parent context.Context, o serveOptions) error {
 	if err != nil {
 		return err
 	}
+	// The embedded runtime's own chat reads with the formats of a --models file too
+	// (their chat_parsers), registered before the runtime starts.
+	chatparser.Register(formats)
 	aliases, err := modelAliases(o.modelAliases)
 	if err != nil {
 		return err

@@ -15,10 +15,9 @@ import (
 	"github.com/ollama/ollama/types/model"
 
 	"hearth/engine"
-	// Renderers of Ollama releases after the module, registered with its registry, and
-	// the parsers that read what the overriding renderers' prompts make a model write,
-	// for the embedded runtime's own chat.
-	_ "hearth/engine/ollama/laterparsers"
+	// The parsers that read what a family's prompts make a model write, registered
+	// under models.json's chat_parsers names for the embedded runtime's own chat.
+	_ "hearth/engine/ollama/chatparser"
 )
 
 // NewRenderer returns the engine's PromptRenderer of the model /api/show described as

@@ -43,7 +43,7 @@ const (
 	longLine = 60
 )
 
-// The limits of -check. Code: no line of the tree outside the packages being deleted is
+// The limits of -check. Code: no line of the tree is
 // copied from Ollama's source. Templates: hearth's templates are written in its own
 // structure; the lines a published template shares with ours are the family's fixed
 // texts (special tokens, tool-prompt sentences, which the model was trained on and the
@@ -55,11 +55,6 @@ const (
 
 // extensions are the files compared: code, scripts, templates and prose.
 var extensions = map[string]bool{".go": true, ".jinja": true, ".sh": true, ".py": true, ".md": true}
-
-// beingDeleted are directories of Ollama code copied into the tree that the same change
-// deletes; their lines are reported apart and do not count against the limit. The list
-// is emptied when that change merges.
-var beingDeleted = []string{"engine/ollama/laterrenderers/", "engine/ollama/laterparsers/"}
 
 // familyTexts are sentences of a model family's own prompt (its published chat
 // template), which the model was trained on: hearth's templates and script models must
@@ -326,12 +321,12 @@ func compareTemplates(ours, published []string) ([]templateOverlap, error) {
 
 // result is a whole measurement.
 type result struct {
-	ollamaDirs              []string
-	code, deleted           []fileOverlap
-	copied, shared, deleteN int
-	templates               []templateOverlap
-	publishedDir            string
-	treeFiles, refLines     int
+	ollamaDirs          []string
+	code                []fileOverlap
+	copied, shared      int
+	templates           []templateOverlap
+	publishedDir        string
+	treeFiles, refLines int
 }
 
 // measure runs both comparisons over the repository at root.
@@ -362,11 +357,6 @@ func measure(root string) (*result, error) {
 		return nil, err
 	}
 	for _, o := range all {
-		if deleting(o.path) {
-			r.deleted = append(r.deleted, o)
-			r.deleteN += o.copied
-			continue
-		}
 		r.code = append(r.code, o)
 		r.copied += o.copied
 		r.shared += o.shared
@@ -393,15 +383,6 @@ func measure(root string) (*result, error) {
 	}
 	r.templates, err = compareTemplates(ours, published)
 	return r, err
-}
-
-func deleting(path string) bool {
-	for _, p := range beingDeleted {
-		if strings.HasPrefix(path, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // failures are the limits r passes.
@@ -443,10 +424,8 @@ func (r *result) print(verbose bool) {
 			}
 		}
 	}
-	fmt.Printf("outside the packages being deleted: %d copied lines (limit %d); %d lines shared at all, in %d files\n", r.copied, codeLimit, r.shared, len(r.code))
+	fmt.Printf("%d copied lines (limit %d); %d lines shared at all, in %d files\n", r.copied, codeLimit, r.shared, len(r.code))
 	printFiles(r.code)
-	fmt.Printf("\nbeing deleted (%s): %d copied lines in %d files\n", strings.Join(beingDeleted, ", "), r.deleteN, len(r.deleted))
-	printFiles(r.deleted)
 	fmt.Printf("\nhearth's templates against the published templates in %s\n(distinct lines shared with the published template sharing the most; limit %.0f%%):\n", r.publishedDir, 100*templateLimit)
 	for _, t := range r.templates {
 		fmt.Printf("  %5.1f%%  %3d of %3d  %-26s %s\n", 100*t.ratio, t.shared, t.lines, t.name, t.closest)

@@ -9,8 +9,9 @@ import (
 )
 
 // TestWithParserCapabilities: a model on a parser the module lacks is listed as a
-// tools and thinking model, as the Ollama release that added the parser lists it;
-// other models, and a runtime that lists them already, are left as they are.
+// tools and thinking model, as the Ollama release that added the parser lists it, and a
+// parser that a format lists as not thinking adds tools alone; other models, and a
+// runtime that lists them already, are left as they are.
 func TestWithParserCapabilities(t *testing.T) {
 	completion := []model.Capability{model.CapabilityCompletion}
 	for _, c := range []struct {
@@ -21,6 +22,12 @@ func TestWithParserCapabilities(t *testing.T) {
 		{"ornith on v0.24.0", &api.ShowResponse{Parser: "ornith", Capabilities: completion},
 			[]model.Capability{"completion", "tools", "thinking"}},
 		{"poolside-v1 read from the Modelfile", &api.ShowResponse{Modelfile: "FROM x\nRENDERER poolside-v1\nPARSER poolside-v1\n", Capabilities: completion},
+			[]model.Capability{"completion", "tools", "thinking"}},
+		{"gemma4 told not to think", &api.ShowResponse{Renderer: "gemma4", Parser: "gemma4-no-thinking", Capabilities: completion},
+			[]model.Capability{"completion", "tools"}},
+		{"lfm2", &api.ShowResponse{Renderer: "lfm2", Parser: "lfm2", Capabilities: completion},
+			[]model.Capability{"completion", "tools"}},
+		{"lfm2-thinking", &api.ShowResponse{Renderer: "lfm2-thinking", Parser: "lfm2-thinking", Capabilities: completion},
 			[]model.Capability{"completion", "tools", "thinking"}},
 		{"a later runtime lists them", &api.ShowResponse{Parser: "nemotron-3.5-nano", Capabilities: []model.Capability{"completion", "thinking", "tools"}},
 			[]model.Capability{"completion", "thinking", "tools"}},
