@@ -41,6 +41,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -153,9 +154,12 @@ func (e *Engine) model(ctx context.Context, rt Runtime, name string) (*Model, er
 	info, err := rt.Model(ctx, name)
 	if errors.Is(err, ErrModelNotFound) {
 		he := e.Aliases.ModelNotFound(name)
+		// The whole catalog, not rt (a placement's one runtime): the name may be
+		// near one another runtime has.
+		looked := explainNotFound(ctx, e.rt, name, he)
 		// Claude Code shows its own words for a 404 ("There's an issue with the
 		// selected model"), not the server's: the operator finds the fix here.
-		e.log.Warn("unknown model", "model", name, "fix", he.Message)
+		e.log.Warn("unknown model", "model", name, "looked_in", strings.Join(looked, "; "), "fix", he.Message)
 		return nil, he
 	}
 	if err != nil {

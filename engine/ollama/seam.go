@@ -225,19 +225,45 @@ func (s seam) Generate(ctx context.Context, req *engine.GenerateRequest, fn func
 		return fn(c)
 	}
 	err := s.generate(ctx, req, seen)
-	if err == nil || got.Load() || ctx.Err() != nil || !runnerDied(err) {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	if got.Load() || !runnerDied(err) {
+		// A stream the runner's death broke off comes as the stream's error, not as
+		// a status.
+		if runnerMessage(err.Error()) {
+			slog.Error("the model runner stopped during a generation", s.runnerDeath(req.Model, err)...)
+		}
 		return err
 	}
 	// The model's runner died before this request had anything from it: most likely
 	// another request's input killed it (or the machine did), and the runtime starts
 	// a new runner for the next request. Once: a request whose own input kills the
 	// runner fails the second time, with the runtime's error and this one's account.
-	slog.Warn("the model runner died before answering; trying once more on a new runner", "model", req.Model, "error", err)
+	slog.Warn("the model runner died before answering; trying once more on a new runner", s.runnerDeath(req.Model, err)...)
 	if err = s.generate(ctx, req, seen); err != nil && runnerDied(err) && !got.Load() {
+		slog.Error("the model runner stopped twice while evaluating a prompt", s.runnerDeath(req.Model, err)...)
 		return &engine.StatusError{StatusCode: http.StatusInternalServerError,
 			Message: "the model runner stopped twice while evaluating this request's prompt (retried once on a new runner): " + err.Error()}
+	} else if err != nil && runnerDied(err) && ctx.Err() == nil {
+		slog.Error("the model runner stopped during a generation", s.runnerDeath(req.Model, err)...)
 	}
 	return err
+}
+
+// runnerDeath is what hearth's log says of a runner that died: the model, the runtime's
+// error and, in the embedded runtime, the runner's last lines of output, which say why
+// more often than the runtime's error does (a failed allocation, an assertion). The
+// client's error has none of them (RuntimeFailure): they name this machine's paths.
+func (s seam) runnerDeath(model string, err error) []any {
+	attrs := []any{"model", model, "error", err}
+	if !s.embedded {
+		return attrs
+	}
+	if tail := runnerTail(model); len(tail) > 0 {
+		attrs = append(attrs, "runner_output", strings.Join(tail, "\n"))
+	}
+	return attrs
 }
 
 // runnerDied reports whether err is the runtime saying that the model's runner process
@@ -248,6 +274,12 @@ func runnerDied(err error) bool {
 	if !errors.As(err, &se) || se.StatusCode < 500 {
 		return false
 	}
+	return runnerMessage(se.Message)
+}
+
+// runnerMessage reports whether msg is one of the runtime's words for a runner that
+// died or stopped answering.
+func runnerMessage(msg string) bool {
 	for _, m := range []string{
 		"model runner has unexpectedly stopped",
 		"llama runner process no longer running",
@@ -256,7 +288,7 @@ func runnerDied(err error) bool {
 		// The runtime's health check of a runner that died as the request came.
 		"health resp:",
 	} {
-		if strings.Contains(se.Message, m) {
+		if strings.Contains(msg, m) {
 			return true
 		}
 	}
@@ -494,3 +526,7 @@ func (r *Runtime) Label() string {
 
 // IsEmbedded reports whether the runtime runs inside this process.
 func (r *Runtime) IsEmbedded() bool { return r.Embedded }
+
+// ModelsDirectory is where the runtime keeps its models, when known (always for the
+// embedded runtime): what a model_not_found says hearth looked in.
+func (r *Runtime) ModelsDirectory() string { return r.ModelsDir }
