@@ -11,8 +11,8 @@ import (
 	"hearth"
 	"hearth/engine"
 	"hearth/server/console"
-	"hearth/telemetry"
 	"hearth/storage"
+	"hearth/telemetry"
 )
 
 // consoleWiring gives the web console (server/console) what it shows and checks:
