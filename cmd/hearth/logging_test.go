@@ -148,7 +148,7 @@ var runtimeMarks = []string{"source=", "[GIN", "llama_model_loader", "print_info
 // a model adds at most a few lines of hearth's own (the placement); nothing of the
 // runtime's output (its log, its request log, the loader's lines) shows. When a
 // model's runner dies in a generation, hearth's error line carries the runner's last
-// lines of output.
+// lines of output, and a line says the runner stopped.
 func TestServeLogsE2E(t *testing.T) {
 	testenv.SkipIfExternal(t, "reads the embedded runtime's output")
 	dir := t.TempDir()
@@ -223,6 +223,8 @@ func TestServeLogsE2E(t *testing.T) {
 	if !strings.Contains(line, "runner_output=") || !strings.Contains(line, "llama_context") {
 		t.Errorf("the runner's death is logged without its last lines: %s", line)
 	}
+	// And its end is an event of its own.
+	logs.waitLine(t, offset, `msg="model runner stopped"`, "model="+scriptmodel.LongModel)
 }
 
 // TestServeDebugLogsE2E: with --log-level debug --log-format json the runtime's output

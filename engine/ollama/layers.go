@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ollama/ollama/llm"
 	"github.com/ollama/ollama/manifest"
@@ -92,6 +93,23 @@ func (b *layoutBook) runnerStarted(port int, modelPath string, out *runnerOutput
 		b.outputs[modelPath] = out
 	}
 	b.mu.Unlock()
+}
+
+// watch returns what notes a runner of the model at modelPath once its process runs:
+// its stop is an event of hearth's log (a model unloaded, or a runner that died).
+func (b *layoutBook) watch(modelPath string) func(pid int) {
+	return func(pid int) {
+		start := time.Now()
+		watchRunner(pid, func() {
+			b.mu.Lock()
+			log := b.log
+			b.mu.Unlock()
+			if log != nil {
+				log.Info("model runner stopped", "model", strings.Join(modelNames(modelPath), ","), "pid", pid,
+					"ran", time.Since(start).Round(time.Second))
+			}
+		})
+	}
 }
 
 func (b *layoutBook) modelAt(port int) (string, bool) {
@@ -180,7 +198,7 @@ func (h runnerLogTap) Handle(ctx context.Context, r slog.Record) error {
 					// in its place keeps the runner's last lines and passes all on.
 					var out *runnerOutput
 					if cmd.Stdout != nil && cmd.Stdout == cmd.Stderr && cmd.Process == nil {
-						out = &runnerOutput{next: cmd.Stdout}
+						out = &runnerOutput{next: cmd.Stdout, cmd: cmd, started: h.book.watch(model)}
 						cmd.Stdout, cmd.Stderr = out, out
 					}
 					h.book.runnerStarted(port, model, out)

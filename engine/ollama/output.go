@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
@@ -181,14 +182,24 @@ const runnerTailLines = 20
 // runner's last lines.
 type runnerOutput struct {
 	next io.Writer
+	// cmd is the runner's command; once it wrote, its process exists (exec starts
+	// the goroutine that copies its output after the process), and started is called
+	// with it, once.
+	cmd     *exec.Cmd
+	started func(pid int)
 
-	mu    sync.Mutex
-	part  []byte
-	lines []string
+	mu      sync.Mutex
+	watched bool
+	part    []byte
+	lines   []string
 }
 
 func (o *runnerOutput) Write(b []byte) (int, error) {
 	o.mu.Lock()
+	if !o.watched && o.cmd != nil && o.cmd.Process != nil && o.started != nil {
+		o.watched = true
+		o.started(o.cmd.Process.Pid)
+	}
 	o.part = append(o.part, b...)
 	for {
 		i := bytes.IndexByte(o.part, '\n')
