@@ -31,14 +31,8 @@ func TestModelNotFoundSaysWhatToDoE2E(t *testing.T) {
 	if err := json.Unmarshal(b, &e); err != nil || code != http.StatusNotFound {
 		t.Fatalf("%d %s", code, b)
 	}
-	looked, get := "the embedded runtime's models directory", "To get it: hearth pull "+typo+"."
-	if testenv.External() {
-		label := testenv.Runtime(t).Label()
-		looked = "the Ollama runtime at " + label
-		get = "To get it: ollama pull " + typo + " on the host of " + label + " (or hearth pull " + typo + ")."
-	}
-	want := "The model '" + typo + "' does not exist or is not available. Did you mean '" + scriptmodel.PlainModel + "'? " +
-		"hearth looked in " + looked + ". " + get + " To serve it under that name, alias it to a model hearth has: " +
+	want := "The model '" + typo + "' does not exist or is not available. Did you mean '" + scriptmodel.PlainModel + "'?" +
+		lookedFor(t, typo) + " To serve it under that name, alias it to a model hearth has: " +
 		"hearth serve --model-alias '" + typo + "=MODEL' (or a pattern, 'hearth-*=MODEL'); see docs/clients.md."
 	if e.Error.Message != want || e.Error.Code != "model_not_found" || e.Error.Param != "model" || e.Error.Type != "not_found" {
 		t.Errorf("error = %+v\nwant message %q, code model_not_found, param model, type not_found", e.Error, want)
@@ -59,4 +53,14 @@ func TestModelNotFoundSaysWhatToDoE2E(t *testing.T) {
 	if !strings.Contains(string(page), `<tr class="lane"><td>hearth-script-plain</td>`) {
 		t.Errorf("the live view does not show the real model's slots:\n%s", page)
 	}
+}
+
+// lookedFor is what a model_not_found of name says of where hearth looked and how to
+// get the model, over the test's one runtime.
+func lookedFor(t *testing.T, name string) string {
+	if testenv.External() {
+		label := testenv.Runtime(t).Label()
+		return " hearth looked in the Ollama runtime at " + label + ". To get it: ollama pull " + name + " on the host of " + label + " (or hearth pull " + name + ")."
+	}
+	return " hearth looked in the embedded runtime's models directory. To get it: hearth pull " + name + "."
 }

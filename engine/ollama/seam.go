@@ -40,12 +40,41 @@ func newSeam(c Client, drain, embedded bool) seam {
 // Seam is the engine's runtime seam over this runtime. Over an external runtime it
 // never leaves a generation's stream before its end (see drainSeam).
 func (r *Runtime) Seam() engine.Runtime {
+	var s seam
 	if r.Embedded {
 		// The embedded runtime's listener makes leaving a stream safe
 		// (disconnectSafeListener), and leaving frees the slot at once.
-		return newSeam(r.Client, false, true)
+		s = newSeam(r.Client, false, true)
+	} else {
+		s = newSeam(r.Client, true, false)
 	}
-	return DrainingSeam(r.Client)
+	s.rt = r
+	return s
+}
+
+// ModelNames are the models the runtime has (engine.ModelCatalog); none over a bare
+// client (Seam).
+func (s seam) ModelNames(ctx context.Context) []string {
+	if s.rt == nil {
+		return nil
+	}
+	list, err := s.rt.Models(ctx)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, len(list))
+	for i, m := range list {
+		names[i] = m.Name
+	}
+	return names
+}
+
+// ModelPlaces is where the runtime keeps its models (engine.ModelCatalog).
+func (s seam) ModelPlaces() []engine.ModelPlace {
+	if s.rt == nil {
+		return nil
+	}
+	return []engine.ModelPlace{{Runtime: s.rt.Label(), Embedded: s.rt.Embedded, Dir: s.rt.ModelsDir}}
 }
 
 // EmbeddedSeam is Seam for a client of the embedded runtime, directly or through a
@@ -78,6 +107,9 @@ func DrainingSeam(c Client) engine.Runtime { return newSeam(c, true, false) }
 type seam struct {
 	c     Client
 	drain bool
+	// rt is the runtime the seam is of, for what a model_not_found says; nil over a
+	// bare client.
+	rt *Runtime
 	// embedded: the runtime is this binary's own (EmbeddedSeam).
 	embedded bool
 	// lp remembers whether the runtime returns log probabilities (logprobs.go).
