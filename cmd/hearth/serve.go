@@ -192,7 +192,7 @@ func openServeStore(ctx context.Context, spec databaseSpec, o serveOptions, log 
 func serve(parent context.Context, o serveOptions) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+		return fmt.Errorf("--log-level %q is not a level\nfix: give debug, info, warn or error (or HEARTH_LOG_LEVEL, or log-level in the config file)", o.logLevel)
 	}
 	var handler slog.Handler
 	switch o.logFormat {
@@ -201,7 +201,7 @@ func serve(parent context.Context, o serveOptions) error {
 	case "json":
 		handler = slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})
 	default:
-		return fmt.Errorf("--log-format %q: want text or json", o.logFormat)
+		return fmt.Errorf("--log-format %q is not a format\nfix: give text or json (or HEARTH_LOG_FORMAT, or log-format in the config file)", o.logFormat)
 	}
 	if o.wsLifetime <= 0 {
 		return fmt.Errorf("--websocket-lifetime %v: want a positive duration, such as 60m", o.wsLifetime)
