@@ -2,13 +2,11 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,8 +15,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/ollama/ollama/api"
 
 	"hearth/engine/ollama/testenv"
 	"hearth/scriptmodel"
@@ -112,15 +108,23 @@ func serveLogged(t *testing.T, dir string, args ...string) (base string, logs *l
 	}
 }
 
-func createModels(t *testing.T, base string, names ...string) {
+// scriptModels makes the script models in dir's models directory with `hearth
+// script-models`, which prints the models it made and nothing of the runtime's.
+func scriptModels(t *testing.T, dir string) {
 	t.Helper()
-	u, _ := url.Parse(base)
-	client := api.NewClient(u, http.DefaultClient)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	for _, n := range names {
-		if _, err := scriptmodel.Create(ctx, client, n, scriptmodel.Catalog()[n]); err != nil {
-			t.Fatal(err)
+	cmd := exec.Command(os.Args[0], "script-models", "--models", filepath.Join(dir, "models"))
+	cmd.Env = slicesWithout(append(os.Environ(), runMainEnv+"=1"), "OLLAMA_HOST=")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("hearth script-models: %v\n%s", err, stderr.String())
+	}
+	if stderr.Len() > 0 || !strings.Contains(stdout.String(), scriptmodel.PlainModel) {
+		t.Errorf("hearth script-models printed on stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
+	}
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n")[1:] {
+		if !strings.HasPrefix(line, "  hearth-script-") {
+			t.Errorf("hearth script-models printed a line of no model: %q", line)
 		}
 	}
 }
@@ -152,8 +156,8 @@ var runtimeMarks = []string{"source=", "[GIN", "llama_model_loader", "print_info
 func TestServeLogsE2E(t *testing.T) {
 	testenv.SkipIfExternal(t, "reads the embedded runtime's output")
 	dir := t.TempDir()
+	scriptModels(t, dir)
 	base, logs, cmd := serveLogged(t, dir)
-	createModels(t, base, scriptmodel.PlainModel, scriptmodel.LongModel)
 
 	check := func(label string, offset, most int) []string {
 		t.Helper()
@@ -250,8 +254,8 @@ func killMidStream(t *testing.T, base string, pid int) bool {
 func TestServeDebugLogsE2E(t *testing.T) {
 	testenv.SkipIfExternal(t, "reads the embedded runtime's output")
 	dir := t.TempDir()
+	scriptModels(t, dir)
 	base, logs, _ := serveLogged(t, dir, "--log-level", "debug", "--log-format", "json")
-	createModels(t, base, scriptmodel.PlainModel)
 	offset := len(logs.String())
 	respondOnce(t, base, scriptmodel.PlainModel)
 	logs.waitLine(t, offset, `"msg":"request"`, `"path":"/v1/responses"`)
