@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"hearth"
@@ -51,18 +52,38 @@ func (p ModelPlace) log() string {
 // wait on a runtime that does not answer.
 const catalogWait = 2 * time.Second
 
-// explainNotFound adds to he, the model_not_found of name, what the runtime's catalog
-// says: the nearest names it has, where it looked and the command that gets the
-// model. It returns the places as the log shows them.
-func explainNotFound(ctx context.Context, rt Runtime, name string, he *hearth.Error) []string {
+// catalogKeep is how long the names a listing gave serve model_not_found answers: a
+// stream of made-up names costs one listing per interval, not one per request.
+const catalogKeep = 5 * time.Second
+
+// catalogNames keeps the runtime's latest listing of model names.
+type catalogNames struct {
+	mu      sync.Mutex
+	names   []string
+	fetched time.Time
+}
+
+func (n *catalogNames) get(ctx context.Context, c ModelCatalog) []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.fetched.IsZero() || time.Since(n.fetched) >= catalogKeep {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), catalogWait)
+		defer cancel()
+		n.names, n.fetched = c.ModelNames(ctx), time.Now()
+	}
+	return n.names
+}
+
+// explain adds to he, the model_not_found of name, what the runtime's catalog says:
+// the nearest names it has, where it looked and the command that gets the model. It
+// returns the places as the log shows them.
+func (n *catalogNames) explain(ctx context.Context, rt Runtime, name string, he *hearth.Error) []string {
 	c, ok := rt.(ModelCatalog)
 	if !ok {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), catalogWait)
-	defer cancel()
 	var b strings.Builder
-	if near := NearestNames(name, c.ModelNames(ctx)); len(near) > 0 {
+	if near := NearestNames(name, n.get(ctx, c)); len(near) > 0 {
 		quoted := make([]string, len(near))
 		for i, n := range near {
 			quoted[i] = "'" + n + "'"
