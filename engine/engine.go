@@ -41,6 +41,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,6 +55,8 @@ type Engine struct {
 	rt      Runtime
 	formats *toolgrammar.Registry
 	log     *slog.Logger
+	// names keeps the runtime's model names a model_not_found compares with.
+	names catalogNames
 
 	// DefaultContext is the context window for models whose Modelfile sets none
 	// (see ContextWindow); New reads it from the environment.
@@ -153,9 +156,12 @@ func (e *Engine) model(ctx context.Context, rt Runtime, name string) (*Model, er
 	info, err := rt.Model(ctx, name)
 	if errors.Is(err, ErrModelNotFound) {
 		he := e.Aliases.ModelNotFound(name)
+		// The whole catalog, not rt (a placement's one runtime): the name may be
+		// near one another runtime has.
+		looked := e.names.explain(ctx, e.rt, name, he)
 		// Claude Code shows its own words for a 404 ("There's an issue with the
 		// selected model"), not the server's: the operator finds the fix here.
-		e.log.Warn("unknown model", "model", name, "fix", he.Message)
+		e.log.Warn("unknown model", "model", name, "looked_in", strings.Join(looked, "; "), "fix", he.Message)
 		return nil, he
 	}
 	if err != nil {

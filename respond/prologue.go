@@ -62,6 +62,7 @@ func (s *Service) prepare(ctx context.Context, in *Request, compaction bool) (*p
 		// The log lines already name the model the client sent; they add the one
 		// that runs.
 		in.Meta.Log = in.Meta.Log.With("resolved_model", req.Model)
+		in.Meta.Resolved = req.Model
 	}
 	p := &prepared{req: req}
 	chain, err := s.chainHistory(ctx, in.Owner, req.PreviousResponseID, in.Local, in.Epoch, !compaction)

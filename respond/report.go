@@ -59,7 +59,7 @@ func (r *run) report(final *hearth.Response) {
 	}
 	rt := a.Runtime()
 	attrs := []slog.Attr{
-		slog.String("response_id", final.ID), slog.String("status", final.Status),
+		slog.String("response_id", final.ID), slog.String("response_status", final.Status),
 		slog.Duration("queue_wait", a.Waited()), slog.String("runtime", rt),
 	}
 	if r.kind != "" {
@@ -87,6 +87,9 @@ func (r *run) report(final *hearth.Response) {
 	}
 	if r.s.logContent {
 		attrs = append(attrs, slog.String("input", jsonString(r.req.Input)), slog.String("output", outputText(final)))
+	}
+	if r.meta.Line.add(attrs) {
+		return
 	}
 	r.meta.Log.LogAttrs(context.Background(), slog.LevelInfo, "response", attrs...)
 }

@@ -15,6 +15,7 @@ package respond
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"hearth"
@@ -104,8 +105,47 @@ type Meta struct {
 	// or the group an admin put the key in; "" without keys.
 	CacheGroup string
 	Model      string
+	// Resolved is the model that runs when an alias maps Model to another; "" when
+	// it is Model.
+	Resolved   string
 	ResponseID string
 	Log        *slog.Logger
+	// Line, when set, is the request's own log line, still to be written when the
+	// request is answered: the response's account (tokens, time to first token) goes
+	// into it, so a request is one line. nil (a WebSocket create, of which one
+	// connection has many) logs a line of its own per response.
+	Line *RequestLine
+}
+
+// RequestLine gathers what a request's one log line says of its response. A response
+// that ends after its request was answered (a background one) logs its own line.
+type RequestLine struct {
+	mu      sync.Mutex
+	written bool
+	attrs   []slog.Attr
+}
+
+// add hands a response's account to the line; false when the line was already
+// written (or holds another response's), and the caller logs its own.
+func (l *RequestLine) add(attrs []slog.Attr) bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.written || l.attrs != nil {
+		return false
+	}
+	l.attrs = attrs
+	return true
+}
+
+// Write marks the line written and returns the response's account it holds, if any.
+func (l *RequestLine) Write() []slog.Attr {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.written = true
+	return l.attrs
 }
 
 // Request is one response to make, as the front door decoded it.

@@ -124,7 +124,7 @@ func TestModelAliasE2E(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound || e.Error.Code != hearth.CodeModelNotFound || e.Error.Param != "model" {
 		t.Fatalf("unknown model: %d %s", resp.StatusCode, body)
 	}
-	wantMsg := "The model 'gemini-2.5-pro' does not exist or is not available. To serve it under that name, alias it to a model hearth has: " +
+	wantMsg := "The model 'gemini-2.5-pro' does not exist or is not available." + lookedFor(t, "gemini-2.5-pro") + " To serve it under that name, alias it to a model hearth has: " +
 		"hearth serve --model-alias 'gemini-2.5-pro=MODEL' (or a pattern, 'gemini-*=MODEL'); see docs/clients.md."
 	if e.Error.Message != wantMsg {
 		t.Errorf("unknown model message\n got %q\nwant %q", e.Error.Message, wantMsg)

@@ -12,6 +12,7 @@ import (
 	"hearth/engine"
 	"hearth/server/console"
 	"hearth/storage"
+	"hearth/telemetry"
 )
 
 // consoleWiring gives the web console (server/console) what it shows and checks:
@@ -130,6 +131,12 @@ func (s consoleWiring) liveState(ctx context.Context) console.Live {
 	}
 	l.Runtimes = []console.Runtime{rt}
 	for _, lane := range s.admission.Snapshot() {
+		// Admission opens a lane for whatever name a request sends, before the
+		// runtime says whether it has that model: a name it does not have (a typo,
+		// answered model_not_found) is no model to show slots of.
+		if s.models.Label(lane.Model) == telemetry.UnknownModel {
+			continue
+		}
 		l.Lanes = append(l.Lanes, console.Lane{Model: lane.Model, Running: lane.Running, Waiting: lane.Waiting})
 	}
 	return l

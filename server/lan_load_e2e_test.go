@@ -168,20 +168,21 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	return s[min(len(s)-1, int(p*float64(len(s))))]
 }
 
-// serverTimes reads queue_wait and ttft of every "response" log record.
+// serverTimes reads queue_wait and ttft of every log record of a response: a request's
+// line, or a response's own.
 func serverTimes(logs *lockedBuffer) (wait, ttft []time.Duration) {
 	logs.mu.Lock()
 	defer logs.mu.Unlock()
 	for _, line := range strings.Split(logs.b.String(), "\n") {
 		var rec struct {
 			Msg       string `json:"msg"`
-			QueueWait int64  `json:"queue_wait"`
+			QueueWait *int64 `json:"queue_wait"`
 			TTFT      int64  `json:"ttft"`
 		}
-		if json.Unmarshal([]byte(line), &rec) != nil || rec.Msg != "response" {
+		if json.Unmarshal([]byte(line), &rec) != nil || (rec.Msg != "response" && rec.Msg != "request") || rec.QueueWait == nil {
 			continue
 		}
-		wait = append(wait, time.Duration(rec.QueueWait))
+		wait = append(wait, time.Duration(*rec.QueueWait))
 		if rec.TTFT > 0 {
 			ttft = append(ttft, time.Duration(rec.TTFT))
 		}

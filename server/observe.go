@@ -50,10 +50,12 @@ func requestID(c *gin.Context) string {
 }
 
 // observe gives every request an id (echoed as x-request-id), then logs it and counts
-// it once it is answered. It never logs bodies: prompt text is the team's business
-// (--log-content opts in, in the response log line).
+// it once it is answered: one line per request, which also carries its response's
+// account (status, tokens, time to first token) when the response ended with the
+// request. It never logs bodies: prompt text is the team's business (--log-content opts
+// in, in the response's account).
 func (s middleware) observe(c *gin.Context) {
-	m := &reqMeta{ID: requestID(c), Start: time.Now(), Key: "anonymous", Client: clientAddr(c)}
+	m := &reqMeta{ID: requestID(c), Start: time.Now(), Key: "anonymous", Client: clientAddr(c), Line: &respond.RequestLine{}}
 	m.Log = s.log.With("request_id", m.ID)
 	c.Set(metaKey, m)
 	c.Header("x-request-id", m.ID)
@@ -62,6 +64,7 @@ func (s middleware) observe(c *gin.Context) {
 	status := c.Writer.Status()
 	route := c.FullPath()
 	elapsed := time.Since(m.Start)
+	response := m.Line.Write()
 	s.metrics.Request(route, c.Request.Method, status, s.models.Label(m.Model), m.Key)
 	if route != "" {
 		s.metrics.Duration.WithLabelValues(route).Observe(elapsed.Seconds())
@@ -78,16 +81,22 @@ func (s middleware) observe(c *gin.Context) {
 	if !s.log.Enabled(context.Background(), level) {
 		return
 	}
-	attrs := []slog.Attr{
+	// Built from the record, not m.Log: the handlers add the key and model to m.Log
+	// for their own lines, and this line names each once.
+	attrs := make([]slog.Attr, 0, 10+len(response))
+	attrs = append(attrs, slog.String("request_id", m.ID),
 		slog.String("method", c.Request.Method), slog.String("path", c.Request.URL.Path),
-		slog.Int("status", status), slog.Duration("duration", elapsed), slog.String("key", m.Key),
-		slog.String("client", m.Client),
-	}
+		slog.Int("status", status), slog.String("key", m.Key), slog.String("client", m.Client))
 	if m.Model != "" {
 		attrs = append(attrs, slog.String("model", logModel(m.Model)))
 	}
-	if m.ResponseID != "" {
+	if m.Resolved != "" && m.Resolved != m.Model {
+		attrs = append(attrs, slog.String("resolved_model", logModel(m.Resolved)))
+	}
+	if m.ResponseID != "" && response == nil {
 		attrs = append(attrs, slog.String("response_id", m.ResponseID))
 	}
-	m.Log.LogAttrs(context.Background(), level, "request", attrs...)
+	attrs = append(attrs, response...)
+	attrs = append(attrs, slog.Duration("duration", elapsed))
+	s.log.LogAttrs(context.Background(), level, "request", attrs...)
 }

@@ -307,6 +307,9 @@ func (l *lane) respond(data []byte) (*hearth.Response, string, error) {
 	// Each create is a request of its own in the log and metrics.
 	m := sk.base
 	m.Start = time.Now()
+	// The connection's request line is written when it ends; each create's
+	// response logs a line of its own.
+	m.Line = nil
 	req, _, err := s.decodeRequest(&m, body, hearth.DecodeCreateRequest, dropped)
 	if err != nil {
 		return nil, "", err

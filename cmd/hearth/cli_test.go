@@ -230,6 +230,7 @@ func TestServeRejectsBadSettings(t *testing.T) {
 		{"--websocket-lifetime", "-1m"},
 		{"--journal-retention", "-1h"},
 		{"--log-format", "xml"},
+		{"--log-level", "loud"},
 		{"--write-timeout", "0s"},
 		{"--websocket-queue-bytes", "0"},
 		{"--websocket-queue-total-bytes", "-1"},

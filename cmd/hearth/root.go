@@ -62,6 +62,10 @@ the variable, which wins over the file.`,
 	root.PersistentFlags().StringVar(&configPath, "config", "", "TOML or YAML file of settings, keys named as flags [$HEARTH_CONFIG]")
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(serveCommand(), keysCommand(), modelsCommand(), showCommand(), pullCommand(), doctorCommand(), dbCommand(), benchCommand(), scriptModelsCommand(), versionCommand())
+	// Errors go to the standard error this process started with: serve hands the
+	// os.Stderr variable to the embedded runtime's output (ollama.CaptureOutput), and a
+	// command's error must still reach the user.
+	root.SetErr(os.Stderr)
 	return root
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -50,9 +51,13 @@ creates them in an Ollama server you run. Models of the same names are replaced.
 				if err := cpubuild.Check(); err != nil {
 					return err
 				}
-				// The runtime's gin logs every request to stdout, which belongs to
-				// the list of models here (its own log goes to stderr).
-				ollama.LogRequestsTo(io.Discard)
+				// The runtime's output (its request log on stdout, which belongs to
+				// the list of models here, its log and the loader's lines on
+				// stderr) is not this command's: it prints the models it made, and
+				// an error says what failed.
+				if err := ollama.CaptureOutput(slog.New(slog.DiscardHandler)); err != nil {
+					return err
+				}
 				startCtx, cancel := context.WithTimeout(ctx, time.Minute)
 				defer cancel()
 				var err error

@@ -193,7 +193,7 @@ func openServeStore(ctx context.Context, spec databaseSpec, o serveOptions, log 
 func serve(parent context.Context, o serveOptions) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+		return fmt.Errorf("--log-level %q is not a level\nfix: give debug, info, warn or error (or HEARTH_LOG_LEVEL, or log-level in the config file)", o.logLevel)
 	}
 	var handler slog.Handler
 	switch o.logFormat {
@@ -202,7 +202,7 @@ func serve(parent context.Context, o serveOptions) error {
 	case "json":
 		handler = slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: level})
 	default:
-		return fmt.Errorf("--log-format %q: want text or json", o.logFormat)
+		return fmt.Errorf("--log-format %q is not a format\nfix: give text or json (or HEARTH_LOG_FORMAT, or log-format in the config file)", o.logFormat)
 	}
 	if o.wsLifetime <= 0 {
 		return fmt.Errorf("--websocket-lifetime %v: want a positive duration, such as 60m", o.wsLifetime)
@@ -228,6 +228,14 @@ func serve(parent context.Context, o serveOptions) error {
 	if o.journalKeep < 0 {
 		return fmt.Errorf("--journal-retention %v: want a duration of zero or more, such as 168h", o.journalKeep)
 	}
+	// The address first, before anything loads: a port in use is said at once, not
+	// after the database and the runtime have started. Held from here, so nothing
+	// takes it meanwhile; connections wait in its backlog until hearth serves.
+	ln, err := listen(o.addr)
+	if err != nil {
+		return err
+	}
+	defer ln.Close()
 	log := slog.New(handler)
 	warnClientKey(log)
 	if limit := min(o.wsQueue, o.wsQueueAll); limit < o.maxBody {
@@ -341,10 +349,6 @@ func serve(parent context.Context, o serveOptions) error {
 	// Tool search needs nothing configured: it searches the request's own tools.
 	eng.RegisterHosted(toolsearch.NewKind(log))
 
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.addr, err)
-	}
 	fileURLs, err := urlpolicy.New("--file-allow-url", o.fileAllowURL)
 	if err != nil {
 		return err
@@ -414,6 +418,24 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// listen opens serve's address, or says what is wrong with it and what to do: one line
+// of cause, one of fix.
+func listen(addr string) (net.Listener, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, fmt.Errorf("--addr %q is not an address: %v\nfix: give HOST:PORT, such as --addr 127.0.0.1:8080 (or HEARTH_ADDR, or addr in the config file)", addr, err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, fmt.Errorf("--addr %s is in use: another program (another hearth?) listens there\nfix: stop that program, or give hearth serve a free address: --addr HOST:PORT (or HEARTH_ADDR, or addr in the config file)", addr)
+	case errors.Is(err, syscall.EACCES):
+		return nil, fmt.Errorf("--addr %s: permission denied (ports below 1024 need privileges)\nfix: use a port of 1024 or more, such as --addr 127.0.0.1:8080", addr)
+	case err != nil:
+		return nil, fmt.Errorf("--addr %s: cannot listen there: %v\nfix: give an address of this machine that is free, such as --addr 127.0.0.1:8080", addr, err)
+	}
+	return ln, nil
 }
 
 // warnClientKey says that serve ignores $HEARTH_API_KEY and the config file's api-key:
@@ -487,6 +509,12 @@ func startEmbedded(ctx context.Context, o serveOptions, log *slog.Logger) (*olla
 	kernels := cpubuild.Selected()
 	if kernels.Err != nil {
 		return nil, kernels.Err
+	}
+	// The runtime's own output (its log, its request log of hearth's calls, the model
+	// loader's and runners' lines) is hearth's debug records: at the default level a
+	// request is one line.
+	if err := ollama.CaptureOutput(log); err != nil {
+		return nil, fmt.Errorf("start embedded runtime: %w", err)
 	}
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()

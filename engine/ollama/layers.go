@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ollama/ollama/llm"
 	"github.com/ollama/ollama/manifest"
@@ -54,7 +55,8 @@ import (
 var layouts = newLayoutBook()
 
 func newLayoutBook() *layoutBook {
-	return &layoutBook{ports: map[int]string{}, byPath: map[string]engine.Layers{}, names: map[ml.DeviceID]string{}}
+	return &layoutBook{ports: map[int]string{}, byPath: map[string]engine.Layers{}, names: map[ml.DeviceID]string{},
+		outputs: map[string]*runnerOutput{}}
 }
 
 type layoutBook struct {
@@ -63,6 +65,8 @@ type layoutBook struct {
 	byPath map[string]engine.Layers // model blob path -> its committed layout
 	names  map[ml.DeviceID]string   // device -> the backend's name for it (Devices)
 	log    *slog.Logger             // where each placement is logged; nil logs nothing
+	// outputs keep the last lines of each model's latest runner, by model blob path.
+	outputs map[string]*runnerOutput
 }
 
 // knowDevices keeps the backend's names of the devices discovery found: the llama.cpp
@@ -82,10 +86,30 @@ func (b *layoutBook) deviceName(id ml.DeviceID) (string, bool) {
 	return n, ok
 }
 
-func (b *layoutBook) runnerStarted(port int, modelPath string) {
+func (b *layoutBook) runnerStarted(port int, modelPath string, out *runnerOutput) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.ports[port] = modelPath
+	if out != nil {
+		b.outputs[modelPath] = out
+	}
+	b.mu.Unlock()
+}
+
+// watch returns what notes a runner of the model at modelPath once its process runs:
+// its stop is an event of hearth's log (a model unloaded, or a runner that died).
+func (b *layoutBook) watch(modelPath string) func(pid int) {
+	return func(pid int) {
+		start := time.Now()
+		watchRunner(pid, func() {
+			b.mu.Lock()
+			log := b.log
+			b.mu.Unlock()
+			if log != nil {
+				log.Info("model runner stopped", "model", strings.Join(modelNames(modelPath), ","), "pid", pid,
+					"ran", time.Since(start).Round(time.Second))
+			}
+		})
+	}
 }
 
 func (b *layoutBook) modelAt(port int) (string, bool) {
@@ -95,7 +119,7 @@ func (b *layoutBook) modelAt(port int) (string, bool) {
 	return p, ok
 }
 
-func (b *layoutBook) committed(modelPath string, l engine.Layers) {
+func (b *layoutBook) committed(modelPath string, l engine.Layers, mem ml.BackendMemory) {
 	b.mu.Lock()
 	b.byPath[modelPath] = l
 	log := b.log
@@ -103,7 +127,23 @@ func (b *layoutBook) committed(modelPath string, l engine.Layers) {
 	if log == nil {
 		return
 	}
-	log.Info("model layers placed", "model", strings.Join(modelNames(modelPath), ","), "layers", l.String())
+	attrs := []any{"model", strings.Join(modelNames(modelPath), ","), "layers", l.String(), "cpu_variant", cpuVariant()}
+	// The llama.cpp runner reports no memory; the Ollama engine's runner does.
+	if total := memoryTotal(mem); total > 0 {
+		attrs = append(attrs, "memory_bytes", total)
+	}
+	// The runner's start, as an operator reads it: where the model runs, on which CPU
+	// kernels, in how much memory.
+	log.Info("model layers placed", attrs...)
+}
+
+// memoryTotal is the bytes a runner said its model takes, on every device.
+func memoryTotal(m ml.BackendMemory) uint64 {
+	total := m.InputWeights + m.CPU.Size()
+	for _, g := range m.GPUs {
+		total += g.Size()
+	}
+	return total
 }
 
 func (b *layoutBook) layout(modelPath string) (engine.Layers, bool) {
@@ -129,7 +169,12 @@ func installLayoutTaps(log *slog.Logger) {
 // installLogTap wraps the runtime's logger once server.Serve has made it slog's default:
 // Serve does that first thing, so it is done once the runtime answers.
 func installLogTap() {
-	slog.SetDefault(slog.New(runnerLogTap{inner: slog.Default().Handler(), book: layouts}))
+	inner := slog.Default().Handler()
+	if log := capturedLog(); log != nil {
+		// The runtime's records become hearth's debug records (output.go).
+		inner = newRuntimeRecords(log.Handler())
+	}
+	slog.SetDefault(slog.New(runnerLogTap{inner: inner, book: layouts}))
 }
 
 // runnerLogTap passes every record on to the runtime's handler and notes each runner
@@ -148,7 +193,15 @@ func (h runnerLogTap) Handle(ctx context.Context, r slog.Record) error {
 		r.Attrs(func(a slog.Attr) bool {
 			if cmd, ok := a.Value.Any().(*exec.Cmd); ok && a.Key == "cmd" {
 				if port, model, ok := runnerArgs(cmd.Args); ok {
-					h.book.runnerStarted(port, model)
+					// The runtime logs this before it starts the process, with
+					// one writer for its stdout and stderr: the writer hearth puts
+					// in its place keeps the runner's last lines and passes all on.
+					var out *runnerOutput
+					if cmd.Stdout != nil && cmd.Stdout == cmd.Stderr && cmd.Process == nil {
+						out = &runnerOutput{next: cmd.Stdout, cmd: cmd, started: h.book.watch(model)}
+						cmd.Stdout, cmd.Stderr = out, out
+					}
+					h.book.runnerStarted(port, model, out)
 				}
 				return false
 			}
@@ -229,7 +282,7 @@ func (t loadTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	if total, err := modelLayers(modelPath); err == nil {
-		t.book.committed(modelPath, t.book.placement(total, load.GPULayers, loaded.Memory))
+		t.book.committed(modelPath, t.book.placement(total, load.GPULayers, loaded.Memory), loaded.Memory)
 	}
 	return resp, nil
 }

@@ -125,7 +125,7 @@ func TestLoadTap(t *testing.T) {
 			book := newLayoutBook()
 			var logs bytes.Buffer
 			book.log = slog.New(slog.NewTextHandler(&logs, nil))
-			book.runnerStarted(5001, path)
+			book.runnerStarted(5001, path, nil)
 			book.knowDevices(tc.known)
 			runner := &fakeRunner{answer: tc.answer}
 			client := &http.Client{Transport: loadTap{next: runner, book: book}}
@@ -165,7 +165,7 @@ func TestLoadTap(t *testing.T) {
 // TestLoadTapPassesOtherRequests: requests other than a runner's load are not read.
 func TestLoadTapPassesOtherRequests(t *testing.T) {
 	book := newLayoutBook()
-	book.runnerStarted(5001, "/m/blob")
+	book.runnerStarted(5001, "/m/blob", nil)
 	runner := &fakeRunner{}
 	client := &http.Client{Transport: loadTap{next: runner, book: book}}
 	for _, r := range []struct{ method, url, body string }{

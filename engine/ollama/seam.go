@@ -41,12 +41,41 @@ func newSeam(c Client, drain, embedded bool) seam {
 // Seam is the engine's runtime seam over this runtime. Over an external runtime it
 // never leaves a generation's stream before its end (see drainSeam).
 func (r *Runtime) Seam() engine.Runtime {
+	var s seam
 	if r.Embedded {
 		// The embedded runtime's listener makes leaving a stream safe
 		// (disconnectSafeListener), and leaving frees the slot at once.
-		return newSeam(r.Client, false, true)
+		s = newSeam(r.Client, false, true)
+	} else {
+		s = newSeam(r.Client, true, false)
 	}
-	return DrainingSeam(r.Client)
+	s.rt = r
+	return s
+}
+
+// ModelNames are the models the runtime has (engine.ModelCatalog); none over a bare
+// client (Seam).
+func (s seam) ModelNames(ctx context.Context) []string {
+	if s.rt == nil {
+		return nil
+	}
+	list, err := s.rt.Models(ctx)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, len(list))
+	for i, m := range list {
+		names[i] = m.Name
+	}
+	return names
+}
+
+// ModelPlaces is where the runtime keeps its models (engine.ModelCatalog).
+func (s seam) ModelPlaces() []engine.ModelPlace {
+	if s.rt == nil {
+		return nil
+	}
+	return []engine.ModelPlace{{Runtime: s.rt.Label(), Embedded: s.rt.Embedded, Dir: s.rt.ModelsDir}}
 }
 
 // EmbeddedSeam is Seam for a client of the embedded runtime, directly or through a
@@ -79,6 +108,9 @@ func DrainingSeam(c Client) engine.Runtime { return newSeam(c, true, false) }
 type seam struct {
 	c     Client
 	drain bool
+	// rt is the runtime the seam is of, for what a model_not_found says; nil over a
+	// bare client.
+	rt *Runtime
 	// embedded: the runtime is this binary's own (EmbeddedSeam).
 	embedded bool
 	// lp remembers whether the runtime returns log probabilities (logprobs.go).
@@ -227,19 +259,45 @@ func (s seam) Generate(ctx context.Context, req *engine.GenerateRequest, fn func
 		return fn(c)
 	}
 	err := s.generate(ctx, req, seen)
-	if err == nil || got.Load() || ctx.Err() != nil || !runnerDied(err) {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	if got.Load() || !runnerDied(err) {
+		// A stream the runner's death broke off comes as the stream's error, not as
+		// a status.
+		if runnerMessage(err.Error()) {
+			slog.Error("the model runner stopped during a generation", s.runnerDeath(req.Model, err)...)
+		}
 		return err
 	}
 	// The model's runner died before this request had anything from it: most likely
 	// another request's input killed it (or the machine did), and the runtime starts
 	// a new runner for the next request. Once: a request whose own input kills the
 	// runner fails the second time, with the runtime's error and this one's account.
-	slog.Warn("the model runner died before answering; trying once more on a new runner", "model", req.Model, "error", err)
+	slog.Warn("the model runner died before answering; trying once more on a new runner", s.runnerDeath(req.Model, err)...)
 	if err = s.generate(ctx, req, seen); err != nil && runnerDied(err) && !got.Load() {
+		slog.Error("the model runner stopped twice while evaluating a prompt", s.runnerDeath(req.Model, err)...)
 		return &engine.StatusError{StatusCode: http.StatusInternalServerError,
 			Message: "the model runner stopped twice while evaluating this request's prompt (retried once on a new runner): " + err.Error()}
+	} else if err != nil && runnerDied(err) && ctx.Err() == nil {
+		slog.Error("the model runner stopped during a generation", s.runnerDeath(req.Model, err)...)
 	}
 	return err
+}
+
+// runnerDeath is what hearth's log says of a runner that died: the model, the runtime's
+// error and, in the embedded runtime, the runner's last lines of output, which say why
+// more often than the runtime's error does (a failed allocation, an assertion). The
+// client's error has none of them (RuntimeFailure): they name this machine's paths.
+func (s seam) runnerDeath(model string, err error) []any {
+	attrs := []any{"model", model, "error", err}
+	if !s.embedded {
+		return attrs
+	}
+	if tail := runnerTail(model); len(tail) > 0 {
+		attrs = append(attrs, "runner_output", strings.Join(tail, "\n"))
+	}
+	return attrs
 }
 
 // runnerDied reports whether err is the runtime saying that the model's runner process
@@ -250,6 +308,12 @@ func runnerDied(err error) bool {
 	if !errors.As(err, &se) || se.StatusCode < 500 {
 		return false
 	}
+	return runnerMessage(se.Message)
+}
+
+// runnerMessage reports whether msg is one of the runtime's words for a runner that
+// died or stopped answering.
+func runnerMessage(msg string) bool {
 	for _, m := range []string{
 		"model runner has unexpectedly stopped",
 		"llama runner process no longer running",
@@ -258,7 +322,7 @@ func runnerDied(err error) bool {
 		// The runtime's health check of a runner that died as the request came.
 		"health resp:",
 	} {
-		if strings.Contains(se.Message, m) {
+		if strings.Contains(msg, m) {
 			return true
 		}
 	}
@@ -529,3 +593,7 @@ func (s seam) ggufChat(ctx context.Context, name string) *ggufChat {
 	}
 	return nil
 }
+
+// ModelsDirectory is where the runtime keeps its models, when known (always for the
+// embedded runtime): what a model_not_found says hearth looked in.
+func (r *Runtime) ModelsDirectory() string { return r.ModelsDir }

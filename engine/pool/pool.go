@@ -690,3 +690,29 @@ func (p *Pool) embed(ctx context.Context, pl *engine.Placement, req *engine.Embe
 	}
 	return res, err
 }
+
+// ModelNames are the names of the models every runtime that answers has: what a
+// model_not_found compares a name with (engine.ModelCatalog).
+func (p *Pool) ModelNames(ctx context.Context) []string {
+	list, err := p.Models(ctx)
+	if err != nil {
+		return nil
+	}
+	names := make([]string, len(list))
+	for i, m := range list {
+		names[i] = m.Name
+	}
+	return names
+}
+
+// ModelPlaces are where each runtime keeps its models (engine.ModelCatalog).
+func (p *Pool) ModelPlaces() []engine.ModelPlace {
+	out := make([]engine.ModelPlace, len(p.members))
+	for i, m := range p.members {
+		out[i] = engine.ModelPlace{Runtime: m.label, Embedded: m.rt.IsEmbedded()}
+		if d, ok := m.rt.(interface{ ModelsDirectory() string }); ok {
+			out[i].Dir = d.ModelsDirectory()
+		}
+	}
+	return out
+}
