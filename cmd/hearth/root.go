@@ -13,6 +13,9 @@ import (
 	"hearth/engine/ollama"
 )
 
+// configFile is the --config (or $HEARTH_CONFIG) file this run read, "" for none.
+var configFile string
+
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
@@ -50,6 +53,7 @@ the variable, which wins over the file.`,
 				}
 			}
 			configMCP = nil // only a config file read now sets MCP servers
+			configFile = path
 			if path == "" {
 				return nil
 			}
