@@ -441,7 +441,7 @@ func (d *doctor) checkHearth(ctx context.Context, hc *hearthClient) bool {
 	if !ok {
 		return false
 	}
-	ok = d.check("runtime", func() (string, error) {
+	ok = d.check("its runtime", func() (string, error) {
 		kind := "external"
 		if health.Runtime.Embedded {
 			kind = "embedded"
