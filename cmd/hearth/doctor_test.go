@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -22,8 +23,8 @@ import (
 	"hearth/scriptmodel"
 )
 
-// doctorField is the detail of doctor's line for check what (the first, or the n-th
-// with n > 0), "" when there is none; ok says whether the check passed.
+// doctorFields are the details of doctor's lines for the check named what, and whether
+// each passed.
 func doctorFields(out, what string) (details []string, oks []bool) {
 	re := regexp.MustCompile(`(?m)^(ok|FAIL) +` + regexp.QuoteMeta(what) + ` +(.*)$`)
 	for _, m := range re.FindAllStringSubmatch(out, -1) {
@@ -175,16 +176,53 @@ func TestDoctorAgreesWithServe(t *testing.T) {
 	out = doctor()
 	t.Logf("hearth doctor while serve runs:\n%s", out)
 	want = map[string]string{
-		"address":    "^" + regexp.QuoteMeta(addr) + " is in use by a running hearth",
-		"data dir":   "^" + regexp.QuoteMeta(filepath.Join(dir, "data-env")) + " writable",
-		"database":   "^" + regexp.QuoteMeta(filepath.Join(dir, "data-env", databaseFile)) + ": migrated, intact",
-		"models dir": "^" + regexp.QuoteMeta(filepath.Join(dir, "models")) + ` \(--models\): 1 model\(s\): ` + regexp.QuoteMeta(scriptmodel.PlainModel) + "$",
-		"hearth":     "^" + regexp.QuoteMeta(base) + " answers",
+		"address":                     "^" + regexp.QuoteMeta(addr) + " is in use by a running hearth",
+		"data dir":                    "^" + regexp.QuoteMeta(filepath.Join(dir, "data-env")) + " writable",
+		"database":                    "^" + regexp.QuoteMeta(filepath.Join(dir, "data-env", databaseFile)) + ": migrated, intact",
+		"models dir":                  "^" + regexp.QuoteMeta(filepath.Join(dir, "models")) + ` \(--models\): 1 model\(s\): ` + regexp.QuoteMeta(scriptmodel.PlainModel) + "$",
+		"hearth":                      "^" + regexp.QuoteMeta(base) + " answers",
 		"  " + scriptmodel.PlainModel: "^format ",
 	}
 	for what, pattern := range want {
 		if d, oks := doctorFields(out, what); len(d) != 1 || !oks[0] || !regexp.MustCompile(pattern).MatchString(d[0]) {
 			t.Errorf("doctor's %s: %q, want ok and %s", what, d, pattern)
 		}
+	}
+}
+
+// TestDoctorFailures: what serve would refuse, doctor fails, with a line that says how to
+// fix it, and exit status non-zero: a setting serve refuses (then nothing else is
+// checked), an address another program holds, a non-loopback address without keys.
+func TestDoctorFailures(t *testing.T) {
+	t.Setenv("OLLAMA_HOST", "")
+	data := t.TempDir()
+	out, _, err := runCLI(t, "doctor", "--data", data, "--gpu=false", "--replica-lease", "0s")
+	if err == nil || !regexp.MustCompile(`(?m)^FAIL +settings +--replica-lease 0s: want a positive duration.*\n +fix: +correct that setting`).MatchString(out) ||
+		strings.Contains(out, "address") {
+		t.Errorf("doctor with a setting serve refuses: %v\n%s", err, out)
+	}
+
+	// A program that is not hearth holds the address.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.NotFoundHandler()}
+	go srv.Serve(ln)
+	defer srv.Close()
+	out, _, err = runCLI(t, "doctor", "--addr", ln.Addr().String(), "--data", data, "--gpu=false", "--runtime", "embedded")
+	if err == nil || !regexp.MustCompile(`(?m)^FAIL +address +`+regexp.QuoteMeta(ln.Addr().String())+` is in use by another program, not a hearth\n +fix: +stop that program.*--addr`).MatchString(out) {
+		t.Errorf("doctor with the address taken: %v\n%s", err, out)
+	}
+
+	// Every interface, no key: serve refuses to start.
+	out, _, err = runCLI(t, "doctor", "--addr", "0.0.0.0:"+strings.Split(freeAddr(t), ":")[1], "--data", data, "--gpu=false", "--runtime", "embedded")
+	if err == nil || !regexp.MustCompile(`(?m)^FAIL +keys +0 admin key\(s\).*hearth serve refuses --addr 0\.0\.0\.0:\d+.*\n +fix: +create a key`).MatchString(out) {
+		t.Errorf("doctor on every interface without keys: %v\n%s", err, out)
+	}
+	// With --insecure-no-auth, as serve, it passes.
+	out, _, _ = runCLI(t, "doctor", "--addr", "0.0.0.0:"+strings.Split(freeAddr(t), ":")[1], "--data", data, "--gpu=false", "--runtime", "embedded", "--insecure-no-auth")
+	if !regexp.MustCompile(`(?m)^ok +keys +.*--insecure-no-auth, requests need none`).MatchString(out) {
+		t.Errorf("doctor with --insecure-no-auth:\n%s", out)
 	}
 }
