@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,7 +23,8 @@ import (
 //
 //	<!-- output of: hearth ARGS -->
 //
-// right before a fenced block is what that command prints (see TestDocsSamples).
+// (or <!-- output of: hearth ARGS (exit status N) --> for a command that fails) right
+// before a fenced block is what that command prints (see TestDocsSamples).
 
 // docFile is one Markdown file of the documentation, relative to the repository root.
 type docFile struct {
@@ -286,11 +288,11 @@ func TestDocsLinks(t *testing.T) {
 	}
 }
 
-var outputMarker = regexp.MustCompile(`^<!-- output of: (hearth .+?) -->$`)
+var outputMarker = regexp.MustCompile(`^<!-- output of: (hearth .+?)(?: \(exit status (\d+)\))? -->$`)
 
 // sampleStandIns are the values a sample's command names that the test replaces with
 // its own (a temporary directory, a free address), and names again in the output.
-var sampleStandIns = regexp.MustCompile(`/tmp/hearth-[a-z-]+|127\.0\.0\.1:8080`)
+var sampleStandIns = regexp.MustCompile(`/tmp/hearth-[a-z-]+|(?:127\.0\.0\.1|0\.0\.0\.0):8080`)
 
 // TestDocsSamples runs the command of each sample output block and compares what it
 // prints (stdout) with the block. The command runs as its own process with the
@@ -327,10 +329,13 @@ func TestDocsSamples(t *testing.T) {
 				standIns := map[string]string{}
 				command := sampleStandIns.ReplaceAllStringFunc(m[1], func(s string) string {
 					if _, ok := standIns[s]; !ok {
-						if strings.HasPrefix(s, "/tmp/") {
+						host, _, _ := strings.Cut(s, ":")
+						switch {
+						case strings.HasPrefix(s, "/tmp/"):
 							standIns[s] = filepath.Join(dir, filepath.Base(s))
-						} else {
-							standIns[s] = freeAddr(t)
+						default:
+							_, port, _ := strings.Cut(freeAddr(t), ":")
+							standIns[s] = host + ":" + port
 						}
 					}
 					return standIns[s]
@@ -340,8 +345,15 @@ func TestDocsSamples(t *testing.T) {
 				cmd.Env = env
 				var stdout, stderr bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
-				if err := cmd.Run(); err != nil {
-					t.Fatalf("%s: %v\n%s%s", m[1], err, stdout.String(), stderr.String())
+				err := cmd.Run()
+				status := 0
+				if ee, ok := err.(*exec.ExitError); ok {
+					status = ee.ExitCode()
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				if want := cmp.Or(m[2], "0"); fmt.Sprint(status) != want {
+					t.Fatalf("%s: exit status %d, the sample says %s\n%s%s", m[1], status, want, stdout.String(), stderr.String())
 				}
 				got := stdout.String()
 				for doc, ours := range standIns {
