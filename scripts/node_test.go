@@ -181,6 +181,10 @@ func TestNodeDeclaredVersions(t *testing.T) {
 			}
 		}
 	}
+	// The client tests refuse an older Node.js with the same bound.
+	if b, err := os.ReadFile("../server/openai_sdk_e2e_test.go"); err != nil || !strings.Contains(string(b), "const minNodeMajor = "+strconv.Itoa(minMajor)+"\n") {
+		t.Errorf("server's minNodeMajor is not node.sh's min_major %d (%v)", minMajor, err)
+	}
 	if declared != most {
 		t.Errorf("node.sh's declared_major is %d; the packages declare at most %d", declared, most)
 	}
