@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -377,5 +379,80 @@ func TestDocsSamples(t *testing.T) {
 	}
 	if samples < 3 {
 		t.Errorf("%d sample output blocks found, want at least 3", samples)
+	}
+}
+
+// sameDefault compares a default as a doc writes it with a flag's: equal text, or equal
+// durations (60m and 1h0m0s) or numbers.
+func sameDefault(doc, flag string) bool {
+	if doc == flag || (doc == "none" && (flag == "" || flag == "[]")) {
+		return true
+	}
+	if a, err := time.ParseDuration(doc); err == nil {
+		b, err := time.ParseDuration(flag)
+		return err == nil && a == b
+	}
+	if a, err := strconv.ParseInt(doc, 10, 64); err == nil {
+		b, err := strconv.ParseInt(flag, 10, 64)
+		return err == nil && a == b
+	}
+	return false
+}
+
+// TestDocsDefaults: in the docs' tables of flags (a row starting with `--flag`, under a
+// header with a "default" column), each default written as code is the flag's default.
+func TestDocsDefaults(t *testing.T) {
+	root := rootCommand()
+	serve, _, _ := root.Find([]string{"serve"})
+	checked := 0
+	for _, f := range docFiles(t) {
+		col := -1
+		for i, l := range f.lines {
+			if !strings.HasPrefix(l, "|") {
+				col = -1
+				continue
+			}
+			cells := strings.Split(strings.Trim(l, "| "), " | ")
+			if col < 0 {
+				for c, h := range cells {
+					if strings.TrimSpace(h) == "default" {
+						col = c
+					}
+				}
+				continue
+			}
+			if col >= len(cells) || !strings.HasPrefix(cells[0], "`--") {
+				continue
+			}
+			flags := codeSpan.FindAllStringSubmatch(cells[0], -1)
+			defaults := codeSpan.FindAllStringSubmatch(cells[col], -1)
+			if strings.TrimSpace(cells[col]) == "none" {
+				defaults = [][]string{{"", "none"}}
+			}
+			for k, fl := range flags {
+				if k >= len(defaults) {
+					break
+				}
+				name := strings.TrimPrefix(fl[1], "--")
+				pf := serve.Flags().Lookup(name)
+				if pf == nil {
+					continue // TestDocsFlags reports a flag no command has
+				}
+				doc := defaults[k][1]
+				// A default resolved elsewhere (`hearth.db` in `--data`, `embedded`)
+				// or one named after another flag is a description, not a value.
+				if _, err := strconv.ParseInt(doc, 10, 64); err != nil &&
+					(strings.ContainsAny(doc, "/~.") || strings.HasPrefix(doc, "-") || (doc != "none" && (pf.DefValue == "" || pf.DefValue == "[]"))) {
+					continue
+				}
+				checked++
+				if !sameDefault(doc, pf.DefValue) {
+					t.Errorf("%s:%d: --%s's default is %q, the doc says %q", f.path, i+1, name, pf.DefValue, defaults[k][1])
+				}
+			}
+		}
+	}
+	if checked < 20 {
+		t.Errorf("only %d defaults found in the docs' tables: the scan missed them", checked)
 	}
 }
