@@ -39,7 +39,7 @@ the variable, which wins over the file.`,
   hearth keys revoke alice                      # alice's key stops working at once
   hearth models                                 # models of a running hearth, with their formats
   hearth pull qwen3:0.6b                        # download a model through a running hearth
-  hearth doctor                                 # check runtime, database, models and formats
+  hearth doctor                                 # check what serve will use: address, data, database, keys, runtimes, models
   hearth db copy --from sqlite://hearth.db --to postgres://db/hearth   # move to PostgreSQL
   hearth bench --quick                          # hearth against the runtime's own endpoints
   hearth script-models --models /tmp/models     # deterministic test models, offline
