@@ -2,9 +2,12 @@
 package scripts
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -86,7 +89,10 @@ func TestNodeScript(t *testing.T) {
 			sayings: []string{"sudo apt-get install -y nodejs npm", "HEARTH_SKIP_NODE=1"}},
 		{name: "node on PATH too old", code: 1,
 			fakes:   map[string]string{"id": asUser, "node": fakeNode("18"), "npm": ``},
-			sayings: []string{"v18.1.0, too old", "HEARTH_SKIP_NODE=1"}},
+			sayings: []string{"v18.1.0, too old", "need 20", "openai 7.55.0", "HEARTH_SKIP_NODE=1"}},
+		{name: "node older than some packages declare: runs, and says so", code: 0,
+			fakes:   map[string]string{"id": asUser, "node": fakeNode("20"), "npm": ``},
+			sayings: []string{"v20.1.0 runs the tests", "declare Node.js 22", "EBADENGINE"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, apt := runNodeScript(t, tc.fakes, tc.env...)
@@ -99,5 +105,87 @@ func TestNodeScript(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// declaredMajor is the oldest Node.js major an engines.node range allows (the least of its
+// alternatives' first version), 0 when it names none.
+func declaredMajor(r string) int {
+	least := 0
+	for _, alt := range strings.Split(r, "||") {
+		m := regexp.MustCompile(`\d+`).FindString(alt)
+		if n, err := strconv.Atoi(m); err == nil && (least == 0 || n < least) {
+			least = n
+		}
+	}
+	return least
+}
+
+// TestNodeDeclaredVersions: node.sh's min_major, declared_major and declared_by say what
+// the pinned JavaScript packages of testdata/ declare: every package (not optional) that
+// declares more than min_major is named with its version in declared_by, and
+// declared_major is the most any declares. A package bumped to one that declares more
+// fails here, so the set-up's message stays true.
+func TestNodeDeclaredVersions(t *testing.T) {
+	script, err := os.ReadFile("node.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	setting := func(name string) string {
+		m := regexp.MustCompile(`(?m)^` + name + `=("?)(.*)$`).FindStringSubmatch(string(script))
+		if m == nil {
+			t.Fatalf("node.sh sets no %s", name)
+		}
+		return strings.TrimSuffix(m[2], m[1])
+	}
+	minMajor, _ := strconv.Atoi(setting("min_major"))
+	declared, _ := strconv.Atoi(setting("declared_major"))
+	declaredBy := setting("declared_by")
+	locks, err := filepath.Glob("../testdata/*/package-lock.json")
+	if err != nil || len(locks) < 5 {
+		t.Fatalf("lock files %v: %v", locks, err)
+	}
+	most := minMajor
+	for _, lock := range locks {
+		b, err := os.ReadFile(lock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var l struct {
+			Packages map[string]struct {
+				Version  string          `json:"version"`
+				Optional bool            `json:"optional"`
+				Dev      bool            `json:"dev"`
+				Engines  json.RawMessage `json:"engines"`
+			} `json:"packages"`
+		}
+		if err := json.Unmarshal(b, &l); err != nil {
+			t.Fatalf("%s: %v", lock, err)
+		}
+		project := filepath.Base(filepath.Dir(lock))
+		for path, p := range l.Packages {
+			var engines struct {
+				Node string `json:"node"`
+			}
+			if path == "" || p.Optional || p.Dev || json.Unmarshal(p.Engines, &engines) != nil {
+				continue
+			}
+			n := declaredMajor(engines.Node)
+			if n <= minMajor {
+				continue
+			}
+			most = max(most, n)
+			name := strings.TrimPrefix(path[strings.LastIndex(path, "node_modules/"):], "node_modules/")
+			if !strings.Contains(declaredBy, name+" "+p.Version) || !strings.Contains(declaredBy, "testdata/"+project) {
+				t.Errorf("%s: %s %s declares node %s; node.sh's declared_by does not name it (with testdata/%s)", lock, name, p.Version, engines.Node, project)
+			}
+		}
+	}
+	// The client tests refuse an older Node.js with the same bound.
+	if b, err := os.ReadFile("../server/openai_sdk_e2e_test.go"); err != nil || !strings.Contains(string(b), "const minNodeMajor = "+strconv.Itoa(minMajor)+"\n") {
+		t.Errorf("server's minNodeMajor is not node.sh's min_major %d (%v)", minMajor, err)
+	}
+	if declared != most {
+		t.Errorf("node.sh's declared_major is %d; the packages declare at most %d", declared, most)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,8 +91,30 @@ func lookNode(t *testing.T) (node, npm string) {
 		t.Fatalf("this test runs the official openai npm package and needs Node.js (node and npm on PATH): "+
 			"install Node.js with npm (openai 7.x declares node >= 22; it also runs on 20), or set HEARTH_SKIP_NODE=1 to skip it: %v", err)
 	}
+	// An older Node.js fails inside a client with an error far from the cause (a syntax
+	// error, a missing function): say what is wrong before running any.
+	version, major, err := nodeVersion(node)
+	if err != nil || major < minNodeMajor {
+		if os.Getenv("HEARTH_SKIP_NODE") == "1" {
+			t.Skipf("HEARTH_SKIP_NODE=1 and Node.js %s at %s is older than %d (%v)", version, node, minNodeMajor, err)
+		}
+		t.Fatalf("Node.js %s at %s is older than %d, which the pinned JavaScript clients need (scripts/node.sh says how to get it), "+
+			"or set HEARTH_SKIP_NODE=1 to skip the tests that run them (%v)", version, node, minNodeMajor, err)
+	}
 	return node, npm
 }
+
+// nodeVersion asks node its version: the text (20.20.2) and the major number.
+func nodeVersion(node string) (string, int, error) {
+	out, err := exec.Command(node, "-p", "process.versions.node").Output()
+	version := strings.TrimSpace(string(out))
+	major, _ := strconv.Atoi(strings.Split(version, ".")[0])
+	return version, major, err
+}
+
+// minNodeMajor is the oldest Node.js the pinned clients run on (scripts/node.sh's
+// min_major).
+const minNodeMajor = 20
 
 // npmCI installs the locked packages into dir/node_modules, unless they were installed
 // from the same package-lock.json before (a stamp in node_modules records its hash).
@@ -212,4 +235,16 @@ func parseToolCalls(t *testing.T, s string) []sdkCall {
 		t.Fatalf("no tool calls in %q", s)
 	}
 	return calls
+}
+
+// TestNodeVersionCheck: the version the client tests compare with minNodeMajor is the
+// one node reports, here of a stand-in node that reports 18.20.4 (Debian 12's).
+func TestNodeVersionCheck(t *testing.T) {
+	fake := filepath.Join(t.TempDir(), "node")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho 18.20.4\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if v, major, err := nodeVersion(fake); err != nil || v != "18.20.4" || major != 18 || major >= minNodeMajor {
+		t.Errorf("nodeVersion = %q, %d, %v; want 18.20.4, 18, below %d", v, major, err, minNodeMajor)
+	}
 }

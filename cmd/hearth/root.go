@@ -13,6 +13,9 @@ import (
 	"hearth/engine/ollama"
 )
 
+// configFile is the --config (or $HEARTH_CONFIG) file this run read, "" for none.
+var configFile string
+
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
@@ -37,7 +40,7 @@ the variable, which wins over the file.`,
   hearth models                                 # models of a running hearth, with their formats
   hearth show qwen3:8b --template               # the chat template that renders a model
   hearth pull qwen3:0.6b                        # download a model through a running hearth
-  hearth doctor                                 # check runtime, database, models and formats
+  hearth doctor                                 # check what serve will use: address, data, database, keys, runtimes, models
   hearth db copy --from sqlite://hearth.db --to postgres://db/hearth   # move to PostgreSQL
   hearth bench --quick                          # hearth against the runtime's own endpoints
   hearth script-models --models /tmp/models     # deterministic test models, offline
@@ -51,6 +54,7 @@ the variable, which wins over the file.`,
 				}
 			}
 			configMCP = nil // only a config file read now sets MCP servers
+			configFile = path
 			if path == "" {
 				return nil
 			}

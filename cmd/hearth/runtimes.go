@@ -113,16 +113,13 @@ type openedRuntimes struct {
 }
 
 // openRuntimes starts the embedded runtime and connects to the external ones named.
-func openRuntimes(ctx context.Context, o serveOptions, log *slog.Logger) (*openedRuntimes, error) {
-	specs, err := runtimeSpecs(o)
-	if err != nil {
-		return nil, err
-	}
-	out := &openedRuntimes{specs: specs}
-	for _, s := range specs {
+func openRuntimes(ctx context.Context, settings *serveSettings, o serveOptions, log *slog.Logger) (*openedRuntimes, error) {
+	out := &openedRuntimes{specs: settings.runtimes}
+	for _, s := range settings.runtimes {
 		var rt *ollama.Runtime
+		var err error
 		if s.embedded {
-			rt, err = startEmbedded(ctx, o, log)
+			rt, err = startEmbedded(ctx, o, settings.modelsDir, log)
 			out.embedded = rt
 		} else {
 			rt, err = connectExternal(ctx, s.url, s.source, log)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"hearth/cmd/hearth/wire"
 	"hearth/engine"
@@ -22,7 +23,6 @@ import (
 	"hearth/engine/ollama/chatparser"
 	"hearth/filesearch"
 	"hearth/internal/cpubuild"
-	"hearth/internal/urlpolicy"
 	"hearth/mcp"
 	"hearth/respond"
 	"hearth/server"
@@ -116,7 +116,14 @@ ollama serve.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return serve(cmd.Context(), o) },
 	}
-	f := cmd.Flags()
+	addServeFlags(cmd.Flags(), &o)
+	bindEnv(cmd)
+	return cmd
+}
+
+// addServeFlags declares serve's settings; doctor declares the same, so one config
+// file, the same HEARTH_* variables and the same flags mean the same to both.
+func addServeFlags(f *pflag.FlagSet, o *serveOptions) {
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	f.StringVar(&o.dataDir, "data", defaultDataDir(), "directory for hearth's database and keys")
 	f.StringVar(&o.database, "database", "", "where hearth keeps responses, chains, journals, conversations, files and keys: a PostgreSQL URL (postgres://user@host:5432/db; PG* environment variables fill in what it leaves out), or a SQLite file (a path or sqlite://PATH) (default: hearth.db in --data)")
@@ -164,8 +171,6 @@ ollama serve.`,
 	f.StringSliceVar(&o.mcpAllowURL, "mcp-allow-url", nil, "URL patterns ('*' matches anything) of MCP servers a request may name itself as server_url; a loopback or private host must be named without a wildcard (default: none)")
 	f.StringSliceVar(&o.modelAliases, "model-alias", nil, "serve a model under other names: 'PATTERN=MODEL', PATTERN an exact name or a glob ('claude-*=qwen3:8b' serves Claude Code's names); an exact name wins, then the first glob that matches (repeat, or comma-separate; a list in the config file)")
 	f.IntVar(&o.mcpOutputCap, "mcp-output-cap", mcp.DefaultOutputCap, "largest MCP tool output in bytes the model reads; longer output is cut, with a note")
-	bindEnv(cmd)
-	return cmd
 }
 
 // openServeStore opens the database hearth serves from: PostgreSQL, or a SQLite file
@@ -204,29 +209,9 @@ func serve(parent context.Context, o serveOptions) error {
 	default:
 		return fmt.Errorf("--log-format %q is not a format\nfix: give text or json (or HEARTH_LOG_FORMAT, or log-format in the config file)", o.logFormat)
 	}
-	if o.wsLifetime <= 0 {
-		return fmt.Errorf("--websocket-lifetime %v: want a positive duration, such as 60m", o.wsLifetime)
-	}
-	if o.wsQueue <= 0 {
-		return fmt.Errorf("--websocket-queue-bytes %d: want a positive number of bytes", o.wsQueue)
-	}
-	if o.bodiesAll < o.maxBody {
-		return fmt.Errorf("--request-bytes-total %d: want at least --max-body-bytes (%d)", o.bodiesAll, o.maxBody)
-	}
-	if o.wsQueueAll <= 0 {
-		return fmt.Errorf("--websocket-queue-total-bytes %d: want a positive number of bytes", o.wsQueueAll)
-	}
-	if o.writeTimeout <= 0 {
-		return fmt.Errorf("--write-timeout %v: want a positive duration, such as 1m", o.writeTimeout)
-	}
-	if err := checkKeys(o.apiKeys); err != nil {
+	settings, err := resolveServe(o)
+	if err != nil {
 		return err
-	}
-	if err := server.CheckTrustedProxies(o.trustProxies); err != nil {
-		return fmt.Errorf("--trusted-proxies: %w", err)
-	}
-	if o.journalKeep < 0 {
-		return fmt.Errorf("--journal-retention %v: want a duration of zero or more, such as 168h", o.journalKeep)
 	}
 	// The address first, before anything loads: a port in use is said at once, not
 	// after the database and the runtime have started. Held from here, so nothing
@@ -246,10 +231,7 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 
 	// MCP servers are checked before anything starts; none runs before a request uses it.
-	servers, err := mcpServers(o.mcp)
-	if err != nil {
-		return err
-	}
+	servers := settings.mcpServers
 	hosted, err := mcp.New(mcp.Options{Servers: servers, AllowURL: o.mcpAllowURL, OutputCap: o.mcpOutputCap, Log: log})
 	if err != nil {
 		return err
@@ -261,24 +243,17 @@ func serve(parent context.Context, o serveOptions) error {
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	formats, err := engine.LoadFormats(o.modelsFile)
-	if err != nil {
-		return err
-	}
+	formats, aliases := settings.formats, settings.aliases
 	// The embedded runtime's own chat reads with the formats of a --models file too
 	// (their chat_parsers), registered before the runtime starts.
 	chatparser.Register(formats)
-	aliases, err := modelAliases(o.modelAliases)
-	if err != nil {
-		return err
-	}
 	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
 
 	// The database before the key: a seal.key then means the directory held a database
 	// (see checkDatabaseNotLost).
-	spec := parseDatabase(o.database, o.dataDir)
+	spec := settings.database
 	db, err := openServeStore(ctx, spec, o, log)
 	if err != nil {
 		return err
@@ -313,14 +288,11 @@ func serve(parent context.Context, o serveOptions) error {
 	}
 	// Held before serving: the other replicas leave what this one creates alone
 	// while it renews the lease (KeepLeases).
-	if o.replicaLease <= 0 {
-		return fmt.Errorf("--replica-lease %v: want a positive duration, such as 15s", o.replicaLease)
-	}
 	if err := db.RenewLease(ctx, o.replicaLease); err != nil {
 		return fmt.Errorf("database: %w", err)
 	}
 
-	rts, err := openRuntimes(ctx, o, log)
+	rts, err := openRuntimes(ctx, settings, o, log)
 	if err != nil {
 		return err
 	}
@@ -349,10 +321,7 @@ func serve(parent context.Context, o serveOptions) error {
 	// Tool search needs nothing configured: it searches the request's own tools.
 	eng.RegisterHosted(toolsearch.NewKind(log))
 
-	fileURLs, err := urlpolicy.New("--file-allow-url", o.fileAllowURL)
-	if err != nil {
-		return err
-	}
+	fileURLs := settings.fileURLs
 	h := wire.New(wire.Config{
 		FileURLs: fileURLs,
 		Runtime:  rt, Engine: eng, Database: db, Collectors: append(append(hosted.Collectors(), promptCacheCollectors()...), openedCacheCollectors()...),
@@ -499,7 +468,7 @@ func connectExternal(ctx context.Context, raw, source string, log *slog.Logger) 
 }
 
 // startEmbedded starts the runtime inside this process.
-func startEmbedded(ctx context.Context, o serveOptions, log *slog.Logger) (*ollama.Runtime, error) {
+func startEmbedded(ctx context.Context, o serveOptions, modelsDir string, log *slog.Logger) (*ollama.Runtime, error) {
 	if err := cpubuild.Check(); err != nil {
 		return nil, err
 	}
@@ -518,7 +487,7 @@ func startEmbedded(ctx context.Context, o serveOptions, log *slog.Logger) (*olla
 	}
 	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	rt, err := ollama.StartEmbedded(startCtx, ollama.EmbeddedConfig{ModelsDir: o.modelsDir, NoGPU: !o.gpu, Log: log})
+	rt, err := ollama.StartEmbedded(startCtx, ollama.EmbeddedConfig{ModelsDir: modelsDir, NoGPU: !o.gpu, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("start embedded runtime: %w", err)
 	}

@@ -187,7 +187,7 @@ func TestServeEmbedded(t *testing.T) {
 	if want := fmt.Sprintf(`msg="model layers placed" model=%s layers="%s"`, scriptmodel.PlainModel, layers); strings.Count(logs.String(), want) != 1 {
 		t.Errorf("hearth logs %d lines %s, want 1", strings.Count(logs.String(), want), want)
 	}
-	out, _, err = runCLI(t, "doctor", "--host", base, "--data", filepath.Join(dir, "data"), "--models", filepath.Join(dir, "models"))
+	out, _, err = runCLI(t, "doctor", "--addr", addr, "--data", filepath.Join(dir, "data"), "--models", filepath.Join(dir, "models"))
 	if err != nil || !strings.Contains(out, "All checks passed") || !strings.Contains(out, scriptmodel.PlainModel) {
 		t.Errorf("hearth doctor: %v\n%s", err, out)
 	}
@@ -203,7 +203,7 @@ func TestServeEmbedded(t *testing.T) {
 	if err != nil || !regexp.MustCompile(`(?m)^`+regexp.QuoteMeta(odd)+`\s.*\s`+regexp.QuoteMeta(oddRow)+`\s`).MatchString(out) {
 		t.Errorf("hearth models: %v, want %s with %q:\n%s", err, odd, oddRow, out)
 	}
-	out, _, err = runCLI(t, "doctor", "--host", base, "--data", filepath.Join(dir, "data"), "--models", filepath.Join(dir, "models"))
+	out, _, err = runCLI(t, "doctor", "--addr", addr, "--data", filepath.Join(dir, "data"), "--models", filepath.Join(dir, "models"))
 	if err == nil || !strings.Contains(out, "FAIL    "+odd+" "+oddRow+"; serve it from an Ollama that can (hearth serve --runtime URL)") {
 		t.Errorf("hearth doctor: %v, want a failed check of %s:\n%s", err, odd, out)
 	}
