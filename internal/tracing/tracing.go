@@ -194,6 +194,11 @@ func (p *Provider) StartRequest(ctx context.Context, h http.Header, method strin
 	}
 	ctx = p.prop.Extract(ctx, propagation.HeaderCarrier(h))
 	ctx, s := p.tracer.Start(ctx, method, trace.WithSpanKind(trace.SpanKindServer))
+	if !s.IsRecording() {
+		// Not sampled (the client's traceparent says so, or the sampler): the
+		// context still carries the trace for what hearth calls.
+		return ctx, Span{}
+	}
 	return ctx, Span{s}
 }
 
@@ -234,6 +239,9 @@ func start(ctx context.Context, name string, opts ...trace.SpanStartOption) (con
 		return ctx, Span{}
 	}
 	ctx, s := parent.TracerProvider().Tracer(scope).Start(ctx, name, opts...)
+	if !s.IsRecording() {
+		return ctx, Span{}
+	}
 	return ctx, Span{s}
 }
 
