@@ -15,18 +15,20 @@ import (
 
 	"hearth"
 	"hearth/cmd/hearth/wire"
+	"hearth/engine"
 	"hearth/engine/ollama/testenv"
 	"hearth/internal/tracing"
 	"hearth/internal/tracing/jaegertest"
 	"hearth/scriptmodel"
 	"hearth/storage/sqlite"
+	"hearth/toolsearch"
 )
 
 // TestTracingJaegerE2E serves hearth with tracing on, exporting over OTLP/HTTP to a
-// real Jaeger v2, and makes two responses on the embedded runtime inside one trace
-// of the client's (a W3C traceparent header): a plain answer (one generation), then a
+// real Jaeger v2, and makes three responses on the embedded runtime inside one trace
+// of the client's (a W3C traceparent header): a plain answer (one generation), a
 // continuation of it whose allowed_tools makes the engine generate in constrained
-// phases. It reads the trace back from Jaeger's query API and checks the spans'
+// phases, and a response whose model calls the hosted tool_search. It reads the trace back from Jaeger's query API and checks the spans'
 // names, their parents (hearth's under the client's span, the core's under the
 // request's, the engine's under the response's) and their token counts against the
 // usage each response reports.
@@ -46,17 +48,25 @@ func TestTracingJaegerE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Database: db, Tracing: tp}))
+	// tool_search is a hosted tool hearth runs in process: its call is a tool span.
+	eng := engine.New(testenv.Runtime(t).Seam(), engine.DefaultFormats(), nil)
+	eng.RegisterHosted(toolsearch.NewKind(nil))
+	srv := httptest.NewServer(wire.New(wire.Config{Runtime: testenv.Runtime(t), Engine: eng, Database: db, Tracing: tp}))
 	testenv.Model(t, scriptmodel.PlainModel)
 	testenv.Model(t, scriptmodel.ToolsModel)
+	testenv.Model(t, scriptmodel.ToolSearchModel)
 
-	traceID, clientSpan1, clientSpan2 := randomHex(16), randomHex(8), randomHex(8)
+	traceID, clientSpan1, clientSpan2, clientSpan3 := randomHex(16), randomHex(8), randomHex(8), randomHex(8)
 	plain := createTraced(t, srv, traceID, clientSpan1, reqBody(scriptmodel.PlainModel, false, `"input":"hi"`))
 	constrained := createTraced(t, srv, traceID, clientSpan2, reqBody(scriptmodel.ToolsModel, false,
 		`"previous_response_id":"`+plain.ID+`","input":"weather and time in Paris?","temperature":0,`+toolsJSON+
 			`,"tool_choice":{"type":"allowed_tools","mode":"auto","tools":[{"type":"function","name":"get_time"}]}`))
 	if n := len(constrained.Output); n == 0 || constrained.Output[n-1].Name != "get_time" {
 		t.Fatalf("the constrained response did not end with the allowed call: %+v", constrained.Output)
+	}
+	searched := createTraced(t, srv, traceID, clientSpan3, reqBody(scriptmodel.ToolSearchModel, false, tsAsk+","+tsTools(`{"type":"tool_search"}`)))
+	if len(searched.Output) == 0 || searched.Output[0].Type != "tool_search_call" {
+		t.Fatalf("the tool_search response made no search: %+v", searched.Output)
 	}
 	// Every request has ended once the server is closed; the flush then sends every
 	// span, and Jaeger (its queue off) has stored them when the export returns.
@@ -80,9 +90,11 @@ func TestTracingJaegerE2E(t *testing.T) {
 		clientSpan  string
 		resp        *hearth.Response
 		constrained bool
+		hosted      bool
 	}{
-		{"plain", clientSpan1, plain, false},
-		{"constrained", clientSpan2, constrained, true},
+		{"plain", clientSpan1, plain, false, false},
+		{"constrained", clientSpan2, constrained, true, false},
+		{"hosted tool", clientSpan3, searched, false, true},
 	} {
 		// The request's server span is the child of the client's span.
 		req := only(t, tc.name, spans, func(s jaegertest.Span) bool {
@@ -113,8 +125,33 @@ func TestTracingJaegerE2E(t *testing.T) {
 			return out
 		}
 		under := children(chat.SpanID)
-		for _, name := range []string{"hearth.queue.wait", "hearth.prompt.render", "hearth.store.write store_response"} {
+		for _, name := range []string{"hearth.queue.wait", "hearth.store.write store_response"} {
 			only(t, tc.name+" "+name, under, func(s jaegertest.Span) bool { return s.OperationName == name })
+		}
+		if !slices.ContainsFunc(under, func(s jaegertest.Span) bool { return s.OperationName == "hearth.prompt.render" }) {
+			t.Errorf("%s: no prompt render span", tc.name)
+		}
+		if tc.hosted {
+			// The search ran between the model's turns: a tool span under the
+			// response's, with the call's id; each turn generated.
+			call := tc.resp.Output[0]
+			tool := only(t, tc.name, under, func(s jaegertest.Span) bool { return strings.HasPrefix(s.OperationName, "execute_tool ") })
+			checkTag(t, tool, tracing.GenAIOperation, "execute_tool")
+			checkTag(t, tool, tracing.GenAIToolCallID, call.ID)
+			checkTag(t, tool, "hearth.item.type", call.Type)
+			checkTag(t, tool, "hearth.item.status", "completed")
+			// Two turns: the search, then the call it found, rendered and generated
+			// after the search ended.
+			after := map[string]bool{}
+			for _, s := range under {
+				if s.StartTime >= tool.StartTime+tool.Duration {
+					after[strings.Fields(s.OperationName)[0]] = true
+				}
+			}
+			if !after["hearth.prompt.render"] || !after["hearth.phase"] {
+				t.Errorf("%s: no second turn (render, generation) after the tool span: %v", tc.name, after)
+			}
+			continue
 		}
 		if !tc.constrained {
 			// One generation: its prefill counts the prompt, its decode the output.
