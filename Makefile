@@ -50,7 +50,7 @@ VK_DEVICES ?= 0
 OLLAMA_BIN ?=
 EXTERNAL_TESTS ?= TestLoadedLayersE2E|TestFileSearchE2E|TestEmbedModelE2E|TestResponsesE2E|TestResponsesChainE2E|TestToolChoiceE2E|TestMaxOutputTokensE2E|TestBudgetAcrossPhasesE2E|TestReasoningSummaryE2E|TestItemReferenceStepsE2E|TestEnforcedSectionE2E|TestEnforcedSectionDeterministicE2E|TestClientDisconnectE2E|TestExternalDisconnectsE2E|TestCacheScopeE2E|TestExtraServer|TestHostileSchemasE2E|TestUnsatisfiableToolSchemasE2E|TestLogprobsE2E|TestWebSearchE2E|TestToolSearchE2E|TestServerCompactionE2E|TestWebSocketStreamsE2E|TestOpenAISDK2026E2E|TestRuntimeWithoutLlamaServerE2E|TestTokenizerRunsE2E|TestChatCompletionsE2E|TestChatToolChoiceE2E|TestChatBudgetsE2E|TestChatResponseFormatE2E|TestChatStreamE2E|TestChatErrorsE2E|TestChatStoreE2E|TestChatVisionLogprobsE2E|TestChatDisconnectE2E|TestChatAdmissionE2E|TestMessagesE2E|TestMessagesToolLoopE2E|TestMessagesToolChoiceE2E|TestMessagesMaxTokensE2E|TestMessagesThinkingE2E|TestMessagesStreamE2E|TestMessagesErrorsE2E|TestMessagesClaudeCodeBodyE2E|TestMessagesDeferredToolsE2E|TestMessagesImageE2E|TestResponsesInputTokensE2E|TestAnthropicSDKE2E|TestModelAliasE2E|TestLongBoundToolSchemaE2E|TestMessagesStopSequencesE2E|TestEveryDoorCountsOnceE2E|TestMessagesPingWhileQueuedE2E
 
-.PHONY: all build runners run test vet fmt headers node chromium postgres clean bench vulkan-backend cuda-backend test-vulkan test-cuda test-external ollama bench-pool
+.PHONY: all build runners run test vet fmt headers node chromium postgres jaeger clean bench vulkan-backend cuda-backend test-vulkan test-cuda test-external ollama bench-pool
 
 all: build
 
@@ -97,15 +97,22 @@ chromium:
 postgres:
 	bash scripts/postgres.sh
 
+# bin/jaeger: Jaeger v2, the Go tool tools/jaeger/go.mod pins (its own module, so that
+# its dependencies do not move hearth's), for the tracing test that exports to it
+# (TestTracingJaegerE2E). Built once; go's build cache makes a rebuild cheap.
+jaeger:
+	cd tools/jaeger && CGO_ENABLED=0 $(GO) build -o $(CURDIR)/bin/jaeger github.com/jaegertracing/jaeger/cmd/jaeger
+
 # The end-to-end tests start the embedded runtime and create script models in a
 # temporary models directory; they need no network, except npm ci for the JavaScript
 # clients' pinned packages on the first run (docs/testing.md).
 # The tests' runtime runs the runner variants of lib/hearth, as bin/hearth would.
 # The PostgreSQL tests start a throwaway cluster (scripts/postgres.sh provides the
-# binaries) and fail rather than skip when they cannot.
-test: headers runners node chromium postgres
+# binaries) and fail rather than skip when they cannot; the tracing test runs bin/jaeger
+# and fails, rather than skips, when it cannot.
+test: headers runners node chromium postgres jaeger
 	$(GO) vet ./...
-	HEARTH_RUNNER_DIR=$(RUNNERDIR) HEARTH_TEST_POSTGRES_REQUIRED=$(if $(filter 1,$(HEARTH_SKIP_POSTGRES)),,1) \
+	HEARTH_RUNNER_DIR=$(RUNNERDIR) HEARTH_JAEGER=$(CURDIR)/bin/jaeger HEARTH_TEST_POSTGRES_REQUIRED=$(if $(filter 1,$(HEARTH_SKIP_POSTGRES)),,1) \
 		$(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
 
 vulkan-backend cuda-backend:

@@ -30,6 +30,9 @@ var floors = []struct {
 }{
 	// Leaf helpers: the standard library and third-party modules only.
 	{"internal", 0},
+	// The seam to OpenTelemetry traces: on the lowest floor, since every layer (the
+	// engine's phases, the core's lifecycle, the server's requests) starts spans in it.
+	{"internal/tracing", 0},
 	// Chat templates rendered as Hugging Face renders them (the Jinja library only).
 	{"engine/chattemplate", 0},
 	// The Open Responses domain types.
@@ -139,6 +142,9 @@ var dependencyRules = []struct {
 		// show that the check after a copy catches it.
 		"cmd/hearth/dbcopy_test.go"}},
 	{module: "github.com/pdfcpu/pdfcpu", why: "reading the text of PDFs a client hands a model", importers: []string{"internal/filetext"}},
+	// Spans are started through internal/tracing's small API: the SDK, the exporter
+	// and the W3C propagator stay behind it (and its Jaeger harness speaks only HTTP).
+	{module: "go.opentelemetry.io/otel", why: "OpenTelemetry traces", importers: []string{"internal/tracing"}},
 	{module: "github.com/modelcontextprotocol/go-sdk", why: "the MCP hosted tool kind", importers: []string{"mcp"}},
 	{module: "github.com/gin-gonic/gin", why: "hearth's router, and the embedded Ollama's",
 		importers: []string{"server", "engine/ollama"}},
@@ -298,6 +304,8 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"the server imports Ollama", goFile{path: "server/names.go", dir: "server", imports: []string{"github.com/ollama/ollama/types/model"}}, true},
 		{"the engine imports Ollama in a test", goFile{path: "engine/x_test.go", dir: "engine", test: true, imports: []string{"github.com/ollama/ollama/api"}}, true},
 		{"the engine imports gin", goFile{path: "engine/x.go", dir: "engine", imports: []string{"github.com/gin-gonic/gin"}}, true},
+		{"the engine imports the OpenTelemetry SDK", goFile{path: "engine/x.go", dir: "engine", imports: []string{"go.opentelemetry.io/otel/trace"}}, true},
+		{"the engine starts spans through the seam", goFile{path: "engine/x.go", dir: "engine", imports: []string{"hearth/internal/tracing"}}, false},
 		{"the server speaks SQL", goFile{path: "server/db.go", dir: "server", imports: []string{"database/sql"}}, true},
 		{"the core speaks SQL", goFile{path: "respond/db.go", dir: "respond", imports: []string{"database/sql"}}, true},
 		{"the vector stores service speaks SQL", goFile{path: "vectorstores/db.go", dir: "vectorstores", imports: []string{"database/sql"}}, true},

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"hearth"
+	"hearth/internal/tracing"
 	"hearth/toolgrammar"
 )
 
@@ -254,10 +255,30 @@ func (r *enforcer) noMoreCalls() bool {
 	return true
 }
 
-// generate runs one phase: it streams the continuation from j.Prompt + out, feeding
+// phaseNames name the phase kinds in traces.
+var phaseNames = [...]string{phaseFree: "free", phaseCall: "call", phaseName: "name", phaseArgs: "arguments", phaseXMLArgs: "xml_arguments"}
+
+// generate runs one phase (runPhase), as a span of its own when the request is traced:
+// its kind, whether a grammar constrained it, and the tokens it generated.
+func (r *enforcer) generate(ctx context.Context, ph phase) (action, Chunk, error) {
+	ctx, span := tracing.Start(ctx, "hearth.phase "+phaseNames[ph.kind])
+	if !span.Recording() {
+		return r.runPhase(ctx, ph)
+	}
+	span.Str("hearth.phase.kind", phaseNames[ph.kind])
+	span.Bool("hearth.constrained", ph.kind != phaseFree)
+	before := r.outputTokens
+	act, final, err := r.runPhase(ctx, ph)
+	span.Int(tracing.GenAIOutputTokens, r.outputTokens-before)
+	span.Fail(err)
+	span.End()
+	return act, final, err
+}
+
+// runPhase runs one phase: it streams the continuation from j.Prompt + out, feeding
 // what comes (except a name) to the parser, and stops the runtime at the first
 // decision that is not actContinue.
-func (r *enforcer) generate(ctx context.Context, ph phase) (action, Chunk, error) {
+func (r *enforcer) runPhase(ctx context.Context, ph phase) (action, Chunk, error) {
 	req := r.j.gen
 	req.Prompt = r.j.Prompt + string(r.out)
 	n := ph.limit

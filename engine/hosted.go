@@ -204,7 +204,9 @@ func (st *hostedState) start(ctx context.Context, b *hearth.Builder) error {
 
 // end finishes a hosted call the model made, and counts it.
 func (st *hostedState) end(ctx context.Context, b *hearth.Builder, c HostedCall, arguments string) error {
+	ctx, span := startToolSpan(ctx, b)
 	ran, err := c.End(ctx, b, arguments)
+	endToolSpan(span, b, ran, err)
 	if ran {
 		st.calls++
 		st.turnCalls++

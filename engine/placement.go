@@ -78,9 +78,9 @@ type Placer interface {
 // on is the engine's runtime for the calls of a response placed at pl.
 func (e *Engine) on(pl *Placement) Runtime {
 	if p, ok := e.rt.(Placer); ok {
-		return p.On(pl)
+		return traced(p.On(pl))
 	}
-	return e.rt
+	return traced(e.rt)
 }
 
 // seqKey is the key of what the engine remembers of a KV cache: one per model and

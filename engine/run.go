@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"hearth"
+	"hearth/internal/tracing"
 	"hearth/toolgrammar"
 )
 
@@ -154,7 +155,12 @@ func (e *Engine) prepare(ctx context.Context, req *hearth.CreateResponseRequest,
 	conv.Resume = in.Saved
 	conv.Stable = conv.stable()
 	render := func(c *Conversation) (string, error) {
+		_, span := tracing.Start(ctx, "hearth.prompt.render")
+		defer span.End()
 		p, err := m.Info.Prompt.RenderPrompt(c, think)
+		span.Int("hearth.prompt.bytes", len(p))
+		span.Int("hearth.prompt.messages", len(c.Messages))
+		span.Fail(err)
 		if err != nil && m.UnknownMarkup != "" && m.Info.Renderer != "" {
 			// A renderer newer than the Ollama module hearth renders with (an external
 			// runtime of a later release): the request is the problem, not hearth.

@@ -10,6 +10,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/internal/tracing"
 	"hearth/storage"
 )
 
@@ -29,16 +30,27 @@ import (
 //     disconnect stops the stream, not the response). A response whose store failed
 //     was sent response.failed, and is returned failed.
 func (s *Service) Create(ctx context.Context, in *Request, sink Sink) (Outcome, error) {
+	ctx, span := startResponseSpan(ctx, in.Body)
+	out, async, err := s.create(ctx, in, sink, span)
+	if !async {
+		endResponseSpan(span, err)
+	}
+	return out, err
+}
+
+// create is Create within the response's span, which it ends itself (async) when
+// the response goes on in the background after it returns.
+func (s *Service) create(ctx context.Context, in *Request, sink Sink, span tracing.Span) (Outcome, bool, error) {
 	req := in.Body
 	p, err := s.prepare(ctx, in, false)
 	if err != nil {
-		return Outcome{}, err
+		return Outcome{}, false, err
 	}
 	defer p.close()
 	ctx = p.ctx
 	r, resp, retry, err := s.start(ctx, in, p, sink == nil && !req.Background)
 	if err != nil {
-		return Outcome{Retry: retry}, err
+		return Outcome{Retry: retry}, false, err
 	}
 	out := Outcome{Runtime: r.adm.Runtime()}
 	switch {
@@ -47,12 +59,16 @@ func (s *Service) Create(ctx context.Context, in *Request, sink Sink) (Outcome, 
 		// The journal starts as a background stream's does, so a client that
 		// streams it later (GET ?stream=true) sees response.queued too.
 		b := r.builder(resp, nil, true)
-		go r.execute(s.background(resp.ID), b, nil)
-		return out, nil
+		bg := tracing.Carry(s.background(resp.ID), ctx)
+		go func() {
+			r.execute(bg, b, nil)
+			endResponseSpan(span, nil)
+		}()
+		return out, true, nil
 	case sink != nil:
 		runCtx := ctx
 		if req.Background {
-			runCtx = s.background(resp.ID)
+			runCtx = tracing.Carry(s.background(resp.ID), ctx)
 		}
 		if o, ok := sink.(Opener); ok {
 			runCtx = o.Open(runCtx, out.Runtime, req.Background)
@@ -68,11 +84,11 @@ func (s *Service) Create(ctx context.Context, in *Request, sink Sink) (Outcome, 
 		if in.KeepChain && final.Status != hearth.StatusFailed {
 			out.Chain = nextLocalChain(p, r, final)
 		}
-		return out, nil
+		return out, false, nil
 	}
 	final, storeErr := r.execute(ctx, r.builder(resp, nil, false), nil)
 	out.Response, out.JSON, out.Runtime = final, r.finalJSON, r.adm.Runtime()
-	return out, storeErr
+	return out, false, storeErr
 }
 
 // start turns a prepared request into a run: the response and its id, a place in
@@ -123,7 +139,11 @@ func (s *Service) start(ctx context.Context, in *Request, p *prepared, whole boo
 		resp.Status = hearth.StatusQueued
 	}
 	rec.Body, _ = resp.MarshalJSON()
-	if err := s.db.CreateResponse(ctx, rec); err != nil {
+	span := storeSpan(ctx, "create_response")
+	err = s.db.CreateResponse(ctx, rec)
+	span.Fail(err)
+	span.End()
+	if err != nil {
 		adm.Done()
 		r.j.end()
 		return nil, nil, "", fmt.Errorf("store new response: %w", err)
@@ -253,7 +273,7 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink Sink) (*heart
 	defer s.release(id)
 	defer r.adm.Done()
 	defer r.conv.release()
-	if err := r.adm.Wait(ctx); err != nil {
+	if err := r.waitTraced(ctx); err != nil {
 		// The request left the queue before it ran: its client went away, it was
 		// cancelled or timed out, or hearth is stopping.
 		b.Incomplete(engine.IncompleteClientDisconnected, hearth.Usage{})
@@ -308,11 +328,16 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink Sink) (*heart
 		if r.chain != nil {
 			f.Distance, f.Depth = r.chain.distance, r.chain.depth
 		}
+		var span tracing.Span
 		if r.whole != nil {
+			span = storeSpan(ctx, "store_response")
 			storeErr = s.db.StoreResponse(storeCtx, *r.whole, f)
 		} else {
+			span = storeSpan(ctx, "complete_response")
 			storeErr = s.db.CompleteResponse(storeCtx, id, f)
 		}
+		span.Fail(storeErr)
+		span.End()
 		cancel()
 		if storeErr != nil {
 			s.log.Error("store finished response", "id", id, "error", storeErr)
@@ -331,6 +356,7 @@ func (r *run) execute(ctx context.Context, b *hearth.Builder, sink Sink) (*heart
 		r.keep(final, f)
 		r.finalJSON = f.Body
 	}
+	r.traceFinal(ctx, final)
 	r.finish(sink)
 	r.report(final)
 	if final.Status != hearth.StatusFailed {

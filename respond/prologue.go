@@ -65,7 +65,7 @@ func (s *Service) prepare(ctx context.Context, in *Request, compaction bool) (*p
 		in.Meta.Resolved = req.Model
 	}
 	p := &prepared{req: req}
-	chain, err := s.chainHistory(ctx, in.Owner, req.PreviousResponseID, in.Local, in.Epoch, !compaction)
+	chain, err := s.loadChain(ctx, in, compaction)
 	if err == nil {
 		var local []hearth.Item
 		if in.Local != nil {

@@ -18,6 +18,7 @@ import (
 	"hearth/engine"
 	"hearth/engine/pool"
 	"hearth/internal/admission"
+	"hearth/internal/tracing"
 	"hearth/respond"
 	"hearth/server/console"
 	"hearth/server/door"
@@ -100,6 +101,9 @@ type Config struct {
 	// response stops.
 	WriteTimeout time.Duration
 	Logger       *slog.Logger
+	// Tracing exports a span per request, and the core's and engine's spans under
+	// it (internal/tracing); nil: tracing is off.
+	Tracing *tracing.Provider
 }
 
 // Defaults for Config.
@@ -221,6 +225,9 @@ func New(cfg Config) *Server {
 	r := gin.New()
 	s.trustProxies(r, cfg.TrustedProxies)
 	mw := middleware{s}
+	if cfg.Tracing != nil {
+		r.Use(traceRequests(cfg.Tracing))
+	}
 	r.Use(mw.recoverPanics, mw.observe, mw.boundary)
 	r.HandleMethodNotAllowed = true
 	r.NoMethod(mw.methodNotAllowed)

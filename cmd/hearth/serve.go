@@ -23,6 +23,7 @@ import (
 	"hearth/engine/ollama/chatparser"
 	"hearth/filesearch"
 	"hearth/internal/cpubuild"
+	"hearth/internal/tracing"
 	"hearth/mcp"
 	"hearth/respond"
 	"hearth/server"
@@ -79,6 +80,9 @@ type serveOptions struct {
 	indexMemory   int64
 	mcpOutputCap  int
 	modelAliases  []string
+	// otlpEndpoint is where OpenTelemetry traces go (internal/tracing); "" leaves it
+	// to the OTEL_EXPORTER_OTLP_* variables, and with none of them tracing is off.
+	otlpEndpoint string
 }
 
 func serveCommand() *cobra.Command {
@@ -171,6 +175,7 @@ func addServeFlags(f *pflag.FlagSet, o *serveOptions) {
 	f.StringSliceVar(&o.mcpAllowURL, "mcp-allow-url", nil, "URL patterns ('*' matches anything) of MCP servers a request may name itself as server_url; a loopback or private host must be named without a wildcard (default: none)")
 	f.StringSliceVar(&o.modelAliases, "model-alias", nil, "serve a model under other names: 'PATTERN=MODEL', PATTERN an exact name or a glob ('claude-*=qwen3:8b' serves Claude Code's names); an exact name wins, then the first glob that matches (repeat, or comma-separate; a list in the config file)")
 	f.IntVar(&o.mcpOutputCap, "mcp-output-cap", mcp.DefaultOutputCap, "largest MCP tool output in bytes the model reads; longer output is cut, with a note")
+	f.StringVar(&o.otlpEndpoint, "otlp-endpoint", "", "export OpenTelemetry traces over OTLP/HTTP to this collector base URL, e.g. http://127.0.0.1:4318 (Jaeger, Tempo, an OpenTelemetry Collector); default: $OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or $OTEL_EXPORTER_OTLP_ENDPOINT, else no tracing")
 }
 
 // openServeStore opens the database hearth serves from: PostgreSQL, or a SQLite file
@@ -223,6 +228,22 @@ func serve(parent context.Context, o serveOptions) error {
 	defer ln.Close()
 	log := slog.New(handler)
 	warnClientKey(log)
+	// Traces are set up before anything starts, so that a bad endpoint stops the start.
+	traces, err := tracing.New(parent, tracing.Config{Endpoint: o.otlpEndpoint, Version: version, Logger: log})
+	if err != nil {
+		return fmt.Errorf("--otlp-endpoint (HEARTH_OTLP_ENDPOINT): %w", err)
+	}
+	if traces != nil {
+		log.Info("exporting OpenTelemetry traces", "endpoint", traces.Where)
+		defer func() {
+			// The spans of the last requests are sent before hearth exits.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := traces.Shutdown(ctx); err != nil {
+				log.Warn("traces not all exported at shutdown", "error", err)
+			}
+		}()
+	}
 	if limit := min(o.wsQueue, o.wsQueueAll); limit < o.maxBody {
 		// Not an error: an operator may mean it. But a WebSocket message then has a
 		// smaller limit than an HTTP body, which should not come as a surprise.
@@ -329,7 +350,7 @@ func serve(parent context.Context, o serveOptions) error {
 		MaxBodyBytes: o.maxBody, Limits: o.limits, Seal: sealKey,
 		AllowOrigins: o.allowOrigins, AllowHosts: o.allowHosts, TrustedProxies: o.trustProxies, BodyReadTimeout: o.bodyTimeout, WriteTimeout: o.writeTimeout,
 		Admission: adm, EmbeddingModel: o.embedModel, IngestWorkers: o.ingestWorkers,
-		VectorIndexMemory: o.indexMemory,
+		VectorIndexMemory: o.indexMemory, Tracing: traces,
 	})
 	// file_search searches the vector stores this server keeps, through the same
 	// service: the kind is registered once it exists, before hearth serves.

@@ -21,6 +21,7 @@ import (
 	"hearth/engine/pool"
 	"hearth/internal/admission"
 	"hearth/internal/seal"
+	"hearth/internal/tracing"
 	"hearth/internal/urlpolicy"
 	"hearth/respond"
 	"hearth/server"
@@ -72,6 +73,9 @@ type Config struct {
 	// LogContent logs each response's input and output text. Off by default: prompts
 	// are the team's business, not the log's.
 	LogContent bool
+	// Tracing exports OpenTelemetry spans of each request (--otlp-endpoint); nil:
+	// tracing is off.
+	Tracing *tracing.Provider
 
 	APIKeys                                       []string
 	Heartbeat                                     time.Duration
@@ -184,6 +188,7 @@ func New(cfg Config) *Hearth {
 		WebSocketQueueBytesTotal: cfg.WebSocketQueueBytesTotal, RequestBytesTotal: cfg.RequestBytesTotal,
 		AllowOrigins: cfg.AllowOrigins, AllowHosts: cfg.AllowHosts, TrustedProxies: cfg.TrustedProxies,
 		BodyReadTimeout: cfg.BodyReadTimeout, WriteTimeout: cfg.WriteTimeout, Logger: log,
+		Tracing: cfg.Tracing,
 	})
 	return &Hearth{Server: srv, Core: core, VectorStores: vs, Health: health}
 }
