@@ -161,6 +161,7 @@ var dependencyRules = []struct {
 			// Tests that create models over Ollama's API, as a user's ollama client would.
 			"cmd/hearth/fault_test.go", "cmd/hearth/isolation_test.go", "cmd/hearth/serve_test.go",
 			"cmd/hearth/cuda_fallback_test.go", "cmd/hearth/postgres_e2e_test.go", "cmd/hearth/dbcopy_test.go",
+			"cmd/hearth/doctor_test.go", "cmd/hearth/show_test.go",
 			// Server tests that speak Ollama's API through the /api passthrough.
 			"server/passthrough_e2e_test.go", "server/security_e2e_test.go", "server/vision_e2e_test.go",
 			"server/gpu_e2e_test.go",

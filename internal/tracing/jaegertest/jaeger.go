@@ -297,8 +297,9 @@ func build() (string, error) {
 
 // tail is the last lines of a command's output.
 func tail(out []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return strings.Join(lines[max(0, len(lines)-10):], "\n")
+	text := strings.TrimSpace(string(out))
+	last := strings.Split(text, "\n")
+	return strings.Join(last[max(0, len(last)-10):], "\n")
 }
 
 // moduleRoot is the directory of hearth's go.mod, above the test's directory.
