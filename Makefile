@@ -1,7 +1,12 @@
 # hearth's build. The Ollama runtime's llama.cpp is compiled by cgo and needs three C
 # headers the Go module zip leaves out; scripts/cgo-headers.sh provides them in
-# $(INCLUDE) (and installs Debian packages when it may).
-INCLUDE := $(CURDIR)/.cache/include
+# $(INCLUDE) (and installs Debian packages when it may). $(INCLUDE) is in the user's cache
+# directory, not the clone: Go's build cache (also there) keys each cgo compile by its
+# flags, this include path among them, so every clone on the machine, and `make test`
+# after `make build`, reuses one compile of llama.cpp per set of flags and only links.
+CACHE_HOME := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)
+MALGO_VERSION := $(shell sed -n 's/^malgo_version=//p' scripts/cgo-headers.sh)
+INCLUDE ?= $(CACHE_HOME)/hearth/cgo-include/malgo-$(MALGO_VERSION)
 export CGO_ENABLED := 1
 export CGO_CPPFLAGS := -I$(INCLUDE) -I/usr/include
 # The runtime's CPU kernels (llama.cpp's ggml, compiled by cgo). bin/hearth's own are
@@ -59,12 +64,18 @@ headers: $(INCLUDE)/miniaudio/miniaudio.h
 $(INCLUDE)/miniaudio/miniaudio.h: scripts/cgo-headers.sh
 	bash scripts/cgo-headers.sh $(INCLUDE)
 
+# The build's steps, numbered as they run: a runner per CPU variant, a GPU backend per
+# GPU, then bin/hearth. Each compiles llama.cpp the first time (minutes) and links after.
+BUILD_STEPS := $(words $(CPU_VARIANTS) $(GPU) hearth)
+
 build: headers runners $(addsuffix -backend,$(GPU))
-	$(GO) build -ldflags '$(LDFLAGS)' -o bin/hearth ./cmd/hearth
+	@echo "step $(BUILD_STEPS) of $(BUILD_STEPS): bin/hearth (CGO_CFLAGS=$(CGO_CFLAGS)): compiles llama.cpp the first time, then links" >&2
+	@start=$$(date +%s); $(GO) build -ldflags '$(LDFLAGS)' -o bin/hearth ./cmd/hearth && \
+		echo "bin/hearth: $$(($$(date +%s) - start))s" >&2
 
 # The model runner per CPU variant (see CPU_VARIANTS above); variants not listed are removed.
 runners: headers
-	GO=$(GO) bash scripts/cpu-runners.sh $(RUNNERDIR) $(CPU_VARIANTS)
+	GO=$(GO) STEPS=$(BUILD_STEPS) bash scripts/cpu-runners.sh $(RUNNERDIR) $(CPU_VARIANTS)
 
 run: build
 	./bin/hearth serve $(ARGS)
@@ -116,6 +127,7 @@ test: headers runners node chromium postgres jaeger
 		$(GO) test -count=1 -timeout 60m $(TESTFLAGS) ./...
 
 vulkan-backend cuda-backend:
+	@echo "step $$(( $(words $(CPU_VARIANTS)) + $$(printf '%s\n' $(GPU) | grep -n -x -m1 '$(@:-backend=)' | cut -d: -f1) )) of $(BUILD_STEPS): the $(@:-backend=) backend into $(LIBDIR)" >&2
 	bash scripts/gpu-backend.sh $(@:-backend=) $(LIBDIR)
 
 # The test binary is built into bin/ so that the runtime finds lib/ollama beside it as it

@@ -4,9 +4,10 @@
 #   nlohmann/json_fwd.hpp  <- Debian nlohmann-json3-dev (in /usr/include)
 #   stb/stb_image.h        <- Debian libstb-dev        (in /usr/include)
 #   miniaudio/miniaudio.h  <- Go module github.com/gen2brain/malgo, copied into $1
-# Usage: scripts/cgo-headers.sh <include-dir>
+# Usage: scripts/cgo-headers.sh <include-dir>  (the Makefile's INCLUDE, in the user cache
+# directory and named by malgo_version below, which the Makefile reads from this file)
 set -euo pipefail
-inc=${1:-.cache/include}
+inc=${1:?usage: cgo-headers.sh <include-dir>}
 malgo_version=v0.11.24
 
 missing=()

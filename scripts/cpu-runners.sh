@@ -13,7 +13,7 @@
 # Each variant is one cgo build of llama.cpp (2.5 minutes or more on 2 cores the first time);
 # the Go build cache keeps it, so a rebuild relinks only. Variants not named are removed,
 # so a runner left from another build is never picked.
-# Usage: scripts/cpu-runners.sh <dir> [variant...]
+# Usage: [STEPS=N] scripts/cpu-runners.sh <dir> [variant...]
 set -euo pipefail
 dir=${1:?usage: cpu-runners.sh <dir> [variant...]}
 shift
@@ -50,8 +50,13 @@ for f in "$dir"/runner-*; do
   for v in "$@"; do [ "$f" = "$dir/runner-$v" ] && keep=1; done
   [ -n "$keep" ] || rm -f "$f"
 done
+# STEPS: the whole build's step count, when the Makefile runs this as its first steps.
+steps=${STEPS:-$#}
+step=0
 for v in "$@"; do
   cflags="-O2 -g -march=x86-64 $(flags_of "$v")"
+  step=$((step + 1))
+  echo "step $step of $steps: runner-$v: compiles llama.cpp the first time (minutes), then links" >&2
   start=$(date +%s)
   CGO_CFLAGS="$cflags" CGO_CXXFLAGS="$cflags" $GO build -o "$dir/runner-$v" ./engine/ollama/cpurunner
   echo "runner-$v ($cflags): $(($(date +%s) - start))s" >&2

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -324,7 +325,11 @@ func ollamaBuild() (string, []string, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		flags["CGO_CPPFLAGS"] = "-I" + filepath.Join(root, ".cache", "include") + " -I/usr/include"
+		include, err := cgoInclude(root)
+		if err != nil {
+			return "", nil, err
+		}
+		flags["CGO_CPPFLAGS"] = "-I" + include + " -I/usr/include"
 	}
 	// An ollama binary's runners are itself, with no CPU variants to choose from: build it
 	// with the kernels hearth's runners run on this machine (the best runner variant in
@@ -340,6 +345,26 @@ func ollamaBuild() (string, []string, error) {
 		}
 	}
 	return version, env, nil
+}
+
+// cgoInclude is the Makefile's INCLUDE, the directory of the C headers the runtime's
+// cgo build reads: <user cache>/hearth/cgo-include/malgo-<the version
+// scripts/cgo-headers.sh names>. The same path keeps Go's build cache shared with
+// `make build`: cgo compiles are keyed by their flags, this path among them.
+func cgoInclude(root string) (string, error) {
+	script, err := os.ReadFile(filepath.Join(root, "scripts", "cgo-headers.sh"))
+	if err != nil {
+		return "", err
+	}
+	m := regexp.MustCompile(`(?m)^malgo_version=(\S+)$`).FindSubmatch(script)
+	if m == nil {
+		return "", errors.New("scripts/cgo-headers.sh names no malgo_version")
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(cache, "hearth", "cgo-include", "malgo-"+string(m[1])), nil
 }
 
 // moduleRoot is the directory of hearth's go.mod, found from the working directory (a

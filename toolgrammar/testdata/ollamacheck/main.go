@@ -3,8 +3,8 @@
 // toolgrammar package itself stays standard-library only; it needs the cgo
 // build of llama.cpp (see scripts/cgo-headers.sh):
 //
-//	CGO_CPPFLAGS="-I$PWD/.cache/include -I/usr/include" go run ./toolgrammar/testdata/ollamacheck grammar
-//	CGO_CPPFLAGS="-I$PWD/.cache/include -I/usr/include" go run ./toolgrammar/testdata/ollamacheck baseline toolgrammar/testdata/fixtures
+//	CGO_CPPFLAGS="-I$HOME/.cache/hearth/cgo-include/malgo-v0.11.24 -I/usr/include" go run ./toolgrammar/testdata/ollamacheck grammar
+//	CGO_CPPFLAGS="-I$HOME/.cache/hearth/cgo-include/malgo-v0.11.24 -I/usr/include" go run ./toolgrammar/testdata/ollamacheck baseline toolgrammar/testdata/fixtures
 //
 // "grammar" converts every constraint schema with the runtime's own
 // json-schema-to-grammar (llama.SchemaToGrammar) and fails if one is
