@@ -460,19 +460,25 @@ func splice(show *api.ShowResponse, think *api.ThinkValue, tools []engine.Tool, 
 	// Templates that treat the last assistant message (lfm2 keeps only its think
 	// block) or the messages after the last user message (qwen3) apart need the
 	// window to reach back to them.
-	back := func(role string) {
+	back := func(role string) bool {
 		for i := p - 1; i >= h; i-- {
 			if msgs[i].Role == role {
 				s = min(s, i)
-				return
+				return true
 			}
 		}
+		return false
 	}
 	if mode >= modeLastAssistant {
 		back("assistant")
 	}
-	if mode >= modeLastUser {
-		back("user")
+	if mode >= modeLastUser && !back("user") &&
+		slices.ContainsFunc(msgs[p:], func(m engine.Message) bool { return m.Role == "user" }) {
+		// The prefix's last user message is in the head, and a new one moves the last
+		// user message: every message between them renders otherwise now (qwen3's
+		// templates drop the reasoning of turns before the last user message), and
+		// the head is not re-rendered from the prefix's side.
+		return "", false, nil
 	}
 	// The cut must fall where the template layer's collation (consecutive messages of
 	// one role are merged) breaks anyway, join the head as the whole does, and keep

@@ -15,6 +15,7 @@ import (
 
 	"hearth"
 	"hearth/engine"
+	"hearth/engine/chattemplate"
 	"hearth/scriptmodel"
 )
 
@@ -48,6 +49,14 @@ func renderFamilies(t *testing.T) []renderFamily {
 		{name: "llama31", show: api.ShowResponse{Template: llama31ParityTemplate, Capabilities: capsPlain}, incremental: true},
 		{name: "legacy", show: api.ShowResponse{Template: legacyParityTemplate, Capabilities: capsPlain}},
 	}
+	// qwen3's template as a GGUF carries it, in Jinja: it drops the reasoning of the
+	// turns before the last user message, so its prompts splice from that message.
+	qwen3Jinja, ok := chattemplate.Builtin("qwen3.jinja")
+	if !ok {
+		t.Fatal("no built-in qwen3.jinja")
+	}
+	fams = append(fams, renderFamily{name: "qwen3-jinja", show: api.ShowResponse{ModelInfo: map[string]any{chatTemplateKey: qwen3Jinja},
+		Capabilities: capsThinking}, incremental: true})
 	for _, r := range []string{"qwen3-coder", "qwen3-vl-instruct", "qwen3-vl-thinking", "qwen3.5", "cogito", "deepseek3.1",
 		"olmo3", "olmo3.1", "olmo3-think", "olmo3-32b-think", "nemotron-3-nano", "functiongemma", "glm-4.7", "lfm2", "lfm2-thinking",
 		"gemma4", "gemma4-small", "gemma4-large", "laguna"} {
