@@ -49,6 +49,11 @@ type Format struct {
 	// (engine/chattemplate's templates/ directory): the prompt of a model whose own file
 	// carries no template is rendered from it. Empty for a family without one.
 	Template string `json:"template,omitempty"`
+	// ReplacesRenderer: the runtime module's renderers of the names Match.Renderers
+	// lists are replaced by Template, for hearth's prompts and the embedded runtime's own
+	// chat alike: the module lacks those names (a later Ollama release added them) or
+	// renders them otherwise than the family's chat template.
+	ReplacesRenderer bool `json:"replaces_renderer,omitempty"`
 
 	Match MatchRules `json:"match"`
 	Tools Envelope   `json:"tools"`

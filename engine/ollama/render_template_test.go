@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 
 	"hearth/engine"
 	"hearth/scriptmodel"
+	"hearth/toolgrammar"
 )
 
 // TestTemplateSources: which template renders a model, one case per rule.
@@ -190,5 +192,33 @@ func TestJinjaImagesTagged(t *testing.T) {
 	}
 	if conv.Messages[0].Content != "What is this?" {
 		t.Fatalf("the conversation was changed: %q", conv.Messages[0].Content)
+	}
+}
+
+// TestReplacedRenderersFromModelsJSON: the renderer names rendered from templates come
+// from models.json alone (a new family adds no Go), and a format marked
+// replaces_renderer without a template or a renderer name is refused at start.
+func TestReplacedRenderersFromModelsJSON(t *testing.T) {
+	names, err := replacedRenderers(builtinFormats().Formats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This year's families: names Ollama v0.24.0 lacks, and names it renders otherwise
+	// than the families' chat templates.
+	want := []string{"qwen3.5", "qwen3.8", "ornith", "nemotron-3-nano", "nemotron-3.5-nano", "laguna", "poolside-v1",
+		"gemma4", "gemma4-small", "gemma4-large", "lfm2", "lfm2-thinking", "glimmer", "cohere"}
+	slices.Sort(names)
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("replaced renderers %v, want %v", names, want)
+	}
+	for _, f := range []*toolgrammar.Format{
+		{ID: "no-template", ReplacesRenderer: true, Match: toolgrammar.MatchRules{Renderers: []string{"x"}}},
+		{ID: "no-name", ReplacesRenderer: true, Template: "qwen3.jinja"},
+		{ID: "missing-template", ReplacesRenderer: true, Template: "nope.jinja", Match: toolgrammar.MatchRules{Renderers: []string{"x"}}},
+	} {
+		if _, err := replacedRenderers([]*toolgrammar.Format{f}); err == nil || !strings.Contains(err.Error(), f.ID) {
+			t.Errorf("%s: err %v, want one naming the format", f.ID, err)
+		}
 	}
 }
