@@ -256,6 +256,19 @@ type Console interface {
 	ConsoleResponses(ctx context.Context, f ConsoleFilter) (rows []*Response, hasMore bool, err error)
 	ConsoleChain(ctx context.Context, id string) ([]*ConsoleTurn, error)
 	ConsoleUsage(ctx context.Context, since time.Time, bucket time.Duration) ([]UsageBucket, error)
+	// ConsoleFiles lists stored files newest first across owners, a page of at most
+	// limit after the file afterID ("" from the newest; ErrInvalidCursor for an unknown
+	// one), without their bytes.
+	ConsoleFiles(ctx context.Context, afterID string, limit int) (files []File, hasMore bool, err error)
+	// ConsoleFileHead returns a file's record, whoever owns it, and at most n of its
+	// first bytes: a preview never reads the whole of a large file. ErrFileNotFound.
+	ConsoleFileHead(ctx context.Context, id string, n int) (*File, []byte, error)
+	// ConsoleVectorStores lists vector stores newest first across owners, their files
+	// counted, like ConsoleFiles.
+	ConsoleVectorStores(ctx context.Context, afterID string, limit int) (stores []VectorStore, hasMore bool, err error)
+	// ConsoleVectorStore returns a store, whoever owns it, with its first limit files
+	// and their ingestion status; ErrVectorStoreNotFound.
+	ConsoleVectorStore(ctx context.Context, id string, limit int) (*VectorStore, []VectorStoreFile, error)
 }
 
 // Health reports whether the store can serve, for /healthz: nil, or an error that may

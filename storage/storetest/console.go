@@ -181,3 +181,100 @@ func testPing(t *testing.T, open Opener) {
 		t.Fatalf("Ping of a new store: %v", err)
 	}
 }
+
+// testConsoleFilesAndVectorStores: the console lists files and vector stores across
+// owners, newest first, a page at a time; a file's head is at most the bytes asked
+// for; a store comes with its files' status whoever owns it.
+func testConsoleFilesAndVectorStores(t *testing.T, open Opener) {
+	db := open(t)
+	ctx := context.Background()
+	big := make([]byte, 100_000)
+	for i := range big {
+		big[i] = 'a' + byte(i%26)
+	}
+	for i, f := range []storage.NewFile{
+		{ID: "file-1", Owner: alice, Filename: "a.txt", Purpose: "assistants", Content: []byte("alpha\nbeta\n")},
+		{ID: "file-2", Owner: bob, Filename: "big.txt", Purpose: "user_data", Content: big},
+		{ID: "file-3", Owner: alice, Filename: "empty.txt", Purpose: "assistants"},
+	} {
+		f.CreatedAt = consoleBase.Add(time.Duration(i) * time.Minute)
+		if err := db.CreateFile(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func(files []storage.File) []string {
+		var out []string
+		for _, f := range files {
+			out = append(out, f.ID)
+		}
+		return out
+	}
+	all, more, err := db.ConsoleFiles(ctx, "", 0)
+	if err != nil || more || !slices.Equal(ids(all), []string{"file-3", "file-2", "file-1"}) {
+		t.Fatalf("files: %v more=%v (%v)", ids(all), more, err)
+	}
+	if f := all[1]; f.Owner != bob || f.Filename != "big.txt" || f.Bytes != int64(len(big)) || f.Purpose != "user_data" {
+		t.Errorf("file-2 listed as %+v", f)
+	}
+	page, more, err := db.ConsoleFiles(ctx, "", 2)
+	if err != nil || !more || !slices.Equal(ids(page), []string{"file-3", "file-2"}) {
+		t.Fatalf("first page: %v more=%v (%v)", ids(page), more, err)
+	}
+	page, more, err = db.ConsoleFiles(ctx, "file-2", 2)
+	if err != nil || more || !slices.Equal(ids(page), []string{"file-1"}) {
+		t.Fatalf("second page: %v more=%v (%v)", ids(page), more, err)
+	}
+	if _, _, err := db.ConsoleFiles(ctx, "file-x", 2); !errors.Is(err, storage.ErrInvalidCursor) {
+		t.Errorf("unknown cursor: %v, want ErrInvalidCursor", err)
+	}
+	f, head, err := db.ConsoleFileHead(ctx, "file-2", 1000)
+	if err != nil || f.Owner != bob || len(head) != 1000 || string(head) != string(big[:1000]) {
+		t.Fatalf("head of file-2: %d bytes, %+v (%v)", len(head), f, err)
+	}
+	if _, head, err := db.ConsoleFileHead(ctx, "file-1", 1000); err != nil || string(head) != "alpha\nbeta\n" {
+		t.Errorf("head of file-1: %q (%v)", head, err)
+	}
+	if _, head, err := db.ConsoleFileHead(ctx, "file-3", 1000); err != nil || len(head) != 0 {
+		t.Errorf("head of the empty file: %q (%v)", head, err)
+	}
+	if _, _, err := db.ConsoleFileHead(ctx, "file-x", 10); !errors.Is(err, storage.ErrFileNotFound) {
+		t.Errorf("head of an unknown file: %v, want ErrFileNotFound", err)
+	}
+
+	for i, s := range []storage.NewVectorStore{
+		{ID: "vs-1", Owner: alice, Name: "docs", Files: []storage.NewVectorStoreFile{{FileID: "file-1"}, {FileID: "file-3"}}},
+		{ID: "vs-2", Owner: bob, Name: "big", Files: []storage.NewVectorStoreFile{{FileID: "file-2"}}},
+	} {
+		s.CreatedAt = consoleBase.Add(time.Duration(i) * time.Minute)
+		if err := db.CreateVectorStore(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.FailVectorStoreFile(ctx, "vs-1", "file-3", "failed", "invalid_file", "empty"); err != nil {
+		t.Fatal(err)
+	}
+	stores, more, err := db.ConsoleVectorStores(ctx, "", 0)
+	if err != nil || more || len(stores) != 2 || stores[0].ID != "vs-2" || stores[1].ID != "vs-1" {
+		t.Fatalf("vector stores: %+v more=%v (%v)", stores, more, err)
+	}
+	if c := stores[1].Files; stores[1].Owner != alice || c.Total != 2 || c.Failed != 1 || c.InProgress != 1 {
+		t.Errorf("vs-1 listed with owner %s, counts %+v", stores[1].Owner, c)
+	}
+	if page, more, err := db.ConsoleVectorStores(ctx, "vs-2", 1); err != nil || more || len(page) != 1 || page[0].ID != "vs-1" {
+		t.Errorf("second page: %+v more=%v (%v)", page, more, err)
+	}
+	s, files, err := db.ConsoleVectorStore(ctx, "vs-1", 10)
+	if err != nil || s.Name != "docs" || s.Owner != alice || len(files) != 2 {
+		t.Fatalf("vs-1: %+v, %d files (%v)", s, len(files), err)
+	}
+	status := map[string]string{}
+	for _, f := range files {
+		status[f.FileID] = f.Status + " " + f.ErrorCode
+	}
+	if status["file-1"] != "in_progress " || status["file-3"] != "failed invalid_file" {
+		t.Errorf("vs-1's files: %v", status)
+	}
+	if _, _, err := db.ConsoleVectorStore(ctx, "vs-x", 10); !errors.Is(err, storage.ErrVectorStoreNotFound) {
+		t.Errorf("unknown store: %v, want ErrVectorStoreNotFound", err)
+	}
+}

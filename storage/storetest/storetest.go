@@ -86,6 +86,7 @@ var suite = []struct {
 		"ConsoleResponses", testConsoleResponses,
 		"ConsoleChain", testConsoleChain,
 		"ConsoleUsage", testConsoleUsage,
+		"ConsoleFilesAndVectorStores", testConsoleFilesAndVectorStores,
 	)},
 	{"health", tests(
 		"Ping", testPing,
