@@ -36,6 +36,8 @@ type Result struct {
 	// Source says what the text came from, for logs and messages: "text", "html",
 	// "pdf".
 	Source string
+	// Pages is a PDF's number of pages; 0 for other files.
+	Pages int
 }
 
 // The reasons a file cannot be read. Every error of Read wraps one of them.

@@ -105,7 +105,7 @@ func readPDF(ctx context.Context, data []byte) (res Result, err error) {
 	if !readable(text) {
 		return Result{}, fmt.Errorf("%w: the PDF holds no text layer hearth can read (a scan, or fonts without a Unicode map)", ErrNoText)
 	}
-	return Result{Kind: Text, Text: text, Source: "pdf"}, nil
+	return Result{Kind: Text, Text: text, Source: "pdf", Pages: len(pageDicts)}, nil
 }
 
 // pdfPages walks the page tree from the catalog, in order, and returns the pages'

@@ -158,13 +158,18 @@ func New(cfg Config) *Console {
 	m.Handle("GET "+Prefix+"/live/fragment", c.private(c.liveFragment))
 	m.Handle("GET "+Prefix+"/responses", c.private(c.stored(c.responses)))
 	m.Handle("GET "+Prefix+"/chain/{id}", c.private(c.stored(c.chain)))
+	m.Handle("GET "+Prefix+"/response/{id}", c.private(c.stored(c.response)))
+	m.Handle("GET "+Prefix+"/files", c.private(c.stored(c.files)))
+	m.Handle("GET "+Prefix+"/file/{id}", c.private(c.stored(c.file)))
+	m.Handle("GET "+Prefix+"/vector-stores", c.private(c.stored(c.vectorStores)))
+	m.Handle("GET "+Prefix+"/vector-store/{id}", c.private(c.stored(c.vectorStore)))
 	m.Handle("GET "+Prefix+"/usage", c.private(c.stored(c.usage)))
 	m.Handle("GET "+Prefix+"/usage.json", c.private(c.stored(c.usageJSON)))
 	c.mux = m
 	return c
 }
 
-var pageNames = []string{"live", "responses", "chain", "usage", "login", "error"}
+var pageNames = []string{"live", "responses", "chain", "response", "files", "file", "vectorstores", "vectorstore", "usage", "login", "error"}
 
 func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
@@ -172,6 +177,7 @@ func parsePages() map[string]*template.Template {
 		"when":   func(t time.Time) string { return formatTime(t) },
 		"until":  formatExpiry,
 		"bytes":  formatBytes,
+		"size":   formatSize,
 		"short":  shortID,
 		"f1":     func(f float64) string { return formatFloat(f) },
 		"inc":    func(i int) int { return i + 1 },
@@ -179,7 +185,7 @@ func parsePages() map[string]*template.Template {
 	}
 	pages := map[string]*template.Template{}
 	for _, p := range pageNames {
-		pages[p] = template.Must(template.New("").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+p+".html"))
+		pages[p] = template.Must(template.New("").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/items.html", "templates/"+p+".html"))
 	}
 	// The live fragment is the live page's "live" block alone, for polling.
 	return pages
