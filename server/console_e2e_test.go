@@ -28,6 +28,7 @@ import (
 	"hearth"
 	"hearth/cmd/hearth/wire"
 	"hearth/engine/ollama/testenv"
+	"hearth/internal/pdftest"
 	"hearth/scriptmodel"
 	"hearth/storage"
 	"hearth/storage/sqlite"
@@ -248,6 +249,112 @@ func TestConsoleE2E(t *testing.T) {
 		t.Errorf("live view's speeds = %v, want %s with 3 samples", live.Speeds, scriptmodel.ToolsModel)
 	}
 	b.screenshot(t, filepath.Join(dir, "live.png"), "live")
+
+	// A response's own page: the answer, the usage row, the link to its chain.
+	b.open(t, srv.URL+"/console/response/"+second.ID, `document.querySelector("#response")`)
+	var page struct {
+		Usage, Answers []string
+		Chain          bool
+	}
+	b.eval(t, `({usage: [...document.querySelectorAll("#usage td")].map(td => td.textContent),
+		answers: [...document.querySelectorAll("#response .items.output .item.message.assistant .text")].map(x => x.textContent),
+		chain: document.querySelector('#response a[href="/console/chain/`+second.ID+`"]') !== null})`, &page)
+	u := second.Usage
+	wantUsage := []string{fmt.Sprint(u.InputTokens), fmt.Sprint(u.InputTokensDetails.CachedTokens), fmt.Sprint(u.OutputTokens),
+		fmt.Sprint(u.OutputTokensDetails.ReasoningTokens), fmt.Sprint(u.InputTokens + u.OutputTokens)}
+	if !slices.Equal(page.Usage, wantUsage) || !slices.Equal(page.Answers, []string{answer}) || !page.Chain {
+		t.Errorf("response page: usage %v answers %q chain link %v; want %v, [%q], true", page.Usage, page.Answers, page.Chain, wantUsage, answer)
+	}
+	b.screenshot(t, filepath.Join(dir, "response.png"), "response")
+
+	// Files and a vector store of them: a text file, a PDF, and a name far longer than
+	// its column.
+	testenv.Embedder(t)
+	longName := strings.Repeat("quarterly-planning-notes-", 8) + "final.md"
+	fileIDs := map[string]string{}
+	for name, content := range map[string][]byte{
+		"notes.txt":  []byte("Kettle notes\nThe kettle ships on Tuesday.\n<b>not bold</b>\n"),
+		"report.pdf": pdftest.Pages("BT /F1 12 Tf 72 720 Td (Quarterly report) Tj ET", "BT /F1 12 Tf 72 720 Td (Page two) Tj ET"),
+		longName:     []byte("# Planning\n\nShip the kettle.\n"),
+	} {
+		fileIDs[name] = uploadFile(t, srv, dev, name, "assistants", content).ID
+	}
+	var vs hearth.VectorStore
+	convDo(t, srv, dev, "POST", "/v1/vector_stores", fmt.Sprintf(`{"name":"handbook","file_ids":[%q,%q,%q],"hearth":{"embedding_model":%q}}`,
+		fileIDs["notes.txt"], fileIDs["report.pdf"], fileIDs[longName], scriptmodel.EmbedModel), &vs)
+	vs = waitVectorStore(t, func() hearth.VectorStore {
+		var v hearth.VectorStore
+		convDo(t, srv, dev, "GET", "/v1/vector_stores/"+vs.ID, "", &v)
+		return v
+	})
+
+	// Columns line up whatever the values: every row's cells of a column start at one
+	// offset and share one width, and a value cut to its column keeps the whole in its
+	// title.
+	aligned := `(sel => { const rows = [...document.querySelectorAll(sel + " tr")];
+		const cols = rows[0].cells.length, bad = [];
+		for (let i = 0; i < cols; i++) {
+			const boxes = rows.map(r => r.cells[i].getBoundingClientRect());
+			if (new Set(boxes.map(b => Math.round(b.left))).size !== 1 || new Set(boxes.map(b => Math.round(b.width))).size !== 1) bad.push(i);
+		}
+		return bad })`
+	b.open(t, srv.URL+"/console/files", `document.querySelector("#files")`)
+	var files struct {
+		Misaligned []int
+		Names      []string
+		Cut        bool
+	}
+	b.eval(t, `({misaligned: `+aligned+`("#files"),
+		names: [...document.querySelectorAll("tr.file-row td:nth-child(3)")].map(td => td.title),
+		cut: [...document.querySelectorAll("tr.file-row td:nth-child(3)")].some(td => td.title === `+jsonString(longName)+` && td.scrollWidth > td.clientWidth)})`, &files)
+	slices.Sort(files.Names)
+	wantNames := []string{"notes.txt", longName, "report.pdf"}
+	slices.Sort(wantNames)
+	if len(files.Misaligned) != 0 || !slices.Equal(files.Names, wantNames) || !files.Cut {
+		t.Errorf("files list: misaligned columns %v, names %q, long name cut with its title %v", files.Misaligned, files.Names, files.Cut)
+	}
+	b.screenshot(t, filepath.Join(dir, "files.png"), "files")
+	b.open(t, srv.URL+"/console/responses", `document.querySelector("#responses")`)
+	var misaligned []int
+	b.eval(t, aligned+`("#responses")`, &misaligned)
+	if len(misaligned) != 0 {
+		t.Errorf("responses list: misaligned columns %v", misaligned)
+	}
+
+	// A PDF's preview: its pages and first lines; a text file's: its lines, escaped.
+	b.open(t, srv.URL+"/console/file/"+fileIDs["report.pdf"], `document.querySelector("#file")`)
+	var preview struct{ Kind, Text string }
+	b.eval(t, `({kind: document.querySelector("#file-kind").textContent, text: document.querySelector("#file-preview")?.textContent || ""})`, &preview)
+	if preview.Kind != "PDF · 2 page(s)" || preview.Text != "Quarterly report\n\nPage two\n" {
+		t.Errorf("PDF preview: kind %q text %q", preview.Kind, preview.Text)
+	}
+	b.screenshot(t, filepath.Join(dir, "file.png"), "file")
+	b.open(t, srv.URL+"/console/file/"+fileIDs["notes.txt"], `document.querySelector("#file")`)
+	b.eval(t, `({kind: document.querySelector("#file-kind").textContent, text: document.querySelector("#file-preview")?.textContent || ""})`, &preview)
+	if preview.Kind != "text" || preview.Text != "Kettle notes\nThe kettle ships on Tuesday.\n<b>not bold</b>\n" {
+		t.Errorf("text preview: kind %q text %q", preview.Kind, preview.Text)
+	}
+
+	// The vector stores: the list's counts, and the store's files with their status.
+	b.open(t, srv.URL+"/console/vector-stores", `document.querySelector("#vector-stores")`)
+	var storeRows []string
+	b.eval(t, `[...document.querySelectorAll("tr.store-row")].map(tr => [...tr.cells].slice(1, 8).map(c => c.textContent).join(" "))`, &storeRows)
+	counts := vs.FileCounts
+	if want := fmt.Sprintf("%s handbook dev %d %d %d %d", vs.ID, counts.Total, counts.Completed, counts.InProgress, counts.Failed); !slices.Equal(storeRows, []string{want}) {
+		t.Errorf("vector stores list = %q, want [%q]", storeRows, want)
+	}
+	b.screenshot(t, filepath.Join(dir, "vector-stores.png"), "vector stores")
+	b.open(t, srv.URL+"/console/vector-store/"+vs.ID, `document.querySelector("#vector-store")`)
+	var storeFiles []string
+	b.eval(t, `[...document.querySelectorAll("tr.store-file")].map(tr => tr.cells[1].title + " " + tr.cells[2].textContent).sort()`, &storeFiles)
+	var wantFiles []string
+	for _, name := range wantNames {
+		wantFiles = append(wantFiles, name+" completed")
+	}
+	if counts.Completed != 3 || !slices.Equal(storeFiles, wantFiles) {
+		t.Errorf("store %s (%+v) files = %q, want %q", vs.ID, counts, storeFiles, wantFiles)
+	}
+	b.screenshot(t, filepath.Join(dir, "vector-store.png"), "vector store")
 
 	// Logging out ends the session: the console asks for a key again.
 	b.eval(t, `(() => { document.querySelector("form.logout").submit(); return true })()`, nil)
