@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -28,18 +29,8 @@ type responsePage struct {
 
 func (c *Console) response(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	turns, err := c.cfg.DB.ConsoleChain(r.Context(), id)
-	if errors.Is(err, storage.ErrNotFound) {
-		c.fail(w, r, http.StatusNotFound, "not_found", "id", fmt.Sprintf("No response with id %q is stored.", id))
-		return
-	}
-	if err != nil {
-		c.serverError(w, r, err)
-		return
-	}
-	names, err := c.cfg.KeyNames(r.Context())
-	if err != nil {
-		c.serverError(w, r, err)
+	turns, names, ok := c.chainOf(w, r, id)
+	if !ok {
 		return
 	}
 	for _, t := range turns {
@@ -63,19 +54,23 @@ func (c *Console) response(w http.ResponseWriter, r *http.Request) {
 // pageSize is how many rows the files and vector stores lists show at once.
 const pageSize = 50
 
-type fileRow struct {
-	storage.File
+// keyed is a stored thing with its owner's key name.
+type keyed[T any] struct {
+	Item    T
 	KeyName string
 }
 
-type filesPage struct {
-	Files []fileRow
-	Next  string
+// ownedPage is a page of a list across owners.
+type ownedPage[T any] struct {
+	Rows []keyed[T]
+	Next string
 }
 
-func (c *Console) files(w http.ResponseWriter, r *http.Request) {
-	after := r.URL.Query().Get("after")
-	files, more, err := c.cfg.DB.ConsoleFiles(r.Context(), after, pageSize)
+// listOwned renders a page of a list across owners: read pages the store, each row
+// gets its key's name, and the next page's link continues after the last row's id.
+func listOwned[T any](c *Console, w http.ResponseWriter, r *http.Request, page, title string,
+	read func(ctx context.Context, after string, limit int) ([]T, bool, error), ownerAndID func(T) (string, string)) {
+	rows, more, err := read(r.Context(), r.URL.Query().Get("after"), pageSize)
 	if c.listFailed(w, r, err) {
 		return
 	}
@@ -84,14 +79,25 @@ func (c *Console) files(w http.ResponseWriter, r *http.Request) {
 		c.serverError(w, r, err)
 		return
 	}
-	var p filesPage
-	for _, f := range files {
-		p.Files = append(p.Files, fileRow{File: f, KeyName: keyName(names, f.Owner)})
+	var p ownedPage[T]
+	for _, row := range rows {
+		owner, _ := ownerAndID(row)
+		p.Rows = append(p.Rows, keyed[T]{Item: row, KeyName: keyName(names, owner)})
 	}
 	if more {
-		p.Next = Prefix + "/files?after=" + files[len(files)-1].ID
+		_, last := ownerAndID(rows[len(rows)-1])
+		p.Next = r.URL.Path + "?" + url.Values{"after": {last}}.Encode()
 	}
-	c.render(w, r, http.StatusOK, "files", pageData{Title: "Files", Data: p})
+	c.render(w, r, http.StatusOK, page, pageData{Title: title, Data: p})
+}
+
+func (c *Console) files(w http.ResponseWriter, r *http.Request) {
+	listOwned(c, w, r, "files", "Files", c.cfg.DB.ConsoleFiles, func(f storage.File) (string, string) { return f.Owner, f.ID })
+}
+
+func (c *Console) vectorStores(w http.ResponseWriter, r *http.Request) {
+	listOwned(c, w, r, "vectorstores", "Vector stores", c.cfg.DB.ConsoleVectorStores,
+		func(s storage.VectorStore) (string, string) { return s.Owner, s.ID })
 }
 
 // listFailed answers a list's error: a cursor that names no row is the client's.
@@ -130,22 +136,32 @@ type filePage struct {
 func (c *Console) file(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	head, err := c.fileHead(r.Context(), id, previewBytes)
-	if errors.Is(err, storage.ErrFileNotFound) {
-		c.fail(w, r, http.StatusNotFound, "not_found", "id", fmt.Sprintf("No file with id %q is stored.", id))
-		return
-	}
-	if err != nil {
-		c.serverError(w, r, err)
-		return
-	}
-	names, err := c.cfg.KeyNames(r.Context())
-	if err != nil {
-		c.serverError(w, r, err)
+	names, ok := c.found(w, r, err, storage.ErrFileNotFound, "file", id)
+	if !ok {
 		return
 	}
 	p := filePage{File: head.file, KeyName: keyName(names, head.file.Owner)}
 	c.preview(r.Context(), &p, head.bytes)
 	c.render(w, r, http.StatusOK, "file", pageData{Title: "File " + shortID(id), Nav: "files", Data: p})
+}
+
+// found answers a read's error (404 for missing, naming the id; 500 for another)
+// and reads the key names; false when the request is answered.
+func (c *Console) found(w http.ResponseWriter, r *http.Request, err, missing error, what, id string) (map[string]string, bool) {
+	if errors.Is(err, missing) {
+		c.fail(w, r, http.StatusNotFound, "not_found", "id", fmt.Sprintf("No %s with id %q is stored.", what, id))
+		return nil, false
+	}
+	if err != nil {
+		c.serverError(w, r, err)
+		return nil, false
+	}
+	names, err := c.cfg.KeyNames(r.Context())
+	if err != nil {
+		c.serverError(w, r, err)
+		return nil, false
+	}
+	return names, true
 }
 
 type fileHead struct {
@@ -229,37 +245,6 @@ func firstLines(text string, n, max int) ([]string, bool) {
 	return lines, cut
 }
 
-type storeRow struct {
-	storage.VectorStore
-	KeyName string
-}
-
-type storesPage struct {
-	Stores []storeRow
-	Next   string
-}
-
-func (c *Console) vectorStores(w http.ResponseWriter, r *http.Request) {
-	after := r.URL.Query().Get("after")
-	stores, more, err := c.cfg.DB.ConsoleVectorStores(r.Context(), after, pageSize)
-	if c.listFailed(w, r, err) {
-		return
-	}
-	names, err := c.cfg.KeyNames(r.Context())
-	if err != nil {
-		c.serverError(w, r, err)
-		return
-	}
-	var p storesPage
-	for _, s := range stores {
-		p.Stores = append(p.Stores, storeRow{VectorStore: s, KeyName: keyName(names, s.Owner)})
-	}
-	if more {
-		p.Next = Prefix + "/vector-stores?after=" + stores[len(stores)-1].ID
-	}
-	c.render(w, r, http.StatusOK, "vectorstores", pageData{Title: "Vector stores", Data: p})
-}
-
 // storeFilesShown is how many of a store's files its page lists.
 const storeFilesShown = 100
 
@@ -279,17 +264,8 @@ type storePage struct {
 func (c *Console) vectorStore(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	s, files, err := c.cfg.DB.ConsoleVectorStore(r.Context(), id, storeFilesShown)
-	if errors.Is(err, storage.ErrVectorStoreNotFound) {
-		c.fail(w, r, http.StatusNotFound, "not_found", "id", fmt.Sprintf("No vector store with id %q is stored.", id))
-		return
-	}
-	if err != nil {
-		c.serverError(w, r, err)
-		return
-	}
-	names, err := c.cfg.KeyNames(r.Context())
-	if err != nil {
-		c.serverError(w, r, err)
+	names, ok := c.found(w, r, err, storage.ErrVectorStoreNotFound, "vector store", id)
+	if !ok {
 		return
 	}
 	p := storePage{Store: s, KeyName: keyName(names, s.Owner), Cut: s.Files.Total > len(files)}

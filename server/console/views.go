@@ -188,18 +188,8 @@ type node struct {
 
 func (c *Console) chain(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	turns, err := c.cfg.DB.ConsoleChain(r.Context(), id)
-	if errors.Is(err, storage.ErrNotFound) {
-		c.fail(w, r, http.StatusNotFound, "not_found", "id", fmt.Sprintf("No response with id %q is stored.", id))
-		return
-	}
-	if err != nil {
-		c.serverError(w, r, err)
-		return
-	}
-	names, err := c.cfg.KeyNames(r.Context())
-	if err != nil {
-		c.serverError(w, r, err)
+	turns, names, ok := c.chainOf(w, r, id)
+	if !ok {
 		return
 	}
 	p := chainPage{ID: id, Count: len(turns), Cut: len(turns) >= storage.MaxConsoleChain}
@@ -219,6 +209,26 @@ func (c *Console) chain(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	c.render(w, r, http.StatusOK, "chain", pageData{Title: "Chain " + shortID(id), Nav: "responses", Data: p})
+}
+
+// chainOf reads the tree response id belongs to and the key names, or answers the
+// request (404 for an unknown id) and reports false.
+func (c *Console) chainOf(w http.ResponseWriter, r *http.Request, id string) ([]*storage.ConsoleTurn, map[string]string, bool) {
+	turns, err := c.cfg.DB.ConsoleChain(r.Context(), id)
+	if errors.Is(err, storage.ErrNotFound) {
+		c.fail(w, r, http.StatusNotFound, "not_found", "id", fmt.Sprintf("No response with id %q is stored.", id))
+		return nil, nil, false
+	}
+	if err != nil {
+		c.serverError(w, r, err)
+		return nil, nil, false
+	}
+	names, err := c.cfg.KeyNames(r.Context())
+	if err != nil {
+		c.serverError(w, r, err)
+		return nil, nil, false
+	}
+	return turns, names, true
 }
 
 // outcome reads why a response stopped short, from its stored body and error.

@@ -82,17 +82,13 @@ func (c Console) ConsoleVectorStores(ctx context.Context, afterID string, limit 
 	if err != nil {
 		return nil, false, fmt.Errorf("storage: console vector stores: %w", err)
 	}
-	// The page's rows are read and closed before the counts: a count must not wait
-	// for a second connection while the page holds one.
 	stores, err := queryAll(ctx, c.b.Reader(), storage.ScanVectorStore, s, args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("storage: console vector stores: %w", err)
 	}
 	stores, more := storage.TrimPage(stores, limit)
-	for i := range stores {
-		if stores[i].Files, stores[i].UsageBytes, err = countFiles(ctx, c.b.Reader(), stores[i].ID, ""); err != nil {
-			return nil, false, fmt.Errorf("storage: console vector stores: %w", err)
-		}
+	if err := countStoresFiles(ctx, c.b.Reader(), stores); err != nil {
+		return nil, false, fmt.Errorf("storage: console vector stores: %w", err)
 	}
 	return stores, more, nil
 }

@@ -194,12 +194,23 @@ func (v VectorStores) ListVectorStores(ctx context.Context, owner string, q stor
 		return nil, false, fmt.Errorf("storage: list vector stores: %w", err)
 	}
 	stores, more := storage.TrimPage(stores, limit)
-	for i := range stores {
-		if stores[i].Files, stores[i].UsageBytes, err = countFiles(ctx, v.b.Reader(), stores[i].ID, ""); err != nil {
-			return nil, false, fmt.Errorf("storage: list vector stores: %w", err)
-		}
+	if err := countStoresFiles(ctx, v.b.Reader(), stores); err != nil {
+		return nil, false, fmt.Errorf("storage: list vector stores: %w", err)
 	}
 	return stores, more, nil
+}
+
+// countStoresFiles counts each store's files and their usage, after the page's rows
+// are read and closed: a count must not wait for a second connection while the page
+// holds one.
+func countStoresFiles(ctx context.Context, q Querier, stores []storage.VectorStore) error {
+	for i := range stores {
+		var err error
+		if stores[i].Files, stores[i].UsageBytes, err = countFiles(ctx, q, stores[i].ID, ""); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // UpdateVectorStore changes the owner's store.
