@@ -89,6 +89,11 @@ func TestFilePreview(t *testing.T) {
 	f.file("file-long", storage.OwnerOf(adminKey), "long.txt", []byte(long.String()))
 	f.file("file-pdf", storage.OwnerOf(adminKey), "report.pdf", pdftest.Pages("BT /F1 12 Tf 72 720 Td (Quarterly report) Tj ET", "BT /F1 12 Tf 72 720 Td (Second page) Tj ET"))
 	f.file("file-bin", storage.OwnerOf(adminKey), "blob.bin", []byte{0, 1, 2, 3, 0xff, 0xfe, 0, 0, 7})
+	// Hostile PDFs: 1 GiB of content packed into about a megabyte, and a page tree
+	// naming one page 200,000 times. The preview gives up with a note, as every PDF read
+	// of hearth does, instead of unpacking or walking them.
+	f.file("file-bomb", storage.OwnerOf(adminKey), "bomb.pdf", pdftest.Bomb(1024))
+	f.file("file-kids", storage.OwnerOf(adminKey), "kids.pdf", pdftest.RepeatedKids(200_000))
 
 	_, body := do(t, f.client(), "GET", f.srv.URL+"/console/file/file-long", nil)
 	if !strings.Contains(body, "line 0 &lt;tag&gt;\nline 1 &lt;tag&gt;\n") || !strings.Contains(body, "line 39 &lt;tag&gt;") ||
@@ -102,12 +107,18 @@ func TestFilePreview(t *testing.T) {
 	if !strings.Contains(body, "PDF · 2 page(s)") || !strings.Contains(body, "Quarterly report") {
 		t.Errorf("PDF preview: %s", excerpt(body, "file-kind"))
 	}
+	for _, id := range []string{"file-bomb", "file-kids"} {
+		resp, body := do(t, f.client(), "GET", f.srv.URL+"/console/file/"+id, nil)
+		if resp.StatusCode != 200 || !strings.Contains(body, `id="file-note">Its text cannot be read: `) || strings.Contains(body, "file-preview") {
+			t.Errorf("%s preview = %d: %s", id, resp.StatusCode, excerpt(body, "file-kind"))
+		}
+	}
 	_, body = do(t, f.client(), "GET", f.srv.URL+"/console/file/file-bin", nil)
 	if !strings.Contains(body, `id="file-note">No preview`) || strings.Contains(body, "file-preview") {
 		t.Errorf("binary preview: %s", excerpt(body, "file-kind"))
 	}
 	resp, body := do(t, f.client(), "GET", f.srv.URL+"/console/files", nil)
-	if resp.StatusCode != 200 || strings.Count(body, `class="file-row"`) != 3 || !strings.Contains(body, `title="report.pdf"`) {
+	if resp.StatusCode != 200 || strings.Count(body, `class="file-row"`) != 5 || !strings.Contains(body, `title="report.pdf"`) {
 		t.Errorf("files list = %d: %s", resp.StatusCode, excerpt(body, `id="files"`))
 	}
 }
