@@ -50,7 +50,7 @@ func TestModelNotFoundSaysWhatToDoE2E(t *testing.T) {
 	if strings.Contains(string(page), typo) {
 		t.Errorf("the live view shows the name of no model:\n%s", page)
 	}
-	if !strings.Contains(string(page), `<tr class="lane"><td>hearth-script-plain</td>`) {
+	if !strings.Contains(string(page), `<tr class="lane"><td class="cut" title="hearth-script-plain">hearth-script-plain</td>`) {
 		t.Errorf("the live view does not show the real model's slots:\n%s", page)
 	}
 }
