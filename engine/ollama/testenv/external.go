@@ -24,6 +24,7 @@ import (
 
 	"hearth/engine/ollama"
 	"hearth/internal/cpubuild"
+	"hearth/internal/gomodule"
 )
 
 // RuntimeEnv selects the runtime the tests run on: unset or "embedded" for Ollama's
@@ -269,12 +270,12 @@ func ollamaBinary(ctx context.Context) (string, error) {
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
-	root, err := moduleRoot()
+	root, err := gomodule.Root()
 	if err != nil {
 		return "", err
 	}
 	tmp := fmt.Sprintf("%s.tmp%d", bin, os.Getpid())
-	cmd := exec.CommandContext(ctx, goTool(), "build", "-ldflags", ldflags, "-o", tmp, "github.com/ollama/ollama")
+	cmd := exec.CommandContext(ctx, gomodule.GoTool(), "build", "-ldflags", ldflags, "-o", tmp, "github.com/ollama/ollama")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -321,7 +322,7 @@ func ollamaBuild() (string, []string, error) {
 		}
 	}
 	if flags["CGO_CPPFLAGS"] == "" {
-		root, err := moduleRoot()
+		root, err := gomodule.Root()
 		if err != nil {
 			return "", nil, err
 		}
@@ -365,34 +366,6 @@ func cgoInclude(root string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(cache, "hearth", "cgo-include", "malgo-"+string(m[1])), nil
-}
-
-// moduleRoot is the directory of hearth's go.mod, found from the working directory (a
-// test runs in its package's directory).
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && bytes.HasPrefix(b, []byte("module hearth\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("hearth's go.mod not found above the working directory")
-		}
-		dir = parent
-	}
-}
-
-// goTool is the go command: the one on PATH (go test puts its own first), else the one
-// of the toolchain this binary was built with.
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
 // lockFile takes an exclusive lock on path, waiting for it.

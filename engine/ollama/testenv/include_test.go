@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"hearth/internal/gomodule"
 )
 
 // TestCgoIncludeIsTheMakefiles: the external runtime's build reads the C headers from
@@ -14,7 +16,7 @@ func TestCgoIncludeIsTheMakefiles(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make")
 	}
-	root, err := moduleRoot()
+	root, err := gomodule.Root()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"hearth/engine/ollama"
 	"hearth/internal/cpubuild"
+	"hearth/internal/gomodule"
 	"hearth/scriptmodel"
 )
 
@@ -44,7 +45,7 @@ func useRunnerVariants() {
 	if os.Getenv(cpubuild.DirEnv) != "" {
 		return
 	}
-	root, err := moduleRoot()
+	root, err := gomodule.Root()
 	if err != nil {
 		return
 	}

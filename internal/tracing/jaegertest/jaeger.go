@@ -25,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"hearth/internal/gomodule"
 )
 
 // BinEnv names a Jaeger executable to run instead of building one; a path it names
@@ -258,7 +260,7 @@ func Binary(t testing.TB) string {
 // build builds the pinned Jaeger into the user cache directory, named by a hash of
 // the tool module's go.sum and the Go release, so a new pin builds again.
 func build() (string, error) {
-	root, err := moduleRoot()
+	root, err := gomodule.Root()
 	if err != nil {
 		return "", err
 	}
@@ -285,7 +287,7 @@ func build() (string, error) {
 	tmp := fmt.Sprintf("%s.tmp%d", bin, os.Getpid())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, goTool(), "build", "-o", tmp, "github.com/jaegertracing/jaeger/cmd/jaeger")
+	cmd := exec.CommandContext(ctx, gomodule.GoTool(), "build", "-o", tmp, "github.com/jaegertracing/jaeger/cmd/jaeger")
 	cmd.Dir = tool
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -300,33 +302,6 @@ func tail(out []byte) string {
 	text := strings.TrimSpace(string(out))
 	last := strings.Split(text, "\n")
 	return strings.Join(last[max(0, len(last)-10):], "\n")
-}
-
-// moduleRoot is the directory of hearth's go.mod, above the test's directory.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(b), "module hearth\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no hearth go.mod above the test's directory")
-		}
-		dir = parent
-	}
-}
-
-// goTool is the go command: the one on PATH (go test puts its own first), else the
-// one of the toolchain this binary was built with.
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
 }
 
 // freePorts are n loopback ports free now.
