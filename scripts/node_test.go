@@ -17,24 +17,37 @@ import (
 // fake apt-get was asked to do.
 func runNodeScript(t *testing.T, fakes map[string]string, env ...string) (int, string, string) {
 	t.Helper()
+	aptLog := filepath.Join(t.TempDir(), "apt-get.log")
+	tools := map[string]string{}
+	for name, body := range fakes {
+		tools[name] = strings.ReplaceAll(body, "$APTLOG", aptLog)
+	}
+	code, out := runWithFakes(t, []string{"bash", "sed", "env"}, tools, env, "node.sh")
+	apt, _ := os.ReadFile(aptLog)
+	return code, out, strings.TrimSpace(string(apt))
+}
+
+// runWithFakes runs a script of this directory with bash and PATH holding only the
+// real tools named (linked) and the fake ones (shell scripts, by name), and returns
+// its exit status and output.
+func runWithFakes(t *testing.T, real []string, fakes map[string]string, env []string, args ...string) (int, string) {
+	t.Helper()
 	bin := t.TempDir()
-	for _, real := range []string{"bash", "sed", "env"} {
-		p, err := exec.LookPath(real)
+	for _, name := range real {
+		p, err := exec.LookPath(name)
 		if err != nil {
-			t.Skipf("no %s: %v", real, err)
+			t.Skipf("no %s: %v", name, err)
 		}
-		if err := os.Symlink(p, filepath.Join(bin, real)); err != nil {
+		if err := os.Symlink(p, filepath.Join(bin, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	aptLog := filepath.Join(t.TempDir(), "apt-get.log")
 	for name, body := range fakes {
-		body = strings.ReplaceAll(body, "$APTLOG", aptLog)
 		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!"+filepath.Join(bin, "bash")+"\n"+body+"\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cmd := exec.Command(filepath.Join(bin, "bash"), "node.sh")
+	cmd := exec.Command(filepath.Join(bin, "bash"), args...)
 	cmd.Env = append([]string{"PATH=" + bin}, env...)
 	out, err := cmd.CombinedOutput()
 	code := 0
@@ -43,8 +56,7 @@ func runNodeScript(t *testing.T, fakes map[string]string, env ...string) (int, s
 	} else if err != nil {
 		t.Fatal(err)
 	}
-	apt, _ := os.ReadFile(aptLog)
-	return code, string(out), strings.TrimSpace(string(apt))
+	return code, string(out)
 }
 
 func fakeNode(major string) string {

@@ -2,7 +2,6 @@ package scripts
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,16 +13,6 @@ import (
 // exit status, the output and that sources list.
 func runReleaseScript(t *testing.T, policy string, env ...string) (int, string, string) {
 	t.Helper()
-	bin := t.TempDir()
-	for _, real := range []string{"bash", "sed", "awk", "mkdir", "cat", "dirname"} {
-		p, err := exec.LookPath(real)
-		if err != nil {
-			t.Skipf("no %s: %v", real, err)
-		}
-		if err := os.Symlink(p, filepath.Join(bin, real)); err != nil {
-			t.Fatal(err)
-		}
-	}
 	saved := filepath.Join(t.TempDir(), "sources.list")
 	policyFile := filepath.Join(t.TempDir(), "policy")
 	if err := os.WriteFile(policyFile, []byte(policy), 0o644); err != nil {
@@ -36,22 +25,9 @@ func runReleaseScript(t *testing.T, policy string, env ...string) (int, string, 
 		// the script stops before downloading anything.
 		"apt-get": `for a in "$@"; do case "$a" in Dir::Etc::SourceList=*) cat "${a#Dir::Etc::SourceList=}" >` + saved + `;; esac; done; exit 7`,
 	}
-	for name, body := range fakes {
-		if err := os.WriteFile(filepath.Join(bin, name), []byte("#!"+filepath.Join(bin, "bash")+"\n"+body+"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cmd := exec.Command(filepath.Join(bin, "bash"), "ollama-release.sh", "0.32.15", t.TempDir())
-	cmd.Env = append([]string{"PATH=" + bin}, env...)
-	out, err := cmd.CombinedOutput()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
+	code, out := runWithFakes(t, []string{"bash", "sed", "awk", "mkdir", "cat", "dirname"}, fakes, env, "ollama-release.sh", "0.32.15", t.TempDir())
 	list, _ := os.ReadFile(saved)
-	return code, string(out), strings.TrimSpace(string(list))
+	return code, out, strings.TrimSpace(string(list))
 }
 
 // A system's apt policy: a security archive first, then a Debian archive, then a

@@ -73,20 +73,28 @@ func newFakeRuntimeServer(f testing.TB) http.Handler {
 // newFakeServer is hearth's handler over an Ollama client fake, with a real database
 // and, when key is not nil, that sealing key.
 func newFakeServer(f testing.TB, rt ollama.Client, key *seal.Key) http.Handler {
-	db, err := sqlite.Open(filepath.Join(f.TempDir(), "hearth.db"))
-	if err != nil {
-		f.Fatal(err)
+	return hearthOverFake(f, rt, wire.Config{Seal: key})
+}
+
+// hearthOverFake is hearth over rt (a fake runtime: the overhead benchmarks, the
+// HTTP fuzzer) with a quiet log, cfg's Database or else a fresh SQLite one, and the
+// rest of cfg as given.
+func hearthOverFake(tb testing.TB, rt ollama.Client, cfg wire.Config) *wire.Hearth {
+	if cfg.Database == nil {
+		db, err := sqlite.Open(filepath.Join(tb.TempDir(), "hearth.db"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		tb.Cleanup(func() { db.Close() })
+		cfg.Database = db
 	}
-	f.Cleanup(func() { db.Close() })
 	target, err := ollama.Connect("127.0.0.1:1")
 	if err != nil {
-		f.Fatal(err)
+		tb.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return wire.New(wire.Config{
-		Runtime: target, Engine: engine.New(ollama.Seam(rt), engine.DefaultFormats(), log),
-		Database: db, Logger: log, Seal: key,
-	})
+	cfg.Runtime, cfg.Engine, cfg.Logger = target, engine.New(ollama.Seam(rt), engine.DefaultFormats(), log), log
+	return wire.New(cfg)
 }
 
 // fuzzRuntime runs FuzzCreateResponseHTTP over the embedded runtime and the script

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -16,7 +14,6 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"hearth/cmd/hearth/wire"
-	"hearth/engine"
 	"hearth/engine/ollama"
 	"hearth/storage/sqlite"
 )
@@ -36,13 +33,7 @@ func fakeHearthOn(t *testing.T, path string, rt ollama.Client) (*httptest.Server
 	if err != nil {
 		t.Fatal(err)
 	}
-	target, err := ollama.Connect("127.0.0.1:1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h := wire.New(wire.Config{
-		Runtime: target, Engine: engine.New(ollama.Seam(rt), engine.DefaultFormats(), log), Database: db, Logger: log})
+	h := hearthOverFake(t, rt, wire.Config{Database: db})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() { srv.Close(); db.Close() })
 	return srv, h

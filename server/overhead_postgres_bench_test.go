@@ -2,14 +2,10 @@ package server_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"net/http"
 	"testing"
 
 	"hearth/cmd/hearth/wire"
-	"hearth/engine"
-	"hearth/engine/ollama"
 	"hearth/storage/postgres"
 	"hearth/storage/postgres/pgtest"
 )
@@ -56,15 +52,7 @@ func newPostgresFakeServer(tb testing.TB, c *pgtest.Cluster, trips *pgtest.Round
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { db.Close() })
-	target, err := ollama.Connect("127.0.0.1:1")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	return wire.New(wire.Config{
-		Runtime: target, Engine: engine.New(ollama.Seam(fakeRuntime{}), engine.DefaultFormats(), log),
-		Database: db, Logger: log,
-	}), u
+	return hearthOverFake(tb, fakeRuntime{}, wire.Config{Database: db}), u
 }
 
 // countRoundTrips reports the round trips to PostgreSQL per response

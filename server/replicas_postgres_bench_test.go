@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,8 +20,6 @@ import (
 	"time"
 
 	"hearth/cmd/hearth/wire"
-	"hearth/engine"
-	"hearth/engine/ollama"
 	"hearth/internal/admission"
 	"hearth/storage/postgres"
 	"hearth/storage/postgres/pgtest"
@@ -71,15 +68,7 @@ func benchmarkReplicas(b *testing.B, c *pgtest.Cluster) {
 					b.Fatal(err)
 				}
 				b.Cleanup(func() { db.Close() })
-				target, err := ollama.Connect("127.0.0.1:1")
-				if err != nil {
-					b.Fatal(err)
-				}
-				log := slog.New(slog.NewTextHandler(io.Discard, nil))
-				srv := httptest.NewServer(wire.New(wire.Config{
-					Runtime: target, Engine: engine.New(ollama.Seam(fakeRuntime{}), engine.DefaultFormats(), log),
-					Database: db, Logger: log, Admission: admission.Config{Slots: replicaClients},
-				}))
+				srv := httptest.NewServer(hearthOverFake(b, fakeRuntime{}, wire.Config{Database: db, Admission: admission.Config{Slots: replicaClients}}))
 				b.Cleanup(srv.Close)
 				bases[i] = srv.URL
 			}

@@ -3,17 +3,12 @@ package server_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 
 	"hearth/cmd/hearth/wire"
-	"hearth/engine"
-	"hearth/engine/ollama"
 	"hearth/internal/tracing"
-	"hearth/storage/sqlite"
 )
 
 // BenchmarkResponseOverheadTraced is BenchmarkResponseOverhead with tracing on:
@@ -35,19 +30,6 @@ func BenchmarkResponseOverheadTraced(b *testing.B) {
 			tb.Fatalf("tracing: %v, %v", tp, err)
 		}
 		tb.Cleanup(func() { tp.Shutdown(ctx) })
-		db, err := sqlite.Open(filepath.Join(tb.TempDir(), "hearth.db"))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		tb.Cleanup(func() { db.Close() })
-		target, err := ollama.Connect("127.0.0.1:1")
-		if err != nil {
-			tb.Fatal(err)
-		}
-		log := slog.New(slog.NewTextHandler(io.Discard, nil))
-		return wire.New(wire.Config{
-			Runtime: target, Engine: engine.New(ollama.Seam(fakeRuntime{}), engine.DefaultFormats(), log),
-			Database: db, Logger: log, Tracing: tp,
-		})
+		return hearthOverFake(tb, fakeRuntime{}, wire.Config{Tracing: tp})
 	})
 }
